@@ -1,0 +1,52 @@
+"""``Authorization: Bearer ldr_<prefix>_<secret>`` authentication."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import authentication, exceptions
+from rest_framework.request import Request
+
+from tenancy.models import ApiKey
+from tenancy.services import api_key_authenticate
+from tenancy.tasks import api_key_touch
+
+# last_used_at is bookkeeping: write it at most this often per key, off the request path.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[Any, ApiKey] | None:
+        header = authentication.get_authorization_header(request).decode("latin-1")
+        if not header:
+            return None
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != self.keyword.lower():
+            return None
+        token = token.strip()
+        if not token:
+            raise exceptions.AuthenticationFailed("The Authorization header names no key.")
+        key = api_key_authenticate(token)
+        if key is None:
+            raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")
+        now = timezone.now()
+        if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+            transaction.on_commit(lambda: api_key_touch.delay(key.pk, now.isoformat()))
+        return key.user, key
+
+    def authenticate_header(self, request: Request) -> str:
+        return f'{self.keyword} realm="api"'
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "api.authentication.ApiKeyAuthentication"
+    name = "apiKey"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {"type": "http", "scheme": "bearer", "bearerFormat": "ldr_<prefix>_<secret>"}

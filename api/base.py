@@ -1,0 +1,174 @@
+"""The API's base views. Every view inherits ``LadderView``; every view over tenant-owned data inherits
+``TenantScopedViewSet``, whose queryset is always filtered by the caller's tenant, so another tenant's id
+answers 404 by construction.
+
+``LadderView`` resolves who is calling (``request.tenant``, ``request.membership``, ``request.actor``) right
+after authentication, and implements ``Idempotency-Key`` for every POST.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from django.db.models import QuerySet
+from rest_framework import exceptions, viewsets
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api import idempotency
+from api.permissions import (
+    HasStaffPermission,
+    IsTenantMember,
+    KeyScopeAllows,
+    TenantIsWritable,
+    TenantRoleAllows,
+)
+from api.problems import Problem
+from compliance.actor import Actor
+from tenancy.models import ApiKey, Membership, Tenant, TenantState
+from tenancy.roles import Action
+from tenancy.selectors import membership_of
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: resolved once per request, right after authentication."""
+
+    user: Any
+    membership: Membership | None
+    actor: Actor
+
+    @property
+    def tenant(self) -> Tenant | None:
+        return self.membership.tenant if self.membership else None
+
+    @property
+    def role(self) -> str | None:
+        return self.membership.role if self.membership else None
+
+
+class _Replay(Exception):
+    def __init__(self, record: Any) -> None:
+        self.record = record
+
+
+class LadderView(APIView):
+    base_permissions: ClassVar[list[type]] = [IsAuthenticated, KeyScopeAllows, TenantIsWritable]
+    extra_permissions: ClassVar[list[type]] = []
+    # Response fields never written to the idempotency store (secrets shown once); a replay returns them as null.
+    idempotency_redact: ClassVar[tuple[str, ...]] = ()
+
+    def get_permissions(self) -> list[Any]:
+        return [p() for p in (*self.base_permissions, *self.extra_permissions)]
+
+    _caller: Caller | None = None
+
+    @property
+    def caller(self) -> Caller:
+        """The authenticated caller; views behind ``IsAuthenticated`` always have one."""
+        if self._caller is None:
+            raise exceptions.NotAuthenticated()
+        return self._caller
+
+    @property
+    def membership(self) -> Membership:
+        """The caller's membership, for views behind ``IsTenantMember``."""
+        membership = self.caller.membership
+        if membership is None:
+            raise exceptions.PermissionDenied(IsTenantMember.message, code=IsTenantMember.code)
+        return membership
+
+    def perform_authentication(self, request: Request) -> None:
+        user = request.user
+        if not user.is_authenticated:
+            return
+        membership = membership_of(user)
+        if membership is not None and membership.tenant.state == TenantState.CLOSED:
+            raise exceptions.AuthenticationFailed("This tenant is closed.")
+        key = request.auth if isinstance(request.auth, ApiKey) else None
+        self._caller = Caller(user=user, membership=membership, actor=Actor.for_user(user, key))
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        self._idempotency_record = None
+        super().initial(request, *args, **kwargs)
+        key = request.headers.get(IDEMPOTENCY_HEADER)
+        if request.method != "POST" or key is None:
+            return
+        if not key or len(key) > idempotency.MAX_KEY_LENGTH:
+            raise Problem(
+                422,
+                "validation_error",
+                f"{IDEMPOTENCY_HEADER} must be 1 to 255 characters.",
+                errors={IDEMPOTENCY_HEADER: ["must be 1 to 255 characters"]},
+            )
+        tenant = self.caller.tenant
+        scope = f"tenant:{tenant.pk}" if tenant is not None else f"user:{request.user.pk}"
+        try:
+            claim = idempotency.idempotency_claim(
+                scope=scope, key=key, fingerprint=idempotency.fingerprint(request.method, request.path, request.data)
+            )
+        except idempotency.IdempotencyConflict:
+            raise Problem(
+                422,
+                "idempotency_conflict",
+                f"This {IDEMPOTENCY_HEADER} was used with a different request; use a new key for a new request.",
+            ) from None
+        except idempotency.IdempotencyInProgress:
+            raise Problem(
+                409, "idempotency_in_progress", f"A request with this {IDEMPOTENCY_HEADER} is still being handled."
+            ) from None
+        if claim.replay:
+            raise _Replay(claim.record)
+        self._idempotency_record = claim.record
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, _Replay):
+            record = exc.record
+            return Response(
+                record.response_body,
+                status=record.status_code,
+                content_type=record.content_type or None,
+                headers={"Idempotent-Replayed": "true"},
+            )
+        return super().handle_exception(exc)
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        record = getattr(self, "_idempotency_record", None)
+        if record is not None:
+            self._idempotency_record = None
+            body = getattr(response, "data", None)
+            if isinstance(body, dict) and self.idempotency_redact:
+                body = {k: (None if k in self.idempotency_redact else v) for k, v in body.items()}
+            idempotency.idempotency_finish(
+                record=record,
+                status_code=response.status_code,
+                body=body,
+                content_type=response.get("Content-Type", "") if response.status_code >= 400 else "",
+            )
+        return response
+
+
+class TenantScopedViewSet(LadderView, viewsets.GenericViewSet):
+    """Views over a ``TenantOwned`` model. Subclasses set ``queryset`` and ``role_actions``."""
+
+    extra_permissions = [IsTenantMember, TenantRoleAllows]
+    role_actions: ClassVar[dict[str, Action]] = {}
+
+    def get_queryset(self) -> QuerySet[Any]:
+        queryset = super().get_queryset()
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no request tenant
+            return queryset.none()
+        return queryset.filter(tenant=self.caller.tenant)
+
+
+class StaffViewSet(LadderView, viewsets.GenericViewSet):
+    """Views for staff roles; ``required_permission`` names the Django permission the role must hold."""
+
+    extra_permissions = [HasStaffPermission]
+    required_permission: ClassVar[str] = ""

@@ -1,0 +1,67 @@
+"""Role-based permissions. The role table itself lives in ``tenancy.roles``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from tenancy.models import ApiKey, ApiKeyScope, TenantState
+from tenancy.roles import Action, role_allows
+
+
+class KeyScopeAllows(BasePermission):
+    """A key without the ``write`` scope may only read."""
+
+    message = "This API key has the read scope only."
+    code = "insufficient_scope"
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        key = request.auth
+        if not isinstance(key, ApiKey) or request.method in SAFE_METHODS:
+            return True
+        return key.has_scope(ApiKeyScope.WRITE)
+
+
+class IsTenantMember(BasePermission):
+    message = "This endpoint is for members of a tenant."
+    code = "tenant_required"
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return view.caller.tenant is not None
+
+
+class TenantIsWritable(BasePermission):
+    """A suspended or closing tenant can still read; only an active one can change things."""
+
+    message = "The tenant is not active; it can read but not change anything."
+    code = "tenant_not_active"
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        tenant = view.caller.tenant
+        return tenant is None or request.method in SAFE_METHODS or tenant.state == TenantState.ACTIVE
+
+
+class TenantRoleAllows(BasePermission):
+    """The view maps each DRF action (or HTTP method) to an ``Action``; the caller's role must allow it."""
+
+    message = "Your role in this tenant does not allow this action."
+    code = "permission_denied"
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        actions: dict[str, Action] = view.role_actions
+        name = getattr(view, "action", None) or request.method.lower()
+        action = actions.get(name)
+        if action is None:  # an action nobody mapped is nobody's
+            return False
+        return role_allows(view.caller.role, action)
+
+
+class HasStaffPermission(BasePermission):
+    """Staff endpoints: the user's groups must grant ``view.required_permission``."""
+
+    message = "This endpoint is for Ladder staff with the right role."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        user = request.user
+        return bool(user and user.is_authenticated and user.is_staff and user.has_perm(view.required_permission))

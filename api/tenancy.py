@@ -1,0 +1,184 @@
+"""Tenant, members and API keys: ``/api/v1/tenant``, ``/api/v1/members``, ``/api/v1/api-keys``."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from api.base import LadderView, TenantScopedViewSet
+from api.permissions import IsTenantMember, TenantRoleAllows
+from tenancy import services
+from tenancy.models import ApiKey, ApiKeyScope, Membership, Tenant
+from tenancy.roles import Action, TenantRole, role_allows
+from tenancy.selectors import api_keys_visible
+
+# --- serializers ----------------------------------------------------------------------------------------------
+
+
+class TenantSerializer(serializers.ModelSerializer[Tenant]):
+    class Meta:
+        model = Tenant
+        fields = ["id", "slug", "name", "state", "created_at"]
+        read_only_fields = ["id", "slug", "state", "created_at"]
+
+
+class TenantUpdateSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=200)
+
+
+class MemberSerializer(serializers.ModelSerializer[Membership]):
+    username = serializers.CharField(source="user.username", read_only=True)
+    email = serializers.EmailField(source="user.email", read_only=True)
+
+    class Meta:
+        model = Membership
+        fields = ["id", "username", "email", "role", "created_at"]
+        read_only_fields = fields
+
+
+class MemberInviteSerializer(serializers.Serializer[Any]):
+    username = serializers.RegexField(r"^[\w.@+-]+\Z", max_length=150)
+    email = serializers.EmailField()
+    role = serializers.ChoiceField(choices=[r.value for r in TenantRole])
+
+
+class MemberRoleSerializer(serializers.Serializer[Any]):
+    role = serializers.ChoiceField(choices=[r.value for r in TenantRole])
+
+
+class ApiKeySerializer(serializers.ModelSerializer[ApiKey]):
+    owner = serializers.CharField(source="user.username", read_only=True)
+
+    class Meta:
+        model = ApiKey
+        fields = ["id", "name", "prefix", "owner", "scopes", "created_at", "expires_at", "revoked_at", "last_used_at"]
+        read_only_fields = fields
+
+
+class ApiKeyCreateSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=100)
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=[s.value for s in ApiKeyScope]), min_length=1, max_length=2
+    )
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class ApiKeyCreatedSerializer(ApiKeySerializer):
+    token = serializers.CharField(read_only=True, help_text="The whole key; shown this once and never again.")
+
+    class Meta(ApiKeySerializer.Meta):
+        fields = [*ApiKeySerializer.Meta.fields, "token"]
+        read_only_fields = fields
+
+
+# --- views ----------------------------------------------------------------------------------------------------
+
+
+class TenantView(LadderView):
+    """The caller's own tenant."""
+
+    extra_permissions = [IsTenantMember, TenantRoleAllows]
+    role_actions: ClassVar[dict[str, Action]] = {"get": Action.TENANT_VIEW, "patch": Action.TENANT_UPDATE}
+    serializer_class = TenantSerializer
+
+    @extend_schema(responses=TenantSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(TenantSerializer(self.membership.tenant).data)
+
+    @extend_schema(request=TenantUpdateSerializer, responses=TenantSerializer)
+    def patch(self, request: Request) -> Response:
+        data = TenantUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        tenant = services.tenant_update(
+            tenant=self.membership.tenant,
+            name=data.validated_data["name"],
+            actor=self.caller.actor,
+        )
+        return Response(TenantSerializer(tenant).data)
+
+
+class MemberViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    TenantScopedViewSet,
+):
+    queryset = Membership.objects.select_related("user")
+    serializer_class = MemberSerializer
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
+    role_actions: ClassVar[dict[str, Action]] = {
+        "list": Action.MEMBER_VIEW,
+        "retrieve": Action.MEMBER_VIEW,
+        "create": Action.MEMBER_MANAGE,
+        "partial_update": Action.MEMBER_MANAGE,
+        "destroy": Action.MEMBER_MANAGE,
+    }
+
+    @extend_schema(request=MemberInviteSerializer, responses={201: MemberSerializer})
+    def create(self, request: Request) -> Response:
+        data = MemberInviteSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        membership = services.member_invite(
+            tenant=self.membership.tenant,
+            actor_role=self.membership.role,
+            actor=self.caller.actor,
+            **data.validated_data,
+        )
+        return Response(MemberSerializer(membership).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=MemberRoleSerializer, responses=MemberSerializer)
+    def partial_update(self, request: Request, pk: str) -> Response:
+        membership = self.get_object()
+        data = MemberRoleSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        membership = services.member_change_role(
+            membership=membership,
+            actor_role=self.membership.role,
+            role=data.validated_data["role"],
+            actor=self.caller.actor,
+        )
+        return Response(MemberSerializer(membership).data)
+
+    @extend_schema(responses={204: OpenApiResponse(description="Removed; the person's API keys are revoked.")})
+    def destroy(self, request: Request, pk: str) -> Response:
+        services.member_remove(
+            membership=self.get_object(),
+            actor_role=self.membership.role,
+            actor=self.caller.actor,
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ApiKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, LadderView, viewsets.GenericViewSet):
+    """API keys. Keys belong to people: tenant owners and admins see and revoke all of their tenant's keys,
+    anyone else (staff included) only their own. Another tenant's key answers 404."""
+
+    queryset = ApiKey.objects.all()
+    serializer_class = ApiKeySerializer
+    idempotency_redact = ("token",)
+    http_method_names = ["get", "post", "delete", "head", "options"]
+
+    def get_queryset(self) -> QuerySet[ApiKey]:
+        if getattr(self, "swagger_fake_view", False):
+            return ApiKey.objects.none()
+        caller = self.caller
+        see_all = role_allows(caller.role, Action.API_KEY_MANAGE_ANY)
+        return api_keys_visible(tenant=caller.tenant, user=caller.user, see_all=see_all)
+
+    @extend_schema(request=ApiKeyCreateSerializer, responses={201: ApiKeyCreatedSerializer})
+    def create(self, request: Request) -> Response:
+        data = ApiKeyCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        issued = services.api_key_create(user=self.caller.user, actor=self.caller.actor, **data.validated_data)
+        body = ApiKeyCreatedSerializer(issued.key).data
+        body["token"] = issued.token
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={204: OpenApiResponse(description="Revoked (revoking twice is harmless).")})
+    def destroy(self, request: Request, pk: str) -> Response:
+        services.api_key_revoke(key=self.get_object(), actor=self.caller.actor)
+        return Response(status=status.HTTP_204_NO_CONTENT)

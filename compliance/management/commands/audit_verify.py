@@ -1,0 +1,17 @@
+"""``manage.py audit_verify``: walk the whole audit chain; exit 0 when intact, 1 naming the first bad seq."""
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from compliance.selectors import audit_chain_verify
+
+
+class Command(BaseCommand):
+    help = "Verify the hash-chained audit log and name the first bad event."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        result = audit_chain_verify()
+        if not result.ok:
+            raise CommandError(result.describe(), returncode=1)
+        self.stdout.write(result.describe())

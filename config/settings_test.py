@@ -1,0 +1,11 @@
+"""Settings for the test suite: the production settings with explicit test values, never inferred ones."""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-suite-secret-key-not-for-production")
+os.environ.setdefault("LADDER_TASKS_INLINE", "1")
+
+from config.settings import *  # noqa: F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; test passwords are not secrets
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"per_key": "10000/min"}  # noqa: F405

@@ -1,0 +1,35 @@
+"""Errors a service raises when a rule of the product refuses an action.
+
+Each carries a stable snake_case ``code`` (the API returns it in problem+json) and a sentence a person
+understands. ``status`` is the HTTP status the API answers with.
+"""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    status = 409
+
+    def __init__(self, code: str, detail: str, *, status: int | None = None, field: str | None = None) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.detail = detail
+        self.field = field
+        if status is not None:
+            self.status = status
+
+
+class Conflict(ServiceError):
+    """The request is valid but the current state forbids it (409)."""
+
+
+class Invalid(ServiceError):
+    """The request breaks a rule about its own content (422)."""
+
+    status = 422
+
+
+class Forbidden(ServiceError):
+    """The actor's role does not allow the action (403)."""
+
+    status = 403

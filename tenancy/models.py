@@ -1,0 +1,103 @@
+"""Tenants, their members and API keys.
+
+``TenantOwned`` is the base of every model that belongs to one tenant: reads go through
+``Model.objects.for_tenant(tenant)`` and the API's tenant-scoped base, never through a hand-written check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from tenancy.roles import TenantRole
+
+
+class TenantState(models.TextChoices):
+    ACTIVE = "active"
+    SUSPENDED = "suspended"
+    CLOSING = "closing"
+    CLOSED = "closed"
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(max_length=40, unique=True)
+    name = models.CharField(max_length=200)
+    state = models.CharField(max_length=16, choices=TenantState.choices, default=TenantState.ACTIVE)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class TenantOwnedQuerySet(models.QuerySet[Any]):
+    def for_tenant(self, tenant: Tenant) -> TenantOwnedQuerySet:
+        return self.filter(tenant=tenant)
+
+
+class TenantOwned(models.Model):
+    """Base of every tenant-owned model."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="%(class)ss")
+
+    objects = TenantOwnedQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+
+class Membership(TenantOwned):
+    """A user's place in a tenant. A customer user belongs to exactly one tenant; staff to none."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership")
+    role = models.CharField(max_length=16, choices=[(r.value, r.value) for r in TenantRole])
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}@{self.tenant_id}:{self.role}"
+
+
+class ApiKeyScope(models.TextChoices):
+    READ = "read"
+    WRITE = "write"
+
+
+class ApiKey(models.Model):
+    """An API key. The secret is shown once as ``ldr_<prefix>_<secret>``; only its SHA-256 is stored.
+
+    ``tenant`` is the owner's tenant at creation (null for staff keys); it scopes listing and revocation.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_keys")
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, null=True, blank=True, related_name="api_keys")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True)
+    secret_hash = models.CharField(max_length=64)
+    scopes = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"ldr_{self.prefix}_… ({self.name})"
+
+    def is_usable(self, now: Any = None) -> bool:
+        now = now or timezone.now()
+        if self.revoked_at is not None:
+            return False
+        return self.expires_at is None or self.expires_at > now
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes

@@ -1,0 +1,67 @@
+"""Who may do what: tenant roles, staff roles and the one table that maps actions to roles.
+
+Pure Python so the rules are read in one place; the API's permission classes and the services both ask here.
+"""
+
+from enum import StrEnum
+
+
+class TenantRole(StrEnum):
+    OWNER = "owner"
+    ADMIN = "admin"
+    MEMBER = "member"
+    VIEWER = "viewer"
+    BILLING = "billing"
+
+
+class StaffRole(StrEnum):
+    """Staff belong to no tenant; each role is a Django group with explicit permissions."""
+
+    FINANCE = "finance"
+    COMPLIANCE = "compliance"
+    OPERATOR = "operator"
+
+
+# Explicit model permissions of each staff group ("app_label.codename").
+STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
+    StaffRole.FINANCE: ("tenancy.view_tenant",),
+    StaffRole.COMPLIANCE: ("tenancy.view_tenant", "compliance.view_auditevent", "compliance.verify_auditchain"),
+    StaffRole.OPERATOR: ("tenancy.view_tenant",),
+}
+
+
+class Action(StrEnum):
+    TENANT_VIEW = "tenant.view"
+    TENANT_UPDATE = "tenant.update"
+    MEMBER_VIEW = "member.view"
+    MEMBER_MANAGE = "member.manage"
+    API_KEY_MANAGE_OWN = "api_key.manage_own"
+    API_KEY_MANAGE_ANY = "api_key.manage_any"
+    API_KEY_WRITE_SCOPE = "api_key.write_scope"
+
+
+_EVERYONE = frozenset(TenantRole)
+_ADMINS = frozenset({TenantRole.OWNER, TenantRole.ADMIN})
+
+ALLOWED: dict[Action, frozenset[TenantRole]] = {
+    Action.TENANT_VIEW: _EVERYONE,
+    Action.TENANT_UPDATE: _ADMINS,
+    Action.MEMBER_VIEW: _EVERYONE,
+    Action.MEMBER_MANAGE: _ADMINS,
+    Action.API_KEY_MANAGE_OWN: _EVERYONE,
+    Action.API_KEY_MANAGE_ANY: _ADMINS,
+    # Viewers and billing users may hold read-only keys only.
+    Action.API_KEY_WRITE_SCOPE: frozenset({TenantRole.OWNER, TenantRole.ADMIN, TenantRole.MEMBER}),
+}
+
+
+def role_allows(role: str | None, action: Action) -> bool:
+    return role is not None and role in ALLOWED[action]
+
+
+def may_assign_role(actor_role: str, new_role: str, current_role: str | None = None) -> bool:
+    """Admins manage members, but only an owner may make or unmake an owner."""
+    if actor_role not in _ADMINS:
+        return False
+    touches_owner = TenantRole.OWNER in (new_role, current_role)
+    return actor_role == TenantRole.OWNER or not touches_owner

@@ -1,0 +1,28 @@
+"""Reads of tenants, members and API keys."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from tenancy.models import ApiKey, Membership, Tenant
+
+
+def membership_of(user: Any) -> Membership | None:
+    if not getattr(user, "is_authenticated", False):
+        return None
+    return Membership.objects.select_related("tenant").filter(user=user).first()
+
+
+def members_list(*, tenant: Tenant) -> QuerySet[Membership]:
+    return Membership.objects.for_tenant(tenant).select_related("user")
+
+
+def api_keys_visible(*, tenant: Tenant | None, user: Any, see_all: bool) -> QuerySet[ApiKey]:
+    """A tenant admin sees the tenant's keys; anyone else sees their own. Staff keys have no tenant."""
+    keys = ApiKey.objects.select_related("user")
+    if tenant is None:
+        return keys.filter(tenant=None, user=user)
+    keys = keys.filter(tenant=tenant)
+    return keys if see_all else keys.filter(user=user)

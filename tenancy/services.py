@@ -1,0 +1,283 @@
+"""Every write to tenants, members and API keys. Each service owns its transaction and audits its change."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from compliance.actor import Actor
+from compliance.services import audit_record
+from tenancy.errors import Conflict, Forbidden, Invalid
+from tenancy.locks import lock_api_keys, lock_tenant
+from tenancy.models import ApiKey, ApiKeyScope, Membership, Tenant, TenantState
+from tenancy.roles import STAFF_PERMISSIONS, Action, StaffRole, TenantRole, may_assign_role, role_allows
+
+User = get_user_model()
+
+KEY_PREFIX = "ldr"
+
+
+# --- staff ----------------------------------------------------------------------------------------------------
+
+
+def staff_groups_ensure(*, using: str = "default") -> None:
+    """Create the staff groups and give each exactly its listed permissions (idempotent)."""
+    for role, perms in STAFF_PERMISSIONS.items():
+        group, _ = Group.objects.using(using).get_or_create(name=role.value)
+        wanted = []
+        for dotted in perms:
+            app_label, codename = dotted.split(".")
+            perm = Permission.objects.using(using).filter(content_type__app_label=app_label, codename=codename).first()
+            if perm is not None:  # not yet created while earlier apps are still migrating
+                wanted.append(perm)
+        group.permissions.set(wanted)
+
+
+@transaction.atomic
+def staff_user_create(*, username: str, role: StaffRole, password: str, actor: Actor) -> Any:
+    if User.objects.filter(username=username).exists():
+        raise Conflict("username_taken", "That username is not available.", field="username")
+    user = User.objects.create_user(username=username, password=password, is_staff=True)
+    user.groups.add(Group.objects.get(name=role.value))
+    audit_record(actor=actor, action="staff.created", target_type="user", target_id=user.pk, data={"role": role})
+    return user
+
+
+def staff_role_of(user: Any) -> StaffRole | None:
+    names = {g.name for g in user.groups.all()}
+    return next((r for r in StaffRole if r.value in names), None)
+
+
+# --- tenants --------------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def tenant_signup(*, slug: str, name: str, username: str, email: str, password: str | None, actor: Actor) -> Tenant:
+    """Create a tenant and its owner (a new user)."""
+    if Tenant.objects.filter(slug=slug).exists():
+        raise Conflict("slug_taken", f"The tenant slug '{slug}' is taken.", field="slug")
+    if User.objects.filter(username=username).exists():
+        raise Conflict("username_taken", "That username is not available.", field="username")
+    tenant = Tenant.objects.create(slug=slug, name=name)
+    owner = User.objects.create_user(username=username, email=email, password=password)
+    membership = Membership.objects.create(tenant=tenant, user=owner, role=TenantRole.OWNER)
+    audit_record(
+        actor=actor,
+        action="tenant.created",
+        target_type="tenant",
+        target_id=tenant.pk,
+        tenant=tenant,
+        data={"slug": slug, "name": name},
+    )
+    audit_record(
+        actor=actor,
+        action="member.added",
+        target_type="membership",
+        target_id=membership.pk,
+        tenant=tenant,
+        data={"username": username, "role": TenantRole.OWNER},
+    )
+    return tenant
+
+
+@transaction.atomic
+def tenant_update(*, tenant: Tenant, name: str, actor: Actor) -> Tenant:
+    tenant = lock_tenant(tenant.pk)
+    if tenant.state != TenantState.ACTIVE:
+        raise Conflict("tenant_not_active", f"The tenant is {tenant.state}; its settings cannot change.")
+    old = tenant.name
+    tenant.name = name
+    tenant.save(update_fields=["name"])
+    audit_record(
+        actor=actor,
+        action="tenant.updated",
+        target_type="tenant",
+        target_id=tenant.pk,
+        tenant=tenant,
+        data={"name": {"old": old, "new": name}},
+    )
+    return tenant
+
+
+# --- members --------------------------------------------------------------------------------------------------
+
+
+def _owners_left_after(tenant: Tenant, membership: Membership) -> int:
+    return Membership.objects.filter(tenant=tenant, role=TenantRole.OWNER).exclude(pk=membership.pk).count()
+
+
+@transaction.atomic
+def member_invite(*, tenant: Tenant, actor_role: str, username: str, email: str, role: str, actor: Actor) -> Membership:
+    """Add a person to the tenant: a new account, or an existing one that belongs to no tenant and no staff."""
+    lock_tenant(tenant.pk)
+    if not may_assign_role(actor_role, role):
+        raise Forbidden("owner_role_required", "Only an owner can add another owner.")
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        user = User.objects.create_user(username=username, email=email, password=None)
+    elif user.is_staff or Membership.objects.filter(user=user).exists():
+        # Say nothing about where the name is used: that would leak other tenants' members.
+        raise Conflict("username_taken", "That username is not available.", field="username")
+    else:
+        user.is_active = True
+        user.email = email or user.email
+        user.save(update_fields=["is_active", "email"])
+    membership = Membership.objects.create(tenant=tenant, user=user, role=role)
+    audit_record(
+        actor=actor,
+        action="member.added",
+        target_type="membership",
+        target_id=membership.pk,
+        tenant=tenant,
+        data={"username": username, "role": role},
+    )
+    return membership
+
+
+@transaction.atomic
+def member_change_role(*, membership: Membership, actor_role: str, role: str, actor: Actor) -> Membership:
+    lock_tenant(membership.tenant_id)
+    membership = Membership.objects.select_related("tenant", "user").get(pk=membership.pk)
+    old = membership.role
+    if old == role:
+        return membership
+    if not may_assign_role(actor_role, role, old):
+        raise Forbidden("owner_role_required", "Only an owner can make or unmake an owner.")
+    if old == TenantRole.OWNER and _owners_left_after(membership.tenant, membership) == 0:
+        raise Conflict("last_owner", "A tenant must keep at least one owner; make someone else owner first.")
+    membership.role = role
+    membership.save(update_fields=["role"])
+    if not role_allows(role, Action.API_KEY_WRITE_SCOPE):
+        # A demoted member's keys lose the write scope they may no longer hold.
+        for key in lock_api_keys(ApiKey.objects.filter(user=membership.user, revoked_at=None)):
+            if ApiKeyScope.WRITE in key.scopes:
+                key.scopes = [s for s in key.scopes if s != ApiKeyScope.WRITE]
+                key.save(update_fields=["scopes"])
+    audit_record(
+        actor=actor,
+        action="member.role_changed",
+        target_type="membership",
+        target_id=membership.pk,
+        tenant=membership.tenant,
+        data={"username": membership.user.get_username(), "old": old, "new": role},
+    )
+    return membership
+
+
+@transaction.atomic
+def member_remove(*, membership: Membership, actor_role: str, actor: Actor) -> None:
+    """Remove a member: the membership goes, the person's keys are revoked and the account is deactivated."""
+    lock_tenant(membership.tenant_id)
+    membership = Membership.objects.select_related("tenant", "user").get(pk=membership.pk)
+    if not may_assign_role(actor_role, membership.role, membership.role):
+        raise Forbidden("owner_role_required", "Only an owner can remove an owner.")
+    if membership.role == TenantRole.OWNER and _owners_left_after(membership.tenant, membership) == 0:
+        raise Conflict("last_owner", "A tenant must keep at least one owner; make someone else owner first.")
+    user, tenant = membership.user, membership.tenant
+    now = timezone.now()
+    keys = lock_api_keys(ApiKey.objects.filter(user=user, revoked_at=None))
+    ApiKey.objects.filter(pk__in=[k.pk for k in keys]).update(revoked_at=now)
+    membership_id = membership.pk
+    membership.delete()
+    user.is_active = False
+    user.save(update_fields=["is_active"])
+    audit_record(
+        actor=actor,
+        action="member.removed",
+        target_type="membership",
+        target_id=membership_id,
+        tenant=tenant,
+        data={"username": user.get_username(), "revoked_api_keys": [k.prefix for k in keys]},
+    )
+
+
+# --- API keys -------------------------------------------------------------------------------------------------
+
+
+def _hash_secret(secret: str) -> str:
+    # Secrets carry 256 bits of entropy, so a fast hash is enough; a slow KDF would only slow every request.
+    return hashlib.sha256(secret.encode("ascii")).hexdigest()
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    key: ApiKey
+    token: str  # shown once, never stored
+
+
+@transaction.atomic
+def api_key_create(*, user: Any, name: str, scopes: list[str], expires_at: datetime | None, actor: Actor) -> IssuedKey:
+    membership = Membership.objects.filter(user=user).select_related("tenant").first()
+    tenant = membership.tenant if membership else None
+    if not scopes:
+        raise Invalid("validation_error", "Give at least one scope.", field="scopes")
+    if ApiKeyScope.WRITE in scopes and membership and not role_allows(membership.role, Action.API_KEY_WRITE_SCOPE):
+        raise Forbidden("scope_not_allowed", f"A {membership.role} may hold read-only keys only.")
+    if expires_at is not None and expires_at <= timezone.now():
+        raise Invalid("validation_error", "The expiry must be in the future.", field="expires_at")
+    prefix = secrets.token_hex(4)
+    secret = secrets.token_urlsafe(32)
+    key = ApiKey.objects.create(
+        user=user,
+        tenant=tenant,
+        name=name,
+        prefix=prefix,
+        secret_hash=_hash_secret(secret),
+        scopes=sorted(set(scopes)),
+        expires_at=expires_at,
+    )
+    audit_record(
+        actor=actor,
+        action="api_key.created",
+        target_type="api_key",
+        target_id=key.pk,
+        tenant=tenant,
+        data={"prefix": prefix, "name": name, "scopes": key.scopes, "owner": user.get_username()},
+    )
+    return IssuedKey(key=key, token=f"{KEY_PREFIX}_{prefix}_{secret}")
+
+
+@transaction.atomic
+def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
+    """Revoke a key; revoking a revoked key changes nothing and records nothing."""
+    if ApiKey.objects.filter(pk=key.pk, revoked_at=None).update(revoked_at=timezone.now()) == 1:
+        key.refresh_from_db()
+        audit_record(
+            actor=actor,
+            action="api_key.revoked",
+            target_type="api_key",
+            target_id=key.pk,
+            tenant=key.tenant,
+            data={"prefix": key.prefix, "name": key.name},
+        )
+    return key
+
+
+def api_key_authenticate(token: str) -> ApiKey | None:
+    """The usable key a token names, or None. Comparison is constant-time."""
+    parts = token.split("_", 2)
+    if len(parts) != 3 or parts[0] != KEY_PREFIX:
+        return None
+    key = ApiKey.objects.select_related("user").filter(prefix=parts[1]).first()
+    if key is None or not secrets.compare_digest(key.secret_hash, _hash_secret(parts[2])):
+        return None
+    if not key.is_usable() or not key.user.is_active:
+        return None
+    return key
+
+
+def api_key_mark_used(*, key_id: int, at: datetime) -> bool:
+    """Record that a key was used at ``at``; never moves the time backwards (compare-and-swap)."""
+    updated = ApiKey.objects.filter(Q(last_used_at__isnull=True) | Q(last_used_at__lt=at), pk=key_id).update(
+        last_used_at=at
+    )
+    return updated == 1
