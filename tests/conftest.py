@@ -1,0 +1,161 @@
+"""Shared fixtures: the standard actors, authenticated API clients, and services found or failed under CI."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from compliance.actor import Actor
+from tenancy.models import ApiKeyScope, Tenant
+from tenancy.roles import StaffRole, TenantRole
+from tenancy.services import api_key_create, member_invite, staff_user_create, tenant_signup
+
+CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+SYSTEM = Actor.system("tests")
+
+
+def require(available: bool, what: str) -> None:
+    """Skip a test whose service is missing, except under CI, where that is a failure."""
+    if available:
+        return
+    if CI:
+        pytest.fail(f"{what} is required under CI=true but is not available")
+    pytest.skip(f"{what} is not available")
+
+
+def require_postgres() -> None:
+    require(connection.vendor == "postgresql", "PostgreSQL (set DATABASE_URL=postgres://...)")
+
+
+def redis_reachable(url: str) -> bool:
+    from urllib.parse import urlparse
+
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 6379), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+# --- PostgreSQL's append-only trigger vs. the flush after transactional tests --------------------------------
+# pytest-django empties the database with TRUNCATE after each transactional test, which the audit trigger
+# rightly refuses. The trigger is switched off just for that flush and switched back on before the next test.
+
+_AUDIT_TRIGGERS = ("audit_event_no_update_delete", "audit_event_no_truncate")
+_triggers_on = True
+
+
+def _set_audit_triggers(enabled: bool) -> None:
+    global _triggers_on
+    if connection.vendor != "postgresql" or _triggers_on == enabled:
+        return
+    verb = "ENABLE" if enabled else "DISABLE"
+    with connection.cursor() as cursor:
+        for name in _AUDIT_TRIGGERS:
+            cursor.execute(f"ALTER TABLE compliance_auditevent {verb} TRIGGER {name}")
+    _triggers_on = enabled
+
+
+@pytest.fixture(autouse=True)
+def _audit_triggers_on(request: pytest.FixtureRequest, django_db_blocker: Any) -> None:
+    if _triggers_on or not request.node.get_closest_marker("django_db") and not {
+        "db", "transactional_db", "live_server"
+    } & set(request.fixturenames):
+        return
+    with django_db_blocker.unblock():
+        _set_audit_triggers(True)
+
+
+@pytest.fixture
+def transactional_db(transactional_db: None) -> Iterator[None]:
+    yield
+    _set_audit_triggers(False)
+
+
+# --- the standard actors ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def acme(db: None) -> Tenant:
+    return tenant_signup(
+        slug="acme", name="Acme Robotics", username="alice", email="alice@acme.test", password="pw", actor=SYSTEM
+    )
+
+
+@pytest.fixture
+def globex(db: None) -> Tenant:
+    return tenant_signup(
+        slug="globex", name="Globex", username="charlie", email="charlie@globex.test", password="pw", actor=SYSTEM
+    )
+
+
+@pytest.fixture
+def alice(acme: Tenant) -> Any:
+    return acme.memberships.get(user__username="alice").user
+
+
+@pytest.fixture
+def bob(acme: Tenant) -> Any:
+    return member_invite(
+        tenant=acme, actor_role=TenantRole.OWNER, username="bob", email="bob@acme.test", role="member", actor=SYSTEM
+    ).user
+
+
+@pytest.fixture
+def charlie(globex: Tenant) -> Any:
+    return globex.memberships.get(user__username="charlie").user
+
+
+def _staff(username: str, role: StaffRole) -> Any:
+    return staff_user_create(username=username, role=role, password="pw", actor=SYSTEM)
+
+
+@pytest.fixture
+def finance(db: None) -> Any:
+    return _staff("finance", StaffRole.FINANCE)
+
+
+@pytest.fixture
+def compliance(db: None) -> Any:
+    return _staff("compliance", StaffRole.COMPLIANCE)
+
+
+@pytest.fixture
+def operator(db: None) -> Any:
+    return _staff("operator", StaffRole.OPERATOR)
+
+
+# --- API clients -----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def api() -> Callable[..., APIClient]:
+    """``api(user)`` is a client carrying a fresh API key of that user; ``api()`` is anonymous."""
+
+    def make(user: Any = None, scopes: tuple[str, ...] = (ApiKeyScope.READ, ApiKeyScope.WRITE)) -> APIClient:
+        client = APIClient()
+        if user is not None:
+            issued = api_key_create(user=user, name="test", scopes=list(scopes), expires_at=None, actor=SYSTEM)
+            client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.token}")
+        return client
+
+    return make
+
+
+def assert_problem(response: Any, status: int, code: str) -> dict[str, Any]:
+    """The response is problem+json with this status and stable code; returns the body."""
+    assert response.status_code == status, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    body = response.json()
+    assert body["status"] == status
+    assert body["code"] == code
+    assert body["type"] == f"urn:ladder:problem:{code}"
+    assert body["title"] and body["detail"]
+    return body
