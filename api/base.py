@@ -149,7 +149,7 @@ class LadderView(APIView):
                 record=record,
                 status_code=response.status_code,
                 body=body,
-                content_type=response.get("Content-Type", "") if response.status_code >= 400 else "",
+                content_type=getattr(response, "content_type", None) or "",
             )
         return response
 

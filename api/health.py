@@ -30,7 +30,7 @@ def _check_broker() -> str | None:
     from config.celery import app
 
     try:
-        with app.connection_for_write() as conn:
+        with app.connection_for_write(settings.CELERY_BROKER_URL) as conn:
             conn.ensure_connection(max_retries=1, timeout=2)
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"

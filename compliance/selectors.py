@@ -9,11 +9,16 @@ from compliance.chain import HASHED_FIELDS, VerifyResult, verify
 from compliance.models import AuditChainHead, AuditEvent
 
 
-def _events_in_order(chunk_size: int = 2000) -> Iterator[dict[str, Any]]:
+def _events_in_order(*, up_to: int | None = None, chunk_size: int = 2000) -> Iterator[dict[str, Any]]:
+    events = AuditEvent.objects.order_by("seq")
+    if up_to is not None:
+        events = events.filter(seq__lte=up_to)
     # Server-side cursor on PostgreSQL: memory stays flat however long the chain is.
-    return AuditEvent.objects.order_by("seq").values(*HASHED_FIELDS, "hash").iterator(chunk_size=chunk_size)
+    return events.values(*HASHED_FIELDS, "hash").iterator(chunk_size=chunk_size)
 
 
 def audit_chain_verify() -> VerifyResult:
     head = AuditChainHead.objects.filter(id=1).values_list("seq", "hash").first()
-    return verify(_events_in_order(), head=head)
+    # Walk only the events the head covers: appends committed after the head was read would otherwise count as
+    # extra events and be reported as a truncation that never happened.
+    return verify(_events_in_order(up_to=head[0] if head else None), head=head)

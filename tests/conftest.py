@@ -65,9 +65,10 @@ def _set_audit_triggers(enabled: bool) -> None:
 
 @pytest.fixture(autouse=True)
 def _audit_triggers_on(request: pytest.FixtureRequest, django_db_blocker: Any) -> None:
-    if _triggers_on or not request.node.get_closest_marker("django_db") and not {
-        "db", "transactional_db", "live_server"
-    } & set(request.fixturenames):
+    if _triggers_on or (
+        not request.node.get_closest_marker("django_db")
+        and not {"db", "transactional_db", "live_server"} & set(request.fixturenames)
+    ):
         return
     with django_db_blocker.unblock():
         _set_audit_triggers(True)
@@ -157,5 +158,6 @@ def assert_problem(response: Any, status: int, code: str) -> dict[str, Any]:
     assert body["status"] == status
     assert body["code"] == code
     assert body["type"] == f"urn:ladder:problem:{code}"
-    assert body["title"] and body["detail"]
+    assert body["title"]
+    assert body["detail"]
     return body

@@ -34,12 +34,13 @@ DROP FUNCTION IF EXISTS ladder_audit_append_only();
 
 def install(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(INSTALL)
+        # params=None: no placeholder parsing, so RAISE's '%' reaches PL/pgSQL and the statements run as one batch.
+        schema_editor.execute(INSTALL, params=None)
 
 
 def remove(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(REMOVE)
+        schema_editor.execute(REMOVE, params=None)
 
 
 class Migration(migrations.Migration):
