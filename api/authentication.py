@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from config.tasks import enqueue
 from tenancy.models import ApiKey
 from tenancy.services import api_key_authenticate
 from tenancy.tasks import api_key_touch
@@ -37,7 +37,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")
         now = timezone.now()
         if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
-            transaction.on_commit(lambda: api_key_touch.delay(key.pk, now.isoformat()))
+            enqueue(api_key_touch, key.pk, now.isoformat(), best_effort=True)
         return key.user, key
 
     def authenticate_header(self, request: Request) -> str:

@@ -62,6 +62,8 @@ class LadderView(APIView):
     extra_permissions: ClassVar[list[type]] = []
     # Response fields never written to the idempotency store (secrets shown once); a replay returns them as null.
     idempotency_redact: ClassVar[tuple[str, ...]] = ()
+    # Keys are shared by a tenant's members, unless the resource is personal (then each person has their own).
+    idempotency_per_user: ClassVar[bool] = False
 
     def get_permissions(self) -> list[Any]:
         return [p() for p in (*self.base_permissions, *self.extra_permissions)]
@@ -107,7 +109,8 @@ class LadderView(APIView):
                 errors={IDEMPOTENCY_HEADER: ["must be 1 to 255 characters"]},
             )
         tenant = self.caller.tenant
-        scope = f"tenant:{tenant.pk}" if tenant is not None else f"user:{request.user.pk}"
+        per_tenant = tenant is not None and not self.idempotency_per_user
+        scope = f"tenant:{tenant.pk}" if per_tenant else f"user:{request.user.pk}"
         try:
             claim = idempotency.idempotency_claim(
                 scope=scope, key=key, fingerprint=idempotency.fingerprint(request.method, request.path, request.data)
@@ -135,23 +138,28 @@ class LadderView(APIView):
                 content_type=record.content_type or None,
                 headers={"Idempotent-Replayed": "true"},
             )
-        return super().handle_exception(exc)
+        try:
+            return super().handle_exception(exc)
+        except BaseException:
+            # An unhandled error becomes a 500 without passing finalize_response: free the key for a retry.
+            self._finish_idempotency(500, None, "")
+            raise
 
     def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
         response = super().finalize_response(request, response, *args, **kwargs)
-        record = getattr(self, "_idempotency_record", None)
-        if record is not None:
-            self._idempotency_record = None
-            body = getattr(response, "data", None)
-            if isinstance(body, dict) and self.idempotency_redact:
-                body = {k: (None if k in self.idempotency_redact else v) for k, v in body.items()}
-            idempotency.idempotency_finish(
-                record=record,
-                status_code=response.status_code,
-                body=body,
-                content_type=getattr(response, "content_type", None) or "",
-            )
+        self._finish_idempotency(
+            response.status_code, getattr(response, "data", None), getattr(response, "content_type", None) or ""
+        )
         return response
+
+    def _finish_idempotency(self, status_code: int, body: Any, content_type: str) -> None:
+        record = getattr(self, "_idempotency_record", None)
+        if record is None:
+            return
+        self._idempotency_record = None
+        if isinstance(body, dict) and self.idempotency_redact:
+            body = {k: (None if k in self.idempotency_redact else v) for k, v in body.items()}
+        idempotency.idempotency_finish(record=record, status_code=status_code, body=body, content_type=content_type)
 
 
 class TenantScopedViewSet(LadderView, viewsets.GenericViewSet):

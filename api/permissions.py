@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from tenancy.models import ApiKey, ApiKeyScope, TenantState
-from tenancy.roles import Action, role_allows
+from tenancy.roles import role_allows
 
 
 class KeyScopeAllows(BasePermission):
@@ -49,11 +49,13 @@ class TenantRoleAllows(BasePermission):
     code = "permission_denied"
 
     def has_permission(self, request: Any, view: Any) -> bool:
-        actions: dict[str, Action] = view.role_actions
-        name = getattr(view, "action", None) or request.method.lower()
-        action = actions.get(name)
-        if action is None:  # an action nobody mapped is nobody's
-            return False
+        if request.method == "OPTIONS":
+            return True  # metadata only
+        name = getattr(view, "action", None) or ("get" if request.method == "HEAD" else request.method.lower())
+        action = view.role_actions.get(name)
+        if action is None:
+            # No handler at all: let the view answer 405. A handler nobody mapped to an action is nobody's.
+            return not hasattr(view, name)
         return role_allows(view.caller.role, action)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
@@ -114,17 +115,33 @@ def _django_problem(status_code: int, code: str, detail: str) -> HttpResponse:
     )
 
 
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith(("/api/", "/webhooks/"))
+
+
+# Django's error views, for errors raised outside DRF. API paths get problem+json; other pages (the admin)
+# keep Django's HTML pages.
+
+
 def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _django_problem(404, "not_found", "No such resource.")
+    if _is_api(request):
+        return _django_problem(404, "not_found", "No such resource.")
+    return defaults.page_not_found(request, exception or Http404())
 
 
 def handler500(request: HttpRequest) -> HttpResponse:
-    return _django_problem(500, "server_error", "The server failed to handle the request; it has been logged.")
+    if _is_api(request):
+        return _django_problem(500, "server_error", "The server failed to handle the request; it has been logged.")
+    return defaults.server_error(request)
 
 
 def handler403(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _django_problem(403, "permission_denied", "You do not have permission to perform this action.")
+    if _is_api(request):
+        return _django_problem(403, "permission_denied", "You do not have permission to perform this action.")
+    return defaults.permission_denied(request, exception or DjangoPermissionDenied())
 
 
 def handler400(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _django_problem(400, "bad_request", "The request could not be understood.")
+    if _is_api(request):
+        return _django_problem(400, "bad_request", "The request could not be understood.")
+    return defaults.bad_request(request, exception or ValueError())

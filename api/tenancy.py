@@ -160,6 +160,7 @@ class ApiKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, LadderView
     queryset = ApiKey.objects.all()
     serializer_class = ApiKeySerializer
     idempotency_redact = ("token",)
+    idempotency_per_user = True
     http_method_names = ["get", "post", "delete", "head", "options"]
 
     def get_queryset(self) -> QuerySet[ApiKey]:

@@ -25,3 +25,6 @@ class ApiKeyAdmin(admin.ModelAdmin[ApiKey]):
 
     def has_add_permission(self, request: object) -> bool:
         return False
+
+    def has_delete_permission(self, request: object, obj: object = None) -> bool:
+        return False

@@ -1,7 +1,7 @@
 """Tenants, their members and API keys.
 
-``TenantOwned`` is the base of every model that belongs to one tenant: reads go through
-``Model.objects.for_tenant(tenant)`` and the API's tenant-scoped base, never through a hand-written check.
+``TenantOwned`` is the base of every model that belongs to one tenant. The API reaches such rows only through
+``api.base.TenantScopedViewSet``, whose queryset is filtered by the caller's tenant; selectors take ``tenant=``.
 """
 
 from __future__ import annotations
@@ -35,17 +35,10 @@ class Tenant(models.Model):
         return self.slug
 
 
-class TenantOwnedQuerySet(models.QuerySet[Any]):
-    def for_tenant(self, tenant: Tenant) -> TenantOwnedQuerySet:
-        return self.filter(tenant=tenant)
-
-
 class TenantOwned(models.Model):
     """Base of every tenant-owned model."""
 
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="%(class)ss")
-
-    objects = TenantOwnedQuerySet.as_manager()
 
     class Meta:
         abstract = True

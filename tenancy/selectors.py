@@ -15,10 +15,6 @@ def membership_of(user: Any) -> Membership | None:
     return Membership.objects.select_related("tenant").filter(user=user).first()
 
 
-def members_list(*, tenant: Tenant) -> QuerySet[Membership]:
-    return Membership.objects.for_tenant(tenant).select_related("user")
-
-
 def api_keys_visible(*, tenant: Tenant | None, user: Any, see_all: bool) -> QuerySet[ApiKey]:
     """A tenant admin sees the tenant's keys; anyone else sees their own. Staff keys have no tenant."""
     keys = ApiKey.objects.select_related("user")

@@ -24,6 +24,7 @@ from tenancy.roles import STAFF_PERMISSIONS, Action, StaffRole, TenantRole, may_
 User = get_user_model()
 
 KEY_PREFIX = "ldr"
+PREFIX_BYTES = 6
 
 
 # --- staff ----------------------------------------------------------------------------------------------------
@@ -50,11 +51,6 @@ def staff_user_create(*, username: str, role: StaffRole, password: str, actor: A
     user.groups.add(Group.objects.get(name=role.value))
     audit_record(actor=actor, action="staff.created", target_type="user", target_id=user.pk, data={"role": role})
     return user
-
-
-def staff_role_of(user: Any) -> StaffRole | None:
-    names = {g.name for g in user.groups.all()}
-    return next((r for r in StaffRole if r.value in names), None)
 
 
 # --- tenants --------------------------------------------------------------------------------------------------
@@ -117,20 +113,18 @@ def _owners_left_after(tenant: Tenant, membership: Membership) -> int:
 
 @transaction.atomic
 def member_invite(*, tenant: Tenant, actor_role: str, username: str, email: str, role: str, actor: Actor) -> Membership:
-    """Add a person to the tenant: a new account, or an existing one that belongs to no tenant and no staff."""
+    """Add a person to the tenant as a new account.
+
+    Existing accounts are never handed over, not even ones left without a tenant: their old credentials
+    would come along. The answer does not say where a taken name is used, which would leak other tenants'
+    members.
+    """
     lock_tenant(tenant.pk)
     if not may_assign_role(actor_role, role):
         raise Forbidden("owner_role_required", "Only an owner can add another owner.")
-    user = User.objects.filter(username=username).first()
-    if user is None:
-        user = User.objects.create_user(username=username, email=email, password=None)
-    elif user.is_staff or Membership.objects.filter(user=user).exists():
-        # Say nothing about where the name is used: that would leak other tenants' members.
+    if User.objects.filter(username=username).exists():
         raise Conflict("username_taken", "That username is not available.", field="username")
-    else:
-        user.is_active = True
-        user.email = email or user.email
-        user.save(update_fields=["is_active", "email"])
+    user = User.objects.create_user(username=username, email=email, password=None)
     membership = Membership.objects.create(tenant=tenant, user=user, role=role)
     audit_record(
         actor=actor,
@@ -224,7 +218,9 @@ def api_key_create(*, user: Any, name: str, scopes: list[str], expires_at: datet
         raise Forbidden("scope_not_allowed", f"A {membership.role} may hold read-only keys only.")
     if expires_at is not None and expires_at <= timezone.now():
         raise Invalid("validation_error", "The expiry must be in the future.", field="expires_at")
-    prefix = secrets.token_hex(4)
+    prefix = secrets.token_hex(PREFIX_BYTES)
+    while ApiKey.objects.filter(prefix=prefix).exists():  # 48 bits: a repeat is rare, but must not be a 500
+        prefix = secrets.token_hex(PREFIX_BYTES)
     secret = secrets.token_urlsafe(32)
     key = ApiKey.objects.create(
         user=user,

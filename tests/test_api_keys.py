@@ -119,3 +119,16 @@ def test_anonymous_callers_are_refused(api, acme):
 def test_a_read_only_key_cannot_create_keys(api, alice):
     response = api(alice, scopes=("read",)).post(URL, {"name": "x", "scopes": ["read"]}, format="json")
     assert_problem(response, 403, "insufficient_scope")
+
+
+def test_an_unreachable_broker_never_fails_a_request(api, alice, django_capture_on_commit_callbacks):
+    from unittest import mock
+
+    from kombu.exceptions import OperationalError
+
+    client = api(alice)
+    with (
+        mock.patch("tenancy.tasks.api_key_touch.delay", side_effect=OperationalError("broker down")),
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        assert client.get("/api/v1/tenant").status_code == 200

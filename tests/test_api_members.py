@@ -113,3 +113,15 @@ def test_a_viewer_signed_in_to_the_portal_cannot_change_roles(api, alice, bob, a
     response = session.patch(f"{URL}/{_member_id(acme, 'alice')}", {"role": "viewer"}, format="json")
     assert_problem(response, 403, "permission_denied")
     assert Membership.objects.get(user=alice).role == "owner"
+
+
+def test_put_is_not_offered(api, alice, acme):
+    response = api(alice).put(f"{URL}/{_member_id(acme, 'alice')}", {"role": "owner"}, format="json")
+    assert_problem(response, 405, "method_not_allowed")
+
+
+def test_a_removed_persons_account_is_never_handed_to_another_tenant(api, alice, bob, charlie, acme):
+    api(alice).delete(f"{URL}/{_member_id(acme, 'bob')}")
+    response = api(charlie).post(URL, {"username": "bob", "email": "bob@globex.test", "role": "member"}, format="json")
+    assert_problem(response, 409, "username_taken")
+    assert not Membership.objects.filter(user=bob).exists()

@@ -72,3 +72,10 @@ def test_a_closed_tenants_keys_stop_working(api, alice, acme):
     acme.state = "closed"
     acme.save()
     assert_problem(client.get(URL), 401, "authentication_failed")
+
+
+def test_unsupported_methods_answer_405_not_403(api, alice, bob):
+    assert_problem(api(bob).put(URL, {"name": "x"}, format="json"), 405, "method_not_allowed")
+    assert_problem(api(alice).post(URL, {"name": "x"}, format="json"), 405, "method_not_allowed")
+    assert api(bob).head(URL).status_code == 200
+    assert api(bob).options(URL).status_code == 200

@@ -2,9 +2,10 @@
 
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
-from api.idempotency import fingerprint, idempotency_purge
+from api.idempotency import IdempotencyConflict, fingerprint, idempotency_claim, idempotency_purge
 from api.models import IdempotencyRecord
 from tenancy.models import ApiKey, Membership
 from tests.conftest import assert_problem
@@ -37,11 +38,10 @@ def test_the_same_key_with_another_body_is_a_conflict(api, alice):
     assert not Membership.objects.filter(user__username="eve").exists()
 
 
-def test_the_same_key_on_another_endpoint_is_a_conflict(api, alice):
-    client = api(alice)
-    _invite(client, "k-1")
-    response = client.post(KEYS, {"name": "x", "scopes": ["read"]}, format="json", HTTP_IDEMPOTENCY_KEY="k-1")
-    assert_problem(response, 422, "idempotency_conflict")
+def test_the_same_key_on_another_endpoint_is_a_conflict(db):
+    idempotency_claim(scope="tenant:1", key="k-1", fingerprint=fingerprint("POST", MEMBERS, {"a": 1}))
+    with pytest.raises(IdempotencyConflict):
+        idempotency_claim(scope="tenant:1", key="k-1", fingerprint=fingerprint("POST", KEYS, {"a": 1}))
 
 
 def test_keys_are_scoped_per_tenant(api, alice, charlie):
@@ -111,3 +111,25 @@ def test_an_overlong_key_is_refused(api, alice):
 def test_posts_without_a_key_are_not_recorded(api, alice):
     api(alice).post(KEYS, {"name": "x", "scopes": ["read"]}, format="json")
     assert not IdempotencyRecord.objects.exists()
+
+
+def test_api_key_creation_keys_are_personal(api, alice, bob):
+    body = {"name": "ci", "scopes": ["read"]}
+    alices = api(alice).post(KEYS, body, format="json", HTTP_IDEMPOTENCY_KEY="same")
+    bobs = api(bob).post(KEYS, body, format="json", HTTP_IDEMPOTENCY_KEY="same")
+    assert bobs.status_code == 201
+    assert "Idempotent-Replayed" not in bobs
+    assert bobs.json()["owner"] == "bob"
+    assert bobs.json()["id"] != alices.json()["id"]
+
+
+def test_a_crashed_request_frees_its_key_for_a_retry(api, alice):
+    from unittest import mock
+
+    client = api(alice)
+    client.raise_request_exception = False
+    with mock.patch("tenancy.services.member_invite", side_effect=RuntimeError("boom")):
+        crashed = _invite(client, "retry-me")
+    assert crashed.status_code == 500
+    assert crashed["Content-Type"] == "application/problem+json"
+    assert _invite(client, "retry-me").status_code == 201
