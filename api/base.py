@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api import idempotency
+from api.models import IdempotencyRecord
 from api.permissions import (
     HasStaffPermission,
     IsTenantMember,
@@ -69,6 +70,7 @@ class LadderView(APIView):
         return [p() for p in (*self.base_permissions, *self.extra_permissions)]
 
     _caller: Caller | None = None
+    _idempotency_record: IdempotencyRecord | None = None
 
     @property
     def caller(self) -> Caller:
@@ -96,7 +98,6 @@ class LadderView(APIView):
         self._caller = Caller(user=user, membership=membership, actor=Actor.for_user(user, key))
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        self._idempotency_record = None
         super().initial(request, *args, **kwargs)
         key = request.headers.get(IDEMPOTENCY_HEADER)
         if request.method != "POST" or key is None:
@@ -109,8 +110,10 @@ class LadderView(APIView):
                 errors={IDEMPOTENCY_HEADER: ["must be 1 to 255 characters"]},
             )
         tenant = self.caller.tenant
-        per_tenant = tenant is not None and not self.idempotency_per_user
-        scope = f"tenant:{tenant.pk}" if per_tenant else f"user:{request.user.pk}"
+        if tenant is not None and not self.idempotency_per_user:
+            scope = f"tenant:{tenant.pk}"
+        else:
+            scope = f"user:{request.user.pk}"
         try:
             claim = idempotency.idempotency_claim(
                 scope=scope, key=key, fingerprint=idempotency.fingerprint(request.method, request.path, request.data)
@@ -153,7 +156,7 @@ class LadderView(APIView):
         return response
 
     def _finish_idempotency(self, status_code: int, body: Any, content_type: str) -> None:
-        record = getattr(self, "_idempotency_record", None)
+        record = self._idempotency_record
         if record is None:
             return
         self._idempotency_record = None

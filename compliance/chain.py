@@ -33,8 +33,24 @@ HASHED_FIELDS = (
 )
 
 
+def _refuse_floats(value: Any) -> None:
+    # Binary floats have no single spelling that every database gives back (PostgreSQL's jsonb returns 1e16 as
+    # 10000000000000000 and -0.0 as 0.0), so a hash over one would not survive a round trip. Amounts are
+    # Decimal strings and quantities integers everywhere in the product; the audit log holds the same.
+    if isinstance(value, float):
+        raise ValueError(f"audit data holds no floats ({value!r}); pass an int, or a Decimal as a string")
+    if isinstance(value, dict):
+        for item in value.values():
+            _refuse_floats(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _refuse_floats(item)
+
+
 def canonical_json(value: Any) -> str:
-    """The one JSON spelling of ``value`` that is hashed. Rejects what JSON cannot carry exactly (NaN, sets)."""
+    """The one JSON spelling of ``value`` that is hashed: strings, integers, booleans, null, lists and objects.
+    Anything else (floats, sets, objects) is refused rather than given a spelling that might not round-trip."""
+    _refuse_floats(value)
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 

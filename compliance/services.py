@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 from typing import Any
 
 from django.db import connection
@@ -13,14 +12,6 @@ from compliance.actor import Actor
 from compliance.chain import canonical_json, event_hash
 from compliance.models import AuditChainHead, AuditEvent
 from tenancy.models import Tenant
-
-
-def _number_as_stored(text: str) -> float | int:
-    # PostgreSQL's jsonb keeps numbers as numeric and gives 1e+16 back as 10000000000000000 and -0.0 as 0.0;
-    # storing that spelling keeps the hash of what is read back equal to the hash that was written.
-    if "e+" in text:  # a float is spelled with a positive exponent only from 1e16 up, all whole numbers
-        return int(Decimal(text))
-    return float(text) + 0.0  # -0.0 + 0.0 == 0.0
 
 
 def _lock_chain_head() -> AuditChainHead:
@@ -40,8 +31,8 @@ def audit_record(
     """Append one event to the chain. Must run inside the transaction of the change it records."""
     if not connection.in_atomic_block:
         raise RuntimeError("audit_record must run inside the transaction of the change it records")
-    # Store exactly what is hashed: a JSON round trip drops anything JSON would not give back the same.
-    payload = json.loads(canonical_json(data or {}), parse_float=_number_as_stored)
+    # Store exactly what is hashed (a JSON round trip turns tuples into lists); canonical_json refuses floats.
+    payload = json.loads(canonical_json(data or {}))
     head = _lock_chain_head()
     fields: dict[str, Any] = {
         "seq": head.seq + 1,

@@ -49,35 +49,39 @@ def redis_reachable(url: str) -> bool:
 # rightly refuses. The trigger is switched off just for that flush and switched back on before the next test.
 
 _AUDIT_TRIGGERS = ("audit_event_no_update_delete", "audit_event_no_truncate")
-_triggers_on = True
 
 
 def _set_audit_triggers(enabled: bool) -> None:
-    global _triggers_on
-    if connection.vendor != "postgresql" or _triggers_on == enabled:
+    # Not cached: switched on inside a test's transaction, the change is rolled back with it, and that is fine,
+    # since every test switches them on again before it starts.
+    if connection.vendor != "postgresql":
         return
     verb = "ENABLE" if enabled else "DISABLE"
     with connection.cursor() as cursor:
         for name in _AUDIT_TRIGGERS:
             cursor.execute(f"ALTER TABLE compliance_auditevent {verb} TRIGGER {name}")
-    _triggers_on = enabled
 
 
 @pytest.fixture(autouse=True)
-def _audit_triggers_on(request: pytest.FixtureRequest, django_db_blocker: Any) -> None:
-    if _triggers_on or (
-        not request.node.get_closest_marker("django_db")
-        and not {"db", "transactional_db", "live_server"} & set(request.fixturenames)
-    ):
+def _audit_triggers(request: pytest.FixtureRequest, django_db_blocker: Any) -> Iterator[None]:
+    marker = request.node.get_closest_marker("django_db")
+    names = set(request.fixturenames)
+    transactional = bool(marker and marker.kwargs.get("transaction")) or bool(
+        {"transactional_db", "live_server"} & names
+    )
+    if not (marker or transactional or "db" in names):
+        yield
         return
+    request.getfixturevalue("django_db_setup")
     with django_db_blocker.unblock():
         _set_audit_triggers(True)
-
-
-@pytest.fixture
-def transactional_db(transactional_db: None) -> Iterator[None]:
+    if transactional:
+        # Set the database up inside this fixture so that this teardown runs before pytest-django's flush.
+        request.getfixturevalue("transactional_db")
     yield
-    _set_audit_triggers(False)
+    if transactional:
+        with django_db_blocker.unblock():
+            _set_audit_triggers(False)
 
 
 # --- the standard actors ---------------------------------------------------------------------------------------
