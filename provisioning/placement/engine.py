@@ -1,0 +1,476 @@
+"""The placement engine: a request and a tenant's policy in, a placement or a refusal with reasons out.
+
+Pure Python over ``FleetState``. The packing policy, and why, is in ``docs/placement.md``:
+- whole GPUs: best fit (the node with the fewest free GPUs that still fit), ties broken towards the NVLink
+  domain with the fewest free GPUs, so that whole domains stay free for large gangs;
+- MIG: the partly used GPU whose state leaves the least after placing (tightest fit), at the start that keeps
+  the most valuable profiles placeable; a fresh GPU only when no partly used one fits;
+- soft shares: the tenant's own shared GPU with the least room that still fits; never another tenant's;
+- gangs: all members or none; with ``topology="nvlink"`` inside the single domain that fits most tightly;
+  nodes whose versions differ from their domain's majority never join a multi-node gang;
+- bare metal: whole free nodes, from the most used domains first.
+``place`` applies the decision to the state; ``release`` undoes it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+
+from provisioning.placement.catalog import CATALOG
+from provisioning.placement.isolation import (
+    RUNGS,
+    SOFT_SHARING,
+    Performance,
+    Reason,
+    Refusal,
+    Rung,
+    Security,
+    TenantPolicy,
+    check_rung,
+    hall_allowed,
+    may_join_mig_gpu,
+    may_join_soft_gpu,
+)
+from provisioning.placement.mig import COMPUTE_SLICES, EMPTY, GEOMETRY, MigKind, best_start, place, remove
+from provisioning.placement.state import FULL_SHARE, FleetState, GpuSlot, NodeSlot
+
+TIE_BREAK_SCAN = 32  # candidates looked at for the domain tie-break; bounds the cost of a decision
+
+
+@dataclass(frozen=True)
+class Share:
+    mode: Performance
+    milli: int  # share of one GPU in thousandths, 1..999
+
+
+@dataclass(frozen=True)
+class Request:
+    rung: Rung
+    models: tuple[str, ...]
+    gpus: int = 0  # whole GPUs (per gang member)
+    mig_profile: str | None = None
+    share: Share | None = None
+    nodes: int = 0  # bare metal
+    gang_size: int = 1
+    topology: str | None = None  # "nvlink": every member inside one NVLink domain
+    regions: frozenset[str] | None = None  # narrows the tenant's residency for this request
+
+    @property
+    def performance(self) -> Performance:
+        if self.mig_profile is not None:
+            return Performance.MIG
+        if self.share is not None:
+            return self.share.mode
+        return Performance.WHOLE_GPU
+
+
+@dataclass(frozen=True)
+class Device:
+    node_id: int
+    hostname: str
+    gpu_index: int
+    gpu_uuid: str
+    mig_profile: str | None = None
+    mig_start: int | None = None
+    share_milli: int | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    tenant_id: int
+    rung: Rung
+    performance: Performance
+    security: Security
+    model: str
+    devices: tuple[Device, ...]
+    held_nodes: tuple[int, ...] = ()  # bare-metal hosts given whole to the tenant
+    dedicated: bool = False
+
+
+@dataclass(frozen=True)
+class Refused:
+    reasons: tuple[Refusal, ...]
+
+    @property
+    def code(self) -> Reason:
+        return self.reasons[0].code
+
+    @property
+    def message(self) -> str:
+        return self.reasons[0].message
+
+
+def milli_of(request: Request) -> int:
+    """What a request uses of the tenant's GPU quota, in milli-GPU (a MIG slice counts its compute share)."""
+    members = request.gang_size
+    if request.nodes:
+        return 0  # counted when the nodes are known (their GPU count)
+    if request.mig_profile is not None:
+        kind = _kind(request.models[0], request.mig_profile)
+        return _mig_milli(kind) if kind else 0
+    if request.share is not None:
+        return request.share.milli
+    return request.gpus * FULL_SHARE * members
+
+
+def _mig_milli(kind: MigKind) -> int:
+    return math.ceil(GEOMETRY[kind].compute * FULL_SHARE / COMPUTE_SLICES)
+
+
+def _kind(model: str, profile: str) -> MigKind | None:
+    spec = CATALOG.get(model)
+    return spec.profile_kind(profile) if spec else None
+
+
+class PlacementEngine:
+    def __init__(self, state: FleetState) -> None:
+        self.state = state
+
+    # --- entry points ------------------------------------------------------------------------------------------
+
+    def place(self, request: Request, policy: TenantPolicy, *, quota_milli: int | None = None) -> Placement | Refused:
+        refusal = self._validate(request)
+        if refusal:
+            return Refused((refusal,))
+        if quota_milli is not None:
+            need = milli_of(request)
+            used = self.state.tenant_milli[policy.tenant_id]
+            if used + need > quota_milli:
+                return Refused((Refusal(Reason.QUOTA, f"This needs {need / 1000:g} GPUs of quota; "
+                                f"{max(quota_milli - used, 0) / 1000:g} are left."),))  # fmt: skip
+        halls, residency = self._halls(request, policy)
+        if not halls:
+            return Refused(tuple(residency) or (Refusal(Reason.NO_CAPACITY, "No such GPUs in the fleet."),))
+        blocked: list[Refusal] = []
+        result: Placement | None
+        if request.nodes:
+            result = self._bare_metal(request, policy, halls)
+        elif request.rung is Rung.CONFIDENTIAL_VM:
+            result = self._confidential(request, policy, halls)
+        elif request.mig_profile is not None:
+            result = self._mig(request, policy, halls, blocked)
+        elif request.share is not None:
+            result = self._soft(request, policy, halls, blocked)
+        elif request.gang_size > 1:
+            result = self._gang(request, policy, halls, blocked)
+        else:
+            result = self._whole(request, policy, halls)
+        if result is not None:
+            return result
+        if blocked:
+            return Refused(tuple(blocked[:1]))
+        what = self._describe(request)
+        return Refused((Refusal(Reason.NO_CAPACITY, f"No capacity for {what} right now."),))
+
+    def release(self, placement: Placement) -> None:
+        state = self.state
+        tenant = placement.tenant_id
+        for device in placement.devices:
+            node = state.nodes[device.node_id]
+            gpu = node.gpus[device.gpu_index]
+            if device.mig_profile is not None and device.mig_start is not None:
+                kind = CATALOG[placement.model].mig_profiles[device.mig_profile]
+                state.set_mig(gpu, remove(gpu.mig, kind, device.mig_start), tenant, -_mig_milli(kind), False)
+            elif device.share_milli is not None:
+                state.set_soft(gpu, tenant, placement.performance, -device.share_milli)
+            elif gpu.whole_tenant == tenant:
+                state.release_whole(gpu)
+            if node.cc_mode and node.holder == tenant and all(g.free for g in node.gpus):
+                state.hold_node(node, None)  # the tenant's last GPU on a confidential host is gone
+        for node_id in placement.held_nodes:
+            state.hold_node(state.nodes[node_id], None)
+
+    # --- checks ----------------------------------------------------------------------------------------------
+
+    def _validate(self, request: Request) -> Refusal | None:
+        bad = check_rung(request.rung, request.performance)
+        if bad:
+            return bad
+        shapes = sum(bool(x) for x in (request.gpus, request.mig_profile, request.share, request.nodes))
+        if shapes != 1:
+            return Refusal(Reason.INVALID_ISOLATION, "Ask for exactly one of: gpus, mig_profile, share, nodes.")
+        if (request.rung is Rung.BARE_METAL) != bool(request.nodes):
+            return Refusal(Reason.INVALID_ISOLATION, "Bare metal is sold in whole nodes, and only bare metal is.")
+        if request.gang_size > 1 and not request.gpus:
+            return Refusal(Reason.INVALID_ISOLATION, "A gang's members are whole GPUs.")
+        for model in request.models:
+            spec = CATALOG.get(model)
+            if spec is None:
+                return Refusal(Reason.INVALID_ISOLATION, f"Unknown GPU model {model}.")
+            if request.mig_profile is not None and spec.profile_kind(request.mig_profile) is None:
+                return Refusal(Reason.INVALID_ISOLATION, f"{model} has no MIG profile {request.mig_profile}.")
+            if request.rung is Rung.CONFIDENTIAL_VM and not spec.cc_capable:
+                return Refusal(Reason.INVALID_ISOLATION, f"{model} cannot run confidential VMs.")
+        if request.share is not None and not 0 < request.share.milli < FULL_SHARE:
+            return Refusal(Reason.INVALID_ISOLATION, "A soft share is a fraction of one GPU, above 0 and below 1.")
+        return None
+
+    def _halls(self, request: Request, policy: TenantPolicy) -> tuple[list[str], list[Refusal]]:
+        """Halls the tenant may use that hold at least one acceptable model, and why the others were dropped."""
+        allowed: list[str] = []
+        refused: list[Refusal] = []
+        for code, hall in self.state.halls.items():
+            if not self.state.models_in_hall[code] & set(request.models):
+                continue
+            why = hall_allowed(policy, hall)
+            if why is None and request.regions is not None and hall.region not in request.regions:
+                why = Refusal(Reason.RESIDENCY, f"Region {hall.region} was not asked for.")
+            if why is None:
+                allowed.append(code)
+            else:
+                refused.append(why)
+        return allowed, refused
+
+    def _describe(self, request: Request) -> str:
+        models = " or ".join(request.models)
+        if request.nodes:
+            return f"{request.nodes} whole {models} node(s)"
+        if request.mig_profile:
+            return f"a {request.mig_profile} MIG slice of {models}"
+        if request.share:
+            return f"a {request.share.milli / 10:g}% {request.share.mode} share of {models}"
+        gang = f"{request.gang_size} x " if request.gang_size > 1 else ""
+        return f"{gang}{request.gpus} {models} GPU(s)"
+
+    # --- whole GPUs --------------------------------------------------------------------------------------------
+
+    def _best_node(
+        self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
+    ) -> NodeSlot | None:
+        """Best fit: the fewest free GPUs that still hold ``need``; ties towards the most used NVLink domain."""
+        state = self.state
+        for free in range(need, 9):
+            best: NodeSlot | None = None
+            best_domain_free = 0
+            for model in models:
+                for hall in halls:
+                    buckets = state.by_free.get((model, hall))
+                    if not buckets or not buckets[free]:
+                        continue
+                    for seen, node in enumerate(buckets[free].values()):
+                        if seen >= TIE_BREAK_SCAN:
+                            break
+                        if node.id in skip:
+                            continue
+                        domain_free = state.domain_free[node.nvlink_domain]
+                        if best is None or domain_free < best_domain_free:
+                            best, best_domain_free = node, domain_free
+                if best is not None:
+                    return best  # the customer's first acceptable model wins over a later one
+        return None
+
+    def _take_whole(self, node: NodeSlot, count: int, tenant: int) -> list[Device]:
+        devices: list[Device] = []
+        for gpu in node.gpus:
+            if len(devices) == count:
+                break
+            if gpu.free:
+                self.state.hold_whole(gpu, tenant)
+                devices.append(Device(node.id, node.hostname, gpu.index, gpu.uuid))
+        return devices
+
+    def _whole(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
+        node = self._best_node(request.models, halls, request.gpus)
+        if node is None:
+            return None
+        devices = self._take_whole(node, request.gpus, policy.tenant_id)
+        return self._placement(request, policy, node.model, devices)
+
+    def _placement(
+        self, request: Request, policy: TenantPolicy, model: str, devices: list[Device], held: tuple[int, ...] = ()
+    ) -> Placement:
+        return Placement(
+            tenant_id=policy.tenant_id,
+            rung=request.rung,
+            performance=request.performance,
+            security=RUNGS[request.rung].security,
+            model=model,
+            devices=tuple(devices),
+            held_nodes=held,
+            dedicated=policy.dedicated_hardware,
+        )
+
+    # --- gangs ---------------------------------------------------------------------------------------------------
+
+    def _gang(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> Placement | None:
+        if request.topology == "nvlink":
+            return self._gang_in_domain(request, policy, halls, blocked)
+        # Members go one by one, best fit each, never onto a skewed node; all or nothing.
+        taken: list[Device] = []
+        model = request.models[0]
+        for _ in range(request.gang_size):
+            node = self._best_node(request.models, halls, request.gpus, self.state.skewed)
+            if node is None:
+                for d in taken:
+                    self.state.release_whole(self.state.nodes[d.node_id].gpus[d.gpu_index])
+                return None
+            model = node.model
+            taken += self._take_whole(node, request.gpus, policy.tenant_id)
+        return self._placement(request, policy, model, taken)
+
+    def _gang_in_domain(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> Placement | None:
+        """The NVLink domain that holds the gang most tightly (large domains stay whole for large gangs)."""
+        state = self.state
+        per, members = request.gpus, request.gang_size
+        best: tuple[int, list[NodeSlot]] | None = None
+        skew_would_fit = False
+        hall_set = set(halls)
+        for domain, nodes in state.domains.items():
+            if state.domain_free[domain] < per * members:
+                continue
+            for model in request.models:
+                usable = [n for n in nodes if n.general and n.model == model and n.hall.code in hall_set]
+                single = next((n for n in usable if n.free >= per * members), None)
+                if single is not None:  # one node holds the whole gang, so versions cannot skew
+                    capacity, chosen = single.free // per, [single]
+                else:
+                    chosen = sorted((n for n in usable if not n.skewed), key=lambda n: -n.free)
+                    capacity = sum(n.free // per for n in chosen)
+                    skew_would_fit |= capacity < members <= sum(n.free // per for n in usable)
+                if capacity >= members and (best is None or capacity < best[0]):
+                    best = (capacity, chosen)
+                    break
+        if best is None:
+            if skew_would_fit:
+                blocked.append(Refusal(Reason.VERSION_SKEW, "The only NVLink domains with room have nodes whose "
+                               "driver, CUDA, NCCL or firmware versions differ from their peers."))  # fmt: skip
+            return None
+        devices: list[Device] = []
+        remaining = members
+        for node in best[1]:
+            while remaining and node.free >= per:
+                devices += self._take_whole(node, per, policy.tenant_id)
+                remaining -= 1
+        return self._placement(request, policy, best[1][0].model, devices)
+
+    # --- whole hosts -----------------------------------------------------------------------------------------------
+
+    def _bare_metal(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
+        chosen: list[NodeSlot] = []
+        for model in request.models:
+            candidates = []
+            for hall in halls:
+                buckets = self.state.by_free.get((model, hall))
+                if buckets:
+                    candidates += [n for b in buckets[1:] for n in b.values() if n.free == len(n.gpus)]
+            candidates.sort(key=lambda n: (self.state.domain_free[n.nvlink_domain], n.id))
+            if len(candidates) >= request.nodes:
+                chosen = candidates[: request.nodes]
+                break
+        if not chosen:
+            return None
+        devices: list[Device] = []
+        for node in chosen:
+            devices += self._take_whole(node, len(node.gpus), policy.tenant_id)
+            self.state.hold_node(node, policy.tenant_id)
+        return self._placement(request, policy, chosen[0].model, devices, tuple(n.id for n in chosen))
+
+    def _confidential(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
+        """Whole GPUs on a CC host in CC mode; the whole host goes to one tenant (DESIGN §3 rule 3)."""
+        hall_set = set(halls)
+        best: NodeSlot | None = None
+        for node in self.state.cc_nodes:
+            if node.state != "ready" or node.hall.code not in hall_set or node.model not in request.models:
+                continue
+            if node.holder not in (None, policy.tenant_id) or node.free < request.gpus:
+                continue
+            # Prefer a host the tenant already holds, then the tightest fit.
+            key = (node.holder is None, node.free)
+            if best is None or key < (best.holder is None, best.free):
+                best = node
+        if best is None:
+            return None
+        newly_held = best.holder is None
+        devices = [Device(best.id, best.hostname, g.index, g.uuid) for g in best.gpus if g.free][: request.gpus]
+        for d in devices:
+            gpu = best.gpus[d.gpu_index]
+            gpu.whole_tenant = policy.tenant_id
+            self.state.tenant_milli[policy.tenant_id] += FULL_SHARE
+        if newly_held:
+            self.state.hold_node(best, policy.tenant_id)
+        return self._placement(request, policy, best.model, devices, (best.id,) if newly_held else ())
+
+    # --- MIG and soft shares ---------------------------------------------------------------------------------------
+
+    def _fresh_gpu(self, models: Iterable[str], halls: list[str]) -> GpuSlot | None:
+        """A free GPU on the node with the fewest free GPUs (keeps empty nodes empty for whole-GPU work)."""
+        node = self._best_node(models, halls, 1)
+        if node is None:
+            return None
+        return next(g for g in node.gpus if g.free)
+
+    def _mig(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> Placement | None:
+        security = RUNGS[request.rung].security
+        profile = request.mig_profile or ""
+        best: tuple[int, GpuSlot, int, MigKind] | None = None
+        for model in request.models:
+            kind = CATALOG[model].mig_profiles[profile]
+            for hall in halls:
+                for mig_state, gpus in self.state.mig_by_state.get((model, hall), {}).items():
+                    fit = best_start(mig_state, kind)
+                    if fit is None or (best is not None and fit[1] >= best[0]):
+                        continue
+                    for gpu in gpus.values():
+                        others = any(t != policy.tenant_id for t in gpu.mig_tenants)
+                        why = may_join_mig_gpu(policy, security, others, gpu.mig_dedicated)
+                        if why is None:
+                            best = (fit[1], gpu, fit[0], kind)
+                            break
+                        if not blocked:
+                            blocked.append(why)
+            if best is not None:
+                break
+        if best is None:
+            for model in request.models:
+                fresh = self._fresh_gpu((model,), halls)
+                kind = CATALOG[model].mig_profiles[profile]
+                fit = best_start(EMPTY, kind)
+                if fresh is not None and fit is not None:
+                    best = (fit[1], fresh, fit[0], kind)
+                    break
+        if best is None:
+            return None
+        _, gpu, start, kind = best
+        self.state.set_mig(
+            gpu, place(gpu.mig, kind, start), policy.tenant_id, _mig_milli(kind), policy.dedicated_hardware
+        )
+        node = gpu.node
+        device = Device(node.id, node.hostname, gpu.index, gpu.uuid, profile, start)
+        return self._placement(request, policy, node.model, [device])
+
+    def _soft(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> Placement | None:
+        share = request.share
+        if share is None or share.mode not in SOFT_SHARING:
+            return None
+        why = may_join_soft_gpu(policy, None)
+        if why is not None:
+            blocked.append(why)
+            return None
+        hall_set, models = set(halls), set(request.models)
+        best: GpuSlot | None = None
+        for gpu in self.state.soft_by_tenant[policy.tenant_id].values():
+            node = gpu.node
+            if gpu.soft_mode != share.mode or not node.general or node.hall.code not in hall_set:
+                continue
+            fits = node.model in models and gpu.soft_used + share.milli <= FULL_SHARE
+            if fits and (best is None or gpu.soft_used > best.soft_used):
+                best = gpu
+        if best is None:
+            best = self._fresh_gpu(request.models, halls)
+        if best is None:
+            return None
+        self.state.set_soft(best, policy.tenant_id, share.mode, share.milli)
+        node = best.node
+        device = Device(node.id, node.hostname, best.index, best.uuid, share_milli=share.milli)
+        return self._placement(request, policy, node.model, [device])

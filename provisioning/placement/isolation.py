@@ -1,0 +1,162 @@
+"""The two isolation axes, what each rung offers, the tenant's policy, and the rules of DESIGN §3.
+
+Performance isolation says how a GPU is shared; security isolation says what boundary separates tenants. The
+product states both for every allocation and never sells a partition as a boundary: soft sharing (MPS,
+time-slicing, fractional) never crosses tenants. Every rule returns reason codes instead of raising, so the
+engine can explain a refusal and the API can name the rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Rung(StrEnum):
+    BARE_METAL = "bare_metal"
+    VM = "vm"
+    CONFIDENTIAL_VM = "confidential_vm"
+    CONTAINER = "container"
+    JOB = "job"
+    SERVERLESS = "serverless"
+
+
+class Performance(StrEnum):
+    WHOLE_GPU = "whole_gpu"
+    MIG = "mig"
+    MPS = "mps"
+    TIME_SLICING = "time_slicing"
+    FRACTIONAL = "fractional"
+
+
+class Security(StrEnum):
+    PROCESS = "process"
+    CONTAINER = "container"
+    VM = "vm"
+    CONFIDENTIAL_VM = "confidential_vm"
+    BARE_METAL = "bare_metal"
+
+
+SOFT_SHARING = frozenset({Performance.MPS, Performance.TIME_SLICING, Performance.FRACTIONAL})
+
+# Strength of the boundary between tenants, weakest first.
+SECURITY_STRENGTH = {s: i for i, s in enumerate(Security)}
+
+
+@dataclass(frozen=True)
+class RungOffer:
+    performance: frozenset[Performance]
+    security: Security
+    unit: str
+
+
+# DESIGN §2: the ladder. A request outside its rung's row is refused (rule 5).
+RUNGS: dict[Rung, RungOffer] = {
+    Rung.BARE_METAL: RungOffer(frozenset({Performance.WHOLE_GPU}), Security.BARE_METAL, "node-seconds"),
+    Rung.VM: RungOffer(frozenset({Performance.WHOLE_GPU}), Security.VM, "gpu-seconds"),
+    Rung.CONFIDENTIAL_VM: RungOffer(frozenset({Performance.WHOLE_GPU}), Security.CONFIDENTIAL_VM, "gpu-seconds"),
+    Rung.CONTAINER: RungOffer(frozenset({Performance.WHOLE_GPU, Performance.MIG}), Security.CONTAINER, "gpu-seconds"),
+    Rung.JOB: RungOffer(frozenset({Performance.WHOLE_GPU}), Security.CONTAINER, "gpu-seconds"),
+    Rung.SERVERLESS: RungOffer(
+        frozenset({Performance.WHOLE_GPU, Performance.MIG, *SOFT_SHARING}), Security.CONTAINER, "gpu-seconds"
+    ),
+}
+
+
+class Reason(StrEnum):
+    """Machine-readable refusal codes (the API's problem ``code``)."""
+
+    INVALID_ISOLATION = "invalid_isolation"
+    ISOLATION_POLICY = "isolation_policy"
+    RESIDENCY = "residency"
+    NO_CAPACITY = "no_capacity"
+    QUOTA = "quota"
+    VERSION_SKEW = "version_skew"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    code: Reason
+    message: str  # a sentence a customer understands
+
+
+@dataclass(frozen=True)
+class TenantPolicy:
+    """What a tenant's contract allows. ``None`` region/jurisdiction sets mean "anywhere"."""
+
+    tenant_id: int
+    jurisdiction: str | None = None  # the tenant's home jurisdiction, for sovereign tenants
+    regions: frozenset[str] | None = None
+    jurisdictions: frozenset[str] | None = None
+    sovereign: bool = False
+    dedicated_hardware: bool = False
+    allow_soft_sharing: bool = True  # within the tenant only; never across tenants (rule 1)
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HallInfo:
+    code: str
+    region: str
+    jurisdiction: str
+    fenced_for: str | None
+
+
+# --- rule 5: what the rung offers ------------------------------------------------------------------------------
+
+
+def check_rung(rung: Rung, performance: Performance) -> Refusal | None:
+    offer = RUNGS[rung]
+    if performance in offer.performance:
+        return None
+    offered = ", ".join(sorted(offer.performance))
+    return Refusal(
+        Reason.INVALID_ISOLATION,
+        f"The {rung} rung offers {offered} performance isolation, not {performance}.",
+    )
+
+
+# --- residency and fences --------------------------------------------------------------------------------------
+
+
+def hall_allowed(policy: TenantPolicy, hall: HallInfo) -> Refusal | None:
+    """Residency: the tenant's regions and jurisdictions; fences: a fenced hall serves only sovereign tenants of
+    its jurisdiction, and a sovereign tenant uses only halls fenced for its jurisdiction."""
+    if policy.regions is not None and hall.region not in policy.regions:
+        return Refusal(Reason.RESIDENCY, f"Region {hall.region} is outside the tenant's allowed regions.")
+    if policy.jurisdictions is not None and hall.jurisdiction not in policy.jurisdictions:
+        return Refusal(Reason.RESIDENCY, f"Jurisdiction {hall.jurisdiction} is outside the tenant's allowed ones.")
+    if policy.sovereign:
+        if hall.fenced_for is None or hall.fenced_for != policy.jurisdiction:
+            return Refusal(Reason.RESIDENCY, f"Hall {hall.code} is not fenced for the tenant's sovereign jurisdiction.")
+    elif hall.fenced_for is not None:
+        return Refusal(Reason.RESIDENCY, f"Hall {hall.code} is fenced for sovereign {hall.fenced_for} tenants.")
+    return None
+
+
+# --- rules 1 and 2: who may share a GPU ------------------------------------------------------------------------
+
+
+def may_join_soft_gpu(policy: TenantPolicy, gpu_soft_tenant: int | None) -> Refusal | None:
+    """Rule 1: a soft-shared GPU holds one tenant's workloads only."""
+    if not policy.allow_soft_sharing:
+        return Refusal(Reason.ISOLATION_POLICY, "The tenant's policy does not allow soft sharing of a GPU.")
+    if gpu_soft_tenant is not None and gpu_soft_tenant != policy.tenant_id:
+        return Refusal(Reason.ISOLATION_POLICY, "Soft sharing never crosses tenants.")
+    return None
+
+
+def may_join_mig_gpu(
+    policy: TenantPolicy, security: Security, other_tenants: bool, dedicated_holder: int | None
+) -> Refusal | None:
+    """Rule 2: MIG slices of one GPU go to different tenants only at container security or stronger, and never
+    where a tenant with dedicated hardware holds (or asks for) a slice."""
+    if not other_tenants:
+        return None
+    if SECURITY_STRENGTH[security] < SECURITY_STRENGTH[Security.CONTAINER]:
+        return Refusal(Reason.ISOLATION_POLICY, "MIG slices are shared across tenants only at container security.")
+    if policy.dedicated_hardware:
+        return Refusal(Reason.ISOLATION_POLICY, "The tenant's policy demands hardware no other tenant uses.")
+    if dedicated_holder is not None and dedicated_holder != policy.tenant_id:
+        return Refusal(Reason.ISOLATION_POLICY, "This GPU is dedicated to another tenant.")
+    return None

@@ -1,0 +1,224 @@
+"""The in-memory fleet the engine decides on, with the indexes that keep a decision cheap.
+
+Every change (a placement, a release, a node leaving ``ready``) updates the indexes locally, so a decision
+never rebuilds them: whole-GPU choices read buckets of nodes by free-GPU count, MIG choices read partly used
+GPUs grouped by their ``MigState``, soft shares read the tenant's own shared GPUs.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from provisioning.placement.isolation import HallInfo, Performance
+from provisioning.placement.mig import EMPTY, MigState
+
+READY = "ready"
+MAX_GPUS_PER_NODE = 8
+FULL_SHARE = 1000  # milli-GPU
+
+
+@dataclass(eq=False, slots=True)
+class GpuSlot:
+    node: NodeSlot
+    index: int
+    uuid: str
+    whole_tenant: int | None = None
+    mig: MigState = EMPTY
+    mig_tenants: Counter[int] = field(default_factory=Counter)
+    mig_dedicated: int | None = None  # a dedicated-hardware tenant holds slices here: nobody else may
+    soft_tenant: int | None = None
+    soft_mode: Performance | None = None
+    soft_used: int = 0  # milli-GPU
+
+    @property
+    def free(self) -> bool:
+        return self.whole_tenant is None and self.mig.empty and self.soft_tenant is None
+
+
+@dataclass(eq=False, slots=True)
+class NodeSlot:
+    id: int
+    hostname: str
+    hall: HallInfo
+    model: str
+    nvlink_domain: str
+    versions: tuple[str, ...] = ()
+    cc_capable: bool = False
+    cc_mode: bool = False
+    state: str = READY
+    gpus: list[GpuSlot] = field(default_factory=list)
+    holder: int | None = None  # a tenant holding the whole host (bare metal, confidential VM host)
+    skewed: bool = False  # versions differ from its NVLink domain's majority
+
+    @property
+    def free(self) -> int:
+        return sum(1 for g in self.gpus if g.free)
+
+    @property
+    def general(self) -> bool:
+        """In the general pool: ready, not held whole, and not a confidential-computing host."""
+        return self.state == READY and self.holder is None and not self.cc_mode
+
+
+Key = tuple[str, str]  # (GPU model, hall code)
+
+
+class FleetState:
+    def __init__(self) -> None:
+        self.nodes: dict[int, NodeSlot] = {}
+        self.halls: dict[str, HallInfo] = {}
+        self.models_in_hall: dict[str, set[str]] = defaultdict(set)
+        self.domains: dict[str, list[NodeSlot]] = defaultdict(list)
+        self.domain_free: Counter[str] = Counter()
+        self.cc_nodes: list[NodeSlot] = []
+        # (model, hall) -> free count -> general nodes with that many free GPUs (count >= 1)
+        self.by_free: dict[Key, list[dict[int, NodeSlot]]] = {}
+        # (model, hall) -> MigState -> partly used MIG GPUs of general nodes
+        self.mig_by_state: dict[Key, dict[MigState, dict[int, GpuSlot]]] = {}
+        # tenant -> soft-shared GPUs it holds
+        self.soft_by_tenant: dict[int, dict[int, GpuSlot]] = defaultdict(dict)
+        self.tenant_milli: Counter[int] = Counter()  # usage in milli-GPU, for quotas
+        self.skewed: set[int] = set()  # nodes whose versions differ from their domain's majority
+        self._node_free: dict[int, int] = {}
+
+    # --- building --------------------------------------------------------------------------------------------
+
+    def add_hall(self, hall: HallInfo) -> None:
+        self.halls[hall.code] = hall
+
+    def add_node(
+        self,
+        *,
+        id: int,
+        hostname: str,
+        hall: str,
+        model: str,
+        gpu_uuids: list[str],
+        nvlink_domain: str,
+        versions: tuple[str, ...] = (),
+        cc_capable: bool = False,
+        cc_mode: bool = False,
+        state: str = READY,
+    ) -> NodeSlot:
+        node = NodeSlot(id, hostname, self.halls[hall], model, nvlink_domain, versions, cc_capable, cc_mode, state)
+        node.gpus = [GpuSlot(node, i, uuid) for i, uuid in enumerate(gpu_uuids)]
+        self.nodes[id] = node
+        self.models_in_hall[hall].add(model)
+        self.domains[nvlink_domain].append(node)
+        if cc_mode:
+            self.cc_nodes.append(node)
+        self._node_free[id] = 0
+        self._reindex_node(node)
+        self._reskew(nvlink_domain)
+        return node
+
+    def _reskew(self, domain: str) -> None:
+        nodes = self.domains[domain]
+        majority, _ = Counter(n.versions for n in nodes).most_common(1)[0]
+        for n in nodes:
+            n.skewed = n.versions != majority
+            if n.skewed:
+                self.skewed.add(n.id)
+            else:
+                self.skewed.discard(n.id)
+
+    # --- index maintenance -------------------------------------------------------------------------------------
+
+    def _bucket(self, node: NodeSlot) -> list[dict[int, NodeSlot]]:
+        key = (node.model, node.hall.code)
+        if key not in self.by_free:
+            self.by_free[key] = [{} for _ in range(MAX_GPUS_PER_NODE + 1)]
+        return self.by_free[key]
+
+    def _mig_groups(self, node: NodeSlot) -> dict[MigState, dict[int, GpuSlot]]:
+        return self.mig_by_state.setdefault((node.model, node.hall.code), {})
+
+    def _unindex_gpu_mig(self, gpu: GpuSlot) -> None:
+        groups = self._mig_groups(gpu.node)
+        group = groups.get(gpu.mig)
+        if group is not None:
+            group.pop(id(gpu), None)
+            if not group:
+                del groups[gpu.mig]
+
+    def _index_gpu_mig(self, gpu: GpuSlot) -> None:
+        if gpu.node.general and not gpu.mig.empty:
+            self._mig_groups(gpu.node).setdefault(gpu.mig, {})[id(gpu)] = gpu
+
+    def _reindex_node(self, node: NodeSlot) -> None:
+        """Put a node (and its MIG GPUs) where its current free count and state say; O(GPUs on the node)."""
+        buckets = self._bucket(node)
+        old = self._node_free[node.id]
+        buckets[old].pop(node.id, None)
+        free = node.free if node.general else 0
+        self.domain_free[node.nvlink_domain] += free - old
+        self._node_free[node.id] = free
+        if free:
+            buckets[free][node.id] = node
+        for gpu in node.gpus:
+            self._unindex_gpu_mig(gpu)
+            self._index_gpu_mig(gpu)
+
+    def set_node_state(self, node_id: int, state: str) -> None:
+        node = self.nodes[node_id]
+        node.state = state
+        self._reindex_node(node)
+
+    # --- changes to one GPU --------------------------------------------------------------------------------------
+
+    def hold_whole(self, gpu: GpuSlot, tenant: int) -> None:
+        gpu.whole_tenant = tenant
+        self.tenant_milli[tenant] += FULL_SHARE
+        self._reindex_node(gpu.node)
+
+    def release_whole(self, gpu: GpuSlot) -> None:
+        if gpu.whole_tenant is None:
+            raise ValueError(f"GPU {gpu.uuid} is not held whole")
+        self.tenant_milli[gpu.whole_tenant] -= FULL_SHARE
+        gpu.whole_tenant = None
+        self._reindex_node(gpu.node)
+
+    def set_mig(self, gpu: GpuSlot, new: MigState, tenant: int, delta_milli: int, dedicated: bool) -> None:
+        was_free = gpu.free
+        self._unindex_gpu_mig(gpu)
+        gpu.mig = new
+        if delta_milli > 0:
+            gpu.mig_tenants[tenant] += 1
+            if dedicated:
+                gpu.mig_dedicated = tenant
+        else:
+            gpu.mig_tenants[tenant] -= 1
+            if gpu.mig_tenants[tenant] <= 0:
+                del gpu.mig_tenants[tenant]
+                if gpu.mig_dedicated == tenant:
+                    gpu.mig_dedicated = None
+        self.tenant_milli[tenant] += delta_milli
+        if was_free != gpu.free:
+            self._reindex_node(gpu.node)
+        else:
+            self._index_gpu_mig(gpu)
+
+    def set_soft(self, gpu: GpuSlot, tenant: int, mode: Performance, delta_milli: int) -> None:
+        was_free = gpu.free
+        gpu.soft_used += delta_milli
+        self.tenant_milli[tenant] += delta_milli
+        if gpu.soft_used > 0:
+            gpu.soft_tenant, gpu.soft_mode = tenant, mode
+            self.soft_by_tenant[tenant][id(gpu)] = gpu
+        else:
+            gpu.soft_tenant, gpu.soft_mode = None, None
+            self.soft_by_tenant[tenant].pop(id(gpu), None)
+        if was_free != gpu.free:
+            self._reindex_node(gpu.node)
+
+    def hold_node(self, node: NodeSlot, tenant: int | None) -> None:
+        """Give a whole host to a tenant (bare metal, confidential VM host), or take it back (None)."""
+        node.holder = tenant
+        self._reindex_node(node)
+
+    # --- views ---------------------------------------------------------------------------------------------------
+
+    def nodes_with_free(self, model: str, hall: str, at_least: int) -> list[dict[int, NodeSlot]]:
+        buckets = self.by_free.get((model, hall))
+        return buckets[at_least:] if buckets else []
