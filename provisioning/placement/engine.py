@@ -135,12 +135,9 @@ class PlacementEngine:
         refusal = self._validate(request)
         if refusal:
             return Refused((refusal,))
-        if quota_milli is not None:
-            need = milli_of(request)
-            used = self.state.tenant_milli[policy.tenant_id]
-            if used + need > quota_milli:
-                return Refused((Refusal(Reason.QUOTA, f"This needs {need / 1000:g} GPUs of quota; "
-                                f"{max(quota_milli - used, 0) / 1000:g} are left."),))  # fmt: skip
+        used_before = self.state.tenant_milli[policy.tenant_id]
+        if quota_milli is not None and used_before + milli_of(request) > quota_milli:
+            return self._over_quota(milli_of(request), used_before, quota_milli)
         halls, residency = self._halls(request, policy)
         if not halls:
             return Refused(tuple(residency) or (Refusal(Reason.NO_CAPACITY, "No such GPUs in the fleet."),))
@@ -159,11 +156,41 @@ class PlacementEngine:
         else:
             result = self._whole(request, policy, halls)
         if result is not None:
+            used = self.state.tenant_milli[policy.tenant_id]
+            if quota_milli is not None and used > quota_milli:  # bare metal is known only once nodes are chosen
+                self.release(result)
+                return self._over_quota(used - used_before, used_before, quota_milli)
             return result
         if blocked:
             return Refused(tuple(blocked[:1]))
         what = self._describe(request)
         return Refused((Refusal(Reason.NO_CAPACITY, f"No capacity for {what} right now."),))
+
+    @staticmethod
+    def _over_quota(need: int, used: int, quota: int) -> Refused:
+        left = max(quota - used, 0) / FULL_SHARE
+        return Refused((Refusal(Reason.QUOTA, f"This needs {need / FULL_SHARE:g} GPUs of quota; {left:g} are left."),))
+
+    def apply(self, placement: Placement) -> None:
+        """Put a placement decided earlier (read back from the database) into the state."""
+        state = self.state
+        tenant = placement.tenant_id
+        for node_id in placement.held_nodes:
+            state.hold_node(state.nodes[node_id], tenant)
+        for device in placement.devices:
+            node = state.nodes[device.node_id]
+            gpu = node.gpus[device.gpu_index]
+            if node.cc_mode:
+                state.hold_node(node, tenant)
+            if device.mig_profile is not None and device.mig_start is not None:
+                kind = CATALOG[placement.model].mig_profiles[device.mig_profile]
+                state.set_mig(
+                    gpu, place(gpu.mig, kind, device.mig_start), tenant, _mig_milli(kind), placement.dedicated
+                )
+            elif device.share_milli is not None:
+                state.set_soft(gpu, tenant, placement.performance, device.share_milli)
+            else:
+                state.hold_whole(gpu, tenant)
 
     def release(self, placement: Placement) -> None:
         state = self.state

@@ -80,6 +80,7 @@ class FleetState:
         self.soft_by_tenant: dict[int, dict[int, GpuSlot]] = defaultdict(dict)
         self.tenant_milli: Counter[int] = Counter()  # usage in milli-GPU, for quotas
         self.skewed: set[int] = set()  # nodes whose versions differ from their domain's majority
+        self.version = 0  # bumped by every change, so a caller can tell whether a failed step changed anything
         self._node_free: dict[int, int] = {}
 
     # --- building --------------------------------------------------------------------------------------------
@@ -148,6 +149,7 @@ class FleetState:
 
     def _reindex_node(self, node: NodeSlot) -> None:
         """Put a node (and its MIG GPUs) where its current free count and state say; O(GPUs on the node)."""
+        self.version += 1
         buckets = self._bucket(node)
         old = self._node_free[node.id]
         buckets[old].pop(node.id, None)
@@ -180,6 +182,7 @@ class FleetState:
         self._reindex_node(gpu.node)
 
     def set_mig(self, gpu: GpuSlot, new: MigState, tenant: int, delta_milli: int, dedicated: bool) -> None:
+        self.version += 1
         was_free = gpu.free
         self._unindex_gpu_mig(gpu)
         gpu.mig = new
@@ -200,6 +203,7 @@ class FleetState:
             self._index_gpu_mig(gpu)
 
     def set_soft(self, gpu: GpuSlot, tenant: int, mode: Performance, delta_milli: int) -> None:
+        self.version += 1
         was_free = gpu.free
         gpu.soft_used += delta_milli
         self.tenant_milli[tenant] += delta_milli

@@ -1,0 +1,46 @@
+"""The allocation lifecycle: states, the transitions allowed between them, and which states hold devices.
+
+    requested -> placed -> provisioning -> running -> stopping -> stopped
+    plus failed (from any live state) and, for jobs, restarting (a node died under the gang: it is placed again
+    elsewhere and provisioned from its last checkpoint).
+
+``requested`` is the moment of the decision inside ``allocation_request``; a refused request leaves nothing
+behind, so persisted allocations start at ``placed``. Metering follows ``running`` (DESIGN §6).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class AllocationState(StrEnum):
+    REQUESTED = "requested"
+    PLACED = "placed"
+    PROVISIONING = "provisioning"
+    RUNNING = "running"
+    RESTARTING = "restarting"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+S = AllocationState
+
+TRANSITIONS: dict[AllocationState, frozenset[AllocationState]] = {
+    S.REQUESTED: frozenset({S.PLACED, S.FAILED}),
+    S.PLACED: frozenset({S.PROVISIONING, S.STOPPING, S.FAILED}),
+    S.PROVISIONING: frozenset({S.RUNNING, S.STOPPING, S.FAILED}),
+    S.RUNNING: frozenset({S.STOPPING, S.RESTARTING, S.FAILED}),
+    S.RESTARTING: frozenset({S.PROVISIONING, S.STOPPING, S.FAILED}),
+    S.STOPPING: frozenset({S.STOPPED, S.FAILED}),
+    S.STOPPED: frozenset(),
+    S.FAILED: frozenset(),
+}
+
+# States whose allocation holds its devices (the database's uniqueness rules apply to these).
+HOLDS_DEVICES = frozenset({S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING, S.STOPPING})
+TERMINAL = frozenset({S.STOPPED, S.FAILED})
+
+
+def can_move(old: AllocationState, new: AllocationState) -> bool:
+    return new in TRANSITIONS[old]
