@@ -179,7 +179,12 @@ class TenantScopedViewSet(LadderView, viewsets.GenericViewSet):
 
 
 class StaffViewSet(LadderView, viewsets.GenericViewSet):
-    """Views for staff roles; ``required_permission`` names the Django permission the role must hold."""
+    """Views for staff roles; ``required_permission`` names the Django permission the role must hold, and
+    ``action_permissions`` the one a particular action needs instead (e.g. ``{"drain": "app.change_node"}``)."""
 
     extra_permissions = [HasStaffPermission]
     required_permission: ClassVar[str] = ""
+    action_permissions: ClassVar[dict[str, str]] = {}
+
+    def get_required_permission(self) -> str:
+        return self.action_permissions.get(getattr(self, "action", None) or "", self.required_permission)

@@ -9,6 +9,7 @@ over after ``IN_PROGRESS_TIMEOUT``. 5xx responses are not stored, so the client 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,7 +18,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from api.models import IdempotencyRecord
-from compliance.chain import canonical_json
 
 REPLAY_WINDOW = timedelta(hours=24)
 IN_PROGRESS_TIMEOUT = timedelta(minutes=5)
@@ -25,7 +25,10 @@ MAX_KEY_LENGTH = 255
 
 
 def fingerprint(method: str, path: str, data: Any) -> str:
-    return hashlib.sha256(f"{method} {path}\n{canonical_json(data)}".encode()).hexdigest()
+    # Not canonical_json: that one refuses floats (they do not round-trip through jsonb), but a body may carry
+    # one and must then reach the view's validation, not fail here. Python spells a float the same way each time.
+    body = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(f"{method} {path}\n{body}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -60,10 +60,10 @@ class TenantRoleAllows(BasePermission):
 
 
 class HasStaffPermission(BasePermission):
-    """Staff endpoints: the user's groups must grant ``view.required_permission``."""
+    """Staff endpoints: the user's groups must grant the permission ``view.get_required_permission()`` names."""
 
     message = "This endpoint is for Ladder staff with the right role."
 
     def has_permission(self, request: Any, view: Any) -> bool:
         user = request.user
-        return bool(user and user.is_authenticated and user.is_staff and user.has_perm(view.required_permission))
+        return bool(user and user.is_authenticated and user.is_staff and user.has_perm(view.get_required_permission()))

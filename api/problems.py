@@ -78,8 +78,12 @@ def problem_response(
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER. Anything it does not know is left to Django's 500 handler."""
     if isinstance(exc, ServiceError):
-        extra = {"errors": {exc.field: [exc.detail]}} if exc.field else {}
-        return problem_response(exc.status, exc.code, exc.detail, None, **extra)
+        extra: dict[str, Any] = {}
+        if exc.errors:
+            extra["errors"] = {name: list(messages) for name, messages in exc.errors.items()}
+        elif exc.field:
+            extra["errors"] = {exc.field: [exc.detail]}
+        return problem_response(exc.status, exc.code, exc.detail, None, **extra, **exc.extra)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

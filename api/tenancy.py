@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.base import LadderView, TenantScopedViewSet
 from api.permissions import IsTenantMember, TenantRoleAllows
+from provisioning.models import Region
 from tenancy import services
 from tenancy.models import ApiKey, ApiKeyScope, Membership, Tenant
 from tenancy.roles import Action, TenantRole, role_allows
@@ -20,15 +21,64 @@ from tenancy.selectors import api_keys_visible
 # --- serializers ----------------------------------------------------------------------------------------------
 
 
+class ResidencySerializer(serializers.Serializer[Any]):
+    regions = serializers.ListField(
+        child=serializers.SlugField(), allow_null=True, required=False, default=None,
+        help_text="Region codes the tenant's compute and data may use; null: any.",
+    )  # fmt: skip
+    jurisdictions = serializers.ListField(
+        child=serializers.RegexField(r"^[A-Z]{2,8}\Z"), allow_null=True, required=False, default=None,
+        help_text="Jurisdictions (e.g. EU, US) allowed; null: any. A sovereign tenant names exactly one.",
+    )  # fmt: skip
+    sovereign = serializers.BooleanField(default=False, help_text="Use only halls fenced for the jurisdiction.")
+
+    def validate_regions(self, value: list[str] | None) -> list[str] | None:
+        if value is not None:
+            unknown = set(value) - set(Region.objects.filter(code__in=value).values_list("code", flat=True))
+            if unknown:
+                raise serializers.ValidationError(f"Unknown region(s): {', '.join(sorted(unknown))}.")
+        return value
+
+
+class IsolationSerializer(serializers.Serializer[Any]):
+    dedicated_hardware = serializers.BooleanField(
+        required=False, help_text="Never share a GPU with another tenant, not even by MIG."
+    )
+    allow_soft_sharing = serializers.BooleanField(
+        required=False, help_text="Let this tenant's own workloads soft-share a GPU (never across tenants)."
+    )
+
+
 class TenantSerializer(serializers.ModelSerializer[Tenant]):
+    residency = serializers.SerializerMethodField()
+    isolation = serializers.SerializerMethodField()
+    gpu_quota = serializers.SerializerMethodField(help_text="GPUs the tenant may hold at once; null: no quota.")
+
     class Meta:
         model = Tenant
-        fields = ["id", "slug", "name", "state", "created_at"]
-        read_only_fields = ["id", "slug", "state", "created_at"]
+        fields = ["id", "slug", "name", "state", "created_at", "residency", "isolation", "gpu_quota"]
+        read_only_fields = fields
+
+    @extend_schema_field(ResidencySerializer)
+    def get_residency(self, tenant: Tenant) -> dict[str, Any]:
+        return {
+            "regions": tenant.residency_regions,
+            "jurisdictions": tenant.residency_jurisdictions,
+            "sovereign": tenant.sovereign,
+        }
+
+    @extend_schema_field(IsolationSerializer)
+    def get_isolation(self, tenant: Tenant) -> dict[str, bool]:
+        return {"dedicated_hardware": tenant.dedicated_hardware, "allow_soft_sharing": tenant.allow_soft_sharing}
+
+    def get_gpu_quota(self, tenant: Tenant) -> str | None:
+        return None if tenant.gpu_quota_milli is None else f"{tenant.gpu_quota_milli / 1000:g}"
 
 
 class TenantUpdateSerializer(serializers.Serializer[Any]):
-    name = serializers.CharField(max_length=200)
+    name = serializers.CharField(max_length=200, required=False)
+    residency = ResidencySerializer(required=False)
+    isolation = IsolationSerializer(required=False)
 
 
 class MemberSerializer(serializers.ModelSerializer[Membership]):
@@ -94,10 +144,15 @@ class TenantView(LadderView):
     def patch(self, request: Request) -> Response:
         data = TenantUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        residency = data.validated_data.get("residency")
+        isolation = data.validated_data.get("isolation", {})
         tenant = services.tenant_update(
             tenant=self.membership.tenant,
-            name=data.validated_data["name"],
             actor=self.caller.actor,
+            name=data.validated_data.get("name"),
+            residency=services.Residency(**residency) if residency is not None else None,
+            dedicated_hardware=isolation.get("dedicated_hardware"),
+            allow_soft_sharing=isolation.get("allow_soft_sharing"),
         )
         return Response(TenantSerializer(tenant).data)
 

@@ -3,15 +3,31 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
+from api.allocations import (
+    AllocationViewSet,
+    DefragmentViewSet,
+    FragmentationViewSet,
+    OfferingsView,
+    TenantQuotaView,
+)
 from api.audit import AuditEventViewSet
+from api.fleet import FleetViewSet, NodeViewSet, RegionViewSet
 from api.tenancy import ApiKeyViewSet, MemberViewSet, TenantView
 
 router = SimpleRouter(trailing_slash=False)
 router.register("members", MemberViewSet, basename="member")
 router.register("api-keys", ApiKeyViewSet, basename="api-key")
 router.register("compliance/audit-events", AuditEventViewSet, basename="audit-event")
+router.register("ops/fleet", FleetViewSet, basename="fleet")
+router.register("ops/nodes", NodeViewSet, basename="node")
+router.register("regions", RegionViewSet, basename="region")
+router.register("allocations", AllocationViewSet, basename="allocation")
+router.register("ops/fragmentation", FragmentationViewSet, basename="fragmentation")
+router.register("ops/defragment", DefragmentViewSet, basename="defragment")
 
 urlpatterns = [
     path("tenant", TenantView.as_view(), name="tenant"),
+    path("offerings", OfferingsView.as_view(), name="offerings"),
+    path("ops/tenants/<slug:slug>/quota", TenantQuotaView.as_view(), name="tenant-quota"),
     path("", include(router.urls)),
 ]

@@ -26,6 +26,10 @@ env = environ.FileAwareEnv(
     LADDER_API_RATE=(str, "1200/min"),
     LADDER_AUDIT_VERIFY_EVERY_SECONDS=(int, 3600),
     LOG_LEVEL=(str, "INFO"),
+    LADDER_PROVISIONER=(str, "simulated"),
+    LADDER_SIM_PROVISION_SECONDS=(float, 2.0),
+    LADDER_SIM_SANITIZE_SECONDS=(float, 5.0),
+    LADDER_RECONCILE_EVERY_SECONDS=(float, 5.0),
 )
 
 DEBUG: bool = env("DEBUG")
@@ -49,6 +53,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "tenancy",
     "compliance",
+    "provisioning",
     "api",
 ]
 
@@ -138,6 +143,7 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"GpuModelEnum": "provisioning.placement.catalog.GPU_MODEL_NAMES"},
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -160,7 +166,16 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env("LADDER_AUDIT_VERIFY_EVERY_SECONDS"),
     },
     "idempotency-purge": {"task": "api.tasks.idempotency_purge_expired", "schedule": 3600},
+    "allocations-reconcile": {
+        "task": "provisioning.tasks.allocations_reconcile",
+        "schedule": env("LADDER_RECONCILE_EVERY_SECONDS"),
+    },
 }
+
+# --- Provisioning -------------------------------------------------------------------------------------------
+LADDER_PROVISIONER: str = env("LADDER_PROVISIONER")
+LADDER_SIM_PROVISION_SECONDS: float = env("LADDER_SIM_PROVISION_SECONDS")
+LADDER_SIM_SANITIZE_SECONDS: float = env("LADDER_SIM_SANITIZE_SECONDS")
 
 # --- Logging ------------------------------------------------------------------------------------------------
 LOGGING = {

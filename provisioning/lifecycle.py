@@ -28,8 +28,8 @@ S = AllocationState
 
 TRANSITIONS: dict[AllocationState, frozenset[AllocationState]] = {
     S.REQUESTED: frozenset({S.PLACED, S.FAILED}),
-    S.PLACED: frozenset({S.PROVISIONING, S.STOPPING, S.FAILED}),
-    S.PROVISIONING: frozenset({S.RUNNING, S.STOPPING, S.FAILED}),
+    S.PLACED: frozenset({S.PROVISIONING, S.RESTARTING, S.STOPPING, S.FAILED}),
+    S.PROVISIONING: frozenset({S.RUNNING, S.RESTARTING, S.STOPPING, S.FAILED}),
     S.RUNNING: frozenset({S.STOPPING, S.RESTARTING, S.FAILED}),
     S.RESTARTING: frozenset({S.PROVISIONING, S.STOPPING, S.FAILED}),
     S.STOPPING: frozenset({S.STOPPED, S.FAILED}),

@@ -6,15 +6,32 @@ understands. ``status`` is the HTTP status the API answers with.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 
 class ServiceError(Exception):
+    """``field`` names the one input at fault; ``errors`` maps each of several inputs to its messages; ``extra``
+    adds members to the problem body (e.g. a placement refusal's ``reasons``)."""
+
     status = 409
 
-    def __init__(self, code: str, detail: str, *, status: int | None = None, field: str | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        detail: str,
+        *,
+        status: int | None = None,
+        field: str | None = None,
+        errors: Mapping[str, Sequence[str]] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__(detail)
         self.code = code
         self.detail = detail
         self.field = field
+        self.errors = errors
+        self.extra = dict(extra or {})
         if status is not None:
             self.status = status
 

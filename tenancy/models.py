@@ -23,10 +23,23 @@ class TenantState(models.TextChoices):
 
 
 class Tenant(models.Model):
+    """A customer. Its residency and isolation settings are the one source of truth for placement (and, later,
+    for where its data may live): ``tenancy.selectors.tenant_policy`` turns them into the engine's policy."""
+
     slug = models.SlugField(max_length=40, unique=True)
     name = models.CharField(max_length=200)
     state = models.CharField(max_length=16, choices=TenantState.choices, default=TenantState.ACTIVE)
     created_at = models.DateTimeField(default=timezone.now)
+    # Residency: null lists mean "anywhere". A sovereign tenant names exactly one jurisdiction and uses only
+    # halls fenced for it.
+    residency_regions = models.JSONField(null=True, blank=True)
+    residency_jurisdictions = models.JSONField(null=True, blank=True)
+    sovereign = models.BooleanField(default=False)
+    # Isolation: a dedicated-hardware tenant never shares a GPU with another tenant, not even by MIG.
+    dedicated_hardware = models.BooleanField(default=False)
+    allow_soft_sharing = models.BooleanField(default=True)  # within the tenant only, always
+    # Quota in milli-GPU (a whole GPU is 1000); null: no quota. Operators set it.
+    gpu_quota_milli = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

@@ -26,7 +26,13 @@ class StaffRole(StrEnum):
 STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
     StaffRole.FINANCE: ("tenancy.view_tenant",),
     StaffRole.COMPLIANCE: ("tenancy.view_tenant", "compliance.view_auditevent", "compliance.verify_auditchain"),
-    StaffRole.OPERATOR: ("tenancy.view_tenant",),
+    StaffRole.OPERATOR: (
+        "tenancy.view_tenant",
+        "provisioning.view_node",  # the node list and detail
+        "provisioning.change_node",  # drain, undrain, quarantine, fail
+        "provisioning.add_node",  # load a fleet document
+        "tenancy.change_tenant",  # set a tenant's GPU quota
+    ),
 }
 
 
@@ -38,6 +44,8 @@ class Action(StrEnum):
     API_KEY_MANAGE_OWN = "api_key.manage_own"
     API_KEY_MANAGE_ANY = "api_key.manage_any"
     API_KEY_WRITE_SCOPE = "api_key.write_scope"
+    ALLOCATION_VIEW = "allocation.view"
+    ALLOCATION_MANAGE = "allocation.manage"
 
 
 _EVERYONE = frozenset(TenantRole)
@@ -52,6 +60,9 @@ ALLOWED: dict[Action, frozenset[TenantRole]] = {
     Action.API_KEY_MANAGE_ANY: _ADMINS,
     # Viewers and billing users may hold read-only keys only.
     Action.API_KEY_WRITE_SCOPE: frozenset({TenantRole.OWNER, TenantRole.ADMIN, TenantRole.MEMBER}),
+    Action.ALLOCATION_VIEW: _EVERYONE,
+    # Buying capacity spends money: not for viewers or billing users.
+    Action.ALLOCATION_MANAGE: frozenset({TenantRole.OWNER, TenantRole.ADMIN, TenantRole.MEMBER}),
 }
 
 

@@ -85,22 +85,69 @@ def tenant_signup(*, slug: str, name: str, username: str, email: str, password: 
     return tenant
 
 
+@dataclass(frozen=True)
+class Residency:
+    regions: list[str] | None
+    jurisdictions: list[str] | None
+    sovereign: bool
+
+
 @transaction.atomic
-def tenant_update(*, tenant: Tenant, name: str, actor: Actor) -> Tenant:
+def tenant_update(
+    *,
+    tenant: Tenant,
+    actor: Actor,
+    name: str | None = None,
+    residency: Residency | None = None,
+    dedicated_hardware: bool | None = None,
+    allow_soft_sharing: bool | None = None,
+) -> Tenant:
+    """Change a tenant's name, residency or isolation settings; each change is audited with old and new."""
     tenant = lock_tenant(tenant.pk)
     if tenant.state != TenantState.ACTIVE:
         raise Conflict("tenant_not_active", f"The tenant is {tenant.state}; its settings cannot change.")
-    old = tenant.name
-    tenant.name = name
-    tenant.save(update_fields=["name"])
+    new: dict[str, Any] = {}
+    if name is not None:
+        new["name"] = name
+    if residency is not None:
+        if residency.sovereign and (residency.jurisdictions is None or len(residency.jurisdictions) != 1):
+            raise Invalid(
+                "validation_error",
+                "A sovereign tenant names exactly one jurisdiction.",
+                field="residency.jurisdictions",
+            )
+        new["residency_regions"] = sorted(set(residency.regions)) if residency.regions is not None else None
+        new["residency_jurisdictions"] = (
+            sorted(set(residency.jurisdictions)) if residency.jurisdictions is not None else None
+        )
+        new["sovereign"] = residency.sovereign
+    if dedicated_hardware is not None:
+        new["dedicated_hardware"] = dedicated_hardware
+    if allow_soft_sharing is not None:
+        new["allow_soft_sharing"] = allow_soft_sharing
+    changes = {k: {"old": getattr(tenant, k), "new": v} for k, v in new.items() if getattr(tenant, k) != v}
+    if not changes:
+        return tenant
+    for field_name, change in changes.items():
+        setattr(tenant, field_name, change["new"])
+    tenant.save(update_fields=list(changes))
     audit_record(
-        actor=actor,
-        action="tenant.updated",
-        target_type="tenant",
-        target_id=tenant.pk,
-        tenant=tenant,
-        data={"name": {"old": old, "new": name}},
+        actor=actor, action="tenant.updated", target_type="tenant", target_id=tenant.pk, tenant=tenant, data=changes
     )
+    return tenant
+
+
+@transaction.atomic
+def tenant_set_quota(*, tenant: Tenant, gpu_quota_milli: int | None, actor: Actor) -> Tenant:
+    """Operators set a tenant's GPU quota (milli-GPU; None lifts it)."""
+    tenant = lock_tenant(tenant.pk)
+    old = tenant.gpu_quota_milli
+    tenant.gpu_quota_milli = gpu_quota_milli
+    tenant.save(update_fields=["gpu_quota_milli"])
+    audit_record(
+        actor=actor, action="tenant.quota_set", target_type="tenant", target_id=tenant.pk, tenant=tenant,
+        data={"gpu_quota_milli": {"old": old, "new": gpu_quota_milli}},
+    )  # fmt: skip
     return tenant
 
 

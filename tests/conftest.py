@@ -84,6 +84,17 @@ def _audit_triggers(request: pytest.FixtureRequest, django_db_blocker: Any) -> I
             _set_audit_triggers(False)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_fleet_cache() -> Iterator[None]:
+    """Each test's database starts over, so the process's in-memory fleet must too."""
+    from provisioning.fleet_cache import FLEET
+
+    FLEET.invalidate()
+    FLEET.seq = 0
+    yield
+    FLEET.invalidate()
+
+
 # --- the standard actors ---------------------------------------------------------------------------------------
 
 

@@ -1,7 +1,7 @@
 """The defragmentation planner consolidates restartable jobs and never touches what may not move."""
 
 from provisioning.placement.defragment import plan_defragmentation
-from provisioning.placement.engine import PlacementEngine, Request
+from provisioning.placement.engine import Placement, PlacementEngine, Request
 from provisioning.placement.fragmentation import fragmentation
 from provisioning.placement.isolation import Rung
 from tests.placement_fleet import fleet, policy
@@ -9,12 +9,18 @@ from tests.placement_fleet import fleet, policy
 H100 = "H100-SXM-80GB"
 
 
+def placed(engine, request, tenant) -> Placement:
+    result = engine.place(request, policy(tenant))
+    assert isinstance(result, Placement)
+    return result
+
+
 def scattered():
     state = fleet(h100_nodes=2, h200_nodes=0, fenced_nodes=0, us_nodes=0, cc_nodes=0)
     engine = PlacementEngine(state)
-    a = engine.place(Request(rung=Rung.CONTAINER, models=(H100,), gpus=6), policy(1))  # node 1: 2 free
-    b = engine.place(Request(rung=Rung.JOB, models=(H100,), gpus=4), policy(2))  # node 2: 4 free
-    c = engine.place(Request(rung=Rung.JOB, models=(H100,), gpus=2), policy(3))  # fills node 1 (best fit)
+    a = placed(engine, Request(rung=Rung.CONTAINER, models=(H100,), gpus=6), 1)  # node 1: 2 free
+    b = placed(engine, Request(rung=Rung.JOB, models=(H100,), gpus=4), 2)  # node 2: 4 free
+    c = placed(engine, Request(rung=Rung.JOB, models=(H100,), gpus=2), 3)  # fills node 1 (best fit)
     engine.release(c)
     return state, {1: a, 2: b}
 
@@ -22,11 +28,11 @@ def scattered():
 def test_it_moves_a_job_to_free_a_whole_node():
     state = fleet(h100_nodes=2, h200_nodes=0, fenced_nodes=0, us_nodes=0, cc_nodes=0)
     engine = PlacementEngine(state)
-    a = engine.place(Request(rung=Rung.CONTAINER, models=(H100,), gpus=5), policy(1))
-    b = engine.place(Request(rung=Rung.CONTAINER, models=(H100,), gpus=8), policy(1))
-    x = engine.place(Request(rung=Rung.JOB, models=(H100,), gpus=2), policy(2))
+    a = placed(engine, Request(rung=Rung.CONTAINER, models=(H100,), gpus=5), 1)
+    b = placed(engine, Request(rung=Rung.CONTAINER, models=(H100,), gpus=8), 1)
+    x = placed(engine, Request(rung=Rung.JOB, models=(H100,), gpus=2), 2)
     engine.release(b)
-    y = engine.place(Request(rung=Rung.JOB, models=(H100,), gpus=2), policy(3))  # lands on the empty node
+    y = placed(engine, Request(rung=Rung.JOB, models=(H100,), gpus=2), 3)  # lands on the empty node
     engine.release(x)  # now: node 1 has 3 free, node 2 holds only y
     assert y.devices[0].node_id != a.devices[0].node_id
     plan = plan_defragmentation(state, {1: a, 3: y}, restartable={3})

@@ -61,3 +61,6 @@ CATALOG: dict[str, GpuModelSpec] = {
         GpuModelSpec("GB200", 186, True, _profiles("1g.23gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb")),
     )
 }
+
+# The model names as API choices (one list, so the OpenAPI schema names one enum).
+GPU_MODEL_NAMES: tuple[str, ...] = tuple(sorted(CATALOG))

@@ -1,8 +1,9 @@
-"""``manage.py seed_demo [--json]``: the demo tenants, people and staff that ``make run`` shows.
+"""``manage.py seed_demo [--json]``: the demo tenants, people, staff and fleet that ``make run`` shows.
 
 Idempotent: tenants and accounts are created once; passwords are reset to the demo ones; each run issues a
 fresh demo API key per person (revoking the previous demo key), since a stored key's secret can never be
-shown again. Refuses to run with DEBUG off unless ``--force``: known passwords do not belong in production.
+shown again; the demo fleet goes through ``fleet_load``, so a second run leaves it unchanged. Refuses to run
+with DEBUG off unless ``--force``: known passwords do not belong in production.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from compliance.actor import Actor
+from provisioning.services import fleet_load
 from tenancy.models import ApiKey, ApiKeyScope, Tenant
 from tenancy.roles import StaffRole, TenantRole
 from tenancy.services import api_key_create, api_key_revoke, member_invite, staff_user_create, tenant_signup
@@ -39,6 +41,57 @@ TENANTS = {
 }
 STAFF = {"finance": StaffRole.FINANCE, "compliance": StaffRole.COMPLIANCE, "operator": StaffRole.OPERATOR}
 
+DEMO_VERSIONS = {"driver": "580.65.06", "cuda": "13.0", "nccl": "2.27.7", "firmware": "96.00.B1.00.01"}
+
+
+def _demo_nodes(hall: str, model: str, domains: int, per_domain: int, cc: tuple[int, ...] = ()) -> list[Any]:
+    """``domains`` NVLink domains of ``per_domain`` 8-GPU nodes; the nodes numbered in ``cc`` run in CC mode."""
+    short = model.split("-")[0].lower()
+    nodes = []
+    for d in range(domains):
+        for i in range(per_domain):
+            number = d * per_domain + i + 1
+            nodes.append(
+                {
+                    "hostname": f"{hall}-{short}-{number:02d}",
+                    "gpu_model": model,
+                    "gpu_count": 8,
+                    "nvlink_domain": f"{hall}/nvl-{d}",
+                    "cc_capable": number in cc,
+                    "cc_mode": number in cc,
+                    "versions": DEMO_VERSIONS,
+                }
+            )
+    return nodes
+
+
+# Two regions, three halls (eu-west-1b fenced for EU sovereign tenants), H100 and H200 nodes.
+DEMO_FLEET: dict[str, Any] = {
+    "regions": [
+        {
+            "code": "eu-west",
+            "name": "EU West (Frankfurt)",
+            "jurisdiction": "EU",
+            "halls": [
+                {"code": "eu-west-1a", "fenced_for": None, "nodes": _demo_nodes("eu-west-1a", "H100-SXM-80GB", 2, 2)},
+                {
+                    "code": "eu-west-1b",
+                    "fenced_for": "EU",
+                    "nodes": _demo_nodes("eu-west-1b", "H200-141GB", 1, 2, cc=(2,)),
+                },
+            ],
+        },
+        {
+            "code": "us-east",
+            "name": "US East (Virginia)",
+            "jurisdiction": "US",
+            "halls": [
+                {"code": "us-east-1a", "fenced_for": None, "nodes": _demo_nodes("us-east-1a", "H200-141GB", 2, 2)},
+            ],
+        },
+    ]
+}
+
 
 def demo_password(username: str) -> str:
     return f"{username}-ladder-demo"
@@ -58,6 +111,10 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(result))
             return
+        fleet = result["fleet"]["nodes"]
+        self.stdout.write(
+            f"Demo fleet: {sum(fleet.values())} nodes ({fleet['created']} new, {fleet['updated']} updated)."
+        )
         self.stdout.write("Demo logins (password / API key):")
         for slug, tenant in result["tenants"].items():
             for username, creds in tenant["users"].items():
@@ -97,6 +154,7 @@ class Command(BaseCommand):
             if not User.objects.filter(username=username).exists():
                 staff_user_create(username=username, role=staff_role, password=demo_password(username), actor=actor)
             out["staff"][username] = self._credentials(username, actor)
+        out["fleet"] = fleet_load(document=DEMO_FLEET, actor=actor).as_dict()
         return out
 
     def _credentials(self, username: str, actor: Actor) -> dict[str, str]:

@@ -1,0 +1,326 @@
+"""Allocations (``/api/v1/allocations``), the public offerings and the operators' fragmentation views."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import mixins, serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from api.base import LadderView, StaffViewSet, TenantScopedViewSet
+from api.permissions import HasStaffPermission
+from provisioning.allocations import AllocationSpec, allocation_request, allocation_stop
+from provisioning.fleet_cache import fleet_read
+from provisioning.models import Allocation, AllocationDevice, Node
+from provisioning.placement.catalog import GPU_MODEL_NAMES
+from provisioning.placement.defragment import plan_defragmentation
+from provisioning.placement.fragmentation import fragmentation
+from provisioning.placement.isolation import SOFT_SHARING, Rung
+from provisioning.placement.offerings import offerings
+from provisioning.provisioners import allocations_refresh
+from tenancy.models import Tenant
+from tenancy.roles import Action
+from tenancy.services import tenant_set_quota
+
+# --- serializers ----------------------------------------------------------------------------------------------
+
+
+class ShareSerializer(serializers.Serializer[Any]):
+    mode = serializers.ChoiceField(choices=sorted(m.value for m in SOFT_SHARING))
+    fraction = serializers.DecimalField(
+        max_digits=4, decimal_places=3, min_value=Decimal("0.001"), max_value=Decimal("0.999"),
+        help_text="Share of one GPU, 0.001 to 0.999 (soft sharing stays inside the tenant).",
+    )  # fmt: skip
+
+
+class GangSerializer(serializers.Serializer[Any]):
+    size = serializers.IntegerField(min_value=2, max_value=512)
+    topology = serializers.ChoiceField(choices=["nvlink"], required=False, allow_null=True, default=None)
+
+
+class AllocationRequestSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=100)
+    rung = serializers.ChoiceField(choices=[r.value for r in Rung])
+    gpu_model = serializers.ChoiceField(choices=GPU_MODEL_NAMES, required=False)
+    gpu_models = serializers.ListField(
+        child=serializers.ChoiceField(choices=GPU_MODEL_NAMES), required=False, min_length=1, max_length=7,
+        help_text="Acceptable models, most preferred first (instead of gpu_model).",
+    )  # fmt: skip
+    gpus = serializers.IntegerField(min_value=1, max_value=8, required=False, help_text="Whole GPUs on one node.")
+    mig_profile = serializers.CharField(max_length=32, required=False, help_text="e.g. 3g.40gb")
+    share = ShareSerializer(required=False)
+    nodes = serializers.IntegerField(min_value=1, max_value=64, required=False, help_text="Bare-metal nodes.")
+    regions = serializers.ListField(child=serializers.SlugField(), required=False, min_length=1)
+    gang = GangSerializer(required=False, help_text="N members of the `gpus` shape, all or nothing.")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "gpu_model" in attrs and "gpu_models" in attrs:
+            raise serializers.ValidationError({"gpu_models": ["Give gpu_model or gpu_models, not both."]})
+        if "gpu_model" not in attrs and "gpu_models" not in attrs:
+            raise serializers.ValidationError({"gpu_model": ["Name the GPU model (or gpu_models)."]})
+        shapes = [k for k in ("gpus", "mig_profile", "share", "nodes") if k in attrs]
+        if len(shapes) != 1:
+            raise serializers.ValidationError({"gpus": ["Give exactly one of gpus, mig_profile, share, nodes."]})
+        return attrs
+
+    def spec(self) -> AllocationSpec:
+        data = self.validated_data
+        share = data.get("share")
+        gang = data.get("gang") or {}
+        regions = data.get("regions")
+        return AllocationSpec(
+            rung=data["rung"],
+            gpu_models=tuple(data.get("gpu_models") or [data["gpu_model"]]),
+            gpus=data.get("gpus", 0),
+            mig_profile=data.get("mig_profile"),
+            share_mode=share["mode"] if share else None,
+            share_milli=int(share["fraction"] * 1000) if share else None,
+            nodes=data.get("nodes", 0),
+            gang_size=gang.get("size", 1),
+            topology=gang.get("topology"),
+            regions=tuple(regions) if regions else None,
+        )
+
+
+class DeviceSerializer(serializers.ModelSerializer[AllocationDevice]):
+    node = serializers.CharField(source="hostname")
+    mig_profile = serializers.CharField(allow_null=True)
+    share = serializers.SerializerMethodField(help_text="Share of the GPU for soft sharing, as a decimal string.")
+
+    class Meta:
+        model = AllocationDevice
+        fields = ["node", "gpu_index", "gpu_uuid", "mig_profile", "mig_start", "share"]
+
+    def to_representation(self, instance: AllocationDevice) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        data["mig_profile"] = instance.mig_profile or None
+        return data
+
+    def get_share(self, device: AllocationDevice) -> str | None:
+        return None if device.share_milli is None else str(Decimal(device.share_milli) / 1000)
+
+
+class AllocationSerializer(serializers.ModelSerializer[Allocation]):
+    performance_isolation = serializers.CharField(source="performance")
+    security_isolation = serializers.CharField(source="security")
+    gpu_model = serializers.CharField(source="gpu_model.name")
+    region = serializers.CharField(source="hall.region.code")
+    hall = serializers.CharField(source="hall.code")
+    created = serializers.DateTimeField(source="created_at")
+    devices = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Allocation
+        fields = [
+            "id", "name", "state", "rung", "performance_isolation", "security_isolation", "gpu_model", "region",
+            "hall", "devices", "created", "state_changed_at", "failure_reason",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    @extend_schema_field(DeviceSerializer(many=True))
+    def get_devices(self, allocation: Allocation) -> Any:
+        """What it holds now; once stopped or failed, what it last held."""
+        devices = list(allocation.devices.all())
+        return DeviceSerializer([d for d in devices if d.active] or devices, many=True).data
+
+
+class ReasonSerializer(serializers.Serializer[Any]):
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+# --- views ------------------------------------------------------------------------------------------------------
+
+
+class AllocationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantScopedViewSet):
+    """A tenant's allocations. Refusals are 409 problem+json whose ``code`` names the rule (``no_capacity``,
+    ``residency``, ``isolation_policy``, ``quota``, ``version_skew``) with every ``reasons`` entry; a combination
+    the rung does not offer is 422 ``invalid_isolation``."""
+
+    queryset = Allocation.objects.select_related("gpu_model", "hall__region").prefetch_related("devices__gpu__node")
+    serializer_class = AllocationSerializer
+    http_method_names = ["get", "post", "delete", "head", "options"]
+    role_actions: ClassVar[dict[str, Action]] = {
+        "list": Action.ALLOCATION_VIEW,
+        "retrieve": Action.ALLOCATION_VIEW,
+        "create": Action.ALLOCATION_MANAGE,
+        "destroy": Action.ALLOCATION_MANAGE,
+    }
+    cursor_ordering = "-pk"
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        allocations_refresh(tenant_id=self.membership.tenant_id)
+        return super().list(request, *args, **kwargs)
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        allocations_refresh(tenant_id=self.membership.tenant_id)
+        return super().retrieve(request, *args, **kwargs)
+
+    @extend_schema(
+        request=AllocationRequestSerializer,
+        responses={201: AllocationSerializer, 409: OpenApiResponse(description="Refused; see `code` and `reasons`.")},
+    )
+    def create(self, request: Request) -> Response:
+        data = AllocationRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        allocation = allocation_request(
+            tenant=self.membership.tenant, name=data.validated_data["name"], spec=data.spec(), actor=self.caller.actor
+        )
+        allocation = self.get_queryset().get(pk=allocation.pk)
+        return Response(AllocationSerializer(allocation).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={200: AllocationSerializer})
+    def destroy(self, request: Request, pk: str) -> Response:
+        """Stop the allocation (stopping twice is harmless); the answer shows where it got to."""
+        allocation_stop(allocation=self.get_object(), actor=self.caller.actor)
+        return Response(AllocationSerializer(self.get_queryset().get(pk=pk)).data)
+
+
+class OfferingSerializer(serializers.Serializer[Any]):
+    rung = serializers.CharField()
+    gpu_model = serializers.CharField()
+    region = serializers.CharField()
+    performance_isolation = serializers.ListField(child=serializers.CharField())
+    security_isolation = serializers.CharField()
+    unit = serializers.CharField()
+    mig_profiles = serializers.DictField(child=serializers.IntegerField(), help_text="Profile -> slices placeable now.")
+    available = serializers.IntegerField(help_text="Free now, in the rung's unit (GPUs, or nodes for bare metal).")
+
+
+class OfferingsView(LadderView):
+    """What can be bought, and how much of it is free right now. Public."""
+
+    base_permissions: ClassVar[list[type]] = [AllowAny]
+    authentication_classes = ()
+
+    @extend_schema(responses=OfferingSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        with fleet_read() as fleet:
+            rows = offerings(fleet.state)
+        return Response([row.as_dict() for row in rows])
+
+
+class FragmentationSerializer(serializers.Serializer[Any]):
+    gpu_model = serializers.CharField()
+    hall = serializers.CharField()
+    gpus = serializers.IntegerField()
+    free_gpus = serializers.IntegerField()
+    unallocated_gpus = serializers.FloatField()
+    stranded_mig_slices = serializers.IntegerField()
+    largest_gang_gpus = serializers.DictField(child=serializers.IntegerField())
+
+
+def _figures(state: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "gpu_model": p.model,
+            "hall": p.hall,
+            "gpus": p.gpus,
+            "free_gpus": p.free_gpus,
+            "unallocated_gpus": p.unallocated_gpus,
+            "stranded_mig_slices": p.stranded_mig_slices,
+            "largest_gang_gpus": p.largest_gang_gpus,
+        }
+        for p in fragmentation(state)
+    ]
+
+
+class DefragmentRequestSerializer(serializers.Serializer[Any]):
+    dry_run = serializers.BooleanField()
+
+    def validate_dry_run(self, value: bool) -> bool:
+        if not value:
+            raise serializers.ValidationError(
+                "Only plans are made here (dry_run: true); the moves are carried out by restarting the listed jobs."
+            )
+        return value
+
+
+class MoveSerializer(serializers.Serializer[Any]):
+    allocation = serializers.IntegerField()
+    tenant = serializers.CharField()
+    from_nodes = serializers.ListField(child=serializers.CharField())
+    to_nodes = serializers.ListField(child=serializers.CharField())
+    gpus = serializers.IntegerField()
+
+
+class DefragmentPlanSerializer(serializers.Serializer[Any]):
+    moves = MoveSerializer(many=True)
+    before = FragmentationSerializer(many=True)
+    after = FragmentationSerializer(many=True)
+
+
+class FragmentationViewSet(StaffViewSet):
+    queryset = Node.objects.none()  # figures come from the engine's fleet, not a queryset
+    required_permission = "provisioning.view_node"
+    pagination_class = None
+
+    @extend_schema(responses=FragmentationSerializer(many=True))
+    def list(self, request: Request) -> Response:
+        with fleet_read() as fleet:
+            return Response(_figures(fleet.state))
+
+
+class DefragmentViewSet(StaffViewSet):
+    queryset = Node.objects.none()
+    required_permission = "provisioning.view_node"
+
+    @extend_schema(request=DefragmentRequestSerializer, responses=DefragmentPlanSerializer)
+    def create(self, request: Request) -> Response:
+        DefragmentRequestSerializer(data=request.data).is_valid(raise_exception=True)
+        restartable = set(Allocation.objects.filter(rung=Rung.JOB, state="running").values_list("pk", "tenant__slug"))
+        tenants = dict(restartable)
+        with fleet_read() as fleet:
+            plan = plan_defragmentation(fleet.state, fleet.placements, set(tenants))
+        return Response(
+            {
+                "moves": [
+                    {
+                        "allocation": m.allocation_id,
+                        "tenant": tenants[m.allocation_id],
+                        "from_nodes": m.from_nodes,
+                        "to_nodes": m.to_nodes,
+                        "gpus": m.gpus,
+                    }
+                    for m in plan.moves
+                ],
+                "before": _figures(plan.before),
+                "after": _figures(plan.after),
+            }
+        )
+
+
+class QuotaSerializer(serializers.Serializer[Any]):
+    gpus = serializers.DecimalField(
+        max_digits=9, decimal_places=3, min_value=Decimal(0), allow_null=True,
+        help_text="GPUs the tenant may hold at once (a MIG slice counts its compute share); null lifts the quota.",
+    )  # fmt: skip
+
+
+class TenantQuotaView(LadderView):
+    """Operators set a tenant's GPU quota."""
+
+    extra_permissions: ClassVar[list[type]] = [HasStaffPermission]
+    required_permission = "tenancy.change_tenant"
+
+    def get_required_permission(self) -> str:
+        return self.required_permission
+
+    @extend_schema(request=QuotaSerializer, responses=QuotaSerializer)
+    def put(self, request: Request, slug: str) -> Response:
+        data = QuotaSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        tenant = Tenant.objects.filter(slug=slug).first()
+        if tenant is None:
+            raise NotFound()
+        gpus = data.validated_data["gpus"]
+        tenant = tenant_set_quota(
+            tenant=tenant, gpu_quota_milli=None if gpus is None else int(gpus * 1000), actor=self.caller.actor
+        )
+        quota = tenant.gpu_quota_milli
+        return Response({"gpus": None if quota is None else str(Decimal(quota) / 1000)})

@@ -1,0 +1,221 @@
+"""The fleet: operators load fleet documents and drain, undrain, quarantine or fail nodes under
+``/api/v1/ops/``; every authenticated caller reads the regions and halls at ``/api/v1/regions``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import django_filters
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from api.base import LadderView, StaffViewSet
+from provisioning import services
+from provisioning.fleet_document import MAX_GPUS_PER_NODE
+from provisioning.models import Gpu, Hall, Node, NodeState, Region
+from provisioning.placement.catalog import GPU_MODEL_NAMES
+
+# --- the fleet document -----------------------------------------------------------------------------------
+# These serializers describe the document in the OpenAPI schema only. The document is checked, whole, by
+# provisioning.fleet_document (the same rules as manage.py fleet_load), which names every problem's JSON path.
+
+
+class FleetVersionsSerializer(serializers.Serializer[Any]):
+    driver = serializers.CharField(max_length=32)
+    cuda = serializers.CharField(max_length=32)
+    nccl = serializers.CharField(max_length=32)
+    firmware = serializers.CharField(max_length=32)
+
+
+class FleetNodeSerializer(serializers.Serializer[Any]):
+    hostname = serializers.CharField(max_length=253, help_text="Lower-case DNS name; unique in the fleet.")
+    gpu_model = serializers.ChoiceField(choices=GPU_MODEL_NAMES)
+    gpu_count = serializers.IntegerField(min_value=1, max_value=MAX_GPUS_PER_NODE)
+    nvlink_domain = serializers.CharField(max_length=100, help_text="Within one hall, one GPU model.")
+    cc_capable = serializers.BooleanField()
+    cc_mode = serializers.BooleanField(
+        required=False, default=False, help_text="Needs cc_capable and a GPU model that supports CC."
+    )
+    versions = FleetVersionsSerializer()
+
+
+class FleetHallSerializer(serializers.Serializer[Any]):
+    code = serializers.SlugField(max_length=40)
+    fenced_for = serializers.CharField(
+        max_length=8,
+        allow_null=True,
+        help_text="null, or the jurisdiction whose sovereign tenants alone may use the hall.",
+    )
+    nodes = FleetNodeSerializer(many=True)
+
+
+class FleetRegionSerializer(serializers.Serializer[Any]):
+    code = serializers.SlugField(max_length=40)
+    name = serializers.CharField(max_length=200)
+    jurisdiction = serializers.RegexField(r"^[A-Z]{2,8}$", help_text="2 to 8 upper-case letters, e.g. EU, US.")
+    halls = FleetHallSerializer(many=True)
+
+
+class FleetDocumentSerializer(serializers.Serializer[Any]):
+    regions = FleetRegionSerializer(many=True)
+
+
+class CountsSerializer(serializers.Serializer[Any]):
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+
+
+class GpuCountsSerializer(serializers.Serializer[Any]):
+    created = serializers.IntegerField()
+    deleted = serializers.IntegerField(help_text="GPUs of nodes whose gpu_count shrank.")
+    unchanged = serializers.IntegerField()
+
+
+class FleetLoadResultSerializer(serializers.Serializer[Any]):
+    gpu_models = CountsSerializer(help_text="Rows mirrored from the GPU catalog.")
+    regions = CountsSerializer()
+    halls = CountsSerializer()
+    nodes = CountsSerializer()
+    gpus = GpuCountsSerializer()
+
+
+# --- nodes ------------------------------------------------------------------------------------------------
+
+
+class GpuSerializer(serializers.ModelSerializer[Gpu]):
+    class Meta:
+        model = Gpu
+        fields = ["index", "uuid", "mode"]
+        read_only_fields = fields
+
+
+class NodeVersionsSerializer(serializers.Serializer[Any]):
+    driver = serializers.CharField(source="driver_version")
+    cuda = serializers.CharField(source="cuda_version")
+    nccl = serializers.CharField(source="nccl_version")
+    firmware = serializers.CharField(source="firmware_version")
+
+
+class NodeSerializer(serializers.ModelSerializer[Node]):
+    region = serializers.CharField(source="hall.region.code", read_only=True)
+    hall = serializers.CharField(source="hall.code", read_only=True)
+    gpu_model = serializers.CharField(source="gpu_model.name", read_only=True)
+    versions = NodeVersionsSerializer(source="*", read_only=True)
+    gpus = GpuSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Node
+        fields = [
+            "id", "hostname", "region", "hall", "gpu_model", "gpu_count", "nvlink_domain", "cc_capable", "cc_mode",
+            "versions", "state", "state_changed_at", "created_at", "gpus",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class NodeActionSerializer(serializers.Serializer[Any]):
+    reason = serializers.CharField(
+        max_length=500, required=False, allow_blank=True, default="", help_text="Why; kept in the audit log."
+    )
+
+
+class NodeFilter(django_filters.FilterSet):
+    region = django_filters.CharFilter(field_name="hall__region__code", help_text="Region code.")
+    hall = django_filters.CharFilter(field_name="hall__code", help_text="Hall code.")
+    gpu_model = django_filters.CharFilter(field_name="gpu_model__name", help_text="GPU model name.")
+    state = django_filters.ChoiceFilter(choices=NodeState.choices)
+    nvlink_domain = django_filters.CharFilter()
+
+    class Meta:
+        model = Node
+        fields: list[str] = []
+
+
+# --- regions ----------------------------------------------------------------------------------------------
+
+
+class HallSerializer(serializers.ModelSerializer[Hall]):
+    class Meta:
+        model = Hall
+        fields = ["code", "fenced_for"]
+        read_only_fields = fields
+
+
+class RegionSerializer(serializers.ModelSerializer[Region]):
+    halls = HallSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Region
+        fields = ["code", "name", "jurisdiction", "halls"]
+        read_only_fields = fields
+
+
+# --- views ------------------------------------------------------------------------------------------------
+
+
+class FleetViewSet(StaffViewSet):
+    """Load a fleet document: regions and halls are upserted by code, nodes by hostname."""
+
+    required_permission = "provisioning.add_node"
+    serializer_class = FleetDocumentSerializer
+
+    @extend_schema(request=FleetDocumentSerializer, responses={200: FleetLoadResultSerializer})
+    def create(self, request: Request) -> Response:
+        """Check the whole document, then load it. A document with any problem is refused whole (422, with
+        ``errors`` keyed by JSON path, e.g. ``regions[0].halls[1].nodes[3].gpu_model``); nothing is written."""
+        result = services.fleet_load(document=request.data, actor=self.caller.actor)
+        return Response(FleetLoadResultSerializer(result.as_dict()).data)
+
+
+_CHANGE_NODE = "provisioning.change_node"
+NodeService = Callable[..., Node]
+
+
+class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet):
+    queryset = Node.objects.select_related("hall__region", "gpu_model").prefetch_related("gpus")
+    serializer_class = NodeSerializer
+    filterset_class = NodeFilter
+    required_permission = "provisioning.view_node"
+    action_permissions = {name: _CHANGE_NODE for name in ("drain", "undrain", "quarantine", "fail")}
+
+    def _change(self, request: Request, service: NodeService) -> Response:
+        data = NodeActionSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        node = service(node=self.get_object(), actor=self.caller.actor, reason=data.validated_data["reason"])
+        return Response(NodeSerializer(self.get_queryset().get(pk=node.pk)).data)
+
+    @extend_schema(request=NodeActionSerializer, responses=NodeSerializer)
+    @action(detail=True, methods=["post"])
+    def drain(self, request: Request, pk: str) -> Response:
+        """Stop placing work on a ready node (409 ``invalid_transition`` from any other state)."""
+        return self._change(request, services.node_drain)
+
+    @extend_schema(request=NodeActionSerializer, responses=NodeSerializer)
+    @action(detail=True, methods=["post"])
+    def undrain(self, request: Request, pk: str) -> Response:
+        """Return a draining, maintenance or quarantined node to service."""
+        return self._change(request, services.node_undrain)
+
+    @extend_schema(request=NodeActionSerializer, responses=NodeSerializer)
+    @action(detail=True, methods=["post"])
+    def quarantine(self, request: Request, pk: str) -> Response:
+        """Take a suspect node out of placement (not a sanitizing one: the wipe must finish)."""
+        return self._change(request, services.node_quarantine)
+
+    @extend_schema(request=NodeActionSerializer, responses=NodeSerializer)
+    @action(detail=True, methods=["post"])
+    def fail(self, request: Request, pk: str) -> Response:
+        """Record that a node has failed; it comes back only through quarantine."""
+        return self._change(request, services.node_fail)
+
+
+class RegionViewSet(mixins.ListModelMixin, LadderView, viewsets.GenericViewSet):
+    """Regions and their halls, for every authenticated caller: where capacity can live, and which halls are
+    fenced for one jurisdiction's sovereign tenants."""
+
+    queryset = Region.objects.prefetch_related("halls")
+    serializer_class = RegionSerializer

@@ -1,0 +1,377 @@
+"""Every write to allocations: request (place and persist), stop, the state machine, release, node failures.
+
+Placement changes run inside ``placement_section`` (fleet_cache.py): decisions are serialized, the in-memory
+fleet is current, and every change is journaled for the other processes. The database is the last word on
+double booking: ``GpuClaim`` rows are unique per GPU memory slice, so even a wrong decision cannot commit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.db import IntegrityError
+from django.utils import timezone
+
+from compliance.actor import Actor
+from compliance.services import audit_record
+from config.tasks import enqueue
+from provisioning.fleet_cache import FLEET, placement_section
+from provisioning.lifecycle import HOLDS_DEVICES, AllocationState, can_move
+from provisioning.models import (
+    Allocation,
+    AllocationDevice,
+    Gpu,
+    GpuClaim,
+    GpuModel,
+    Node,
+    NodeHold,
+    NodeState,
+)
+from provisioning.placement.catalog import CATALOG
+from provisioning.placement.engine import Placement, Refused, Request, Share
+from provisioning.placement.isolation import Performance, Refusal, Rung
+from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
+from provisioning.placement.state import FULL_SHARE
+from tenancy.errors import Conflict, ServiceError
+from tenancy.models import Tenant
+from tenancy.selectors import tenant_policy
+
+S = AllocationState
+
+
+class PlacementRefused(ServiceError):
+    """The engine said no: 409 with the reason code (no_capacity, residency, ...), or 422 invalid_isolation."""
+
+    def __init__(self, refusal: Refused) -> None:
+        first = refusal.reasons[0]
+        super().__init__(
+            first.code.value,
+            first.message,
+            status=422 if first.code == "invalid_isolation" else 409,
+            extra={"reasons": [{"code": r.code.value, "message": r.message} for r in refusal.reasons]},
+        )
+        self.reasons: tuple[Refusal, ...] = refusal.reasons
+
+
+@dataclass(frozen=True)
+class AllocationSpec:
+    """What a tenant asks for (the API's body), kept on the allocation so a job can be placed again."""
+
+    rung: str
+    gpu_models: tuple[str, ...]
+    gpus: int = 0
+    mig_profile: str | None = None
+    share_mode: str | None = None
+    share_milli: int | None = None
+    nodes: int = 0
+    gang_size: int = 1
+    topology: str | None = None
+    regions: tuple[str, ...] | None = None
+
+    def to_request(self) -> Request:
+        share = Share(Performance(self.share_mode), self.share_milli or 0) if self.share_mode else None
+        return Request(
+            rung=Rung(self.rung),
+            models=self.gpu_models,
+            gpus=self.gpus,
+            mig_profile=self.mig_profile,
+            share=share,
+            nodes=self.nodes,
+            gang_size=self.gang_size,
+            topology=self.topology,
+            regions=frozenset(self.regions) if self.regions is not None else None,
+        )
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AllocationSpec:
+        data = dict(data)
+        data["gpu_models"] = tuple(data["gpu_models"])
+        if data.get("regions") is not None:
+            data["regions"] = tuple(data["regions"])
+        return cls(**data)
+
+
+# --- claims: the database's guard ---------------------------------------------------------------------------
+
+
+def _claims_for(allocation: Allocation, placement: Placement, gpus: dict[str, Gpu]) -> list[GpuClaim]:
+    claims: list[GpuClaim] = []
+    for device in placement.devices:
+        gpu = gpus[device.gpu_uuid]
+        if device.share_milli is not None:
+            continue  # soft shares claim the GPU for the tenant, once (see _claim_soft)
+        if device.mig_profile is not None and device.mig_start is not None:
+            kind = CATALOG[placement.model].mig_profiles[device.mig_profile]
+            run = range(device.mig_start, device.mig_start + GEOMETRY[kind].memory)
+        else:
+            run = range(MEMORY_SLICES)
+        claims += [GpuClaim(gpu=gpu, slice=s, allocation=allocation) for s in run]
+    return claims
+
+
+def _claim_soft(tenant: Tenant, gpu: Gpu) -> None:
+    if not GpuClaim.objects.filter(gpu=gpu, soft_tenant=tenant).exists():
+        GpuClaim.objects.bulk_create([GpuClaim(gpu=gpu, slice=s, soft_tenant=tenant) for s in range(MEMORY_SLICES)])
+
+
+def _quota_milli(placement: Placement) -> int:
+    total = 0
+    for device in placement.devices:
+        if device.share_milli is not None:
+            total += device.share_milli
+        elif device.mig_profile is not None:
+            kind = CATALOG[placement.model].mig_profiles[device.mig_profile]
+            total += math.ceil(GEOMETRY[kind].compute * FULL_SHARE / 7)
+        else:
+            total += FULL_SHARE
+    return total
+
+
+def _persist(*, tenant: Tenant, name: str, spec: AllocationSpec, placement: Placement, provisioner: str) -> Allocation:
+    gpus = {
+        g.uuid: g
+        for g in Gpu.objects.select_related("node__hall").filter(uuid__in=[d.gpu_uuid for d in placement.devices])
+    }
+    first = gpus[placement.devices[0].gpu_uuid]
+    allocation = Allocation.objects.create(
+        tenant=tenant,
+        name=name,
+        rung=placement.rung,
+        performance=placement.performance,
+        security=placement.security,
+        gpu_model=GpuModel.objects.get(name=placement.model),
+        hall=first.node.hall,
+        state=S.PLACED,
+        spec=asdict(spec),
+        quota_milli=_quota_milli(placement),
+        provisioner=provisioner,
+        dedicated=placement.dedicated,
+    )
+    _persist_devices(allocation, placement, gpus)
+    return allocation
+
+
+def _persist_devices(allocation: Allocation, placement: Placement, gpus: dict[str, Gpu] | None = None) -> None:
+    if gpus is None:
+        gpus = {g.uuid: g for g in Gpu.objects.filter(uuid__in=[d.gpu_uuid for d in placement.devices])}
+    AllocationDevice.objects.bulk_create(
+        AllocationDevice(
+            allocation=allocation,
+            gpu=gpus[d.gpu_uuid],
+            hostname=d.hostname,
+            gpu_index=d.gpu_index,
+            gpu_uuid=d.gpu_uuid,
+            mig_profile=d.mig_profile or "",
+            mig_start=d.mig_start,
+            share_milli=d.share_milli,
+        )
+        for d in placement.devices
+    )
+    GpuClaim.objects.bulk_create(_claims_for(allocation, placement, gpus))
+    for device in placement.devices:
+        if device.share_milli is not None:
+            _claim_soft(allocation.tenant, gpus[device.gpu_uuid])
+    for node_id in placement.held_nodes:
+        NodeHold.objects.create(node_id=node_id, tenant=allocation.tenant, allocation=allocation)
+    for node_id in {d.node_id for d in placement.devices}:
+        node = Node.objects.get(pk=node_id)
+        if node.cc_mode:
+            hold, _ = NodeHold.objects.get_or_create(node=node, defaults={"tenant": allocation.tenant})
+            if hold.tenant_id != allocation.tenant_id:
+                raise IntegrityError("a confidential host is held by another tenant")
+
+
+def _release_devices(allocation: Allocation) -> list[int]:
+    """Give back what an allocation holds; returns the bare-metal nodes it held (they go to sanitizing)."""
+    GpuClaim.objects.filter(allocation=allocation).delete()
+    held = list(NodeHold.objects.filter(allocation=allocation).values_list("node_id", flat=True))
+    NodeHold.objects.filter(allocation=allocation).delete()
+    devices = list(allocation.devices.filter(active=True).select_related("gpu__node"))
+    allocation.devices.filter(active=True).update(active=False)
+    for device in devices:
+        gpu = device.gpu
+        if gpu is None:
+            continue
+        still = AllocationDevice.objects.filter(gpu=gpu, active=True, allocation__tenant=allocation.tenant)
+        if device.share_milli is not None and not still.filter(share_milli__isnull=False).exists():
+            GpuClaim.objects.filter(gpu=gpu, soft_tenant=allocation.tenant).delete()
+        node = gpu.node
+        if node.cc_mode and not AllocationDevice.objects.filter(gpu__node=node, active=True).exists():
+            NodeHold.objects.filter(node=node, allocation=None).delete()
+    return held
+
+
+# --- services -------------------------------------------------------------------------------------------------
+
+
+def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor: Actor) -> Allocation:
+    """Place and persist an allocation, or raise ``PlacementRefused`` with the engine's reasons."""
+    from provisioning.provisioners import provisioner
+
+    if tenant.state != "active":
+        raise Conflict("tenant_not_active", f"The tenant is {tenant.state}; it cannot request capacity.")
+    request = spec.to_request()
+    for attempt in range(2):
+        try:
+            with placement_section() as section:
+                tenant = Tenant.objects.get(pk=tenant.pk)
+                result = section.engine.place(request, tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
+                if isinstance(result, Refused):
+                    raise PlacementRefused(result)
+                allocation = _persist(
+                    tenant=tenant, name=name, spec=spec, placement=result, provisioner=provisioner().name
+                )
+                section.journal("placed", allocation=allocation)
+                audit_record(
+                    actor=actor, action="allocation.placed", target_type="allocation", target_id=allocation.pk,
+                    tenant=tenant, data={"name": name, "spec": asdict(spec), "devices": len(result.devices),
+                                         "hall": allocation.hall.code},
+                )  # fmt: skip
+                FLEET.placements[allocation.pk] = result
+                enqueue(provision_task(), allocation.pk)
+            return allocation
+        except IntegrityError:
+            # The database refused a claim the in-memory fleet thought was free: it was stale. Read it again once.
+            FLEET.invalidate()
+            if attempt:
+                raise Conflict("no_capacity", "The capacity was taken concurrently; try again.") from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def provision_task() -> Any:
+    from provisioning.tasks import allocation_provision
+
+    return allocation_provision
+
+
+def release_task() -> Any:
+    from provisioning.tasks import allocation_release
+
+    return allocation_release
+
+
+def allocation_transition(
+    *,
+    allocation: Allocation,
+    to: AllocationState,
+    actor: Actor,
+    reason: str = "",
+    expect: AllocationState | None = None,
+) -> bool:
+    """Move an allocation by compare-and-swap on its current state; False when someone else moved it first.
+
+    Leaving the device-holding states gives the devices back (journaled for the engine)."""
+    current = AllocationState(expect or allocation.state)
+    if not can_move(current, to):
+        raise Conflict("invalid_transition", f"An allocation cannot go from {current} to {to}.")
+    now = timezone.now()
+    with placement_section() as section:
+        fields: dict[str, Any] = {"state": to, "state_changed_at": now}
+        if to == S.RUNNING:
+            fields["running_since"] = now
+        if reason:
+            fields["failure_reason"] = reason[:300]
+        if not Allocation.objects.filter(pk=allocation.pk, state=current).update(**fields):
+            return False
+        allocation.refresh_from_db()
+        if current in HOLDS_DEVICES and to not in HOLDS_DEVICES:
+            held = _release_devices(allocation)
+            placement = FLEET.placements.pop(allocation.pk, None)
+            if placement is not None:
+                section.engine.release(placement)
+            section.journal("released", allocation=allocation)
+            if held:
+                Node.objects.filter(pk__in=held).update(sanitize_required=True)
+            for node in Node.objects.filter(pk__in=held, state=NodeState.READY):
+                _node_set_state(section, node, NodeState.SANITIZING, actor, "bare-metal tenant left")
+        audit_record(
+            actor=actor, action=f"allocation.{to}", target_type="allocation", target_id=allocation.pk,
+            tenant=allocation.tenant, data={"from": current, "to": to, **({"reason": reason} if reason else {})},
+        )  # fmt: skip
+    return True
+
+
+def _node_set_state(section: Any, node: Node, state: str, actor: Actor, why: str) -> None:
+    old = node.state
+    if Node.objects.filter(pk=node.pk, state=old).update(state=state, state_changed_at=timezone.now()):
+        section.engine.state.set_node_state(node.pk, state)
+        section.journal("node", node=node)
+        audit_record(
+            actor=actor, action=f"node.{state}", target_type="node", target_id=node.pk,
+            data={"hostname": node.hostname, "from": old, "to": state, "why": why},
+        )  # fmt: skip
+
+
+def allocation_stop(*, allocation: Allocation, actor: Actor) -> Allocation:
+    """The tenant stops an allocation: it goes to ``stopping`` and the provisioner tears it down."""
+    state = AllocationState(allocation.state)
+    if state in (S.STOPPING, S.STOPPED, S.FAILED):
+        return allocation  # stopping twice is harmless
+    allocation_transition(allocation=allocation, to=S.STOPPING, actor=actor, expect=state)
+    enqueue(release_task(), allocation.pk)
+    allocation.refresh_from_db()
+    return allocation
+
+
+def node_failed(*, node: Node, actor: Actor) -> dict[str, int]:
+    """A node died: jobs on it restart elsewhere from their checkpoint, everything else on it fails."""
+    counts = {"restarted": 0, "failed": 0}
+    live = Allocation.objects.filter(state__in=HOLDS_DEVICES, devices__gpu__node=node, devices__active=True).distinct()
+    for allocation in live:
+        restartable = allocation.rung == Rung.JOB and can_move(AllocationState(allocation.state), S.RESTARTING)
+        if restartable and _restart_job(allocation, node, actor):
+            counts["restarted"] += 1
+            continue
+        allocation_transition(allocation=allocation, to=S.FAILED, actor=actor, reason=f"node {node.hostname} failed")
+        counts["failed"] += 1
+    return counts
+
+
+def _restart_job(allocation: Allocation, node: Node, actor: Actor) -> bool:
+    """Place the gang again (the failed node is out of the pool); False when it no longer fits anywhere."""
+    current = AllocationState(allocation.state)
+    with placement_section() as section:
+        if not Allocation.objects.filter(pk=allocation.pk, state=current).update(
+            state=S.RESTARTING, state_changed_at=timezone.now()
+        ):
+            return True  # someone else is handling it
+        _release_devices(allocation)
+        old = FLEET.placements.pop(allocation.pk, None)
+        if old is not None:
+            section.engine.release(old)
+        section.journal("released", allocation=allocation)
+        tenant = allocation.tenant
+        spec = AllocationSpec.from_json(allocation.spec)
+        result = section.engine.place(spec.to_request(), tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
+        if isinstance(result, Refused):
+            Allocation.objects.filter(pk=allocation.pk).update(
+                state=S.FAILED,
+                failure_reason=f"node {node.hostname} failed; no room to restart: {result.message}"[:300],
+            )
+            audit_record(
+                actor=actor, action="allocation.failed", target_type="allocation", target_id=allocation.pk,
+                tenant=tenant, data={"from": S.RESTARTING, "reason": result.message},
+            )  # fmt: skip
+            return False
+        _persist_devices(allocation, result)
+        FLEET.placements[allocation.pk] = result
+        section.journal("placed", allocation=allocation)
+        audit_record(
+            actor=actor, action="allocation.restarting", target_type="allocation", target_id=allocation.pk,
+            tenant=tenant, data={"from": current, "failed_node": node.hostname, "devices": len(result.devices)},
+        )  # fmt: skip
+        enqueue(provision_task(), allocation.pk)
+    return True
+
+
+def nodes_sanitized(*, actor: Actor, older_than: Any) -> int:
+    """Bare-metal hosts whose wipe is done (simulated: after a delay) return to the pool."""
+    done = 0
+    for node in Node.objects.filter(state=NodeState.SANITIZING, state_changed_at__lte=older_than):
+        with placement_section() as section:
+            Node.objects.filter(pk=node.pk).update(sanitize_required=False)
+            _node_set_state(section, node, NodeState.READY, actor, "sanitized")
+            done += 1
+    return done

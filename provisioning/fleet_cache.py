@@ -1,0 +1,176 @@
+"""The placement engine's fleet, kept in each process's memory and brought up to date from the journal.
+
+A process builds its ``FleetState`` from the database once, then applies only the ``PlacementJournal`` entries
+written since (by itself or by other processes) before every decision: no decision rebuilds the index. Every
+change to placement goes through ``placement_section``, which serializes decisions across threads (a lock) and
+processes (the ``PlacementLock`` row), and throws the in-memory state away if a failed step had changed it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import transaction
+
+from provisioning.lifecycle import HOLDS_DEVICES
+from provisioning.models import Allocation, Hall, Node, NodeHold, PlacementJournal, PlacementLock
+from provisioning.placement.engine import Device, Placement, PlacementEngine
+from provisioning.placement.isolation import HallInfo, Performance, Rung, Security
+from provisioning.placement.state import FleetState
+
+
+def placement_of(allocation: Allocation) -> Placement:
+    """The engine's view of a persisted allocation (its active devices)."""
+    devices = tuple(
+        Device(
+            node_id=d.gpu.node_id,  # an active device's GPU is claimed, so it cannot have been deleted
+            hostname=d.hostname,
+            gpu_index=d.gpu_index,
+            gpu_uuid=d.gpu_uuid,
+            mig_profile=d.mig_profile or None,
+            mig_start=d.mig_start,
+            share_milli=d.share_milli,
+        )
+        for d in allocation.devices.all()
+        if d.active and d.gpu is not None
+    )
+    held = tuple(NodeHold.objects.filter(allocation=allocation).values_list("node_id", flat=True))
+    return Placement(
+        tenant_id=allocation.tenant_id,
+        rung=Rung(allocation.rung),
+        performance=Performance(allocation.performance),
+        security=Security(allocation.security),
+        model=allocation.gpu_model.name,
+        devices=devices,
+        held_nodes=held,
+        dedicated=allocation.dedicated,
+    )
+
+
+def _allocations_with_devices() -> object:
+    return Allocation.objects.select_related("gpu_model").prefetch_related("devices__gpu")
+
+
+class FleetCache:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.engine: PlacementEngine | None = None
+        self.seq = 0
+        self.placements: dict[int, Placement] = {}
+
+    @property
+    def state(self) -> FleetState:
+        if self.engine is None:
+            raise RuntimeError("the fleet is read inside placement_section or fleet_read")
+        return self.engine.state
+
+    def invalidate(self) -> None:
+        self.engine = None
+        self.placements = {}
+
+    def sync(self) -> PlacementEngine:
+        """The engine, up to date with every journal entry. Call inside ``placement_section``."""
+        if self.engine is None:
+            return self._rebuild()
+        for entry in PlacementJournal.objects.filter(seq__gt=self.seq).order_by("seq"):
+            if entry.op == "fleet":
+                return self._rebuild()
+            self._apply(entry)
+            self.seq = entry.seq
+        return self.engine
+
+    def _apply(self, entry: PlacementJournal) -> None:
+        engine = self.engine
+        assert engine is not None  # noqa: S101 - sync() rebuilt it otherwise
+        if entry.op == "placed" and entry.allocation_id is not None:
+            allocation = _allocations_with_devices().get(pk=entry.allocation_id)  # type: ignore[attr-defined]
+            placement = placement_of(allocation)
+            engine.apply(placement)
+            self.placements[allocation.pk] = placement
+        elif entry.op == "released" and entry.allocation_id in self.placements:
+            engine.release(self.placements.pop(entry.allocation_id))
+        elif entry.op == "node" and entry.node_id is not None:
+            node = Node.objects.only("state").get(pk=entry.node_id)
+            engine.state.set_node_state(node.pk, node.state)
+
+    def _rebuild(self) -> PlacementEngine:
+        """Read the whole fleet: once per process, and after a fleet load. O(fleet)."""
+        last = PlacementJournal.objects.order_by("-seq").values_list("seq", flat=True).first() or 0
+        state = FleetState()
+        for hall in Hall.objects.select_related("region"):
+            state.add_hall(HallInfo(hall.code, hall.region.code, hall.region.jurisdiction, hall.fenced_for))
+        nodes = Node.objects.select_related("hall", "gpu_model").prefetch_related("gpus").order_by("pk")
+        for node in nodes:
+            state.add_node(
+                id=node.pk,
+                hostname=node.hostname,
+                hall=node.hall.code,
+                model=node.gpu_model.name,
+                gpu_uuids=[g.uuid for g in sorted(node.gpus.all(), key=lambda g: g.index)],
+                nvlink_domain=node.nvlink_domain,
+                versions=(node.driver_version, node.cuda_version, node.nccl_version, node.firmware_version),
+                cc_capable=node.cc_capable,
+                cc_mode=node.cc_mode,
+                state=node.state,
+            )
+        engine = PlacementEngine(state)
+        placements = {}
+        for allocation in _allocations_with_devices().filter(state__in=HOLDS_DEVICES):  # type: ignore[attr-defined]
+            placement = placement_of(allocation)
+            engine.apply(placement)
+            placements[allocation.pk] = placement
+        self.engine, self.placements, self.seq = engine, placements, last
+        return engine
+
+
+FLEET = FleetCache()
+
+
+class _Section:
+    def __init__(self, engine: PlacementEngine) -> None:
+        self.engine = engine
+        self.last_seq: int | None = None
+
+    def journal(self, op: str, *, allocation: Allocation | None = None, node: Node | None = None) -> None:
+        self.last_seq = PlacementJournal.objects.create(op=op, allocation=allocation, node=node).seq
+
+
+@contextmanager
+def placement_section() -> Iterator[_Section]:
+    """Serialize a placement change: in-process lock, then the ``PlacementLock`` row, in one transaction.
+
+    Lock order: taken after the Tenant row (tenancy/locks.py) and before allocation rows and the audit head.
+    """
+    with FLEET.lock:
+        version = None
+        try:
+            with transaction.atomic():
+                PlacementLock.objects.get_or_create(id=1)
+                PlacementLock.objects.select_for_update().get(id=1)
+                engine = FLEET.sync()
+                version = engine.state.version
+                section = _Section(engine)
+                yield section
+            if section.last_seq is not None:
+                FLEET.seq = max(FLEET.seq, section.last_seq)  # a nested section may have journaled later
+        except BaseException:
+            if FLEET.engine is not None and version is not None and FLEET.engine.state.version != version:
+                FLEET.invalidate()  # the memory changed but the database did not: read it again next time
+            raise
+
+
+@contextmanager
+def fleet_read() -> Iterator[FleetCache]:
+    """The up-to-date fleet for a read (offerings, fragmentation): no ``PlacementLock``, nothing changes."""
+    with FLEET.lock, transaction.atomic():
+        FLEET.sync()
+        yield FLEET
+
+
+def journal_fleet_changed() -> None:
+    """After a fleet load: every process reads the fleet again on its next decision."""
+    with placement_section() as section:
+        section.journal("fleet")
+        FLEET.invalidate()

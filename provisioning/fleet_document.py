@@ -1,0 +1,513 @@
+"""The fleet document: its format, every rule it must follow, and where in a file a problem sits.
+
+Pure Python (no Django): ``check`` turns a parsed document into a ``FleetSpec`` or a list of ``Reason``s, each
+naming its place as a JSON path (``regions[0].halls[1].nodes[3].gpu_model``); ``check_against_fleet`` adds the
+rules that need the fleet already registered; ``parse_text`` parses a file's text and remembers the line of
+every value, so that a reason can also name its line.
+
+Format::
+
+    {"regions": [{"code": "eu-west", "name": "EU West", "jurisdiction": "EU",
+                  "halls": [{"code": "eu-west-1a", "fenced_for": null,
+                             "nodes": [{"hostname": "n1", "gpu_model": "H100-SXM-80GB", "gpu_count": 8,
+                                        "nvlink_domain": "eu-west-1a/nvl-0", "cc_capable": false,
+                                        "cc_mode": false,
+                                        "versions": {"driver": "580.65", "cuda": "13.0", "nccl": "2.27",
+                                                     "firmware": "96.00"}}]}]}]}
+
+Every key is required except a node's ``cc_mode`` (default false); unknown keys are refused, so a misspelt
+optional key never passes silently.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from bisect import bisect_left
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from provisioning.placement.catalog import CATALOG
+
+Path = tuple[str | int, ...]
+
+MAX_GPUS_PER_NODE = 8
+CODE_MAX = 40
+CODE_RE = re.compile(rf"^(?=.{{1,{CODE_MAX}}}\Z)[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+JURISDICTION_RE = re.compile(r"^[A-Z]{2,8}\Z")
+HOSTNAME_RE = re.compile(
+    r"^(?=.{1,253}\Z)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\Z"
+)
+VERSION_RE = re.compile(r"^\S{1,32}\Z")
+VERSION_KEYS = ("driver", "cuda", "nccl", "firmware")
+
+
+def format_path(path: Path) -> str:
+    """``("regions", 0, "halls", 1, "code")`` -> ``regions[0].halls[1].code``; the root is ``document``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out or "document"
+
+
+@dataclass(frozen=True)
+class Reason:
+    path: Path
+    message: str
+    line: int | None = None
+
+    @property
+    def where(self) -> str:
+        return format_path(self.path)
+
+
+# --- the validated document ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    path: Path
+    hostname: str
+    gpu_model: str
+    gpu_count: int
+    nvlink_domain: str
+    cc_capable: bool
+    cc_mode: bool
+    driver: str
+    cuda: str
+    nccl: str
+    firmware: str
+
+
+@dataclass(frozen=True)
+class HallSpec:
+    path: Path
+    code: str
+    fenced_for: str | None
+    nodes: tuple[NodeSpec, ...]
+
+
+@dataclass(frozen=True)
+class RegionSpec:
+    path: Path
+    code: str
+    name: str
+    jurisdiction: str
+    halls: tuple[HallSpec, ...]
+
+
+@dataclass(frozen=True)
+class FleetSpec:
+    regions: tuple[RegionSpec, ...]
+
+    def halls(self) -> Iterator[tuple[RegionSpec, HallSpec]]:
+        for region in self.regions:
+            for hall in region.halls:
+                yield region, hall
+
+    def nodes(self) -> Iterator[tuple[HallSpec, NodeSpec]]:
+        for _, hall in self.halls():
+            for node in hall.nodes:
+                yield hall, node
+
+
+# --- checking -----------------------------------------------------------------------------------------------
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+_MISSING = object()
+
+
+def _shown(value: str) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else f'{text[:57]}..."'
+
+
+class _Checker:
+    """Walks a document top-down, collecting every reason (not just the first) and the valid parts."""
+
+    def __init__(self) -> None:
+        self.reasons: list[Reason] = []
+        self.first_at: dict[str, dict[str, Path]] = {}  # what -> value -> path of its first appearance
+        self.domains: dict[str, tuple[str, str, str]] = {}  # NVLink domain -> (hall, GPU model, where)
+
+    def add(self, path: Path, message: str) -> None:
+        self.reasons.append(Reason(path, message))
+
+    def obj(self, value: object, path: Path, keys: tuple[str, ...]) -> dict[str, Any] | None:
+        if not isinstance(value, dict):
+            self.add(path, f"must be an object, not {_json_type(value)}")
+            return None
+        for key in value:
+            if key not in keys:
+                self.add((*path, key), f"unknown field (expected: {', '.join(keys)})")
+        return value
+
+    def get(self, obj: dict[str, Any], key: str, path: Path) -> object:
+        if key not in obj:
+            self.add((*path, key), "is required")
+            return _MISSING
+        return obj[key]
+
+    def text(self, obj: dict[str, Any], key: str, path: Path, pattern: re.Pattern[str], rule: str) -> str | None:
+        value = self.get(obj, key, path)
+        if value is _MISSING:
+            return None
+        if not isinstance(value, str):
+            self.add((*path, key), f"must be a string, not {_json_type(value)}")
+            return None
+        if not pattern.match(value):
+            self.add((*path, key), f"must be {rule}, not {_shown(value)}")
+            return None
+        return value
+
+    def flag(self, obj: dict[str, Any], key: str, path: Path, default: bool | None = None) -> bool | None:
+        if key not in obj and default is not None:
+            return default
+        value = self.get(obj, key, path)
+        if value is _MISSING:
+            return None
+        if not isinstance(value, bool):
+            self.add((*path, key), f"must be true or false, not {_json_type(value)}")
+            return None
+        return value
+
+    def array(self, obj: dict[str, Any], key: str, path: Path) -> list[Any]:
+        value = self.get(obj, key, path)
+        if value is _MISSING:
+            return []
+        if not isinstance(value, list):
+            self.add((*path, key), f"must be an array, not {_json_type(value)}")
+            return []
+        return value
+
+    def unique(self, what: str, value: str | None, path: Path) -> None:
+        """Region codes, hall codes and hostnames name one thing each in the whole document."""
+        if value is None:
+            return
+        first = self.first_at.setdefault(what, {})
+        if value in first:
+            self.add(path, f"duplicate {what} {_shown(value)} (first at {format_path(first[value])})")
+        else:
+            first[value] = path
+
+    def domain_fits(self, path: Path, domain: str, hall: str, model: str, where: str) -> None:
+        """An NVLink domain is wired inside one hall and joins GPUs of one model."""
+        other_hall, other_model, other_where = self.domains.setdefault(domain, (hall, model, where))
+        if hall != other_hall:
+            self.add(
+                (*path, "nvlink_domain"),
+                f"NVLink domain {_shown(domain)} is in hall {_shown(other_hall)} ({other_where}); "
+                f"a domain cannot span halls",
+            )
+        elif model != other_model:
+            self.add(
+                (*path, "nvlink_domain"),
+                f"NVLink domain {_shown(domain)} holds {other_model} GPUs ({other_where}); it cannot also hold {model}",
+            )
+
+    # -- the document, top-down --
+
+    def document(self, document: object) -> tuple[RegionSpec, ...]:
+        doc = self.obj(document, (), ("regions",))
+        if doc is None:
+            return ()
+        regions = [self.region(value, ("regions", i)) for i, value in enumerate(self.array(doc, "regions", ()))]
+        return tuple(r for r in regions if r is not None)
+
+    def region(self, value: object, path: Path) -> RegionSpec | None:
+        obj = self.obj(value, path, ("code", "name", "jurisdiction", "halls"))
+        if obj is None:
+            return None
+        code = self.text(obj, "code", path, CODE_RE, _CODE_RULE)
+        self.unique("region code", code, (*path, "code"))
+        name = self.text(obj, "name", path, _NAME_RE, "1 to 200 characters")
+        jurisdiction = self.text(obj, "jurisdiction", path, JURISDICTION_RE, _JURISDICTION_RULE)
+        halls = [self.hall(v, (*path, "halls", i)) for i, v in enumerate(self.array(obj, "halls", path))]
+        if code is None or name is None or jurisdiction is None:
+            return None
+        return RegionSpec(path, code, name, jurisdiction, tuple(h for h in halls if h is not None))
+
+    def hall(self, value: object, path: Path) -> HallSpec | None:
+        obj = self.obj(value, path, ("code", "fenced_for", "nodes"))
+        if obj is None:
+            return None
+        code = self.text(obj, "code", path, CODE_RE, _CODE_RULE)
+        self.unique("hall code", code, (*path, "code"))
+        fenced_ok, fenced_for = True, None
+        if self.get(obj, "fenced_for", path) is _MISSING:
+            fenced_ok = False
+        elif obj["fenced_for"] is not None:
+            fenced_for = self.text(obj, "fenced_for", path, JURISDICTION_RE, f"null or {_JURISDICTION_RULE}")
+            fenced_ok = fenced_for is not None
+        nodes = [self.node(v, (*path, "nodes", i), code) for i, v in enumerate(self.array(obj, "nodes", path))]
+        if code is None or not fenced_ok:
+            return None
+        return HallSpec(path, code, fenced_for, tuple(n for n in nodes if n is not None))
+
+    def node(self, value: object, path: Path, hall: str | None) -> NodeSpec | None:
+        keys = ("hostname", "gpu_model", "gpu_count", "nvlink_domain", "cc_capable", "cc_mode", "versions")
+        obj = self.obj(value, path, keys)
+        if obj is None:
+            return None
+        hostname = self.text(obj, "hostname", path, HOSTNAME_RE, _HOSTNAME_RULE)
+        self.unique("hostname", hostname, (*path, "hostname"))
+        gpu_model = self.text(obj, "gpu_model", path, _NAME_RE, "a GPU model name")
+        if gpu_model is not None and gpu_model not in CATALOG:
+            self.add((*path, "gpu_model"), f"unknown GPU model {_shown(gpu_model)}; known: {', '.join(CATALOG)}")
+            gpu_model = None
+        gpu_count = self.count(obj, path)
+        domain = self.text(obj, "nvlink_domain", path, _NVLINK_RE, "1 to 100 characters without spaces")
+        if domain is not None and gpu_model is not None and hall is not None:
+            self.domain_fits(path, domain, hall, gpu_model, format_path(path))
+        cc_capable = self.flag(obj, "cc_capable", path)
+        cc_mode = self.flag(obj, "cc_mode", path, default=False)
+        if cc_mode:
+            if cc_capable is False:
+                self.add((*path, "cc_mode"), "confidential-computing mode needs a cc_capable node")
+                cc_mode = None
+            if gpu_model is not None and not CATALOG[gpu_model].cc_capable:
+                self.add((*path, "cc_mode"), f"{gpu_model} GPUs do not support confidential computing")
+                cc_mode = None
+        versions = self.versions(obj, path)
+        if (
+            hostname is None
+            or gpu_model is None
+            or gpu_count is None
+            or domain is None
+            or cc_capable is None
+            or cc_mode is None
+            or versions is None
+        ):
+            return None
+        return NodeSpec(path, hostname, gpu_model, gpu_count, domain, cc_capable, cc_mode, *versions)
+
+    def count(self, node: dict[str, Any], path: Path) -> int | None:
+        value = self.get(node, "gpu_count", path)
+        if value is _MISSING:
+            return None
+        if not isinstance(value, int) or isinstance(value, bool):
+            shown = json.dumps(value) if isinstance(value, float) else _json_type(value)
+            self.add((*path, "gpu_count"), f"must be a whole number, not {shown}")
+            return None
+        if not 1 <= value <= MAX_GPUS_PER_NODE:
+            self.add((*path, "gpu_count"), f"must be 1 to {MAX_GPUS_PER_NODE}, not {value}")
+            return None
+        return value
+
+    def versions(self, node: dict[str, Any], node_path: Path) -> tuple[str, str, str, str] | None:
+        path = (*node_path, "versions")
+        value = self.get(node, "versions", node_path)
+        if value is _MISSING:
+            return None
+        obj = self.obj(value, path, VERSION_KEYS)
+        if obj is None:
+            return None
+        driver, cuda, nccl, firmware = (self.text(obj, key, path, VERSION_RE, _VERSION_RULE) for key in VERSION_KEYS)
+        if driver is None or cuda is None or nccl is None or firmware is None:
+            return None
+        return driver, cuda, nccl, firmware
+
+
+_NAME_RE = re.compile(r"^(?=.{1,200}\Z)\S(?:.*\S)?\Z", re.DOTALL)
+_NVLINK_RE = re.compile(r"^\S{1,100}\Z")
+_CODE_RULE = f"lower-case letters and digits in groups joined by '-' (at most {CODE_MAX} characters)"
+_JURISDICTION_RULE = "2 to 8 upper-case letters (EU, US, UK, ...)"
+_HOSTNAME_RULE = "a lower-case DNS name: letters, digits, '-' and '.' (at most 253 characters)"
+_VERSION_RULE = "1 to 32 characters without spaces"
+
+
+def check(document: object, source: SourceMap | None = None) -> tuple[FleetSpec | None, list[Reason]]:
+    """The document's spec, or None and every reason it is refused: in document order, or with ``source`` in
+    line order and with their lines."""
+    checker = _Checker()
+    if source is not None:
+        for path in source.duplicate_keys:
+            checker.add(path, "this key appears twice in its object; the last one would silently win")
+    regions = checker.document(document)
+    reasons = locate(checker.reasons, source)
+    return (None if reasons else FleetSpec(regions)), reasons
+
+
+@dataclass(frozen=True)
+class Registered:
+    """What the database already holds that the document's rules depend on."""
+
+    node_halls: Mapping[str, str] = field(default_factory=dict)  # hostname -> hall code, for the doc's hostnames
+    hall_regions: Mapping[str, str] = field(default_factory=dict)  # hall code -> region code, for the doc's halls
+    # NVLink domain -> (hall code, GPU model, hostname) of a registered node that the document does not list
+    domains: Mapping[str, tuple[str, str, str]] = field(default_factory=dict)
+
+
+def check_against_fleet(spec: FleetSpec, registered: Registered, source: SourceMap | None = None) -> list[Reason]:
+    """Rules against what is registered. A fleet load never moves a node to another hall or a hall to another
+    region: that would change where the tenants on it are served from, behind their residency rules' back."""
+    checker = _Checker()
+    checker.domains = {
+        domain: (hall, model, f"registered node {host}") for domain, (hall, model, host) in registered.domains.items()
+    }
+    for region, hall in spec.halls():
+        old_region = registered.hall_regions.get(hall.code)
+        if old_region is not None and old_region != region.code:
+            checker.add(
+                (*hall.path, "code"),
+                f"hall {_shown(hall.code)} is registered in region {_shown(old_region)}; "
+                f"a fleet load does not move halls between regions",
+            )
+    for hall, node in spec.nodes():
+        old_hall = registered.node_halls.get(node.hostname)
+        if old_hall is not None and old_hall != hall.code:
+            checker.add(
+                (*node.path, "hostname"),
+                f"node {_shown(node.hostname)} is registered in hall {_shown(old_hall)}; "
+                f"a fleet load does not move nodes between halls",
+            )
+        if node.nvlink_domain in registered.domains:
+            checker.domain_fits(node.path, node.nvlink_domain, hall.code, node.gpu_model, format_path(node.path))
+    return locate(checker.reasons, source)
+
+
+# --- where in the file --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """The line of each value of a parsed file (for an object member: the line of its key), and the paths of
+    keys that appear twice in one object."""
+
+    lines: Mapping[Path, int]
+    duplicate_keys: tuple[Path, ...] = ()
+
+    def line_of(self, path: Path) -> int | None:
+        """The line of ``path``, or of its nearest ancestor present in the file (a missing key: its object)."""
+        for end in range(len(path), -1, -1):
+            line = self.lines.get(path[:end])
+            if line is not None:
+                return line
+        return None
+
+
+def locate(reasons: list[Reason], source: SourceMap | None) -> list[Reason]:
+    """The reasons with their lines, in line order (a stable sort keeps document order within a line)."""
+    if source is None:
+        return reasons
+    located = [replace(r, line=source.line_of(r.path)) for r in reasons]
+    return sorted(located, key=lambda r: r.line or 0)
+
+
+class JsonSyntaxError(ValueError):
+    def __init__(self, message: str, line: int, column: int) -> None:
+        super().__init__(f"line {line} column {column}: {message}")
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+def parse_text(text: str) -> tuple[Any, SourceMap]:
+    """Parse a JSON text; the value and where each part of it is. Raises ``JsonSyntaxError``."""
+    try:
+        # json.loads takes NaN and Infinity; the locator refuses them, naming where they are.
+        return json.loads(text), _Locator(text).source()
+    except json.JSONDecodeError as error:
+        raise JsonSyntaxError(error.msg, error.lineno, error.colno) from None
+    except RecursionError:
+        raise JsonSyntaxError("nested too deeply", 1, 1) from None
+
+
+class _Locator:
+    """A second pass over text that ``json.loads`` accepted, recording the line where each value starts."""
+
+    _WS = re.compile(r"[ \t\n\r]*")
+    _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+    _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.newlines = [i for i, ch in enumerate(text) if ch == "\n"]
+        self.lines: dict[Path, int] = {}
+        self.duplicates: list[Path] = []
+
+    def source(self) -> SourceMap:
+        self.value(self.skip(0), ())
+        return SourceMap(self.lines, tuple(self.duplicates))
+
+    def line(self, pos: int) -> int:
+        return bisect_left(self.newlines, pos) + 1
+
+    def skip(self, pos: int) -> int:
+        match = self._WS.match(self.text, pos)
+        return match.end() if match else pos
+
+    def value(self, pos: int, path: Path) -> int:
+        """Record the value at ``pos`` (and everything inside it); the position after it."""
+        self.lines.setdefault(path, self.line(pos))
+        text = self.text
+        char = text[pos]
+        if char == "{":
+            pos = self.skip(pos + 1)
+            keys: set[str] = set()
+            if text[pos] == "}":
+                return pos + 1
+            while True:
+                key_line = self.line(pos)
+                key, pos = self.string(pos)
+                member = (*path, key)
+                if key in keys:
+                    self.duplicates.append(member)
+                keys.add(key)
+                self.lines[member] = key_line  # the key's line (the last of duplicates, as json.loads keeps it)
+                pos = self.skip(self.skip(pos) + 1)  # past ':'
+                pos = self.skip(self.value(pos, member))
+                if text[pos] == "}":
+                    return pos + 1
+                pos = self.skip(pos + 1)  # past ','
+        if char == "[":
+            pos, index = self.skip(pos + 1), 0
+            if text[pos] == "]":
+                return pos + 1
+            while True:
+                pos = self.skip(self.value(pos, (*path, index)))
+                index += 1
+                if text[pos] == "]":
+                    return pos + 1
+                pos = self.skip(pos + 1)
+        if char == '"':
+            return self.string(pos)[1]
+        for literal in ("true", "false", "null"):
+            if text.startswith(literal, pos):
+                return pos + len(literal)
+        for constant in ("NaN", "Infinity", "-Infinity"):
+            if text.startswith(constant, pos):
+                raise self.error(f"{constant} is not valid JSON", pos)
+        return self._match(self._NUMBER, pos).end()
+
+    def error(self, message: str, pos: int) -> JsonSyntaxError:
+        line = self.line(pos)
+        start = self.newlines[line - 2] + 1 if line > 1 else 0
+        return JsonSyntaxError(message, line, pos - start + 1)
+
+    def string(self, pos: int) -> tuple[str, int]:
+        match = self._match(self._STRING, pos)
+        return json.loads(match.group()), match.end()
+
+    def _match(self, pattern: re.Pattern[str], pos: int) -> re.Match[str]:
+        match = pattern.match(self.text, pos)
+        if match is None:  # json.loads accepted the text, so this cannot happen
+            raise self.error("unexpected character", pos)
+        return match

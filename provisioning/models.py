@@ -1,0 +1,278 @@
+"""The fleet (Region -> Hall -> Node -> Gpu, and the GPU models the catalog knows) and the allocations on it.
+
+The inventory is written by ``provisioning.services.fleet_load`` (upserts from a fleet document) and node states
+change only through the node services, by compare-and-swap against ``NODE_TRANSITIONS``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.utils import timezone
+
+from provisioning.fleet_document import JURISDICTION_RE, MAX_GPUS_PER_NODE
+from provisioning.lifecycle import AllocationState
+from provisioning.placement.isolation import Performance, Rung, Security
+from tenancy.models import TenantOwned
+
+# A jurisdiction is a short upper-case name: "EU", "US", "UK", "CH", "APAC"...
+jurisdiction_validator = RegexValidator(JURISDICTION_RE.pattern, "A jurisdiction is 2 to 8 upper-case letters.")
+
+
+class Region(models.Model):
+    code = models.SlugField(max_length=40, unique=True)
+    name = models.CharField(max_length=200)
+    jurisdiction = models.CharField(max_length=8, validators=[jurisdiction_validator])
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class Hall(models.Model):
+    """A data hall. ``fenced_for`` set: only sovereign tenants of that jurisdiction may use it, and no one else."""
+
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="halls")
+    code = models.SlugField(max_length=40, unique=True)
+    # null, not "": the fleet document says null for an unfenced hall, and "" is no jurisdiction at all.
+    fenced_for = models.CharField(  # noqa: DJ001
+        max_length=8, null=True, blank=True, validators=[jurisdiction_validator]
+    )
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.code
+
+
+class GpuModel(models.Model):
+    """A row per entry of ``provisioning.placement.catalog.CATALOG``, kept in step by ``gpu_models_sync``."""
+
+    name = models.CharField(max_length=64, unique=True)
+    memory_gb = models.PositiveIntegerField()
+    cc_capable = models.BooleanField()
+    mig_profiles = models.JSONField(default=dict, blank=True)  # profile name -> MIG kind ("1g.10gb": "1g")
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class NodeState(models.TextChoices):
+    REGISTERING = "registering"
+    READY = "ready"
+    DRAINING = "draining"
+    QUARANTINED = "quarantined"
+    SANITIZING = "sanitizing"
+    MAINTENANCE = "maintenance"
+    FAILED = "failed"
+
+
+class NodeTransition(NamedTuple):
+    sources: frozenset[NodeState]
+    target: NodeState
+
+
+# What each operator action may do to a node: the states it applies to and the state it leaves. Services change
+# state only by compare-and-swap on the state they read, so two racing changes never both apply.
+# - ``undrain`` returns a node to service: from draining, maintenance or quarantine.
+# - No action applies to a sanitizing node except ``fail``: draining or quarantining it and then undraining it
+#   would hand it out as ``ready`` without the wipe between bare-metal tenants. The sanitizer finishes it.
+# - A failed node comes back only through quarantine, so it is looked at before it takes work again.
+NODE_TRANSITIONS: dict[str, NodeTransition] = {
+    "drain": NodeTransition(frozenset({NodeState.READY}), NodeState.DRAINING),
+    "undrain": NodeTransition(
+        frozenset({NodeState.DRAINING, NodeState.MAINTENANCE, NodeState.QUARANTINED}), NodeState.READY
+    ),
+    "quarantine": NodeTransition(
+        frozenset(
+            {NodeState.REGISTERING, NodeState.READY, NodeState.DRAINING, NodeState.MAINTENANCE, NodeState.FAILED}
+        ),
+        NodeState.QUARANTINED,
+    ),
+    "fail": NodeTransition(frozenset(NodeState) - {NodeState.FAILED}, NodeState.FAILED),
+}
+
+
+class Node(models.Model):
+    hostname = models.CharField(max_length=253, unique=True)
+    hall = models.ForeignKey(Hall, on_delete=models.PROTECT, related_name="nodes")
+    gpu_model = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="nodes")
+    gpu_count = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_GPUS_PER_NODE)]
+    )
+    nvlink_domain = models.CharField(max_length=100)
+    cc_capable = models.BooleanField(default=False)
+    cc_mode = models.BooleanField(default=False)
+    driver_version = models.CharField(max_length=32)
+    cuda_version = models.CharField(max_length=32)
+    nccl_version = models.CharField(max_length=32)
+    firmware_version = models.CharField(max_length=32)
+    state = models.CharField(max_length=16, choices=NodeState.choices, default=NodeState.REGISTERING)
+    state_changed_at = models.DateTimeField(default=timezone.now)
+    # Set when a bare-metal tenant leaves; cleared only by a finished wipe, so no path returns the host unwiped.
+    sanitize_required = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(fields=["state"]),
+            models.Index(fields=["nvlink_domain"]),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(gpu_count__gte=1, gpu_count__lte=MAX_GPUS_PER_NODE),
+                name="node_gpu_count_1_to_8",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(cc_mode=False) | models.Q(cc_capable=True),
+                name="node_cc_mode_needs_cc_capable",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.hostname
+
+
+class GpuMode(models.TextChoices):
+    WHOLE = "whole"
+    MIG = "mig"
+    SHARED = "shared"
+
+
+class Gpu(models.Model):
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="gpus")
+    index = models.PositiveSmallIntegerField()
+    uuid = models.CharField(max_length=64, unique=True)
+    mode = models.CharField(max_length=8, choices=GpuMode.choices, default=GpuMode.WHOLE)
+
+    class Meta:
+        ordering = ["node_id", "index"]
+        constraints = [models.UniqueConstraint(fields=["node", "index"], name="gpu_node_index_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.node_id}/{self.index}"
+
+
+# --- allocations --------------------------------------------------------------------------------------------------
+
+
+class Allocation(TenantOwned):
+    """Capacity a tenant holds: the shape it asked for, both isolation axes it was granted, and where it runs."""
+
+    name = models.CharField(max_length=100)
+    rung = models.CharField(max_length=16, choices=[(r.value, r.value) for r in Rung])
+    performance = models.CharField(max_length=16, choices=[(p.value, p.value) for p in Performance])
+    security = models.CharField(max_length=16, choices=[(s.value, s.value) for s in Security])
+    gpu_model = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="allocations")
+    hall = models.ForeignKey(Hall, on_delete=models.PROTECT, related_name="allocations")
+    state = models.CharField(
+        max_length=16, choices=[(s.value, s.value) for s in AllocationState], default=AllocationState.PLACED
+    )
+    spec = models.JSONField(help_text="The request as asked for; a job is placed again from it after a failure.")
+    quota_milli = models.PositiveIntegerField(help_text="What the allocation counts against the GPU quota.")
+    provisioner = models.CharField(max_length=32)
+    dedicated = models.BooleanField(default=False, help_text="Placed for a tenant that demands dedicated hardware.")
+    failure_reason = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    state_changed_at = models.DateTimeField(default=timezone.now)
+    running_since = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["tenant", "state"]), models.Index(fields=["state", "state_changed_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.state})"
+
+
+class AllocationDevice(models.Model):
+    """A device an allocation holds or held: a whole GPU, a MIG instance or a soft share of one GPU."""
+
+    allocation = models.ForeignKey(Allocation, on_delete=models.CASCADE, related_name="devices")
+    # Where it ran is kept as text too: a GPU retired from the fleet later must not erase the record.
+    gpu = models.ForeignKey(Gpu, on_delete=models.SET_NULL, null=True, related_name="allocation_devices")
+    hostname = models.CharField(max_length=253)
+    gpu_index = models.PositiveSmallIntegerField()
+    gpu_uuid = models.CharField(max_length=64)
+    mig_profile = models.CharField(max_length=32, blank=True)
+    mig_start = models.PositiveSmallIntegerField(null=True, blank=True)
+    share_milli = models.PositiveSmallIntegerField(null=True, blank=True)
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["gpu", "active"])]
+
+    def __str__(self) -> str:
+        return f"{self.allocation_id}@{self.gpu_id}"
+
+
+class GpuClaim(models.Model):
+    """The database's own guard against double booking: a row per memory slice (0-7) of a GPU in use.
+
+    A whole GPU claims all eight slices, a MIG instance its run, a tenant's soft-shared GPU all eight on behalf of
+    the tenant. ``(gpu, slice)`` is unique, so no bug above can hand one slice to two holders. Rows exist only
+    while the slice is held.
+    """
+
+    gpu = models.ForeignKey(Gpu, on_delete=models.PROTECT, related_name="claims")
+    slice = models.PositiveSmallIntegerField()
+    allocation = models.ForeignKey(Allocation, on_delete=models.CASCADE, null=True, blank=True, related_name="claims")
+    soft_tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["gpu", "slice"], name="gpu_claim_one_holder_per_slice"),
+            models.CheckConstraint(condition=models.Q(slice__lte=7), name="gpu_claim_slice_0_to_7"),
+            models.CheckConstraint(
+                condition=models.Q(allocation__isnull=False, soft_tenant__isnull=True)
+                | models.Q(allocation__isnull=True, soft_tenant__isnull=False),
+                name="gpu_claim_one_kind_of_holder",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.gpu_id}:{self.slice}"
+
+
+class NodeHold(models.Model):
+    """A whole host held by one tenant: bare metal (with its allocation) or a confidential-VM host."""
+
+    node = models.OneToOneField(Node, on_delete=models.PROTECT, related_name="hold")
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.PROTECT, related_name="+")
+    allocation = models.ForeignKey(Allocation, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+
+    def __str__(self) -> str:
+        return f"{self.node_id} held by {self.tenant_id}"
+
+
+class PlacementJournal(models.Model):
+    """Every change the placement engine must see, in order. Each process keeps the fleet in memory and applies
+    the entries it has not seen, instead of rebuilding its index for every decision."""
+
+    seq = models.BigAutoField(primary_key=True)
+    op = models.CharField(max_length=16)  # placed | released | node | fleet
+    allocation = models.ForeignKey(Allocation, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    node = models.ForeignKey(Node, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.op}"
+
+
+class PlacementLock(models.Model):
+    """One row, locked by every placement decision so decisions are serialized across processes."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+
+    def __str__(self) -> str:
+        return "placement lock"

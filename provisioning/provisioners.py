@@ -1,0 +1,83 @@
+"""Provisioning drivers. One interface, so nothing above them changes with the driver:
+
+- ``provision(allocation_id)``: make the placed allocation real (placed -> provisioning -> running);
+- ``status(allocation_id)``: read the backend and move the allocation to the state it is really in;
+- ``release(allocation_id)``: tear it down (stopping -> stopped).
+
+``simulated`` (the embedded default) moves allocations along with configurable delays; node failures are
+injected by an operator failing a node (``POST /api/v1/ops/nodes/{id}/fail``). ``LADDER_PROVISIONER`` picks it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Protocol
+
+from django.conf import settings
+from django.utils import timezone
+
+from compliance.actor import Actor
+from provisioning.allocations import allocation_transition
+from provisioning.lifecycle import AllocationState
+from provisioning.models import Allocation
+
+S = AllocationState
+SYSTEM = Actor.system("provisioner")
+
+
+class Provisioner(Protocol):
+    name: str
+
+    def provision(self, allocation_id: int) -> None: ...
+
+    def status(self, allocation_id: int) -> None: ...
+
+    def release(self, allocation_id: int) -> None: ...
+
+
+class SimulatedProvisioner:
+    name = "simulated"
+
+    @property
+    def delay(self) -> timedelta:
+        return timedelta(seconds=settings.LADDER_SIM_PROVISION_SECONDS)
+
+    def provision(self, allocation_id: int) -> None:
+        allocation = Allocation.objects.get(pk=allocation_id)
+        if allocation.state in (S.PLACED, S.RESTARTING):
+            allocation_transition(allocation=allocation, to=S.PROVISIONING, actor=SYSTEM)
+        self.status(allocation_id)
+
+    def status(self, allocation_id: int) -> None:
+        allocation = Allocation.objects.get(pk=allocation_id)
+        if allocation.state == S.PROVISIONING and timezone.now() - allocation.state_changed_at >= self.delay:
+            allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM)
+
+    def release(self, allocation_id: int) -> None:
+        allocation = Allocation.objects.get(pk=allocation_id)
+        if allocation.state == S.STOPPING:
+            allocation_transition(allocation=allocation, to=S.STOPPED, actor=SYSTEM)
+
+
+_DRIVERS: dict[str, type] = {"simulated": SimulatedProvisioner}
+
+
+def provisioner() -> Provisioner:
+    name = settings.LADDER_PROVISIONER
+    driver = _DRIVERS.get(name)
+    if driver is None:
+        raise LookupError(f"LADDER_PROVISIONER={name!r} is not a known driver ({', '.join(sorted(_DRIVERS))})")
+    instance: Provisioner = driver()
+    return instance
+
+
+def allocations_refresh(*, tenant_id: int | None = None) -> int:
+    """Ask the driver about every allocation that is on its way somewhere; returns how many were looked at."""
+    driver = provisioner()
+    pending = Allocation.objects.filter(state__in=(S.PROVISIONING, S.STOPPING))
+    if tenant_id is not None:
+        pending = pending.filter(tenant_id=tenant_id)
+    ids = list(pending.values_list("pk", flat=True))
+    for allocation_id in ids:
+        driver.status(allocation_id)
+    return len(ids)

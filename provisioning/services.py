@@ -1,0 +1,331 @@
+"""Every write to the fleet inventory: loading a fleet document and the operators' node state changes.
+
+Each service owns its transaction and audits its change. The rules of the fleet document live in the pure
+module ``provisioning.fleet_document``; here they meet the database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from compliance.actor import Actor
+from compliance.chain import canonical_json
+from compliance.services import audit_record
+from provisioning.allocations import node_failed
+from provisioning.fleet_cache import journal_fleet_changed, placement_section
+from provisioning.fleet_document import (
+    FleetSpec,
+    NodeSpec,
+    Reason,
+    Registered,
+    SourceMap,
+    check,
+    check_against_fleet,
+)
+from provisioning.locks import lock_fleet, lock_nodes
+from provisioning.models import NODE_TRANSITIONS, Gpu, GpuClaim, GpuModel, Hall, Node, NodeState, Region
+from provisioning.placement.catalog import CATALOG
+from tenancy.errors import Conflict, Invalid
+
+# GPU UUIDs are derived from the hostname and index, so reloading a fleet never mints new ones.
+GPU_UUID_NAMESPACE = uuid.UUID("6f1d7c2e-3b8a-5e4f-9a0b-1c2d3e4f5a6b")
+
+
+def gpu_uuid(hostname: str, index: int) -> str:
+    return f"GPU-{uuid.uuid5(GPU_UUID_NAMESPACE, f'{hostname}/{index}')}"
+
+
+@dataclass
+class Counts:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+
+@dataclass
+class GpuCounts:
+    created: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+
+
+@dataclass
+class FleetLoadResult:
+    gpu_models: Counts = field(default_factory=Counts)
+    regions: Counts = field(default_factory=Counts)
+    halls: Counts = field(default_factory=Counts)
+    nodes: Counts = field(default_factory=Counts)
+    gpus: GpuCounts = field(default_factory=GpuCounts)
+
+    def as_dict(self) -> dict[str, dict[str, int]]:
+        return asdict(self)
+
+
+class FleetDocumentInvalid(Invalid):
+    """A fleet document refused whole; ``reasons`` name each problem's place (and line, for a file)."""
+
+    def __init__(self, reasons: list[Reason]) -> None:
+        errors: dict[str, list[str]] = {}
+        for reason in reasons:
+            errors.setdefault(reason.where, []).append(reason.message)
+        count = f"{len(reasons)} problem{'s' if len(reasons) != 1 else ''}"
+        super().__init__("validation_error", f"The fleet document has {count}; nothing was loaded.", errors=errors)
+        self.reasons = reasons
+
+
+# --- GPU models -------------------------------------------------------------------------------------------
+
+
+def gpu_models_sync() -> Counts:
+    """Upsert a ``GpuModel`` row per catalog entry; rows the catalog no longer lists stay (nodes refer to them).
+
+    The catalog is code and changes with it, so the rows follow it at every fleet load rather than being frozen
+    into a data migration. Runs inside the caller's transaction; the caller audits (``fleet_load`` records
+    the counts in its ``fleet.loaded`` event).
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("gpu_models_sync must run inside the transaction of the change that needs it")
+    counts = Counts()
+    existing = {m.name: m for m in GpuModel.objects.filter(name__in=list(CATALOG))}
+    for name, spec in CATALOG.items():
+        wanted = {
+            "memory_gb": spec.memory_gb,
+            "cc_capable": spec.cc_capable,
+            "mig_profiles": {profile: str(kind) for profile, kind in spec.mig_profiles.items()},
+        }
+        row = existing.get(name)
+        if row is None:
+            GpuModel.objects.create(name=name, **wanted)
+            counts.created += 1
+        elif _assign(row, wanted):
+            row.save(update_fields=list(wanted))
+            counts.updated += 1
+        else:
+            counts.unchanged += 1
+    return counts
+
+
+def _assign(row: Any, wanted: Mapping[str, Any]) -> list[str]:
+    """Set the fields that differ; the names of those fields."""
+    changed = [name for name, value in wanted.items() if getattr(row, name) != value]
+    for name in changed:
+        setattr(row, name, wanted[name])
+    return changed
+
+
+# --- fleet load -------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def fleet_load(*, document: object, actor: Actor, source: SourceMap | None = None) -> FleetLoadResult:
+    """Upsert the fleet a document describes: regions and halls by code, nodes by hostname.
+
+    The whole document is checked first; any problem refuses it whole (``FleetDocumentInvalid``, nothing
+    written). ``source`` (from ``fleet_document.parse_text``) adds line numbers to the reasons. New nodes
+    start ``ready`` with GPUs 0..gpu_count-1; a node whose gpu_count shrinks loses its highest-index GPUs.
+    Loads never change a node's state, and what the document does not list is left as it is.
+    """
+    spec, reasons = check(document, source)
+    if spec is None:
+        raise FleetDocumentInvalid(reasons)
+    lock_fleet()
+    reasons = check_against_fleet(spec, _registered(spec), source)
+    if reasons:
+        raise FleetDocumentInvalid(reasons)
+
+    result = FleetLoadResult(gpu_models=gpu_models_sync())
+    updated: dict[str, list[str]] = {"regions": [], "halls": [], "nodes": []}
+    regions = {r.code: r for r in Region.objects.filter(code__in=[r.code for r in spec.regions])}
+    halls = {h.code: h for h in Hall.objects.filter(code__in=[h.code for _, h in spec.halls()])}
+    for region_spec in spec.regions:
+        region, change = _upsert(
+            Region,
+            regions.get(region_spec.code),
+            keys={"code": region_spec.code},
+            wanted={"name": region_spec.name, "jurisdiction": region_spec.jurisdiction},
+        )
+        _count(result.regions, updated["regions"], region_spec.code, change)
+        for hall_spec in region_spec.halls:
+            hall, change = _upsert(
+                Hall,
+                halls.get(hall_spec.code),
+                keys={"code": hall_spec.code},
+                wanted={"region": region, "fenced_for": hall_spec.fenced_for},
+            )
+            _count(result.halls, updated["halls"], hall_spec.code, change)
+            halls[hall.code] = hall
+
+    gpu_models = {m.name: m for m in GpuModel.objects.filter(name__in={n.gpu_model for _, n in spec.nodes()})}
+    nodes = {n.hostname: n for n in lock_nodes(Node.objects.filter(hostname__in=[n.hostname for _, n in spec.nodes()]))}
+    for hall_spec, node_spec in spec.nodes():
+        node, change = _upsert(
+            Node,
+            nodes.get(node_spec.hostname),
+            keys={"hostname": node_spec.hostname, "state": NodeState.READY},
+            wanted=_node_fields(node_spec, halls[hall_spec.code], gpu_models[node_spec.gpu_model]),
+        )
+        _count(result.nodes, updated["nodes"], node_spec.hostname, change)
+        nodes[node.hostname] = node
+    _gpus_sync(spec, nodes, result.gpus)
+    journal_fleet_changed()
+
+    audit_record(
+        actor=actor,
+        action="fleet.loaded",
+        target_type="fleet",
+        target_id="fleet",
+        data={
+            **result.as_dict(),
+            "updated": updated,
+            "document_sha256": hashlib.sha256(canonical_json(document).encode()).hexdigest(),
+        },
+    )
+    return result
+
+
+def _registered(spec: FleetSpec) -> Registered:
+    hostnames = [n.hostname for _, n in spec.nodes()]
+    domains = {n.nvlink_domain for _, n in spec.nodes()}
+    others: dict[str, tuple[str, str, str]] = {}
+    for domain, hall, model, host in (
+        Node.objects.filter(nvlink_domain__in=domains)
+        .exclude(hostname__in=hostnames)
+        .order_by("pk")
+        .values_list("nvlink_domain", "hall__code", "gpu_model__name", "hostname")
+    ):
+        others.setdefault(domain, (hall, model, host))
+    return Registered(
+        node_halls=dict(Node.objects.filter(hostname__in=hostnames).values_list("hostname", "hall__code")),
+        hall_regions=dict(
+            Hall.objects.filter(code__in=[h.code for _, h in spec.halls()]).values_list("code", "region__code")
+        ),
+        domains=others,
+    )
+
+
+def _node_fields(spec: NodeSpec, hall: Hall, model: GpuModel) -> dict[str, Any]:
+    return {
+        "hall": hall,
+        "gpu_model": model,
+        "gpu_count": spec.gpu_count,
+        "nvlink_domain": spec.nvlink_domain,
+        "cc_capable": spec.cc_capable,
+        "cc_mode": spec.cc_mode,
+        "driver_version": spec.driver,
+        "cuda_version": spec.cuda,
+        "nccl_version": spec.nccl,
+        "firmware_version": spec.firmware,
+    }
+
+
+def _upsert(model: Any, row: Any, *, keys: dict[str, Any], wanted: dict[str, Any]) -> tuple[Any, str]:
+    """Create the row from ``keys`` and ``wanted``, or update just the ``wanted`` fields that differ (so a load
+    never writes a node's state); the row and what happened: created, updated or unchanged."""
+    if row is None:
+        return model.objects.create(**keys, **wanted), "created"
+    changed = _assign(row, wanted)
+    if not changed:
+        return row, "unchanged"
+    row.save(update_fields=changed)
+    return row, "updated"
+
+
+def _count(counts: Counts, updated: list[str], name: str, change: str) -> None:
+    setattr(counts, change, getattr(counts, change) + 1)
+    if change == "updated":
+        updated.append(name)
+
+
+def _gpus_sync(spec: FleetSpec, nodes: dict[str, Node], counts: GpuCounts) -> None:
+    """Each listed node holds exactly GPUs 0..gpu_count-1."""
+    wanted = {nodes[n.hostname].pk: n for _, n in spec.nodes()}
+    have: dict[int, set[int]] = {pk: set() for pk in wanted}
+    for node_id, index in Gpu.objects.filter(node_id__in=list(wanted)).values_list("node_id", "index"):
+        have[node_id].add(index)
+    new: list[Gpu] = []
+    for node_id, node_spec in wanted.items():
+        indexes = range(node_spec.gpu_count)
+        new += [
+            Gpu(node_id=node_id, index=i, uuid=gpu_uuid(node_spec.hostname, i))
+            for i in indexes
+            if i not in have[node_id]
+        ]
+        counts.unchanged += len(have[node_id] & set(indexes))
+        surplus = have[node_id] - set(indexes)
+        if surplus and GpuClaim.objects.filter(gpu__node_id=node_id, gpu__index__in=surplus).exists():
+            raise Conflict(
+                "gpus_in_use",
+                f"Node {node_spec.hostname} cannot shrink to {node_spec.gpu_count} GPUs: a dropped GPU is in use.",
+            )
+        if surplus:
+            counts.deleted += Gpu.objects.filter(node_id=node_id, index__in=surplus).delete()[0]
+    Gpu.objects.bulk_create(new)
+    counts.created += len(new)
+
+
+# --- node states ------------------------------------------------------------------------------------------
+
+
+def _node_transition(*, node: Node, action: str, actor: Actor, reason: str) -> Node:
+    transition = NODE_TRANSITIONS[action]
+    # Inside a placement section: the engine must see the change before its next decision (journal).
+    with placement_section() as section:
+        while True:
+            old, dirty = Node.objects.filter(pk=node.pk).values_list("state", "sanitize_required").get()
+            if old not in transition.sources:
+                allowed = ", ".join(sorted(transition.sources))
+                raise Conflict(
+                    "invalid_transition",
+                    f"Node {node.hostname} is {old}; {action} applies only to a node that is {allowed}.",
+                )
+            # A host a bare-metal tenant left is wiped before anyone else gets it, whatever happened between.
+            target = NodeState.SANITIZING if transition.target == NodeState.READY and dirty else transition.target
+            now = timezone.now()
+            # Compare-and-swap: if another change got in since the read, read again and judge afresh.
+            if Node.objects.filter(pk=node.pk, state=old).update(state=target, state_changed_at=now):
+                break
+        node.refresh_from_db()
+        section.engine.state.set_node_state(node.pk, node.state)
+        section.journal("node", node=node)
+        audit_record(
+            actor=actor,
+            action=f"node.{_PAST[action]}",
+            target_type="node",
+            target_id=node.pk,
+            data={"hostname": node.hostname, "from": old, "to": str(target), "reason": reason},
+        )
+    return node
+
+
+_PAST = {"drain": "drained", "undrain": "undrained", "quarantine": "quarantined", "fail": "failed"}
+
+
+def node_drain(*, node: Node, actor: Actor, reason: str = "") -> Node:
+    """Stop placing work on a ready node; what runs there may finish."""
+    return _node_transition(node=node, action="drain", actor=actor, reason=reason)
+
+
+def node_undrain(*, node: Node, actor: Actor, reason: str = "") -> Node:
+    """Return a draining, maintenance or quarantined node to service (``ready``)."""
+    return _node_transition(node=node, action="undrain", actor=actor, reason=reason)
+
+
+def node_quarantine(*, node: Node, actor: Actor, reason: str = "") -> Node:
+    """Take a suspect node out of placement until someone has looked at it."""
+    return _node_transition(node=node, action="quarantine", actor=actor, reason=reason)
+
+
+def node_fail(*, node: Node, actor: Actor, reason: str = "") -> Node:
+    """Record that a node has failed (from any state but failed); jobs on it restart elsewhere from their
+    checkpoint, everything else on it fails (``provisioning.allocations.node_failed``)."""
+    with transaction.atomic():
+        node = _node_transition(node=node, action="fail", actor=actor, reason=reason)
+        node_failed(node=node, actor=actor)
+    return node
