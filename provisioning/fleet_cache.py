@@ -137,6 +137,12 @@ class _Section:
         self.last_seq = PlacementJournal.objects.create(op=op, allocation=allocation, node=node).seq
 
 
+def lock_placement() -> None:
+    """Take the ``PlacementLock`` row until the transaction ends (see the lock order in tenancy/locks.py)."""
+    PlacementLock.objects.get_or_create(id=1)
+    PlacementLock.objects.select_for_update().get(id=1)
+
+
 @contextmanager
 def placement_section() -> Iterator[_Section]:
     """Serialize a placement change: in-process lock, then the ``PlacementLock`` row, in one transaction.
@@ -147,8 +153,7 @@ def placement_section() -> Iterator[_Section]:
         version = None
         try:
             with transaction.atomic():
-                PlacementLock.objects.get_or_create(id=1)
-                PlacementLock.objects.select_for_update().get(id=1)
+                lock_placement()
                 engine = FLEET.sync()
                 version = engine.state.version
                 section = _Section(engine)

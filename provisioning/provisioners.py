@@ -17,9 +17,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from compliance.actor import Actor
-from provisioning.allocations import allocation_transition
+from provisioning.allocations import allocation_transition, nodes_sanitized
 from provisioning.lifecycle import AllocationState
-from provisioning.models import Allocation
+from provisioning.models import Allocation, Node, NodeState
 
 S = AllocationState
 SYSTEM = Actor.system("provisioner")
@@ -72,8 +72,15 @@ def provisioner() -> Provisioner:
 
 
 def allocations_refresh(*, tenant_id: int | None = None) -> int:
-    """Ask the driver about every allocation that is on its way somewhere; returns how many were looked at."""
+    """Ask the driver about every allocation that is on its way somewhere; returns how many were looked at.
+
+    The simulated driver also finishes the wipes of bare-metal hosts that are due, so the embedded default
+    (no beat) still returns sanitized hosts to the pool."""
     driver = provisioner()
+    if isinstance(driver, SimulatedProvisioner):
+        cutoff = timezone.now() - timedelta(seconds=settings.LADDER_SIM_SANITIZE_SECONDS)
+        if Node.objects.filter(state=NodeState.SANITIZING, state_changed_at__lte=cutoff).exists():
+            nodes_sanitized(actor=SYSTEM, older_than=cutoff)
     pending = Allocation.objects.filter(state__in=(S.PROVISIONING, S.STOPPING))
     if tenant_id is not None:
         pending = pending.filter(tenant_id=tenant_id)

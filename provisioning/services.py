@@ -19,7 +19,7 @@ from compliance.actor import Actor
 from compliance.chain import canonical_json
 from compliance.services import audit_record
 from provisioning.allocations import node_failed
-from provisioning.fleet_cache import journal_fleet_changed, placement_section
+from provisioning.fleet_cache import journal_fleet_changed, lock_placement, placement_section
 from provisioning.fleet_document import (
     FleetSpec,
     NodeSpec,
@@ -136,6 +136,7 @@ def fleet_load(*, document: object, actor: Actor, source: SourceMap | None = Non
     if spec is None:
         raise FleetDocumentInvalid(reasons)
     lock_fleet()
+    lock_placement()  # before the node rows: node state changes take it first too (tenancy/locks.py)
     reasons = check_against_fleet(spec, _registered(spec), source)
     if reasons:
         raise FleetDocumentInvalid(reasons)

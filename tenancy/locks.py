@@ -1,7 +1,8 @@
 """Row locks for tenancy models, one helper per model.
 
 Lock order across the whole product (take locks in this order, never the reverse, to rule out deadlocks):
-    Tenant -> Membership -> ApiKey -> fleet (provisioning.locks.lock_fleet) -> Node (lock_nodes)
+    Tenant -> Membership -> ApiKey -> fleet (provisioning.locks.lock_fleet)
+    -> PlacementLock (provisioning.fleet_cache.placement_section) -> Node (lock_nodes) -> allocation rows
     -> (other apps' rows, by their own lock helpers) -> AuditChainHead.
 The audit chain head is always last: every service writes its audit event as the final step.
 """

@@ -18,6 +18,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from compliance.actor import Actor
+from provisioning.allocations import AllocationSpec, allocation_request
+from provisioning.models import Allocation
 from provisioning.services import fleet_load
 from tenancy.models import ApiKey, ApiKeyScope, Tenant
 from tenancy.roles import StaffRole, TenantRole
@@ -93,6 +95,14 @@ DEMO_FLEET: dict[str, Any] = {
 }
 
 
+H100 = "H100-SXM-80GB"
+DEMO_ALLOCATIONS = [
+    ("acme", "notebook", AllocationSpec(rung="container", gpu_models=(H100,), gpus=1)),
+    ("acme", "inference", AllocationSpec(rung="container", gpu_models=(H100,), mig_profile="3g.40gb")),
+    ("globex", "pretrain", AllocationSpec(rung="job", gpu_models=(H100,), gpus=8, gang_size=2, topology="nvlink")),
+]
+
+
 def demo_password(username: str) -> str:
     return f"{username}-ladder-demo"
 
@@ -155,7 +165,18 @@ class Command(BaseCommand):
                 staff_user_create(username=username, role=staff_role, password=demo_password(username), actor=actor)
             out["staff"][username] = self._credentials(username, actor)
         out["fleet"] = fleet_load(document=DEMO_FLEET, actor=actor).as_dict()
+        out["allocations"] = self._allocations(actor)
         return out
+
+    def _allocations(self, actor: Actor) -> int:
+        """A few allocations so the demo shows a fleet in use; created once."""
+        created = 0
+        for slug, name, spec in DEMO_ALLOCATIONS:
+            tenant = Tenant.objects.get(slug=slug)
+            if not Allocation.objects.filter(tenant=tenant, name=name).exists():
+                allocation_request(tenant=tenant, name=name, spec=spec, actor=actor)
+                created += 1
+        return created
 
     def _credentials(self, username: str, actor: Actor) -> dict[str, str]:
         user = User.objects.get(username=username)
