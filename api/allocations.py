@@ -142,7 +142,7 @@ class AllocationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Tenant
     ``residency``, ``isolation_policy``, ``quota``, ``version_skew``) with every ``reasons`` entry; a combination
     the rung does not offer is 422 ``invalid_isolation``."""
 
-    queryset = Allocation.objects.select_related("gpu_model", "hall__region").prefetch_related("devices__gpu__node")
+    queryset = Allocation.objects.select_related("gpu_model", "hall__region").prefetch_related("devices")
     serializer_class = AllocationSerializer
     http_method_names = ["get", "post", "delete", "head", "options"]
     role_actions: ClassVar[dict[str, Action]] = {

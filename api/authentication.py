@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.core.cache import cache
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
@@ -36,7 +37,9 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if key is None:
             raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")
         now = timezone.now()
-        if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
+        stale = key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION
+        # The cache entry keeps a busy key from queueing a task per request while the first one is still queued.
+        if stale and cache.add(f"api_key_touch:{key.pk}", 1, timeout=LAST_USED_RESOLUTION.total_seconds()):
             enqueue(api_key_touch, key.pk, now.isoformat(), best_effort=True)
         return key.user, key
 

@@ -15,8 +15,11 @@ from tenancy.models import Tenant
 
 
 def _lock_chain_head() -> AuditChainHead:
-    AuditChainHead.objects.get_or_create(id=1)
-    return AuditChainHead.objects.select_for_update().get(id=1)
+    try:
+        return AuditChainHead.objects.select_for_update().get(id=1)
+    except AuditChainHead.DoesNotExist:  # the very first event: make the row, then lock it
+        AuditChainHead.objects.get_or_create(id=1)
+        return AuditChainHead.objects.select_for_update().get(id=1)
 
 
 def audit_record(

@@ -24,7 +24,6 @@ from provisioning.models import (
     AllocationDevice,
     Gpu,
     GpuClaim,
-    GpuModel,
     Node,
     NodeHold,
     NodeState,
@@ -141,7 +140,7 @@ def _persist(*, tenant: Tenant, name: str, spec: AllocationSpec, placement: Plac
         rung=placement.rung,
         performance=placement.performance,
         security=placement.security,
-        gpu_model=GpuModel.objects.get(name=placement.model),
+        gpu_model=first.node.gpu_model,
         hall=first.node.hall,
         state=S.PLACED,
         spec=asdict(spec),
@@ -155,7 +154,8 @@ def _persist(*, tenant: Tenant, name: str, spec: AllocationSpec, placement: Plac
 
 def _persist_devices(allocation: Allocation, placement: Placement, gpus: dict[str, Gpu] | None = None) -> None:
     if gpus is None:
-        gpus = {g.uuid: g for g in Gpu.objects.filter(uuid__in=[d.gpu_uuid for d in placement.devices])}
+        uuids = [d.gpu_uuid for d in placement.devices]
+        gpus = {g.uuid: g for g in Gpu.objects.select_related("node").filter(uuid__in=uuids)}
     AllocationDevice.objects.bulk_create(
         AllocationDevice(
             allocation=allocation,
@@ -175,8 +175,7 @@ def _persist_devices(allocation: Allocation, placement: Placement, gpus: dict[st
             _claim_soft(allocation.tenant, gpus[device.gpu_uuid])
     for node_id in placement.held_nodes:
         NodeHold.objects.create(node_id=node_id, tenant=allocation.tenant, allocation=allocation)
-    for node_id in {d.node_id for d in placement.devices}:
-        node = Node.objects.get(pk=node_id)
+    for node in {gpus[d.gpu_uuid].node for d in placement.devices}:
         if node.cc_mode:
             hold, _ = NodeHold.objects.get_or_create(node=node, defaults={"tenant": allocation.tenant})
             if hold.tenant_id != allocation.tenant_id:
@@ -223,7 +222,7 @@ def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor
                 allocation = _persist(
                     tenant=tenant, name=name, spec=spec, placement=result, provisioner=provisioner().name
                 )
-                section.journal("placed", allocation=allocation)
+                section.journal("placed", allocation=allocation, placement=result)
                 audit_record(
                     actor=actor, action="allocation.placed", target_type="allocation", target_id=allocation.pk,
                     tenant=tenant, data={"name": name, "spec": asdict(spec), "devices": len(result.devices),
@@ -357,7 +356,7 @@ def _restart_job(allocation: Allocation, node: Node, actor: Actor) -> bool:
             return False
         _persist_devices(allocation, result)
         FLEET.placements[allocation.pk] = result
-        section.journal("placed", allocation=allocation)
+        section.journal("placed", allocation=allocation, placement=result)
         audit_record(
             actor=actor, action="allocation.restarting", target_type="allocation", target_id=allocation.pk,
             tenant=tenant, data={"from": current, "failed_node": node.hostname, "devices": len(result.devices)},

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from django.db import transaction
 
@@ -49,6 +50,35 @@ def placement_of(allocation: Allocation) -> Placement:
     )
 
 
+def placement_to_json(placement: Placement) -> dict[str, Any]:
+    return {
+        "tenant": placement.tenant_id,
+        "rung": placement.rung,
+        "performance": placement.performance,
+        "security": placement.security,
+        "model": placement.model,
+        "dedicated": placement.dedicated,
+        "held_nodes": list(placement.held_nodes),
+        "devices": [
+            [d.node_id, d.hostname, d.gpu_index, d.gpu_uuid, d.mig_profile, d.mig_start, d.share_milli]
+            for d in placement.devices
+        ],
+    }
+
+
+def placement_from_json(data: dict[str, Any]) -> Placement:
+    return Placement(
+        tenant_id=data["tenant"],
+        rung=Rung(data["rung"]),
+        performance=Performance(data["performance"]),
+        security=Security(data["security"]),
+        model=data["model"],
+        devices=tuple(Device(*d) for d in data["devices"]),
+        held_nodes=tuple(data["held_nodes"]),
+        dedicated=data["dedicated"],
+    )
+
+
 def _allocations_with_devices() -> object:
     return Allocation.objects.select_related("gpu_model").prefetch_related("devices__gpu")
 
@@ -84,11 +114,10 @@ class FleetCache:
     def _apply(self, entry: PlacementJournal) -> None:
         engine = self.engine
         assert engine is not None  # noqa: S101 - sync() rebuilt it otherwise
-        if entry.op == "placed" and entry.allocation_id is not None:
-            allocation = _allocations_with_devices().get(pk=entry.allocation_id)  # type: ignore[attr-defined]
-            placement = placement_of(allocation)
+        if entry.op == "placed" and entry.allocation_id is not None and entry.placement is not None:
+            placement = placement_from_json(entry.placement)
             engine.apply(placement)
-            self.placements[allocation.pk] = placement
+            self.placements[entry.allocation_id] = placement
         elif entry.op == "released" and entry.allocation_id in self.placements:
             engine.release(self.placements.pop(entry.allocation_id))
         elif entry.op == "node" and entry.node_id is not None:
@@ -133,14 +162,26 @@ class _Section:
         self.engine = engine
         self.last_seq: int | None = None
 
-    def journal(self, op: str, *, allocation: Allocation | None = None, node: Node | None = None) -> None:
-        self.last_seq = PlacementJournal.objects.create(op=op, allocation=allocation, node=node).seq
+    def journal(
+        self,
+        op: str,
+        *,
+        allocation: Allocation | None = None,
+        node: Node | None = None,
+        placement: Placement | None = None,
+    ) -> None:
+        payload = placement_to_json(placement) if placement is not None else None
+        entry = PlacementJournal.objects.create(op=op, allocation=allocation, node=node, placement=payload)
+        self.last_seq = entry.seq
 
 
 def lock_placement() -> None:
     """Take the ``PlacementLock`` row until the transaction ends (see the lock order in tenancy/locks.py)."""
-    PlacementLock.objects.get_or_create(id=1)
-    PlacementLock.objects.select_for_update().get(id=1)
+    try:
+        PlacementLock.objects.select_for_update().get(id=1)
+    except PlacementLock.DoesNotExist:  # the first decision ever: make the row, then lock it
+        PlacementLock.objects.get_or_create(id=1)
+        PlacementLock.objects.select_for_update().get(id=1)
 
 
 @contextmanager

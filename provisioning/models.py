@@ -263,6 +263,8 @@ class PlacementJournal(models.Model):
     op = models.CharField(max_length=16)  # placed | released | node | fleet
     allocation = models.ForeignKey(Allocation, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     node = models.ForeignKey(Node, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    # For "placed": the placement itself, so other processes apply it without reading the allocation back.
+    placement = models.JSONField(null=True, blank=True)
     at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:

@@ -85,12 +85,15 @@ def _audit_triggers(request: pytest.FixtureRequest, django_db_blocker: Any) -> I
 
 
 @pytest.fixture(autouse=True)
-def _fresh_fleet_cache() -> Iterator[None]:
-    """Each test's database starts over, so the process's in-memory fleet must too."""
+def _fresh_process_state() -> Iterator[None]:
+    """Each test's database starts over, so the process's in-memory fleet and its cache must too."""
+    from django.core.cache import cache
+
     from provisioning.fleet_cache import FLEET
 
     FLEET.invalidate()
     FLEET.seq = 0
+    cache.clear()
     yield
     FLEET.invalidate()
 

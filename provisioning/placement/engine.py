@@ -277,11 +277,13 @@ class PlacementEngine:
                     buckets = state.by_free.get((model, hall))
                     if not buckets or not buckets[free]:
                         continue
-                    for seen, node in enumerate(buckets[free].values()):
-                        if seen >= TIE_BREAK_SCAN:
-                            break
+                    seen = 0
+                    for node in buckets[free].values():
                         if node.id in skip:
-                            continue
+                            continue  # skipped nodes do not use up the scan
+                        seen += 1
+                        if seen > TIE_BREAK_SCAN:
+                            break
                         domain_free = state.domain_free[node.nvlink_domain]
                         if best is None or domain_free < best_domain_free:
                             best, best_domain_free = node, domain_free

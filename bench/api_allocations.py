@@ -1,0 +1,205 @@
+"""Allocations through the real API on PostgreSQL: ``python -m bench.api_allocations [--clients 4]``.
+
+Sets up its own database (``ladder_bench`` on the server ``DATABASE_URL`` names; default the local one), loads
+a synthetic fleet, starts two gunicorn web processes (so decisions cross processes through the placement lock and
+the journal), and has ``--clients`` threads POST allocations over keep-alive HTTP connections, alternating between
+the two processes, until ``--requests`` are done. Provisioning tasks go to the Redis broker (no worker runs; the
+queue is purged afterwards), as in production, where the web process only enqueues them.
+
+Prints allocations/s and p50/p99 latency; ``--json`` prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+PORTS = (8731, 8732)
+
+
+def _env(database_url: str, broker: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url,
+        CELERY_BROKER_URL=broker,
+        SECRET_KEY="bench-only-secret",
+        DEBUG="0",
+        LADDER_TASKS_INLINE="0",
+        LADDER_API_RATE="1000000/min",
+        LOG_LEVEL="WARNING",
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    return env
+
+
+def _manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+SETUP = """
+import json, sys
+from compliance.actor import Actor
+from provisioning.services import fleet_load
+from tenancy.models import Tenant
+from tenancy.services import api_key_create, tenant_signup
+nodes = int(sys.argv[1])
+actor = Actor.system("bench")
+doc = {"regions": [{"code": "bench", "name": "Bench", "jurisdiction": "EU", "halls": [
+    {"code": "bench-1a", "fenced_for": None, "nodes": [
+        {"hostname": f"b{i:05d}", "gpu_model": "H100-SXM-80GB", "gpu_count": 8,
+         "nvlink_domain": f"bench-1a/nvl-{i // 16}", "cc_capable": False,
+         "versions": {"driver": "580.65", "cuda": "13.0", "nccl": "2.27", "firmware": "96.00"}}
+        for i in range(nodes)]}]}]}
+fleet_load(document=doc, actor=actor)
+tenant = Tenant.objects.filter(slug="bench").first() or tenant_signup(
+    slug="bench", name="Bench", username="bench", email="b@bench.example", password=None, actor=actor)
+user = tenant.memberships.get().user
+print(api_key_create(user=user, name="bench", scopes=["read", "write"], expires_at=None, actor=actor).token)
+"""
+
+
+def _wait_up(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit(f"the web process on port {port} did not come up")
+
+
+def _drive(
+    clients: int,
+    counter: Iterator[int],
+    token: str,
+    latencies: list[float],
+    outcomes: dict[int, int],
+    lock: threading.Lock,
+) -> None:
+    """``clients`` threads, each on its own keep-alive connection, POST until ``counter`` runs out."""
+
+    def client(number: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", PORTS[number % len(PORTS)], timeout=30)
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        for i in counter:
+            body = json.dumps({"name": f"a{i}", "rung": "container", "gpu_model": "H100-SXM-80GB", "gpus": 1})
+            start = time.perf_counter()
+            conn.request("POST", "/api/v1/allocations", body, headers)
+            response = conn.getresponse()
+            response.read()
+            elapsed = time.perf_counter() - start
+            with lock:
+                latencies.append(elapsed)
+                outcomes[response.status] = outcomes.get(response.status, 0) + 1
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def run(
+    clients: int, requests: int, nodes: int, database_url: str, broker: str, warmup: int = 500
+) -> dict[str, float | int | str]:
+    parsed = urlparse(database_url)
+    if not parsed.scheme.startswith("postgres"):
+        raise SystemExit("this benchmark runs on PostgreSQL: set DATABASE_URL=postgres://...")
+    bench_url = parsed._replace(path="/ladder_bench").geturl()
+    admin = subprocess.run(
+        ["psql", parsed._replace(path="/postgres").geturl(), "-qc", "DROP DATABASE IF EXISTS ladder_bench"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if admin.returncode:
+        raise SystemExit(admin.stderr)
+    subprocess.run(
+        ["psql", parsed._replace(path="/postgres").geturl(), "-qc", "CREATE DATABASE ladder_bench"], check=True
+    )
+    env = _env(bench_url, broker)
+    _manage(env, "migrate", "--noinput", "-v0")
+    token = _manage(env, "shell", "-c", f"import sys; sys.argv=['', '{nodes}']\n{SETUP}").strip().splitlines()[-1]
+    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
+    servers = [
+        subprocess.Popen(
+            [gunicorn, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "1",
+             "--worker-class", "gthread", "--threads", "4", "--log-level", "warning"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        for port in PORTS
+    ]  # fmt: skip
+    try:
+        for port in PORTS:
+            _wait_up(port)
+        latencies: list[float] = []
+        outcomes: dict[int, int] = {}
+        lock = threading.Lock()
+        # Warm up, then ANALYZE as autovacuum would on a live database: a freshly created one plans its foreign
+        # key checks for empty tables and then scans them sequentially as they grow.
+        counter = iter(range(requests, requests + warmup))
+        _drive(clients, counter, token, latencies, outcomes, lock)
+        subprocess.run(["psql", bench_url, "-qc", "ANALYZE"], check=True)
+        latencies.clear()
+        outcomes.clear()
+        counter = iter(range(requests))
+
+        began = time.perf_counter()
+        _drive(clients, counter, token, latencies, outcomes, lock)
+        wall = time.perf_counter() - began
+    finally:
+        for server in servers:
+            server.terminate()
+            server.wait()
+    latencies.sort()
+    granted = outcomes.get(201, 0)
+    subprocess.run(["redis-cli", "-u", broker, "FLUSHDB"], capture_output=True)
+    return {
+        "clients": clients,
+        "requests": len(latencies),
+        "granted": granted,
+        "statuses": json.dumps(outcomes),
+        "allocations_per_s": round(granted / wall, 1),
+        "p50_ms": round(statistics.median(latencies) * 1000, 2),
+        "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1] * 1000, 2),
+        "fleet_gpus": nodes * 8,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--nodes", type=int, default=512, help="8-GPU nodes in the synthetic fleet")
+    parser.add_argument("--warmup", type=int, default=500, help="requests before the measured ones")
+    parser.add_argument(
+        "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    )
+    parser.add_argument("--broker", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    result = run(args.clients, args.requests, args.nodes, args.database_url, args.broker, args.warmup)
+    if args.json:
+        print(json.dumps(result))
+        return
+    for key, value in result.items():
+        print(f"{key:>18}: {value}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,249 @@
+"""Baseline placers for the benchmark: first fit, best fit and random, as subclasses of the engine.
+
+They override only the engine's choices (``_best_node``, ``_fresh_gpu``, ``_mig``, ``_soft``); validation,
+residency, the request shapes and every change to the state (``hold_whole``, ``set_mig``, ``set_soft``) stay the
+engine's, so the metrics are computed the same way for every policy. They obey the same isolation rules: soft
+shares go only onto the tenant's own soft GPUs or free GPUs (``may_join_soft_gpu``), MIG slices only at legal
+starts (``mig.legal_starts``) of GPUs the tenant may join (``may_join_mig_gpu``).
+
+- ``first-fit``: the first node in id order with enough free GPUs; MIG: the first GPU in (node id, index) order
+  with a legal start, partly used or free, at its lowest legal start; soft: the tenant's first GPU with room,
+  else the first free GPU.
+- ``best-fit``: the node with the fewest free GPUs that still fit, lowest id on ties (no NVLink-domain
+  tie-break); MIG: the partly used GPU with the least free compute that fits, at its lowest legal start, else a
+  free GPU on the best-fit node; soft: the tenant's GPU with the least room that fits, else as MIG.
+- ``random``: a uniform choice (seeded) among the feasible nodes, GPUs and legal starts.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
+
+from provisioning.placement.catalog import CATALOG
+from provisioning.placement.engine import Device, Placement, PlacementEngine, Request, _mig_milli
+from provisioning.placement.isolation import (
+    RUNGS,
+    SOFT_SHARING,
+    Refusal,
+    TenantPolicy,
+    may_join_mig_gpu,
+    may_join_soft_gpu,
+)
+from provisioning.placement.mig import EMPTY, MigKind, legal_starts, place
+from provisioning.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, FleetState, GpuSlot, NodeSlot
+
+MigChoice = tuple[GpuSlot, MigKind, int]  # GPU, kind on that GPU's model, start
+Partly = tuple[GpuSlot, MigKind, tuple[int, ...]]  # a partly used GPU where the kind fits, and its legal starts
+
+
+def _order(gpu: GpuSlot) -> tuple[int, int]:
+    return gpu.node.id, gpu.index
+
+
+class _Baseline(PlacementEngine):
+    """The shared frame: collect what is feasible under the isolation rules, let the subclass choose."""
+
+    def _pools(self, models: Iterable[str], halls: list[str]) -> list[list[dict[int, NodeSlot]]]:
+        """The free-count buckets of every acceptable (model, hall) pool."""
+        by_free = self.state.by_free
+        return [by_free[(m, h)] for m in models for h in halls if (m, h) in by_free]
+
+    def _kind_on(self, gpu: GpuSlot, profile: str) -> MigKind:
+        return CATALOG[gpu.node.model].mig_profiles[profile]
+
+    def _mig(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> Placement | None:
+        security = RUNGS[request.rung].security
+        profile = request.mig_profile or ""
+        partly: list[Partly] = []
+        for model in request.models:
+            kind = CATALOG[model].mig_profiles[profile]
+            for hall in halls:
+                for mig_state, gpus in self.state.mig_by_state.get((model, hall), {}).items():
+                    starts = legal_starts(mig_state, kind)
+                    if not starts:
+                        continue
+                    for gpu in gpus.values():
+                        others = any(t != policy.tenant_id for t in gpu.mig_tenants)
+                        why = may_join_mig_gpu(policy, security, others, gpu.mig_dedicated)
+                        if why is None:
+                            partly.append((gpu, kind, starts))
+                        elif not blocked:
+                            blocked.append(why)
+        choice = self._choose_mig(partly, request, halls)
+        if choice is None:
+            return None
+        gpu, kind, start = choice
+        self.state.set_mig(
+            gpu, place(gpu.mig, kind, start), policy.tenant_id, _mig_milli(kind), policy.dedicated_hardware
+        )
+        node = gpu.node
+        device = Device(node.id, node.hostname, gpu.index, gpu.uuid, request.mig_profile, start)
+        return self._placement(request, policy, node.model, [device])
+
+    def _fresh_mig(self, request: Request, halls: list[str]) -> MigChoice | None:
+        gpu = self._fresh_gpu(request.models, halls)
+        if gpu is None:
+            return None
+        kind = self._kind_on(gpu, request.mig_profile or "")
+        return gpu, kind, legal_starts(EMPTY, kind)[0]
+
+    def _soft(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> Placement | None:
+        share = request.share
+        if share is None or share.mode not in SOFT_SHARING:
+            return None
+        why = may_join_soft_gpu(policy, None)
+        if why is not None:
+            blocked.append(why)
+            return None
+        hall_set, models = set(halls), set(request.models)
+        own = [
+            gpu
+            for gpu in self.state.soft_by_tenant[policy.tenant_id].values()
+            if gpu.soft_mode == share.mode
+            and gpu.node.general
+            and gpu.node.hall.code in hall_set
+            and gpu.node.model in models
+            and gpu.soft_used + share.milli <= FULL_SHARE
+        ]
+        gpu = self._choose_soft(own, request, halls)
+        if gpu is None:
+            return None
+        self.state.set_soft(gpu, policy.tenant_id, share.mode, share.milli)
+        node = gpu.node
+        device = Device(node.id, node.hostname, gpu.index, gpu.uuid, share_milli=share.milli)
+        return self._placement(request, policy, node.model, [device])
+
+    def _choose_mig(self, partly: list[Partly], request: Request, halls: list[str]) -> MigChoice | None:
+        raise NotImplementedError
+
+    def _choose_soft(self, own: list[GpuSlot], request: Request, halls: list[str]) -> GpuSlot | None:
+        raise NotImplementedError
+
+
+class FirstFitEngine(_Baseline):
+    def _best_node(
+        self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
+    ) -> NodeSlot | None:
+        first: NodeSlot | None = None
+        for buckets in self._pools(models, halls):
+            for bucket in buckets[need:]:
+                ids = [i for i in bucket if i not in skip] if skip else bucket
+                if ids:
+                    node = bucket[min(ids)]
+                    if first is None or node.id < first.id:
+                        first = node
+        return first
+
+    def _choose_mig(self, partly: list[Partly], request: Request, halls: list[str]) -> MigChoice | None:
+        fresh = self._fresh_mig(request, halls)
+        first = min(partly, key=lambda p: _order(p[0]), default=None)
+        if first is not None and (fresh is None or _order(first[0]) < _order(fresh[0])):
+            return first[0], first[1], first[2][0]
+        return fresh
+
+    def _choose_soft(self, own: list[GpuSlot], request: Request, halls: list[str]) -> GpuSlot | None:
+        if own:
+            return min(own, key=_order)
+        return self._fresh_gpu(request.models, halls)
+
+
+class BestFitEngine(_Baseline):
+    def _best_node(
+        self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
+    ) -> NodeSlot | None:
+        pools = self._pools(models, halls)
+        for free in range(need, MAX_GPUS_PER_NODE + 1):
+            best: NodeSlot | None = None
+            for buckets in pools:
+                bucket = buckets[free]
+                ids = [i for i in bucket if i not in skip] if skip else bucket
+                if ids:
+                    node = bucket[min(ids)]
+                    if best is None or node.id < best.id:
+                        best = node
+            if best is not None:
+                return best
+        return None
+
+    def _choose_mig(self, partly: list[Partly], request: Request, halls: list[str]) -> MigChoice | None:
+        tightest = min(partly, key=lambda p: (p[0].mig.free_compute, _order(p[0])), default=None)
+        if tightest is not None:
+            return tightest[0], tightest[1], tightest[2][0]
+        return self._fresh_mig(request, halls)
+
+    def _choose_soft(self, own: list[GpuSlot], request: Request, halls: list[str]) -> GpuSlot | None:
+        if own:
+            return min(own, key=lambda g: (FULL_SHARE - g.soft_used, _order(g)))
+        return self._fresh_gpu(request.models, halls)
+
+
+class RandomEngine(_Baseline):
+    def __init__(self, state: FleetState, seed: int) -> None:
+        super().__init__(state)
+        self.rng = random.Random(f"random-placer-{seed}")
+
+    def _free_count(self, models: Iterable[str], halls: list[str]) -> int:
+        return sum(free * len(bucket) for buckets in self._pools(models, halls) for free, bucket in enumerate(buckets))
+
+    def _free_gpu_at(self, models: Iterable[str], halls: list[str], r: int) -> GpuSlot:
+        """The ``r``-th free GPU of the acceptable pools (0 <= r < ``_free_count``)."""
+        for buckets in self._pools(models, halls):
+            for free, bucket in enumerate(buckets):
+                if r < free * len(bucket):
+                    node = list(bucket.values())[r // free]
+                    return [g for g in node.gpus if g.free][r % free]
+                r -= free * len(bucket)
+        raise IndexError(r)
+
+    def _best_node(
+        self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
+    ) -> NodeSlot | None:
+        nodes = [n for buckets in self._pools(models, halls) for b in buckets[need:] for n in b.values()]
+        nodes = [n for n in nodes if n.id not in skip] if skip else nodes
+        return self.rng.choice(nodes) if nodes else None
+
+    def _fresh_gpu(self, models: Iterable[str], halls: list[str]) -> GpuSlot | None:
+        models = tuple(models)
+        count = self._free_count(models, halls)
+        return self._free_gpu_at(models, halls, self.rng.randrange(count)) if count else None
+
+    def _choose_mig(self, partly: list[Partly], request: Request, halls: list[str]) -> MigChoice | None:
+        free = self._free_count(request.models, halls)
+        if not partly and not free:
+            return None
+        r = self.rng.randrange(len(partly) + free)
+        if r < len(partly):
+            gpu, kind, starts = partly[r]
+        else:
+            gpu = self._free_gpu_at(request.models, halls, r - len(partly))
+            kind = self._kind_on(gpu, request.mig_profile or "")
+            starts = legal_starts(EMPTY, kind)
+        return gpu, kind, self.rng.choice(starts)
+
+    def _choose_soft(self, own: list[GpuSlot], request: Request, halls: list[str]) -> GpuSlot | None:
+        free = self._free_count(request.models, halls)
+        if not own and not free:
+            return None
+        r = self.rng.randrange(len(own) + free)
+        return own[r] if r < len(own) else self._free_gpu_at(request.models, halls, r - len(own))
+
+
+POLICIES = ("ladder", "first-fit", "best-fit", "random")
+
+
+def make_engine(policy: str, state: FleetState, seed: int) -> PlacementEngine:
+    if policy == "ladder":
+        return PlacementEngine(state)
+    if policy == "first-fit":
+        return FirstFitEngine(state)
+    if policy == "best-fit":
+        return BestFitEngine(state)
+    if policy == "random":
+        return RandomEngine(state, seed)
+    raise ValueError(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")

@@ -1,0 +1,222 @@
+"""The placement benchmark: replay the public Alibaba GPU trace through the engine and its baselines.
+
+Run from the repository root (pure Python over ``provisioning.placement``, no Django)::
+
+    python -m bench.placement [--nodes NODES.csv] [--pods PODS.csv] [--policy ladder|first-fit|best-fit|random]
+                              [--sharing mig|tenant|unsafe] [--seeds 5] [--no-share-ratio 0.0] [--json]
+    python -m bench.placement --all [--seeds 5]     # every policy x sharing mode on every pods file
+    python -m bench.placement --scale [--seeds 3] [--tenants 50]  # decision latency, 1k/10k/50k-GPU fleets
+
+Defaults resolve against the repository root: ``../shared/data/alibaba-gpu-v2023/`` (node list and
+``openb_pod_list_default.csv``). Results and the reasoning behind them: ``docs/benchmarks.md``.
+
+Mapping (``bench/trace.py``): a trace node becomes a node of a MIG-capable catalog model with the same GPU count,
+by memory class -- P100, T4, V100M16 (16 GB) and A10 (24 GB) -> A100-40GB; V100M32 (32 GB) -> A100-80GB; G2, G3
+(anonymised newest models, 8-GPU servers) -> H100-SXM-80GB. Nodes go round-robin into four halls in two regions,
+NVLink domains of 8 nodes per (hall, model). ``gpu_spec`` becomes the request's ``models`` (empty: all three, in
+catalog order). ``num_gpu == 0`` pods are skipped; ``num_gpu == 1, gpu_milli < 1000`` is fractional; the rest
+ask ``num_gpu`` whole GPUs on one node (``Request(rung=CONTAINER, gpus=n)``). Tenant: ``crc32(name) % 50 + 1``.
+
+Sharing modes and policies: ``bench/replay.py`` (``mig``, ``tenant`` = Ladder's, ``unsafe`` = comparison only)
+and ``bench/baselines.py`` (``first-fit``, ``best-fit``, ``random``; ``ladder`` is the engine as is).
+
+Protocol (FGD, USENIX ATC'23): pods drawn with replacement (``random.Random(seed)``), placed and never removed,
+until the offered GPU demand (whole pods count ``num_gpu``, fractional ones ``gpu_milli / 1000``) reaches 100% of
+the cluster's GPUs; seeds 0..N-1, averaged. A pods file without times (multigpu30) is placed in file order.
+
+Metrics: ``served_ratio`` = served demand / offered demand; ``unallocated_gpus`` = sum over GPUs of 1 - allocated
+fraction (whole 1, MIG compute_used/7, soft soft_used/1000) at the end; ``stranded_mig_slices`` = sum of
+``mig.stranded_compute``; ``decisions_per_s``, ``p50_ms``, ``p99_ms`` from ``time.perf_counter`` around each
+decision (all engine calls of one pod, the MIG fallback included) and nothing else.
+
+Cost of one ``ladder`` decision (P = acceptable models x allowed halls, G = GPUs per node <= 8):
+whole GPUs O(9 P x 32) bucket reads + O(G) to take and reindex; MIG O(P x S) with S the distinct MIG states in a
+pool (bounded by the 4,096 possible states, a few dozen in practice) + GPUs skipped for isolation; soft share
+O(the tenant's soft-shared GPUs) + a fresh GPU as for whole GPUs; plus O(halls) to filter halls. Nothing grows
+with the fleet as such, but the soft-share scan grows with the tenant: one tenant holding every soft-shared GPU of
+a 50k-GPU fleet puts p99 at 3-4 ms (docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from time import perf_counter
+
+from bench.baselines import POLICIES
+from bench.replay import SHARINGS, Run, replay, summary
+from bench.scale import SIZES, scale_run
+from bench.trace import NODES_CSV, PODS_CSVS, load_nodes, load_pods
+
+Row = dict[str, object]
+COLUMNS = ("policy", "sharing", "served_ratio", "unallocated_gpus", "stranded_mig_slices", "rounding_gpus")
+
+
+def run_config(
+    nodes_csv: Path,
+    pods_csv: Path,
+    policy: str,
+    sharing: str,
+    seeds: int,
+    order: str = "auto",
+    no_share_ratio: float = 0.0,
+) -> Row:
+    nodes = load_nodes(nodes_csv)
+    pods, timed = load_pods(pods_csv)
+    in_file_order = order == "file" or (order == "auto" and not timed)
+    runs = [
+        replay(
+            nodes,
+            pods,
+            policy=policy,
+            sharing=sharing,
+            seed=seed,
+            in_file_order=in_file_order,
+            no_share_ratio=no_share_ratio,
+        )
+        for seed in range(seeds)
+    ]
+    row = summary(policy, sharing, runs)
+    row["pods_file"] = pods_csv.name
+    row["order"] = "file" if in_file_order else "sampled"
+    return row
+
+
+def table(rows: Sequence[Row], columns: Sequence[str]) -> str:
+    """A Markdown table, readable as text and pasteable into docs/benchmarks.md."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _get(rows: Sequence[Row], policy: str, sharing: str, key: str) -> float:
+    value = next(r[key] for r in rows if r["policy"] == policy and r["sharing"] == sharing)
+    assert isinstance(value, int | float)
+    return float(value)
+
+
+def targets(rows: Sequence[Row]) -> list[Row]:
+    """Per sharing mode: does ladder serve at least the best of first-fit/best-fit and leave no more unallocated?"""
+    out: list[Row] = []
+    for sharing in SHARINGS:
+        served = _get(rows, "ladder", sharing, "served_ratio")
+        unalloc = _get(rows, "ladder", sharing, "unallocated_gpus")
+        best_served = max(_get(rows, p, sharing, "served_ratio") for p in ("first-fit", "best-fit"))
+        best_unalloc = min(_get(rows, p, sharing, "unallocated_gpus") for p in ("first-fit", "best-fit"))
+        met = served >= best_served and unalloc <= best_unalloc
+        out.append(
+            {
+                "sharing": sharing,
+                "ladder_served": served,
+                "best_baseline_served": best_served,
+                "ladder_unallocated": unalloc,
+                "best_baseline_unallocated": best_unalloc,
+                "target": "met" if met else "MISSED",
+            }
+        )
+    return out
+
+
+def isolation_cost(rows: Sequence[Row]) -> list[Row]:
+    """Per policy: served GPUs under ``mig`` (safe hard slices), ``tenant`` (Ladder) and ``unsafe`` (cross-tenant
+    soft sharing), and the share of the mig -> unsafe gap that ``tenant`` recovers. Unallocated GPUs are shown
+    too, with the GPUs MIG gives beyond the demand it serves: a 0.6-GPU pod holds a 7g slice, which counts as
+    allocated, so ``mig`` looks tidy on unallocated GPUs while serving the least."""
+    out: list[Row] = []
+    for policy in POLICIES:
+        mig, tenant, unsafe = (_get(rows, policy, s, "served_gpus") for s in SHARINGS)
+        gap = unsafe - mig
+        out.append(
+            {
+                "policy": policy,
+                "served_mig": mig,
+                "served_tenant": tenant,
+                "served_unsafe": unsafe,
+                "gap_gpus": round(gap, 1),
+                "recovered": f"{100 * (tenant - mig) / gap:.0f}%" if abs(gap) > 1e-9 else "n/a",
+                "unalloc_mig": _get(rows, policy, "mig", "unallocated_gpus"),
+                "unalloc_tenant": _get(rows, policy, "tenant", "unallocated_gpus"),
+                "unalloc_unsafe": _get(rows, policy, "unsafe", "unallocated_gpus"),
+                "mig_rounding": _get(rows, policy, "mig", "rounding_gpus"),
+            }
+        )
+    return out
+
+
+def run_all(nodes_csv: Path, seeds: int, no_share_ratio: float, as_json: bool) -> None:
+    report: dict[str, object] = {"seeds": seeds, "files": {}}
+    started = perf_counter()
+    for pods_csv in PODS_CSVS:
+        rows = []
+        for policy in POLICIES:
+            for sharing in SHARINGS:
+                rows.append(run_config(nodes_csv, pods_csv, policy, sharing, seeds, no_share_ratio=no_share_ratio))
+                print(f"  {pods_csv.name} {policy} {sharing}: {perf_counter() - started:.0f}s", file=sys.stderr)
+        checks, cost = targets(rows), isolation_cost(rows)
+        report["files"][pods_csv.name] = {"rows": rows, "targets": checks, "isolation_cost": cost}  # type: ignore[index]
+        if not as_json:
+            print(f"\n## {pods_csv.name} ({rows[0]['order']}, {seeds} seeds, {rows[0]['cluster_gpus']} GPUs)\n")
+            print(table(rows, (*COLUMNS, "decisions_per_s", "p50_ms", "p99_ms")))
+            print("\nTargets (ladder vs the best of first-fit and best-fit):\n")
+            print(table(checks, tuple(checks[0])))
+            print("\nIsolation cost (served GPUs; share of the mig -> unsafe gap that tenant recovers):\n")
+            print(table(cost, tuple(cost[0])))
+    if as_json:
+        print(json.dumps(report))
+    else:
+        print(f"\n(total {perf_counter() - started:.0f}s)")
+
+
+def run_scale(policy: str, seeds: int, tenants: int, as_json: bool) -> None:
+    rows: list[Row] = []
+    for gpus in SIZES:
+        runs: list[Run] = [scale_run(gpus, policy=policy, seed=seed, tenants=tenants) for seed in range(seeds)]
+        row = summary(policy, "tenant", runs)
+        row["gpus"] = gpus
+        row["tenants"] = tenants
+        rows.append(row)
+    if as_json:
+        print(json.dumps({"scale": rows}))
+        return
+    columns = ("gpus", "policy", "decisions", "decisions_per_s", "p50_ms", "p99_ms", "served_ratio", "unallocated_gpus")
+    print(table(rows, columns))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.placement", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=Path, default=NODES_CSV)
+    parser.add_argument("--pods", type=Path, default=PODS_CSVS[0])
+    parser.add_argument("--policy", choices=POLICIES, default="ladder")
+    parser.add_argument("--sharing", choices=SHARINGS, default="tenant")
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--order", choices=("auto", "sampled", "file"), default="auto",
+                        help="auto: sampled with replacement, file order when the pods file has no times")  # fmt: skip
+    parser.add_argument("--no-share-ratio", type=float, default=0.0,
+                        help="fraction of the 50 tenants whose policy forbids soft sharing (tenants 1..k)")  # fmt: skip
+    parser.add_argument("--tenants", type=int, default=50, help="tenants in the --scale stream")
+    parser.add_argument("--json", action="store_true")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--all", action="store_true", help="every policy x sharing mode on every pods file")
+    mode.add_argument("--scale", action="store_true", help="decision latency on 1k, 10k and 50k-GPU fleets")
+    args = parser.parse_args(argv)
+    if args.seeds < 1:
+        parser.error("--seeds must be at least 1")
+    if args.all:
+        run_all(args.nodes, args.seeds, args.no_share_ratio, args.json)
+    elif args.scale:
+        run_scale(args.policy, args.seeds, args.tenants, args.json)
+    else:
+        row = run_config(args.nodes, args.pods, args.policy, args.sharing, args.seeds, args.order, args.no_share_ratio)
+        if args.json:
+            print(json.dumps(row))
+        else:
+            print(f"{row['pods_file']} ({row['order']}, {row['seeds']} seeds, {row['cluster_gpus']} GPUs)\n")
+            print(table([row], (*COLUMNS, "decisions_per_s", "p50_ms", "p99_ms")))
+            print(f"\nroutes per run: {row['routes']}")
+
+
+if __name__ == "__main__":
+    main()
