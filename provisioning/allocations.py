@@ -17,12 +17,12 @@ from django.utils import timezone
 from compliance.actor import Actor
 from compliance.services import audit_record
 from config.tasks import enqueue
-from provisioning.fleet_cache import FLEET, placement_section
+from provisioning import fleet_cache
+from provisioning.fleet_cache import _Section, placement_section
 from provisioning.lifecycle import HOLDS_DEVICES, AllocationState, can_move
 from provisioning.models import (
     Allocation,
     AllocationDevice,
-    Gpu,
     GpuClaim,
     Node,
     NodeHold,
@@ -95,10 +95,9 @@ class AllocationSpec:
 # --- claims: the database's guard ---------------------------------------------------------------------------
 
 
-def _claims_for(allocation: Allocation, placement: Placement, gpus: dict[str, Gpu]) -> list[GpuClaim]:
+def _claims_for(section: _Section, allocation: Allocation, placement: Placement) -> list[GpuClaim]:
     claims: list[GpuClaim] = []
     for device in placement.devices:
-        gpu = gpus[device.gpu_uuid]
         if device.share_milli is not None:
             continue  # soft shares claim the GPU for the tenant, once (see _claim_soft)
         if device.mig_profile is not None and device.mig_start is not None:
@@ -106,13 +105,15 @@ def _claims_for(allocation: Allocation, placement: Placement, gpus: dict[str, Gp
             run = range(device.mig_start, device.mig_start + GEOMETRY[kind].memory)
         else:
             run = range(MEMORY_SLICES)
-        claims += [GpuClaim(gpu=gpu, slice=s, allocation=allocation) for s in run]
+        gpu_id = section.cache.gpu_ids[(device.node_id, device.gpu_index)]
+        claims += [GpuClaim(gpu_id=gpu_id, slice=s, allocation=allocation) for s in run]
     return claims
 
 
-def _claim_soft(tenant: Tenant, gpu: Gpu) -> None:
-    if not GpuClaim.objects.filter(gpu=gpu, soft_tenant=tenant).exists():
-        GpuClaim.objects.bulk_create([GpuClaim(gpu=gpu, slice=s, soft_tenant=tenant) for s in range(MEMORY_SLICES)])
+def _claim_soft(tenant: Tenant, gpu_id: int) -> None:
+    if not GpuClaim.objects.filter(gpu_id=gpu_id, soft_tenant=tenant).exists():
+        claims = [GpuClaim(gpu_id=gpu_id, slice=s, soft_tenant=tenant) for s in range(MEMORY_SLICES)]
+        GpuClaim.objects.bulk_create(claims)
 
 
 def _quota_milli(placement: Placement) -> int:
@@ -128,38 +129,35 @@ def _quota_milli(placement: Placement) -> int:
     return total
 
 
-def _persist(*, tenant: Tenant, name: str, spec: AllocationSpec, placement: Placement, provisioner: str) -> Allocation:
-    gpus = {
-        g.uuid: g
-        for g in Gpu.objects.select_related("node__hall").filter(uuid__in=[d.gpu_uuid for d in placement.devices])
-    }
-    first = gpus[placement.devices[0].gpu_uuid]
+def _persist(
+    section: _Section, *, tenant: Tenant, name: str, spec: AllocationSpec, placement: Placement, provisioner: str
+) -> Allocation:
+    """Write the allocation, its devices and its claims. Ids come from the in-memory fleet: no reads here."""
+    hall_id, gpu_model_id = section.cache.node_rows[placement.devices[0].node_id]
     allocation = Allocation.objects.create(
         tenant=tenant,
         name=name,
         rung=placement.rung,
         performance=placement.performance,
         security=placement.security,
-        gpu_model=first.node.gpu_model,
-        hall=first.node.hall,
+        gpu_model_id=gpu_model_id,
+        hall_id=hall_id,
         state=S.PLACED,
         spec=asdict(spec),
         quota_milli=_quota_milli(placement),
         provisioner=provisioner,
         dedicated=placement.dedicated,
     )
-    _persist_devices(allocation, placement, gpus)
+    _persist_devices(section, allocation, placement)
     return allocation
 
 
-def _persist_devices(allocation: Allocation, placement: Placement, gpus: dict[str, Gpu] | None = None) -> None:
-    if gpus is None:
-        uuids = [d.gpu_uuid for d in placement.devices]
-        gpus = {g.uuid: g for g in Gpu.objects.select_related("node").filter(uuid__in=uuids)}
+def _persist_devices(section: _Section, allocation: Allocation, placement: Placement) -> None:
+    gpu_ids = section.cache.gpu_ids
     AllocationDevice.objects.bulk_create(
         AllocationDevice(
             allocation=allocation,
-            gpu=gpus[d.gpu_uuid],
+            gpu_id=gpu_ids[(d.node_id, d.gpu_index)],
             hostname=d.hostname,
             gpu_index=d.gpu_index,
             gpu_uuid=d.gpu_uuid,
@@ -169,15 +167,16 @@ def _persist_devices(allocation: Allocation, placement: Placement, gpus: dict[st
         )
         for d in placement.devices
     )
-    GpuClaim.objects.bulk_create(_claims_for(allocation, placement, gpus))
+    GpuClaim.objects.bulk_create(_claims_for(section, allocation, placement))
     for device in placement.devices:
         if device.share_milli is not None:
-            _claim_soft(allocation.tenant, gpus[device.gpu_uuid])
+            _claim_soft(allocation.tenant, gpu_ids[(device.node_id, device.gpu_index)])
     for node_id in placement.held_nodes:
         NodeHold.objects.create(node_id=node_id, tenant=allocation.tenant, allocation=allocation)
-    for node in {gpus[d.gpu_uuid].node for d in placement.devices}:
-        if node.cc_mode:
-            hold, _ = NodeHold.objects.get_or_create(node=node, defaults={"tenant": allocation.tenant})
+    state = section.engine.state
+    for node_id in {d.node_id for d in placement.devices}:
+        if state.nodes[node_id].cc_mode:
+            hold, _ = NodeHold.objects.get_or_create(node_id=node_id, defaults={"tenant": allocation.tenant})
             if hold.tenant_id != allocation.tenant_id:
                 raise IntegrityError("a confidential host is held by another tenant")
 
@@ -214,26 +213,27 @@ def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor
     request = spec.to_request()
     for attempt in range(2):
         try:
+            # The policy and quota as they are now; read before the section, which serializes every decision.
+            tenant = Tenant.objects.get(pk=tenant.pk)
             with placement_section() as section:
-                tenant = Tenant.objects.get(pk=tenant.pk)
                 result = section.engine.place(request, tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
                 if isinstance(result, Refused):
                     raise PlacementRefused(result)
                 allocation = _persist(
-                    tenant=tenant, name=name, spec=spec, placement=result, provisioner=provisioner().name
+                    section, tenant=tenant, name=name, spec=spec, placement=result, provisioner=provisioner().name
                 )
                 section.journal("placed", allocation=allocation, placement=result)
                 audit_record(
                     actor=actor, action="allocation.placed", target_type="allocation", target_id=allocation.pk,
                     tenant=tenant, data={"name": name, "spec": asdict(spec), "devices": len(result.devices),
-                                         "hall": allocation.hall.code},
+                                         "hosts": sorted({d.hostname for d in result.devices})},
                 )  # fmt: skip
-                FLEET.placements[allocation.pk] = result
+                section.cache.placements[allocation.pk] = result
                 enqueue(provision_task(), allocation.pk)
             return allocation
         except IntegrityError:
             # The database refused a claim the in-memory fleet thought was free: it was stale. Read it again once.
-            FLEET.invalidate()
+            fleet_cache.FLEET.invalidate()
             if attempt:
                 raise Conflict("no_capacity", "The capacity was taken concurrently; try again.") from None
     raise AssertionError("unreachable")  # pragma: no cover
@@ -277,7 +277,7 @@ def allocation_transition(
         allocation.refresh_from_db()
         if current in HOLDS_DEVICES and to not in HOLDS_DEVICES:
             held = _release_devices(allocation)
-            placement = FLEET.placements.pop(allocation.pk, None)
+            placement = section.cache.placements.pop(allocation.pk, None)
             if placement is not None:
                 section.engine.release(placement)
             section.journal("released", allocation=allocation)
@@ -337,7 +337,7 @@ def _restart_job(allocation: Allocation, node: Node, actor: Actor) -> bool:
         ):
             return True  # someone else is handling it
         _release_devices(allocation)
-        old = FLEET.placements.pop(allocation.pk, None)
+        old = section.cache.placements.pop(allocation.pk, None)
         if old is not None:
             section.engine.release(old)
         section.journal("released", allocation=allocation)
@@ -354,8 +354,8 @@ def _restart_job(allocation: Allocation, node: Node, actor: Actor) -> bool:
                 tenant=tenant, data={"from": S.RESTARTING, "reason": result.message},
             )  # fmt: skip
             return False
-        _persist_devices(allocation, result)
-        FLEET.placements[allocation.pk] = result
+        _persist_devices(section, allocation, result)
+        section.cache.placements[allocation.pk] = result
         section.journal("placed", allocation=allocation, placement=result)
         audit_record(
             actor=actor, action="allocation.restarting", target_type="allocation", target_id=allocation.pk,

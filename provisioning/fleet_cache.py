@@ -89,6 +89,9 @@ class FleetCache:
         self.engine: PlacementEngine | None = None
         self.seq = 0
         self.placements: dict[int, Placement] = {}
+        # Database ids the pure state does not carry: GPU pk by (node pk, index); (hall pk, GPU model pk) by node.
+        self.gpu_ids: dict[tuple[int, int], int] = {}
+        self.node_rows: dict[int, tuple[int, int]] = {}
 
     @property
     def state(self) -> FleetState:
@@ -131,7 +134,11 @@ class FleetCache:
         for hall in Hall.objects.select_related("region"):
             state.add_hall(HallInfo(hall.code, hall.region.code, hall.region.jurisdiction, hall.fenced_for))
         nodes = Node.objects.select_related("hall", "gpu_model").prefetch_related("gpus").order_by("pk")
+        gpu_ids: dict[tuple[int, int], int] = {}
+        node_rows: dict[int, tuple[int, int]] = {}
         for node in nodes:
+            node_rows[node.pk] = (node.hall_id, node.gpu_model_id)
+            gpu_ids.update({(node.pk, g.index): g.pk for g in node.gpus.all()})
             state.add_node(
                 id=node.pk,
                 hostname=node.hostname,
@@ -151,6 +158,7 @@ class FleetCache:
             engine.apply(placement)
             placements[allocation.pk] = placement
         self.engine, self.placements, self.seq = engine, placements, last
+        self.gpu_ids, self.node_rows = gpu_ids, node_rows
         return engine
 
 
@@ -158,7 +166,10 @@ FLEET = FleetCache()
 
 
 class _Section:
-    def __init__(self, engine: PlacementEngine) -> None:
+    """What a placement change sees: the cache (engine, placements, database ids) and where to journal."""
+
+    def __init__(self, cache: FleetCache, engine: PlacementEngine) -> None:
+        self.cache = cache
         self.engine = engine
         self.last_seq: int | None = None
 
@@ -197,7 +208,7 @@ def placement_section() -> Iterator[_Section]:
                 lock_placement()
                 engine = FLEET.sync()
                 version = engine.state.version
-                section = _Section(engine)
+                section = _Section(FLEET, engine)
                 yield section
             if section.last_seq is not None:
                 FLEET.seq = max(FLEET.seq, section.last_seq)  # a nested section may have journaled later

@@ -40,13 +40,9 @@ def test_a_process_learns_other_processes_decisions_from_the_journal(db, acme, m
     monkeypatch.setattr(fleet_cache, "FLEET", second)
     allocation_request(tenant=acme, name="warm", spec=ONE_GPU, actor=SYSTEM)  # the second process is now warm
     monkeypatch.setattr(fleet_cache, "FLEET", first)
-    import provisioning.allocations as allocations
-
-    monkeypatch.setattr(allocations, "FLEET", first)
     seven = AllocationSpec(rung="container", gpu_models=(H100,), gpus=7)
     allocation_request(tenant=acme, name="rest", spec=seven, actor=SYSTEM)  # made by the first process
     monkeypatch.setattr(fleet_cache, "FLEET", second)
-    monkeypatch.setattr(allocations, "FLEET", second)
     with pytest.raises(PlacementRefused) as refused:
         allocation_request(tenant=acme, name="late", spec=ONE_GPU, actor=SYSTEM)
     assert refused.value.code == "no_capacity"
