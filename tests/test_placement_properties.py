@@ -88,6 +88,16 @@ def check_invariants(engine: PlacementEngine, active: list[Placement]) -> None:
         assert uuid not in whole
         assert len({t for t, _ in shares}) == 1, "soft sharing crossed tenants"
         assert sum(m for _, m in shares) <= 1000
+    pooled = {}
+    for key, pool in engine.state.soft_pools.items():
+        assert pool.levels == sorted(pool.by_used)
+        for used, gpus in pool.by_used.items():
+            for gpu in gpus.values():
+                assert (gpu.soft_tenant, gpu.soft_mode, gpu.node.model, gpu.node.hall.code) == key
+                assert gpu.soft_used == used
+                pooled[gpu.uuid] = gpu
+    shared_on_general = {g.uuid for n in engine.state.nodes.values() if n.general for g in n.gpus if g.soft_used}
+    assert set(pooled) == shared_on_general, "the soft-share index lost or kept a GPU"
     for node in engine.state.nodes.values():
         if node.cc_mode:
             tenants = {whole[g.uuid] for g in node.gpus if g.uuid in whole}

@@ -486,15 +486,14 @@ class PlacementEngine:
         if why is not None:
             blocked.append(why)
             return None
-        hall_set, models = set(halls), set(request.models)
         best: GpuSlot | None = None
-        for gpu in self.state.soft_by_tenant[policy.tenant_id].values():
-            node = gpu.node
-            if gpu.soft_mode != share.mode or not node.general or node.hall.code not in hall_set:
-                continue
-            fits = node.model in models and gpu.soft_used + share.milli <= FULL_SHARE
-            if fits and (best is None or gpu.soft_used > best.soft_used):
-                best = gpu
+        pools = self.state.soft_pools
+        for model in request.models:
+            for hall in halls:
+                pool = pools.get((policy.tenant_id, share.mode, model, hall))
+                gpu = pool.fullest_fitting(FULL_SHARE - share.milli) if pool else None
+                if gpu is not None and (best is None or gpu.soft_used > best.soft_used):
+                    best = gpu
         if best is None:
             best = self._fresh_gpu(request.models, halls)
         if best is None:

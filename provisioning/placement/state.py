@@ -7,6 +7,7 @@ GPUs grouped by their ``MigState``, soft shares read the tenant's own shared GPU
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right, insort
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -62,6 +63,31 @@ class NodeSlot:
 
 
 Key = tuple[str, str]  # (GPU model, hall code)
+SoftKey = tuple[int, Performance, str, str]  # (tenant, mode, GPU model, hall code)
+
+
+@dataclass(slots=True)
+class SoftPool:
+    by_used: dict[int, dict[int, GpuSlot]] = field(default_factory=dict)
+    levels: list[int] = field(default_factory=list)  # sorted keys of by_used
+
+    def add(self, gpu: GpuSlot) -> None:
+        group = self.by_used.get(gpu.soft_used)
+        if group is None:
+            group = self.by_used[gpu.soft_used] = {}
+            insort(self.levels, gpu.soft_used)
+        group[id(gpu)] = gpu
+
+    def discard(self, gpu: GpuSlot, used: int) -> None:
+        group = self.by_used.get(used)
+        if group is not None and group.pop(id(gpu), None) is not None and not group:
+            del self.by_used[used]
+            self.levels.pop(bisect_left(self.levels, used))
+
+    def fullest_fitting(self, room: int) -> GpuSlot | None:
+        """A GPU with the most share in use that is still at most ``room``."""
+        i = bisect_right(self.levels, room)
+        return next(iter(self.by_used[self.levels[i - 1]].values())) if i else None
 
 
 class FleetState:
@@ -78,6 +104,9 @@ class FleetState:
         self.mig_by_state: dict[Key, dict[MigState, dict[int, GpuSlot]]] = {}
         # tenant -> soft-shared GPUs it holds
         self.soft_by_tenant: dict[int, dict[int, GpuSlot]] = defaultdict(dict)
+        # (tenant, mode, model, hall) -> soft-shared GPUs of general nodes by the share in use, with the used levels
+        # sorted, so the fullest GPU that still fits a share is a bisect away however many the tenant holds.
+        self.soft_pools: dict[SoftKey, SoftPool] = {}
         self.tenant_milli: Counter[int] = Counter()  # usage in milli-GPU, for quotas
         self.skewed: set[int] = set()  # nodes whose versions differ from their domain's majority
         self.version = 0  # bumped by every change, so a caller can tell whether a failed step changed anything
@@ -161,6 +190,20 @@ class FleetState:
         for gpu in node.gpus:
             self._unindex_gpu_mig(gpu)
             self._index_gpu_mig(gpu)
+            if gpu.soft_tenant is not None:
+                self._unindex_gpu_soft(gpu, gpu.soft_used)
+                self._index_gpu_soft(gpu)
+
+    def _soft_pool(self, tenant: int, mode: Performance, node: NodeSlot) -> SoftPool:
+        return self.soft_pools.setdefault((tenant, mode, node.model, node.hall.code), SoftPool())
+
+    def _unindex_gpu_soft(self, gpu: GpuSlot, used: int) -> None:
+        if gpu.soft_tenant is not None and gpu.soft_mode is not None:
+            self._soft_pool(gpu.soft_tenant, gpu.soft_mode, gpu.node).discard(gpu, used)
+
+    def _index_gpu_soft(self, gpu: GpuSlot) -> None:
+        if gpu.soft_tenant is not None and gpu.soft_mode is not None and gpu.soft_used > 0 and gpu.node.general:
+            self._soft_pool(gpu.soft_tenant, gpu.soft_mode, gpu.node).add(gpu)
 
     def set_node_state(self, node_id: int, state: str) -> None:
         node = self.nodes[node_id]
@@ -205,6 +248,7 @@ class FleetState:
     def set_soft(self, gpu: GpuSlot, tenant: int, mode: Performance, delta_milli: int) -> None:
         self.version += 1
         was_free = gpu.free
+        self._unindex_gpu_soft(gpu, gpu.soft_used)
         gpu.soft_used += delta_milli
         self.tenant_milli[tenant] += delta_milli
         if gpu.soft_used > 0:
@@ -214,7 +258,9 @@ class FleetState:
             gpu.soft_tenant, gpu.soft_mode = None, None
             self.soft_by_tenant[tenant].pop(id(gpu), None)
         if was_free != gpu.free:
-            self._reindex_node(gpu.node)
+            self._reindex_node(gpu.node)  # indexes this GPU's share too
+        else:
+            self._index_gpu_soft(gpu)
 
     def hold_node(self, node: NodeSlot, tenant: int | None) -> None:
         """Give a whole host to a tenant (bare metal, confidential VM host), or take it back (None)."""
