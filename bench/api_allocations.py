@@ -117,7 +117,14 @@ def _drive(
 
 
 def run(
-    clients: int, requests: int, nodes: int, database_url: str, broker: str, warmup: int = 500
+    clients: int,
+    requests: int,
+    nodes: int,
+    database_url: str,
+    broker: str,
+    warmup: int = 500,
+    workers: int = 1,
+    threads: int = 1,
 ) -> dict[str, float | int | str]:
     parsed = urlparse(database_url)
     if not parsed.scheme.startswith("postgres"):
@@ -138,8 +145,8 @@ def run(
     gunicorn = str(Path(sys.executable).with_name("gunicorn"))
     servers = [
         subprocess.Popen(
-            [gunicorn, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", "1",
-             "--worker-class", "gthread", "--threads", "4", "--log-level", "warning"],
+            [gunicorn, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+             "--worker-class", "gthread", "--threads", str(threads), "--log-level", "warning"],
             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         for port in PORTS
@@ -178,6 +185,8 @@ def run(
         "p50_ms": round(statistics.median(latencies) * 1000, 2),
         "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1] * 1000, 2),
         "fleet_gpus": nodes * 8,
+        "server_processes": len(PORTS) * workers,
+        "threads_per_process": threads,
     }
 
 
@@ -191,9 +200,13 @@ def main() -> None:
         "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
     )
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--workers", type=int, default=1, help="gunicorn worker processes per server (two servers)")
+    parser.add_argument("--threads", type=int, default=1, help="threads per gunicorn worker")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = run(args.clients, args.requests, args.nodes, args.database_url, args.broker, args.warmup)
+    result = run(
+        args.clients, args.requests, args.nodes, args.database_url, args.broker, args.warmup, args.workers, args.threads
+    )
     if args.json:
         print(json.dumps(result))
         return
