@@ -171,7 +171,6 @@ class AllocationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Tenant
         allocation = allocation_request(
             tenant=self.membership.tenant, name=data.validated_data["name"], spec=data.spec(), actor=self.caller.actor
         )
-        allocation = self.get_queryset().get(pk=allocation.pk)
         return Response(AllocationSerializer(allocation).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses={200: AllocationSerializer})

@@ -133,15 +133,15 @@ def _persist(
     section: _Section, *, tenant: Tenant, name: str, spec: AllocationSpec, placement: Placement, provisioner: str
 ) -> Allocation:
     """Write the allocation, its devices and its claims. Ids come from the in-memory fleet: no reads here."""
-    hall_id, gpu_model_id = section.cache.node_rows[placement.devices[0].node_id]
+    hall, gpu_model = section.cache.node_rows[placement.devices[0].node_id]
     allocation = Allocation.objects.create(
         tenant=tenant,
         name=name,
         rung=placement.rung,
         performance=placement.performance,
         security=placement.security,
-        gpu_model_id=gpu_model_id,
-        hall_id=hall_id,
+        gpu_model=gpu_model,
+        hall=hall,
         state=S.PLACED,
         spec=asdict(spec),
         quota_milli=_quota_milli(placement),
@@ -152,9 +152,18 @@ def _persist(
     return allocation
 
 
+def _remember_devices(allocation: Allocation, devices: list[AllocationDevice]) -> None:
+    """Serve ``allocation.devices.all()`` from the rows just written, as a prefetch would, so the caller's
+    response needs no query; any filtered read still goes to the database."""
+    queryset = allocation.devices.all()
+    queryset._result_cache = devices
+    queryset._prefetch_done = True  # type: ignore[attr-defined]
+    allocation._prefetched_objects_cache = {"devices": queryset}  # type: ignore[attr-defined]
+
+
 def _persist_devices(section: _Section, allocation: Allocation, placement: Placement) -> None:
     gpu_ids = section.cache.gpu_ids
-    AllocationDevice.objects.bulk_create(
+    devices = AllocationDevice.objects.bulk_create(
         AllocationDevice(
             allocation=allocation,
             gpu_id=gpu_ids[(d.node_id, d.gpu_index)],
@@ -167,6 +176,7 @@ def _persist_devices(section: _Section, allocation: Allocation, placement: Place
         )
         for d in placement.devices
     )
+    _remember_devices(allocation, devices)
     GpuClaim.objects.bulk_create(_claims_for(section, allocation, placement))
     for device in placement.devices:
         if device.share_milli is not None:

@@ -16,7 +16,7 @@ from typing import Any
 from django.db import transaction
 
 from provisioning.lifecycle import HOLDS_DEVICES
-from provisioning.models import Allocation, Hall, Node, NodeHold, PlacementJournal, PlacementLock
+from provisioning.models import Allocation, GpuModel, Hall, Node, NodeHold, PlacementJournal, PlacementLock
 from provisioning.placement.engine import Device, Placement, PlacementEngine
 from provisioning.placement.isolation import HallInfo, Performance, Rung, Security
 from provisioning.placement.state import FleetState
@@ -89,9 +89,10 @@ class FleetCache:
         self.engine: PlacementEngine | None = None
         self.seq = 0
         self.placements: dict[int, Placement] = {}
-        # Database ids the pure state does not carry: GPU pk by (node pk, index); (hall pk, GPU model pk) by node.
+        # What the pure state does not carry: GPU pk by (node pk, index); each node's hall (with its region) and
+        # GPU model rows, so writing an allocation and answering with it read nothing.
         self.gpu_ids: dict[tuple[int, int], int] = {}
-        self.node_rows: dict[int, tuple[int, int]] = {}
+        self.node_rows: dict[int, tuple[Hall, GpuModel]] = {}
 
     @property
     def state(self) -> FleetState:
@@ -133,11 +134,11 @@ class FleetCache:
         state = FleetState()
         for hall in Hall.objects.select_related("region"):
             state.add_hall(HallInfo(hall.code, hall.region.code, hall.region.jurisdiction, hall.fenced_for))
-        nodes = Node.objects.select_related("hall", "gpu_model").prefetch_related("gpus").order_by("pk")
+        nodes = Node.objects.select_related("hall__region", "gpu_model").prefetch_related("gpus").order_by("pk")
         gpu_ids: dict[tuple[int, int], int] = {}
-        node_rows: dict[int, tuple[int, int]] = {}
+        node_rows: dict[int, tuple[Hall, GpuModel]] = {}
         for node in nodes:
-            node_rows[node.pk] = (node.hall_id, node.gpu_model_id)
+            node_rows[node.pk] = (node.hall, node.gpu_model)
             gpu_ids.update({(node.pk, g.index): g.pk for g in node.gpus.all()})
             state.add_node(
                 id=node.pk,

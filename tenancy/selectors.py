@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 
 from provisioning.placement.isolation import TenantPolicy
@@ -13,6 +15,12 @@ from tenancy.models import ApiKey, Membership, Tenant
 def membership_of(user: Any) -> Membership | None:
     if not getattr(user, "is_authenticated", False):
         return None
+    if get_user_model().membership.is_cached(user):  # loaded with the API key (api_key_authenticate)
+        try:
+            membership: Membership = user.membership
+        except ObjectDoesNotExist:  # staff: no membership
+            return None
+        return membership
     return Membership.objects.select_related("tenant").filter(user=user).first()
 
 
