@@ -123,7 +123,7 @@ def run(
     database_url: str,
     broker: str,
     warmup: int = 500,
-    workers: int = 1,
+    workers: int = 2,
     threads: int = 1,
 ) -> dict[str, float | int | str]:
     parsed = urlparse(database_url)
@@ -200,7 +200,7 @@ def main() -> None:
         "--database-url", default=os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
     )
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/13")
-    parser.add_argument("--workers", type=int, default=1, help="gunicorn worker processes per server (two servers)")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes per server (two servers)")
     parser.add_argument("--threads", type=int, default=1, help="threads per gunicorn worker")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

@@ -223,8 +223,8 @@ def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor
     request = spec.to_request()
     for attempt in range(2):
         try:
-            # The policy and quota as they are now; read before the section, which serializes every decision.
-            tenant = Tenant.objects.get(pk=tenant.pk)
+            # The tenant's policy and quota as the caller read them (the API reads them with the caller's key,
+            # moments ago): nothing is read again inside the section, which serializes every decision.
             with placement_section() as section:
                 result = section.engine.place(request, tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
                 if isinstance(result, Refused):
