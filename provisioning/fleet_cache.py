@@ -9,6 +9,7 @@ processes (the ``PlacementLock`` row), and throws the in-memory state away if a 
 from __future__ import annotations
 
 import threading
+from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -22,8 +23,8 @@ from provisioning.placement.isolation import HallInfo, Performance, Rung, Securi
 from provisioning.placement.state import FleetState
 
 
-def placement_of(allocation: Allocation) -> Placement:
-    """The engine's view of a persisted allocation (its active devices)."""
+def placement_of(allocation: Allocation, held_nodes: tuple[int, ...]) -> Placement:
+    """The engine's view of a persisted allocation: its active devices and the hosts it holds whole."""
     devices = tuple(
         Device(
             node_id=d.gpu.node_id,  # an active device's GPU is claimed, so it cannot have been deleted
@@ -37,7 +38,6 @@ def placement_of(allocation: Allocation) -> Placement:
         for d in allocation.devices.all()
         if d.active and d.gpu is not None
     )
-    held = tuple(NodeHold.objects.filter(allocation=allocation).values_list("node_id", flat=True))
     return Placement(
         tenant_id=allocation.tenant_id,
         rung=Rung(allocation.rung),
@@ -45,7 +45,7 @@ def placement_of(allocation: Allocation) -> Placement:
         security=Security(allocation.security),
         model=allocation.gpu_model.name,
         devices=devices,
-        held_nodes=held,
+        held_nodes=held_nodes,
         dedicated=allocation.dedicated,
     )
 
@@ -77,10 +77,6 @@ def placement_from_json(data: dict[str, Any]) -> Placement:
         held_nodes=tuple(data["held_nodes"]),
         dedicated=data["dedicated"],
     )
-
-
-def _allocations_with_devices() -> object:
-    return Allocation.objects.select_related("gpu_model").prefetch_related("devices__gpu")
 
 
 class FleetCache:
@@ -154,8 +150,12 @@ class FleetCache:
             )
         engine = PlacementEngine(state)
         placements = {}
-        for allocation in _allocations_with_devices().filter(state__in=HOLDS_DEVICES):  # type: ignore[attr-defined]
-            placement = placement_of(allocation)
+        held: dict[int, list[int]] = defaultdict(list)
+        for node_id, allocation_id in NodeHold.objects.exclude(allocation=None).values_list("node_id", "allocation_id"):
+            held[allocation_id].append(node_id)
+        live = Allocation.objects.filter(state__in=HOLDS_DEVICES).select_related("gpu_model")
+        for allocation in live.prefetch_related("devices__gpu"):
+            placement = placement_of(allocation, tuple(held[allocation.pk]))
             engine.apply(placement)
             placements[allocation.pk] = placement
         self.engine, self.placements, self.seq = engine, placements, last

@@ -75,3 +75,14 @@ def test_fifty_racers_for_the_last_eight_gpus_get_exactly_eight(acme):
     assert results.count("no_capacity") == 52
     assert GpuClaim.objects.count() == 64
     assert GpuClaim.objects.values("gpu", "slice").distinct().count() == 64
+
+
+def test_a_fresh_process_rebuilds_every_hold_from_the_database(db, acme, globex):
+    fleet_load(document=one_node_fleet(), actor=SYSTEM)
+    bare = AllocationSpec(rung="bare_metal", gpu_models=(H100,), nodes=1)
+    allocation_request(tenant=acme, name="metal", spec=bare, actor=SYSTEM)
+    fleet_cache.FLEET.invalidate()  # as a newly started process
+    with pytest.raises(PlacementRefused) as refused:
+        allocation_request(tenant=globex, name="gpu", spec=ONE_GPU, actor=SYSTEM)
+    assert refused.value.code == "no_capacity"
+    assert fleet_cache.FLEET.state.nodes[next(iter(fleet_cache.FLEET.state.nodes))].holder == acme.pk
