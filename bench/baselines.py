@@ -18,11 +18,12 @@ starts (``mig.legal_starts``) of GPUs the tenant may join (``may_join_mig_gpu``)
 from __future__ import annotations
 
 import random
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 
 from provisioning.placement.catalog import CATALOG
-from provisioning.placement.engine import Device, Placement, PlacementEngine, Request, _mig_milli
+from provisioning.placement.engine import Device, Placement, PlacementEngine, Request, mig_milli
 from provisioning.placement.isolation import (
     RUNGS,
     SOFT_SHARING,
@@ -42,7 +43,7 @@ def _order(gpu: GpuSlot) -> tuple[int, int]:
     return gpu.node.id, gpu.index
 
 
-class _Baseline(PlacementEngine):
+class _Baseline(PlacementEngine, ABC):
     """The shared frame: collect what is feasible under the isolation rules, let the subclass choose."""
 
     def _pools(self, models: Iterable[str], halls: list[str]) -> list[list[dict[int, NodeSlot]]]:
@@ -78,7 +79,7 @@ class _Baseline(PlacementEngine):
             return None
         gpu, kind, start = choice
         self.state.set_mig(
-            gpu, place(gpu.mig, kind, start), policy.tenant_id, _mig_milli(kind), policy.dedicated_hardware
+            gpu, place(gpu.mig, kind, start), policy.tenant_id, mig_milli(kind), policy.dedicated_hardware
         )
         node = gpu.node
         device = Device(node.id, node.hostname, gpu.index, gpu.uuid, request.mig_profile, start)
@@ -119,11 +120,11 @@ class _Baseline(PlacementEngine):
         device = Device(node.id, node.hostname, gpu.index, gpu.uuid, share_milli=share.milli)
         return self._placement(request, policy, node.model, [device])
 
-    def _choose_mig(self, partly: list[Partly], request: Request, halls: list[str]) -> MigChoice | None:
-        raise NotImplementedError
+    @abstractmethod
+    def _choose_mig(self, partly: list[Partly], request: Request, halls: list[str]) -> MigChoice | None: ...
 
-    def _choose_soft(self, own: list[GpuSlot], request: Request, halls: list[str]) -> GpuSlot | None:
-        raise NotImplementedError
+    @abstractmethod
+    def _choose_soft(self, own: list[GpuSlot], request: Request, halls: list[str]) -> GpuSlot | None: ...
 
 
 class FirstFitEngine(_Baseline):

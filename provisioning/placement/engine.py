@@ -110,13 +110,13 @@ def milli_of(request: Request) -> int:
         return 0  # counted when the nodes are known (their GPU count)
     if request.mig_profile is not None:
         kind = _kind(request.models[0], request.mig_profile)
-        return _mig_milli(kind) if kind else 0
+        return mig_milli(kind) if kind else 0
     if request.share is not None:
         return request.share.milli
     return request.gpus * FULL_SHARE * members
 
 
-def _mig_milli(kind: MigKind) -> int:
+def mig_milli(kind: MigKind) -> int:
     return math.ceil(GEOMETRY[kind].compute * FULL_SHARE / COMPUTE_SLICES)
 
 
@@ -184,9 +184,7 @@ class PlacementEngine:
                 state.hold_node(node, tenant)
             if device.mig_profile is not None and device.mig_start is not None:
                 kind = CATALOG[placement.model].mig_profiles[device.mig_profile]
-                state.set_mig(
-                    gpu, place(gpu.mig, kind, device.mig_start), tenant, _mig_milli(kind), placement.dedicated
-                )
+                state.set_mig(gpu, place(gpu.mig, kind, device.mig_start), tenant, mig_milli(kind), placement.dedicated)
             elif device.share_milli is not None:
                 state.set_soft(gpu, tenant, placement.performance, device.share_milli)
             else:
@@ -200,7 +198,7 @@ class PlacementEngine:
             gpu = node.gpus[device.gpu_index]
             if device.mig_profile is not None and device.mig_start is not None:
                 kind = CATALOG[placement.model].mig_profiles[device.mig_profile]
-                state.set_mig(gpu, remove(gpu.mig, kind, device.mig_start), tenant, -_mig_milli(kind), False)
+                state.set_mig(gpu, remove(gpu.mig, kind, device.mig_start), tenant, -mig_milli(kind), False)
             elif device.share_milli is not None:
                 state.set_soft(gpu, tenant, placement.performance, -device.share_milli)
             elif gpu.whole_tenant == tenant:
@@ -470,7 +468,7 @@ class PlacementEngine:
             return None
         _, gpu, start, kind = best
         self.state.set_mig(
-            gpu, place(gpu.mig, kind, start), policy.tenant_id, _mig_milli(kind), policy.dedicated_hardware
+            gpu, place(gpu.mig, kind, start), policy.tenant_id, mig_milli(kind), policy.dedicated_hardware
         )
         node = gpu.node
         device = Device(node.id, node.hostname, gpu.index, gpu.uuid, profile, start)
