@@ -7,7 +7,6 @@ double booking: ``GpuClaim`` rows are unique per GPU memory slice, so even a wro
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -29,7 +28,7 @@ from provisioning.models import (
     NodeState,
 )
 from provisioning.placement.catalog import CATALOG
-from provisioning.placement.engine import Placement, Refused, Request, Share
+from provisioning.placement.engine import Placement, Refused, Request, Share, mig_milli
 from provisioning.placement.isolation import Performance, Refusal, Rung
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
 from provisioning.placement.state import FULL_SHARE
@@ -122,8 +121,7 @@ def _quota_milli(placement: Placement) -> int:
         if device.share_milli is not None:
             total += device.share_milli
         elif device.mig_profile is not None:
-            kind = CATALOG[placement.model].mig_profiles[device.mig_profile]
-            total += math.ceil(GEOMETRY[kind].compute * FULL_SHARE / 7)
+            total += mig_milli(CATALOG[placement.model].mig_profiles[device.mig_profile])
         else:
             total += FULL_SHARE
     return total
