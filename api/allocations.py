@@ -129,11 +129,6 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
         return DeviceSerializer([d for d in devices if d.active] or devices, many=True).data
 
 
-class ReasonSerializer(serializers.Serializer[Any]):
-    code = serializers.CharField()
-    message = serializers.CharField()
-
-
 # --- views ------------------------------------------------------------------------------------------------------
 
 
@@ -189,6 +184,7 @@ class OfferingSerializer(serializers.Serializer[Any]):
     unit = serializers.CharField()
     mig_profiles = serializers.DictField(child=serializers.IntegerField(), help_text="Profile -> slices placeable now.")
     available = serializers.IntegerField(help_text="Free now, in the rung's unit (GPUs, or nodes for bare metal).")
+    sovereign_available = serializers.IntegerField(help_text="Free now in halls fenced for sovereign tenants.")
 
 
 class OfferingsView(LadderView):
