@@ -17,7 +17,7 @@ from compliance.actor import Actor
 from compliance.services import audit_record
 from config.tasks import enqueue
 from provisioning import fleet_cache
-from provisioning.fleet_cache import _Section, placement_section
+from provisioning.fleet_cache import PlacementSection, placement_section
 from provisioning.lifecycle import HOLDS_DEVICES, AllocationState, can_move
 from provisioning.models import (
     Allocation,
@@ -94,7 +94,7 @@ class AllocationSpec:
 # --- claims: the database's guard ---------------------------------------------------------------------------
 
 
-def _claims_for(section: _Section, allocation: Allocation, placement: Placement) -> list[GpuClaim]:
+def _claims_for(section: PlacementSection, allocation: Allocation, placement: Placement) -> list[GpuClaim]:
     claims: list[GpuClaim] = []
     for device in placement.devices:
         if device.share_milli is not None:
@@ -128,7 +128,13 @@ def _quota_milli(placement: Placement) -> int:
 
 
 def _persist(
-    section: _Section, *, tenant: Tenant, name: str, spec: AllocationSpec, placement: Placement, provisioner: str
+    section: PlacementSection,
+    *,
+    tenant: Tenant,
+    name: str,
+    spec: AllocationSpec,
+    placement: Placement,
+    provisioner: str,
 ) -> Allocation:
     """Write the allocation, its devices and its claims. Ids come from the in-memory fleet: no reads here."""
     hall, gpu_model = section.cache.node_rows[placement.devices[0].node_id]
@@ -159,7 +165,7 @@ def _remember_devices(allocation: Allocation, devices: list[AllocationDevice]) -
     allocation._prefetched_objects_cache = {"devices": queryset}  # type: ignore[attr-defined]
 
 
-def _persist_devices(section: _Section, allocation: Allocation, placement: Placement) -> None:
+def _persist_devices(section: PlacementSection, allocation: Allocation, placement: Placement) -> None:
     gpu_ids = section.cache.gpu_ids
     devices = AllocationDevice.objects.bulk_create(
         AllocationDevice(

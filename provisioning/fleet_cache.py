@@ -166,7 +166,7 @@ class FleetCache:
 FLEET = FleetCache()
 
 
-class _Section:
+class PlacementSection:
     """What a placement change sees: the cache (engine, placements, database ids) and where to journal."""
 
     def __init__(self, cache: FleetCache, engine: PlacementEngine) -> None:
@@ -197,7 +197,7 @@ def lock_placement() -> None:
 
 
 @contextmanager
-def placement_section() -> Iterator[_Section]:
+def placement_section() -> Iterator[PlacementSection]:
     """Serialize a placement change: in-process lock, then the ``PlacementLock`` row, in one transaction.
 
     Lock order: taken after the Tenant row (tenancy/locks.py) and before allocation rows and the audit head.
@@ -209,7 +209,7 @@ def placement_section() -> Iterator[_Section]:
                 lock_placement()
                 engine = FLEET.sync()
                 version = engine.state.version
-                section = _Section(FLEET, engine)
+                section = PlacementSection(FLEET, engine)
                 yield section
             if section.last_seq is not None:
                 FLEET.seq = max(FLEET.seq, section.last_seq)  # a nested section may have journaled later
