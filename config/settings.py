@@ -170,6 +170,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env("LADDER_AUDIT_VERIFY_EVERY_SECONDS"),
     },
     "idempotency-purge": {"task": "api.tasks.idempotency_purge_expired", "schedule": 3600},
+    "placement-journal-prune": {"task": "provisioning.tasks.placement_journal_prune", "schedule": 3600},
     "allocations-reconcile": {
         "task": "provisioning.tasks.allocations_reconcile",
         "schedule": env("LADDER_RECONCILE_EVERY_SECONDS"),

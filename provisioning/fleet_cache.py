@@ -100,9 +100,11 @@ class FleetCache:
         self.engine = None
         self.placements = {}
 
-    def sync(self) -> PlacementEngine:
-        """The engine, up to date with every journal entry. Call inside ``placement_section``."""
-        if self.engine is None:
+    def sync(self, pruned_through: int) -> PlacementEngine:
+        """The engine, up to date with every journal entry. Call inside ``placement_section``.
+
+        ``pruned_through`` is the lock row's watermark: entries this process has not seen may be gone."""
+        if self.engine is None or self.seq < pruned_through:
             return self._rebuild()
         for entry in PlacementJournal.objects.filter(seq__gt=self.seq).order_by("seq"):
             if entry.op == "fleet":
@@ -187,13 +189,13 @@ class PlacementSection:
         self.last_seq = entry.seq
 
 
-def lock_placement() -> None:
+def lock_placement() -> PlacementLock:
     """Take the ``PlacementLock`` row until the transaction ends (see the lock order in tenancy/locks.py)."""
     try:
-        PlacementLock.objects.select_for_update().get(id=1)
+        return PlacementLock.objects.select_for_update().get(id=1)
     except PlacementLock.DoesNotExist:  # the first decision ever: make the row, then lock it
         PlacementLock.objects.get_or_create(id=1)
-        PlacementLock.objects.select_for_update().get(id=1)
+        return PlacementLock.objects.select_for_update().get(id=1)
 
 
 @contextmanager
@@ -206,8 +208,8 @@ def placement_section() -> Iterator[PlacementSection]:
         version = None
         try:
             with transaction.atomic():
-                lock_placement()
-                engine = FLEET.sync()
+                lock = lock_placement()
+                engine = FLEET.sync(lock.pruned_through)
                 version = engine.state.version
                 section = PlacementSection(FLEET, engine)
                 yield section
@@ -223,7 +225,8 @@ def placement_section() -> Iterator[PlacementSection]:
 def fleet_read() -> Iterator[FleetCache]:
     """The up-to-date fleet for a read (offerings, fragmentation): no ``PlacementLock``, nothing changes."""
     with FLEET.lock, transaction.atomic():
-        FLEET.sync()
+        watermark = PlacementLock.objects.filter(id=1).values_list("pruned_through", flat=True).first()
+        FLEET.sync(watermark or 0)
         yield FLEET
 
 
@@ -232,3 +235,15 @@ def journal_fleet_changed() -> None:
     with placement_section() as section:
         section.journal("fleet")
         FLEET.invalidate()
+
+
+def journal_prune(*, older_than: Any) -> int:
+    """Delete journal entries written before ``older_than``; processes behind them rebuild on their next sync."""
+    with placement_section():
+        old = PlacementJournal.objects.filter(at__lt=older_than)
+        last = old.order_by("-seq").values_list("seq", flat=True).first()
+        if last is None:
+            return 0
+        deleted, _ = PlacementJournal.objects.filter(seq__lte=last).delete()
+        PlacementLock.objects.filter(id=1).update(pruned_through=last)
+        return deleted

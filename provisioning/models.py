@@ -272,9 +272,13 @@ class PlacementJournal(models.Model):
 
 
 class PlacementLock(models.Model):
-    """One row, locked by every placement decision so decisions are serialized across processes."""
+    """One row, locked by every placement decision so decisions are serialized across processes.
+
+    ``pruned_through``: journal entries up to this seq were deleted; a process that has not seen them rebuilds.
+    """
 
     id = models.PositiveSmallIntegerField(primary_key=True, default=1)
+    pruned_through = models.BigIntegerField(default=0)
 
     def __str__(self) -> str:
         return "placement lock"

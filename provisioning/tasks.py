@@ -1,7 +1,11 @@
 """Provisioning tasks: each takes ids, calls the driver or one service, and owns its retry policy."""
 
-from celery import shared_task
+from datetime import timedelta
 
+from celery import shared_task
+from django.utils import timezone
+
+from provisioning.fleet_cache import journal_prune
 from provisioning.provisioners import allocations_refresh, provisioner
 
 
@@ -19,3 +23,9 @@ def allocation_release(allocation_id: int) -> None:
 def allocations_reconcile() -> int:
     """Beat: bring every allocation in flight up to date with its driver (and, simulated, finish due wipes)."""
     return allocations_refresh()
+
+
+@shared_task
+def placement_journal_prune() -> int:
+    """Beat, hourly: keep a day of the placement journal (processes further behind rebuild their fleet)."""
+    return journal_prune(older_than=timezone.now() - timedelta(days=1))

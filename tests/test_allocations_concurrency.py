@@ -86,3 +86,24 @@ def test_a_fresh_process_rebuilds_every_hold_from_the_database(db, acme, globex)
         allocation_request(tenant=globex, name="gpu", spec=ONE_GPU, actor=SYSTEM)
     assert refused.value.code == "no_capacity"
     assert fleet_cache.FLEET.state.nodes[next(iter(fleet_cache.FLEET.state.nodes))].holder == acme.pk
+
+
+def test_a_process_behind_a_pruned_journal_rebuilds_its_fleet(db, acme, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    fleet_load(document=one_node_fleet(), actor=SYSTEM)
+    behind = fleet_cache.FleetCache()
+    monkeypatch.setattr(fleet_cache, "FLEET", behind)
+    allocation_request(tenant=acme, name="seen", spec=ONE_GPU, actor=SYSTEM)  # this process is now warm
+    monkeypatch.setattr(fleet_cache, "FLEET", fleet_cache.FleetCache())
+    seven = AllocationSpec(rung="container", gpu_models=(H100,), gpus=7)
+    allocation_request(tenant=acme, name="unseen", spec=seven, actor=SYSTEM)  # another process
+    assert fleet_cache.journal_prune(older_than=timezone.now() + timedelta(seconds=1)) > 0
+    monkeypatch.setattr(fleet_cache, "FLEET", behind)
+    stale_decisions = []
+    monkeypatch.setattr(behind, "invalidate", lambda: stale_decisions.append(1))
+    with pytest.raises(PlacementRefused):
+        allocation_request(tenant=acme, name="late", spec=ONE_GPU, actor=SYSTEM)
+    assert stale_decisions == []  # it rebuilt before deciding, instead of deciding on a stale fleet
