@@ -8,16 +8,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data" / "alibaba-gpu-v2023"
+SAMPLE = Path(__file__).resolve().parent / "data"  # the first lines of the public trace (see data/README.md)
 
 
 @pytest.mark.parametrize(("policy", "sharing"), [("ladder", "tenant"), ("best-fit", "mig"), ("first-fit", "unsafe")])
-def test_the_benchmark_prints_one_json_object(tmp_path, policy, sharing):
-    if not DATA.exists():
-        pytest.skip("the shared trace data is not beside the project")  # it is on every machine of the project
-    nodes, pods = tmp_path / "nodes.csv", tmp_path / "pods.csv"
-    nodes.write_text("".join((DATA / "openb_node_list_gpu_node.csv").open().readlines()[:121]))
-    pods.write_text("".join((DATA / "openb_pod_list_default.csv").open().readlines()[:801]))
+def test_the_benchmark_prints_one_json_object(policy, sharing):
+    nodes, pods = SAMPLE / "alibaba_nodes_sample.csv", SAMPLE / "alibaba_pods_sample.csv"
     result = subprocess.run(
         [sys.executable, "-m", "bench.placement", "--nodes", str(nodes), "--pods", str(pods),
          "--policy", policy, "--sharing", sharing, "--seeds", "1", "--json"],
