@@ -8,13 +8,14 @@ processes (the ``PlacementLock`` row), and throws the in-memory state away if a 
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from provisioning.lifecycle import HOLDS_DEVICES
 from provisioning.models import Allocation, GpuModel, Hall, Node, NodeHold, PlacementJournal, PlacementLock
@@ -106,24 +107,24 @@ class FleetCache:
         ``pruned_through`` is the lock row's watermark: entries this process has not seen may be gone."""
         if self.engine is None or self.seq < pruned_through:
             return self._rebuild()
-        for entry in PlacementJournal.objects.filter(seq__gt=self.seq).order_by("seq"):
-            if entry.op == "fleet":
+        for seq, op, allocation_id, node_id, placement in _journal_since(self.seq):
+            if op == "fleet":
                 return self._rebuild()
-            self._apply(entry)
-            self.seq = entry.seq
+            self._apply(op, allocation_id, node_id, placement)
+            self.seq = seq
         return self.engine
 
-    def _apply(self, entry: PlacementJournal) -> None:
+    def _apply(self, op: str, allocation_id: int | None, node_id: int | None, placement: Any) -> None:
         engine = self.engine
         assert engine is not None  # noqa: S101 - sync() rebuilt it otherwise
-        if entry.op == "placed" and entry.allocation_id is not None and entry.placement is not None:
-            placement = placement_from_json(entry.placement)
-            engine.apply(placement)
-            self.placements[entry.allocation_id] = placement
-        elif entry.op == "released" and entry.allocation_id in self.placements:
-            engine.release(self.placements.pop(entry.allocation_id))
-        elif entry.op == "node" and entry.node_id is not None:
-            node = Node.objects.only("state").get(pk=entry.node_id)
+        if op == "placed" and allocation_id is not None and placement is not None:
+            placed = placement_from_json(placement)
+            engine.apply(placed)
+            self.placements[allocation_id] = placed
+        elif op == "released" and allocation_id in self.placements:
+            engine.release(self.placements.pop(allocation_id))
+        elif op == "node" and node_id is not None:
+            node = Node.objects.only("state").get(pk=node_id)
             engine.state.set_node_state(node.pk, node.state)
 
     def _rebuild(self) -> PlacementEngine:
@@ -189,13 +190,35 @@ class PlacementSection:
         self.last_seq = entry.seq
 
 
-def lock_placement() -> PlacementLock:
-    """Take the ``PlacementLock`` row until the transaction ends (see the lock order in tenancy/locks.py)."""
-    try:
-        return PlacementLock.objects.select_for_update().get(id=1)
-    except PlacementLock.DoesNotExist:  # the first decision ever: make the row, then lock it
-        PlacementLock.objects.get_or_create(id=1)
-        return PlacementLock.objects.select_for_update().get(id=1)
+# Every placement change runs the lock and the journal read, serialized across processes, so they are plain SQL:
+# the ORM would spend more time building them than the database spends running them.
+_LOCK = PlacementLock._meta.db_table
+_JOURNAL = PlacementJournal._meta.db_table
+
+
+def lock_placement() -> int:
+    """Take the ``PlacementLock`` row until the transaction ends (see the lock order in tenancy/locks.py);
+    returns its ``pruned_through`` watermark."""
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT pruned_through FROM {_LOCK} WHERE id = 1{lock}")  # noqa: S608 - no input in it
+        row = cursor.fetchone()
+        if row is None:  # the first decision ever: make the row, then lock it
+            PlacementLock.objects.get_or_create(id=1)
+            cursor.execute(f"SELECT pruned_through FROM {_LOCK} WHERE id = 1{lock}")  # noqa: S608
+            row = cursor.fetchone()
+    return int(row[0])
+
+
+def _journal_since(seq: int) -> list[tuple[int, str, int | None, int | None, Any]]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT seq, op, allocation_id, node_id, placement FROM {_JOURNAL} WHERE seq > %s ORDER BY seq",  # noqa: S608
+            [seq],
+        )
+        rows = cursor.fetchall()
+    # Django hands JSON columns to Python as text on both backends; decode it as the model field would.
+    return [(s, op, a, n, json.loads(p) if isinstance(p, str) else p) for s, op, a, n, p in rows]
 
 
 @contextmanager
@@ -208,8 +231,7 @@ def placement_section() -> Iterator[PlacementSection]:
         version = None
         try:
             with transaction.atomic():
-                lock = lock_placement()
-                engine = FLEET.sync(lock.pruned_through)
+                engine = FLEET.sync(lock_placement())
                 version = engine.state.version
                 section = PlacementSection(FLEET, engine)
                 yield section
