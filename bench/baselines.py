@@ -23,14 +23,12 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 
 from provisioning.placement.catalog import CATALOG
-from provisioning.placement.engine import Device, Placement, PlacementEngine, Request, mig_milli
+from provisioning.placement.engine import Device, Placement, PlacementEngine, Request, Share, mig_milli
 from provisioning.placement.isolation import (
     RUNGS,
-    SOFT_SHARING,
     Refusal,
     TenantPolicy,
     may_join_mig_gpu,
-    may_join_soft_gpu,
 )
 from provisioning.placement.mig import EMPTY, MigKind, legal_starts, place
 from provisioning.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, FleetState, GpuSlot, NodeSlot
@@ -92,33 +90,21 @@ class _Baseline(PlacementEngine, ABC):
         kind = self._kind_on(gpu, request.mig_profile or "")
         return gpu, kind, legal_starts(EMPTY, kind)[0]
 
-    def _soft(
-        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
-    ) -> Placement | None:
-        share = request.share
-        if share is None or share.mode not in SOFT_SHARING:
-            return None
-        why = may_join_soft_gpu(policy, None)
-        if why is not None:
-            blocked.append(why)
-            return None
-        hall_set, models = set(halls), set(request.models)
-        own = [
-            gpu
-            for gpu in self.state.soft_by_tenant[policy.tenant_id].values()
-            if gpu.soft_mode == share.mode
-            and gpu.node.general
-            and gpu.node.hall.code in hall_set
-            and gpu.node.model in models
-            and gpu.soft_used + share.milli <= FULL_SHARE
-        ]
-        gpu = self._choose_soft(own, request, halls)
-        if gpu is None:
-            return None
-        self.state.set_soft(gpu, policy.tenant_id, share.mode, share.milli)
-        node = gpu.node
-        device = Device(node.id, node.hostname, gpu.index, gpu.uuid, share_milli=share.milli)
-        return self._placement(request, policy, node.model, [device])
+    def _soft_gpu(self, request: Request, share: Share, policy: TenantPolicy, halls: list[str]) -> GpuSlot | None:
+        """The engine checks the sharing rules and commits; a baseline only chooses among the tenant's own
+        shared GPUs with room (and free GPUs)."""
+        own = sorted(
+            (
+                gpu
+                for model in request.models
+                for hall in halls
+                if (pool := self.state.soft_pools.get((policy.tenant_id, share.mode, model, hall))) is not None
+                for gpu in pool.gpus()
+                if gpu.soft_used + share.milli <= FULL_SHARE
+            ),
+            key=_order,
+        )  # in (node, index) order, so the random baseline draws from a stable list
+        return self._choose_soft(own, request, halls)
 
     @abstractmethod
     def _choose_mig(self, partly: list[Partly], request: Request, halls: list[str]) -> MigChoice | None: ...

@@ -484,19 +484,21 @@ class PlacementEngine:
         if why is not None:
             blocked.append(why)
             return None
-        best: GpuSlot | None = None
-        pools = self.state.soft_pools
-        for model in request.models:
-            for hall in halls:
-                pool = pools.get((policy.tenant_id, share.mode, model, hall))
-                gpu = pool.fullest_fitting(FULL_SHARE - share.milli) if pool else None
-                if gpu is not None and (best is None or gpu.soft_used > best.soft_used):
-                    best = gpu
-        if best is None:
-            best = self._fresh_gpu(request.models, halls)
+        best = self._soft_gpu(request, share, policy, halls)
         if best is None:
             return None
         self.state.set_soft(best, policy.tenant_id, share.mode, share.milli)
         node = best.node
         device = Device(node.id, node.hostname, best.index, best.uuid, share_milli=share.milli)
         return self._placement(request, policy, node.model, [device])
+
+    def _soft_gpu(self, request: Request, share: Share, policy: TenantPolicy, halls: list[str]) -> GpuSlot | None:
+        """The tenant's own shared GPU of this mode with the least room that still fits, else a fresh GPU."""
+        best: GpuSlot | None = None
+        for model in request.models:
+            for hall in halls:
+                pool = self.state.soft_pools.get((policy.tenant_id, share.mode, model, hall))
+                gpu = pool.fullest_fitting(FULL_SHARE - share.milli) if pool else None
+                if gpu is not None and (best is None or gpu.soft_used > best.soft_used):
+                    best = gpu
+        return best if best is not None else self._fresh_gpu(request.models, halls)

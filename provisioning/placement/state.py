@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from provisioning.placement.isolation import HallInfo, Performance
@@ -84,6 +85,10 @@ class SoftPool:
             del self.by_used[used]
             self.levels.pop(bisect_left(self.levels, used))
 
+    def gpus(self) -> Iterator[GpuSlot]:
+        for group in self.by_used.values():
+            yield from group.values()
+
     def fullest_fitting(self, room: int) -> GpuSlot | None:
         """A GPU with the most share in use that is still at most ``room``."""
         i = bisect_right(self.levels, room)
@@ -103,7 +108,6 @@ class FleetState:
         # (model, hall) -> MigState -> partly used MIG GPUs of general nodes
         self.mig_by_state: dict[Key, dict[MigState, dict[int, GpuSlot]]] = {}
         # tenant -> soft-shared GPUs it holds
-        self.soft_by_tenant: dict[int, dict[int, GpuSlot]] = defaultdict(dict)
         # (tenant, mode, model, hall) -> soft-shared GPUs of general nodes by the share in use, with the used levels
         # sorted, so the fullest GPU that still fits a share is a bisect away however many the tenant holds.
         self.soft_pools: dict[SoftKey, SoftPool] = {}
@@ -253,10 +257,8 @@ class FleetState:
         self.tenant_milli[tenant] += delta_milli
         if gpu.soft_used > 0:
             gpu.soft_tenant, gpu.soft_mode = tenant, mode
-            self.soft_by_tenant[tenant][id(gpu)] = gpu
         else:
             gpu.soft_tenant, gpu.soft_mode = None, None
-            self.soft_by_tenant[tenant].pop(id(gpu), None)
         if was_free != gpu.free:
             self._reindex_node(gpu.node)  # indexes this GPU's share too
         else:
