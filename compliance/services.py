@@ -11,24 +11,11 @@ from django.utils import timezone
 from compliance.actor import Actor
 from compliance.chain import canonical_json, event_hash
 from compliance.models import AuditChainHead, AuditEvent
+from tenancy.locks import lock_singleton
 from tenancy.models import Tenant
 
-# Every audited change runs these two statements, inside its transaction and under the head's row lock, so they
-# are plain SQL: the ORM would spend more time building them than the database spends running them.
+# The head moves in plain SQL, like the lock taken on it (``lock_singleton``): every audited change does both.
 _HEAD = AuditChainHead._meta.db_table
-
-
-def _lock_chain_head() -> tuple[int, str]:
-    """The head's (seq, hash), locked until the transaction ends."""
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT seq, hash FROM {_HEAD} WHERE id = 1{lock}")  # noqa: S608 - no input in it
-        row = cursor.fetchone()
-        if row is None:  # the very first event: make the row, then lock it
-            AuditChainHead.objects.get_or_create(id=1)
-            cursor.execute(f"SELECT seq, hash FROM {_HEAD} WHERE id = 1{lock}")  # noqa: S608
-            row = cursor.fetchone()
-    return int(row[0]), str(row[1])
 
 
 def _move_chain_head(seq: int, hash_: str) -> None:
@@ -50,7 +37,7 @@ def audit_record(
         raise RuntimeError("audit_record must run inside the transaction of the change it records")
     # Store exactly what is hashed (a JSON round trip turns tuples into lists); canonical_json refuses floats.
     payload = json.loads(canonical_json(data or {}))
-    head_seq, head_hash = _lock_chain_head()
+    head_seq, head_hash = lock_singleton(AuditChainHead, "seq", "hash")
     fields: dict[str, Any] = {
         "seq": head_seq + 1,
         "at": timezone.now(),

@@ -22,6 +22,7 @@ from provisioning.models import Allocation, GpuModel, Hall, Node, NodeHold, Plac
 from provisioning.placement.engine import Device, Placement, PlacementEngine
 from provisioning.placement.isolation import HallInfo, Performance, Rung, Security
 from provisioning.placement.state import FleetState
+from tenancy.locks import lock_singleton
 
 
 def placement_of(allocation: Allocation, held_nodes: tuple[int, ...]) -> Placement:
@@ -190,24 +191,16 @@ class PlacementSection:
         self.last_seq = entry.seq
 
 
-# Every placement change runs the lock and the journal read, serialized across processes, so they are plain SQL:
-# the ORM would spend more time building them than the database spends running them.
-_LOCK = PlacementLock._meta.db_table
+# Every placement change reads the journal under the lock, serialized across processes, so both are plain SQL
+# (the lock through ``lock_singleton``): the ORM would spend more time building them than running them.
 _JOURNAL = PlacementJournal._meta.db_table
 
 
 def lock_placement() -> int:
     """Take the ``PlacementLock`` row until the transaction ends (see the lock order in tenancy/locks.py);
     returns its ``pruned_through`` watermark."""
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT pruned_through FROM {_LOCK} WHERE id = 1{lock}")  # noqa: S608 - no input in it
-        row = cursor.fetchone()
-        if row is None:  # the first decision ever: make the row, then lock it
-            PlacementLock.objects.get_or_create(id=1)
-            cursor.execute(f"SELECT pruned_through FROM {_LOCK} WHERE id = 1{lock}")  # noqa: S608
-            row = cursor.fetchone()
-    return int(row[0])
+    (pruned_through,) = lock_singleton(PlacementLock, "pruned_through")
+    return int(pruned_through)
 
 
 def _journal_since(seq: int) -> list[tuple[int, str, int | None, int | None, Any]]:
