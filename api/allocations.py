@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, ClassVar
 
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status
 from rest_framework.exceptions import NotFound
@@ -14,6 +15,7 @@ from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet, TenantScopedViewSet
 from api.permissions import HasStaffPermission
+from billing.selectors import price_index
 from provisioning.allocations import AllocationSpec, allocation_request, allocation_stop
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, AllocationDevice, Node
@@ -185,6 +187,11 @@ class OfferingSerializer(serializers.Serializer[Any]):
     mig_profiles = serializers.DictField(child=serializers.IntegerField(), help_text="Profile -> slices placeable now.")
     available = serializers.IntegerField(help_text="Free now, in the rung's unit (GPUs, or nodes for bare metal).")
     sovereign_available = serializers.IntegerField(help_text="Free now in halls fenced for sovereign tenants.")
+    prices = serializers.DictField(
+        child=serializers.DecimalField(max_digits=12, decimal_places=6),
+        help_text='Price per unit-hour now, by unit: "gpu", "node" or "mig:<profile>" (empty: not priced yet).',
+    )
+    currency = serializers.CharField(allow_null=True)
 
 
 class OfferingsView(LadderView):
@@ -197,7 +204,14 @@ class OfferingsView(LadderView):
     def get(self, request: Request) -> Response:
         with fleet_read() as fleet:
             rows = offerings(fleet.state)
-        return Response([row.as_dict() for row in rows])
+        index = price_index(now=timezone.now())
+        body = []
+        for row in rows:
+            prices = index.get((row.rung, row.gpu_model, row.region), {})
+            currency = next(iter(prices.values())).sku.currency if prices else None
+            body.append({**row.as_dict(), "prices": {k: p.unit_price_per_hour for k, p in prices.items()},
+                         "currency": currency})  # fmt: skip
+        return Response(OfferingSerializer(body, many=True).data)
 
 
 class FragmentationSerializer(serializers.Serializer[Any]):

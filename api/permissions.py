@@ -32,14 +32,16 @@ class IsTenantMember(BasePermission):
 
 
 class TenantIsWritable(BasePermission):
-    """A suspended or closing tenant can still read; only an active one can change things."""
+    """A closing tenant can still read, not change anything. A suspended one can still manage what it has (stop
+    work, set a budget); buying more is refused by the billing admission check (402 ``payment_required``)."""
 
     message = "The tenant is not active; it can read but not change anything."
     code = "tenant_not_active"
 
     def has_permission(self, request: Any, view: Any) -> bool:
         tenant = view.caller.tenant
-        return tenant is None or request.method in SAFE_METHODS or tenant.state == TenantState.ACTIVE
+        writable = (TenantState.ACTIVE, TenantState.SUSPENDED)
+        return tenant is None or request.method in SAFE_METHODS or tenant.state in writable
 
 
 class TenantRoleAllows(BasePermission):

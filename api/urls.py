@@ -11,6 +11,7 @@ from api.allocations import (
     TenantQuotaView,
 )
 from api.audit import AuditEventViewSet
+from api.billing import BudgetView, InvoiceViewSet, NotificationViewSet, PricesView, UpcomingInvoiceView, UsageView
 from api.fleet import FleetViewSet, NodeViewSet, RegionViewSet
 from api.tenancy import ApiKeyViewSet, MemberViewSet, TenantView
 
@@ -24,10 +25,16 @@ router.register("regions", RegionViewSet, basename="region")
 router.register("allocations", AllocationViewSet, basename="allocation")
 router.register("ops/fragmentation", FragmentationViewSet, basename="fragmentation")
 router.register("ops/defragment", DefragmentViewSet, basename="defragment")
+router.register("invoices", InvoiceViewSet, basename="invoice")
+router.register("notifications", NotificationViewSet, basename="notification")
 
 urlpatterns = [
     path("tenant", TenantView.as_view(), name="tenant"),
     path("offerings", OfferingsView.as_view(), name="offerings"),
+    path("prices", PricesView.as_view(), name="prices"),
+    path("usage", UsageView.as_view(), name="usage"),
+    path("invoices/upcoming", UpcomingInvoiceView.as_view(), name="invoice-upcoming"),
+    path("budget", BudgetView.as_view(), name="budget"),
     path("ops/tenants/<slug:slug>/quota", TenantQuotaView.as_view(), name="tenant-quota"),
     path("", include(router.urls)),
 ]

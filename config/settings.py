@@ -30,6 +30,18 @@ env = environ.FileAwareEnv(
     LADDER_SIM_PROVISION_SECONDS=(float, 2.0),
     LADDER_SIM_SANITIZE_SECONDS=(float, 5.0),
     LADDER_RECONCILE_EVERY_SECONDS=(float, 5.0),
+    LADDER_SIM_CHECKPOINT_SECONDS=(float, 60.0),
+    STRIPE_API_KEY=(str, ""),
+    STRIPE_API_BASE=(str, "https://api.stripe.com"),
+    STRIPE_WEBHOOK_SECRET=(str, ""),
+    STRIPE_METER_EVENTS_PER_SECOND=(float, 0.0),
+    LADDER_BILLING_CURRENCY=(str, "usd"),
+    LADDER_BILLING_GRACE_MINUTES=(float, 10.0),
+    LADDER_BILLING_CLOSE_EVERY_SECONDS=(float, 60.0),
+    LADDER_BILLING_PUSH_EVERY_SECONDS=(float, 60.0),
+    LADDER_PAYMENT_GRACE_HOURS=(float, 72.0),
+    EMAIL_URL=(str, "consolemail://"),
+    DEFAULT_FROM_EMAIL=(str, "Ladder <billing@ladder.invalid>"),
 )
 
 DEBUG: bool = env("DEBUG")
@@ -54,6 +66,7 @@ INSTALLED_APPS = [
     "tenancy",
     "compliance",
     "provisioning",
+    "billing",
     "api",
 ]
 
@@ -171,6 +184,12 @@ CELERY_BEAT_SCHEDULE = {
     },
     "idempotency-purge": {"task": "api.tasks.idempotency_purge_expired", "schedule": 3600},
     "placement-journal-prune": {"task": "provisioning.tasks.placement_journal_prune", "schedule": 3600},
+    "billing-close-windows": {
+        "task": "billing.tasks.billing_close_windows",
+        "schedule": env("LADDER_BILLING_CLOSE_EVERY_SECONDS"),
+    },
+    "billing-push": {"task": "billing.tasks.billing_push", "schedule": env("LADDER_BILLING_PUSH_EVERY_SECONDS")},
+    "billing-enforce": {"task": "billing.tasks.billing_enforce", "schedule": 300},
     "allocations-reconcile": {
         "task": "provisioning.tasks.allocations_reconcile",
         "schedule": env("LADDER_RECONCILE_EVERY_SECONDS"),
@@ -181,6 +200,27 @@ CELERY_BEAT_SCHEDULE = {
 LADDER_PROVISIONER: str = env("LADDER_PROVISIONER")
 LADDER_SIM_PROVISION_SECONDS: float = env("LADDER_SIM_PROVISION_SECONDS")
 LADDER_SIM_SANITIZE_SECONDS: float = env("LADDER_SIM_SANITIZE_SECONDS")
+LADDER_SIM_CHECKPOINT_SECONDS: float = env("LADDER_SIM_CHECKPOINT_SECONDS")
+
+# --- Billing ------------------------------------------------------------------------------------------------
+# Without STRIPE_API_KEY the product runs ledger-only: usage, invoices and budgets are computed locally.
+STRIPE_API_KEY: str = env("STRIPE_API_KEY")
+STRIPE_API_BASE: str = env("STRIPE_API_BASE")
+STRIPE_WEBHOOK_SECRET: str = env("STRIPE_WEBHOOK_SECRET")
+# Meter events per second the pusher allows itself; 0: Stripe's limit for the key (1,000/s live, 25/s test).
+STRIPE_METER_EVENTS_PER_SECOND: float = env("STRIPE_METER_EVENTS_PER_SECOND")
+LADDER_BILLING_CURRENCY: str = env("LADDER_BILLING_CURRENCY")
+LADDER_BILLING_GRACE_MINUTES: float = env("LADDER_BILLING_GRACE_MINUTES")
+LADDER_PAYMENT_GRACE_HOURS: float = env("LADDER_PAYMENT_GRACE_HOURS")
+_email = env.email_url("EMAIL_URL")  # consolemail:// (default), smtp+tls://user:password@host:587 ...
+EMAIL_BACKEND: str = _email["EMAIL_BACKEND"]
+EMAIL_HOST = _email.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = _email.get("EMAIL_PORT", 25)
+EMAIL_HOST_USER = _email.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = _email.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = _email.get("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = _email.get("EMAIL_USE_SSL", False)
+DEFAULT_FROM_EMAIL: str = env("DEFAULT_FROM_EMAIL")
 
 # --- Logging ------------------------------------------------------------------------------------------------
 LOGGING = {

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from api.billing import stripe_webhook
 from api.health import healthz, readyz
 from api.problems import handler404 as api_not_found
 
@@ -11,6 +12,7 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("api/v1/", include("api.urls")),
+    path("webhooks/stripe", stripe_webhook, name="stripe-webhook"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     # Unknown API paths answer problem+json even with DEBUG on (Django's handler404 only applies with it off).

@@ -8,11 +8,14 @@ double booking: ``GpuClaim`` rows are unique per GPU memory slice, so even a wro
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError
 from django.utils import timezone
 
+from billing.ledger import usage_close, usage_open
+from billing.services import admission_check
 from compliance.actor import Actor
 from compliance.services import audit_record
 from config.tasks import enqueue
@@ -222,8 +225,7 @@ def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor
     """Place and persist an allocation, or raise ``PlacementRefused`` with the engine's reasons."""
     from provisioning.provisioners import provisioner
 
-    if tenant.state != "active":
-        raise Conflict("tenant_not_active", f"The tenant is {tenant.state}; it cannot request capacity.")
+    admission_check(tenant=tenant)  # standing, payment and budget (402 / 409)
     request = spec.to_request()
     for attempt in range(2):
         try:
@@ -272,14 +274,17 @@ def allocation_transition(
     actor: Actor,
     reason: str = "",
     expect: AllocationState | None = None,
+    at: datetime | None = None,
 ) -> bool:
     """Move an allocation by compare-and-swap on its current state; False when someone else moved it first.
 
-    Leaving the device-holding states gives the devices back (journaled for the engine)."""
+    Entering ``running`` opens its usage interval and leaving it closes it (DESIGN §6), at ``at`` (default now;
+    the provider's own time when it reports one). Leaving the device-holding states gives the devices back
+    (journaled for the engine)."""
     current = AllocationState(expect or allocation.state)
     if not can_move(current, to):
         raise Conflict("invalid_transition", f"An allocation cannot go from {current} to {to}.")
-    now = timezone.now()
+    now = at or timezone.now()
     with placement_section() as section:
         fields: dict[str, Any] = {"state": to, "state_changed_at": now}
         if to == S.RUNNING:
@@ -289,6 +294,10 @@ def allocation_transition(
         if not Allocation.objects.filter(pk=allocation.pk, state=current).update(**fields):
             return False
         allocation.refresh_from_db()
+        if to == S.RUNNING:
+            usage_open(allocation=allocation, at=now)
+        elif current == S.RUNNING:
+            usage_close(allocation=allocation, at=now)
         if current in HOLDS_DEVICES and to not in HOLDS_DEVICES:
             held = _release_devices(allocation)
             placement = section.cache.placements.pop(allocation.pk, None)
@@ -343,13 +352,18 @@ def node_failed(*, node: Node, actor: Actor) -> dict[str, int]:
 
 
 def _restart_job(allocation: Allocation, node: Node, actor: Actor) -> bool:
-    """Place the gang again (the failed node is out of the pool); False when it no longer fits anywhere."""
+    """Place the gang again (the failed node is out of the pool); False when it no longer fits anywhere.
+
+    The provider's fault is not billed: metering stops now and starts again when the gang runs again."""
     current = AllocationState(allocation.state)
+    now = timezone.now()
     with placement_section() as section:
         if not Allocation.objects.filter(pk=allocation.pk, state=current).update(
-            state=S.RESTARTING, state_changed_at=timezone.now()
+            state=S.RESTARTING, state_changed_at=now
         ):
             return True  # someone else is handling it
+        if current == S.RUNNING:
+            usage_close(allocation=allocation, at=now)
         _release_devices(allocation)
         old = section.cache.placements.pop(allocation.pk, None)
         if old is not None:

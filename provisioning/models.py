@@ -185,6 +185,8 @@ class Allocation(TenantOwned):
     created_at = models.DateTimeField(default=timezone.now)
     state_changed_at = models.DateTimeField(default=timezone.now)
     running_since = models.DateTimeField(null=True, blank=True)
+    # A job asked to stop (its tenant's budget ran out) stops after its next checkpoint, so no work is lost.
+    stop_at_checkpoint_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

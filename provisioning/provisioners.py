@@ -10,14 +10,16 @@ injected by an operator failing a node (``POST /api/v1/ops/nodes/{id}/fail``). `
 
 from __future__ import annotations
 
-from datetime import timedelta
+import math
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from compliance.actor import Actor
-from provisioning.allocations import allocation_transition, nodes_sanitized
+from provisioning.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.lifecycle import AllocationState
 from provisioning.models import Allocation, Node, NodeState
 
@@ -50,8 +52,24 @@ class SimulatedProvisioner:
 
     def status(self, allocation_id: int) -> None:
         allocation = Allocation.objects.get(pk=allocation_id)
-        if allocation.state == S.PROVISIONING and timezone.now() - allocation.state_changed_at >= self.delay:
+        now = timezone.now()
+        if allocation.state == S.PROVISIONING and now - allocation.state_changed_at >= self.delay:
             allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM)
+        elif (
+            allocation.state == S.RUNNING
+            and allocation.stop_at_checkpoint_since is not None
+            and now >= self.next_checkpoint(allocation)
+        ):
+            allocation_stop(allocation=allocation, actor=SYSTEM)
+
+    def next_checkpoint(self, allocation: Allocation) -> datetime:
+        """A simulated job checkpoints every LADDER_SIM_CHECKPOINT_SECONDS of running; the first one after the
+        stop was asked for."""
+        every = settings.LADDER_SIM_CHECKPOINT_SECONDS
+        since = allocation.running_since or allocation.state_changed_at
+        asked = allocation.stop_at_checkpoint_since or since
+        done = max(0.0, (asked - since).total_seconds())
+        return since + timedelta(seconds=(math.floor(done / every) + 1) * every)
 
     def release(self, allocation_id: int) -> None:
         allocation = Allocation.objects.get(pk=allocation_id)
@@ -81,7 +99,9 @@ def allocations_refresh(*, tenant_id: int | None = None) -> int:
         cutoff = timezone.now() - timedelta(seconds=settings.LADDER_SIM_SANITIZE_SECONDS)
         if Node.objects.filter(state=NodeState.SANITIZING, state_changed_at__lte=cutoff).exists():
             nodes_sanitized(actor=SYSTEM, older_than=cutoff)
-    pending = Allocation.objects.filter(state__in=(S.PROVISIONING, S.STOPPING))
+    pending = Allocation.objects.filter(
+        Q(state__in=(S.PROVISIONING, S.STOPPING)) | Q(state=S.RUNNING, stop_at_checkpoint_since__isnull=False)
+    )
     if tenant_id is not None:
         pending = pending.filter(tenant_id=tenant_id)
     ids = list(pending.values_list("pk", flat=True))

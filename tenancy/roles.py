@@ -24,7 +24,7 @@ class StaffRole(StrEnum):
 
 # Explicit model permissions of each staff group ("app_label.codename").
 STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
-    StaffRole.FINANCE: ("tenancy.view_tenant",),
+    StaffRole.FINANCE: ("tenancy.view_tenant", "billing.view_usagerollup", "billing.view_invoice", "billing.view_sku"),
     StaffRole.COMPLIANCE: ("tenancy.view_tenant", "compliance.view_auditevent", "compliance.verify_auditchain"),
     StaffRole.OPERATOR: (
         "tenancy.view_tenant",
@@ -32,6 +32,9 @@ STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
         "provisioning.change_node",  # drain, undrain, quarantine, fail
         "provisioning.add_node",  # load a fleet document
         "tenancy.change_tenant",  # set a tenant's GPU quota
+        "billing.view_sku",
+        "billing.add_skuprice",  # the price book
+        "billing.change_sku",  # cost basis
     ),
 }
 
@@ -46,6 +49,8 @@ class Action(StrEnum):
     API_KEY_WRITE_SCOPE = "api_key.write_scope"
     ALLOCATION_VIEW = "allocation.view"
     ALLOCATION_MANAGE = "allocation.manage"
+    BILLING_VIEW = "billing.view"
+    BUDGET_MANAGE = "budget.manage"
 
 
 _EVERYONE = frozenset(TenantRole)
@@ -63,6 +68,8 @@ ALLOWED: dict[Action, frozenset[TenantRole]] = {
     Action.ALLOCATION_VIEW: _EVERYONE,
     # Buying capacity spends money: not for viewers or billing users.
     Action.ALLOCATION_MANAGE: frozenset({TenantRole.OWNER, TenantRole.ADMIN, TenantRole.MEMBER}),
+    Action.BILLING_VIEW: _EVERYONE,
+    Action.BUDGET_MANAGE: _ADMINS,
 }
 
 

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from billing.services import billing_account_open
 from compliance.actor import Actor
 from compliance.services import audit_record
 from tenancy.errors import Conflict, Forbidden, Invalid
@@ -82,6 +83,7 @@ def tenant_signup(*, slug: str, name: str, username: str, email: str, password: 
         tenant=tenant,
         data={"username": username, "role": TenantRole.OWNER},
     )
+    billing_account_open(tenant=tenant)
     return tenant
 
 

@@ -59,12 +59,21 @@ def test_a_read_only_key_cannot_write(api, alice):
     assert "read scope" in body["detail"]
 
 
-def test_a_suspended_tenant_can_read_but_not_write(api, alice, acme):
-    acme.state = "suspended"
+def test_a_closing_tenant_can_read_but_not_write(api, alice, acme):
+    acme.state = "closing"
     acme.save()
     client = api(alice)
     assert client.get(URL).status_code == 200
     assert_problem(client.patch(URL, {"name": "x"}, format="json"), 403, "tenant_not_active")
+
+
+def test_a_suspended_tenant_reads_but_cannot_change_its_settings(api, alice, acme):
+    # It may still stop its work and set a budget; new capacity is refused with 402 (tests/test_billing_standing.py).
+    acme.state = "suspended"
+    acme.save()
+    client = api(alice)
+    assert client.get(URL).status_code == 200
+    assert_problem(client.patch(URL, {"name": "x"}, format="json"), 409, "tenant_not_active")
 
 
 def test_a_closed_tenants_keys_stop_working(api, alice, acme):

@@ -1,0 +1,308 @@
+"""Billing for customers: ``/api/v1/prices`` (public), ``/usage``, ``/invoices`` (+ ``/upcoming``), ``/budget``,
+``/notifications``; and Stripe's webhook endpoint ``/webhooks/stripe``."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any, ClassVar
+
+import stripe
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from api.base import LadderView, TenantScopedViewSet
+from api.permissions import IsTenantMember, TenantRoleAllows
+from api.problems import PROBLEM_CONTENT_TYPE, problem_body
+from billing import selectors, services
+from billing.models import BudgetAlert, Invoice, Notification
+from billing.stripe_sync import stripe_enabled, stripe_invoice_preview
+from billing.webhooks import webhook_process
+from tenancy.roles import Action
+
+MODE_HELP = "`stripe` when invoices come from Stripe, `ledger_only` when they are local previews (no Stripe key)."
+
+
+def _mode() -> str:
+    return "stripe" if stripe_enabled() else "ledger_only"
+
+
+# --- prices ------------------------------------------------------------------------------------------------------
+
+
+class PriceSerializer(serializers.Serializer[Any]):
+    sku = serializers.CharField()
+    rung = serializers.CharField()
+    gpu_model = serializers.CharField()
+    unit = serializers.CharField(help_text="gpu, mig or node")
+    mig_profile = serializers.CharField(allow_blank=True)
+    region = serializers.CharField()
+    currency = serializers.CharField()
+    unit_price_per_hour = serializers.DecimalField(max_digits=12, decimal_places=6)
+    effective_from = serializers.DateTimeField()
+    next_price = serializers.DictField(allow_null=True, help_text="The next scheduled change, if any.")
+
+
+class PricesView(LadderView):
+    """The price book: every SKU's price now and its next scheduled change. Public."""
+
+    base_permissions: ClassVar[list[type]] = [AllowAny]
+    authentication_classes = ()
+
+    @extend_schema(responses=PriceSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        rows = []
+        for sku, price, upcoming in selectors.prices_current(now=timezone.now()):
+            rows.append(
+                {
+                    "sku": sku.code,
+                    "rung": sku.rung,
+                    "gpu_model": sku.gpu_model.name,
+                    "unit": sku.unit,
+                    "mig_profile": sku.mig_profile,
+                    "region": sku.region.code,
+                    "currency": sku.currency,
+                    "unit_price_per_hour": price.unit_price_per_hour,
+                    "effective_from": price.effective_from,
+                    "next_price": None
+                    if upcoming is None
+                    else {
+                        "unit_price_per_hour": str(upcoming.unit_price_per_hour),
+                        "effective_from": upcoming.effective_from.isoformat(),
+                    },
+                }
+            )
+        return Response(PriceSerializer(rows, many=True).data)
+
+
+# --- usage and invoices ------------------------------------------------------------------------------------------
+
+
+class UsageQuerySerializer(serializers.Serializer[Any]):
+    MAX_RANGE: ClassVar[dict[str, timedelta]] = {"hour": timedelta(days=31), "day": timedelta(days=400)}
+
+    from_ = serializers.DateTimeField(required=False, help_text="Default: the start of this month (UTC).")
+    to = serializers.DateTimeField(required=False, help_text="Default: now (the open window included).")
+    granularity = serializers.ChoiceField(choices=["hour", "day"], default="hour")
+
+    def to_internal_value(self, data: Any) -> Any:
+        data = {("from_" if k == "from" else k): v for k, v in data.items()}
+        values = super().to_internal_value(data)
+        now = timezone.now()
+        values.setdefault("from_", selectors.month_of(now)[0])
+        values.setdefault("to", now + timedelta(hours=1))
+        if values["to"] <= values["from_"]:
+            raise serializers.ValidationError({"to": ["must be after from"]})
+        if values["to"] - values["from_"] > self.MAX_RANGE[values["granularity"]]:
+            days = self.MAX_RANGE[values["granularity"]].days
+            raise serializers.ValidationError({"to": [f"a {values['granularity']}ly range spans at most {days} days"]})
+        return values
+
+
+class UsageRowSerializer(serializers.Serializer[Any]):
+    sku = serializers.CharField()
+    window_start = serializers.DateTimeField()
+    gpu_seconds = serializers.DecimalField(max_digits=20, decimal_places=3, help_text="Unit-seconds of the SKU.")
+    amount = serializers.DecimalField(max_digits=16, decimal_places=2)
+    currency = serializers.CharField()
+
+
+class UsageSerializer(serializers.Serializer[Any]):
+    granularity = serializers.CharField()
+    rows = UsageRowSerializer(many=True)
+
+
+class BillingView(LadderView):
+    extra_permissions = [IsTenantMember, TenantRoleAllows]
+    role_actions: ClassVar[dict[str, Action]] = {"get": Action.BILLING_VIEW}
+
+
+class UsageView(BillingView):
+    """The tenant's usage per SKU and hour (or day), including the open window so far."""
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", datetime, description="Start (ISO-8601); default: the start of this month."),
+            OpenApiParameter("to", datetime, description="End (ISO-8601, exclusive); default: now."),
+            OpenApiParameter("granularity", str, enum=["hour", "day"]),
+        ],
+        responses=UsageSerializer,
+    )
+    def get(self, request: Request) -> Response:
+        query = UsageQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        q = query.validated_data
+        rows = selectors.usage_rows(
+            tenant=self.membership.tenant, start=q["from_"], end=q["to"], granularity=q["granularity"],
+            now=timezone.now(),
+        )  # fmt: skip
+        return Response(UsageSerializer({"granularity": q["granularity"], "rows": [r.__dict__ for r in rows]}).data)
+
+
+class InvoiceLineSerializer(serializers.Serializer[Any]):
+    sku = serializers.CharField()
+    quantity = serializers.DecimalField(max_digits=20, decimal_places=6, help_text="Unit-hours of the SKU.")
+    unit_price = serializers.DecimalField(max_digits=12, decimal_places=6, help_text="Per unit-hour.")
+    amount = serializers.DecimalField(max_digits=16, decimal_places=2)
+
+
+class InvoicePreviewSerializer(serializers.Serializer[Any]):
+    mode = serializers.CharField(help_text=MODE_HELP)
+    period_start = serializers.DateTimeField()
+    period_end = serializers.DateTimeField()
+    currency = serializers.CharField()
+    lines = InvoiceLineSerializer(many=True)
+    total = serializers.DecimalField(max_digits=16, decimal_places=2)
+    stripe_preview = serializers.DictField(
+        allow_null=True, required=False, help_text="Stripe's own preview (minor units), when Stripe is configured."
+    )
+
+
+class UpcomingInvoiceView(BillingView):
+    """This month so far, priced from the price book (and, with Stripe, Stripe's own preview beside it)."""
+
+    @extend_schema(responses=InvoicePreviewSerializer)
+    def get(self, request: Request) -> Response:
+        tenant = self.membership.tenant
+        preview = selectors.invoice_upcoming(tenant=tenant, now=timezone.now())
+        body: dict[str, Any] = {"mode": _mode(), **preview.__dict__}
+        if stripe_enabled():
+            try:
+                body["stripe_preview"] = stripe_invoice_preview(tenant=tenant)
+            except stripe.StripeError:
+                body["stripe_preview"] = None  # Stripe unreachable: the ledger's preview stands on its own
+        return Response(InvoicePreviewSerializer(body).data)
+
+
+class InvoiceSerializer(serializers.ModelSerializer[Invoice]):
+    class Meta:
+        model = Invoice
+        fields = [
+            "id", "stripe_id", "status", "currency", "period_start", "period_end", "subtotal", "total",
+            "amount_due", "amount_paid", "lines", "hosted_invoice_url",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class InvoiceViewSet(mixins.ListModelMixin, TenantScopedViewSet):
+    """Invoices: Stripe's, mirrored from its webhooks (amounts in minor units); in ledger-only mode, the
+    local previews of every month with usage (status ``preview``, amounts as decimals)."""
+
+    queryset = Invoice.objects.all()
+    serializer_class = InvoiceSerializer
+    role_actions: ClassVar[dict[str, Action]] = {"list": Action.BILLING_VIEW}
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if stripe_enabled():
+            return super().list(request, *args, **kwargs)
+        previews = selectors.invoice_previews(tenant=self.caller.tenant, now=timezone.now())  # type: ignore[arg-type]
+        data = [
+            {"mode": "ledger_only", "status": "preview", **InvoicePreviewSerializer({"mode": "ledger_only",
+                                                                                     **p.__dict__}).data}
+            for p in previews
+        ]  # fmt: skip
+        return Response({"next": None, "previous": None, "results": data})
+
+
+# --- budget and notifications --------------------------------------------------------------------------------------
+
+
+class BudgetSerializer(serializers.Serializer[Any]):
+    monthly = serializers.DecimalField(
+        max_digits=14, decimal_places=2, allow_null=True, help_text="Monthly budget in the account's currency."
+    )
+    hard_stop = serializers.BooleanField(
+        default=False, help_text="At 100%: refuse new allocations, stop running ones (jobs at their next checkpoint)."
+    )
+
+
+class BudgetStatusSerializer(BudgetSerializer):
+    currency = serializers.CharField()
+    spend = serializers.DecimalField(max_digits=16, decimal_places=2, help_text="This month so far, open usage too.")
+    alerts = serializers.ListField(child=serializers.IntegerField(), help_text="Thresholds (%) crossed this month.")
+
+
+class BudgetView(LadderView):
+    extra_permissions = [IsTenantMember, TenantRoleAllows]
+    role_actions: ClassVar[dict[str, Action]] = {"get": Action.BILLING_VIEW, "put": Action.BUDGET_MANAGE}
+
+    def _status(self) -> dict[str, Any]:
+        tenant = self.membership.tenant
+        account = services.billing_account(tenant)
+        now = timezone.now()
+        month = selectors.month_of(now)[0].date()
+        return {
+            "monthly": account.budget_monthly,
+            "hard_stop": account.budget_hard_stop,
+            "currency": account.currency,
+            "spend": selectors.month_spend(tenant=tenant, now=now),
+            "alerts": sorted(
+                BudgetAlert.objects.filter(tenant=tenant, month=month).values_list("threshold", flat=True)
+            ),
+        }
+
+    @extend_schema(responses=BudgetStatusSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(BudgetStatusSerializer(self._status()).data)
+
+    @extend_schema(request=BudgetSerializer, responses=BudgetStatusSerializer)
+    def put(self, request: Request) -> Response:
+        body = BudgetSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.budget_set(
+            tenant=self.membership.tenant, monthly=body.validated_data["monthly"],
+            hard_stop=body.validated_data["hard_stop"], actor=self.caller.actor,
+        )  # fmt: skip
+        services.budget_check(tenant=self.membership.tenant, now=timezone.now())
+        return Response(BudgetStatusSerializer(self._status()).data)
+
+
+class NotificationSerializer(serializers.ModelSerializer[Notification]):
+    class Meta:
+        model = Notification
+        fields = ["id", "kind", "subject", "body", "created_at", "emailed_to"]
+        read_only_fields = fields
+
+
+class NotificationViewSet(mixins.ListModelMixin, TenantScopedViewSet):
+    queryset = Notification.objects.all()
+    serializer_class = NotificationSerializer
+    role_actions: ClassVar[dict[str, Action]] = {"list": Action.BILLING_VIEW}
+
+
+# --- Stripe's webhook -------------------------------------------------------------------------------------------
+
+
+def _problem(status: int, code: str, detail: str) -> HttpResponse:
+    return HttpResponse(
+        json.dumps(problem_body(status, code, detail)), status=status, content_type=PROBLEM_CONTENT_TYPE
+    )
+
+
+@csrf_exempt
+@require_POST
+def stripe_webhook(request: HttpRequest) -> HttpResponse:
+    """Verify ``Stripe-Signature`` (HMAC-SHA256 over the raw body, 300 s tolerance) and apply the event once."""
+    secret = settings.STRIPE_WEBHOOK_SECRET
+    if not secret:
+        return _problem(503, "webhooks_disabled", "STRIPE_WEBHOOK_SECRET is not set: webhooks are not accepted.")
+    header = request.headers.get("Stripe-Signature", "")
+    try:
+        stripe.Webhook.construct_event(request.body.decode("utf-8"), header, secret, tolerance=300)
+        event = json.loads(request.body)
+    except stripe.SignatureVerificationError:
+        return _problem(400, "invalid_signature", "The Stripe-Signature header does not match the body.")
+    except (ValueError, UnicodeDecodeError):
+        return _problem(400, "invalid_payload", "The body is not a Stripe event.")
+    if not isinstance(event, dict) or not {"id", "type", "data"} <= event.keys():
+        return _problem(400, "invalid_payload", "The body is not a Stripe event.")
+    processed = webhook_process(event)
+    return JsonResponse({"received": True, "duplicate": not processed})

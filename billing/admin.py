@@ -1,0 +1,64 @@
+"""Operators keep the price book here; finance reads rollups and their Stripe outbox state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from billing.models import BillingAccount, Invoice, Notification, Sku, SkuPrice, UsageRollup
+from billing.services import price_set
+from compliance.actor import Actor
+
+
+class SkuPriceInline(admin.TabularInline[SkuPrice, Sku]):
+    model = SkuPrice
+    extra = 1
+    fields = ("effective_from", "unit_price_per_hour", "stripe_price_id")
+    readonly_fields = ("stripe_price_id",)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # a price is never edited: schedule a new one
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Sku)
+class SkuAdmin(admin.ModelAdmin[Sku]):
+    list_display = ("code", "rung", "gpu_model", "unit", "mig_profile", "region", "currency", "cost_basis_per_gpu_hour")
+    list_filter = ("rung", "unit", "region")
+    readonly_fields = ("code", "stripe_meter_id", "stripe_product_id")
+    inlines = [SkuPriceInline]
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        # New prices go through the service (validated, audited), not a bare save.
+        for price in formset.save(commit=False):
+            price_set(
+                sku=form.instance, unit_price_per_hour=price.unit_price_per_hour,
+                effective_from=price.effective_from, actor=Actor.for_user(request.user),
+            )  # fmt: skip
+
+
+@admin.register(UsageRollup)
+class UsageRollupAdmin(admin.ModelAdmin[UsageRollup]):
+    list_display = ("id", "tenant", "sku", "window_ms", "seq", "quantity_milli", "meter_value", "push_state")
+    list_filter = ("push_state",)
+    readonly_fields = [f.name for f in UsageRollup._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Invoice)
+class InvoiceAdmin(admin.ModelAdmin[Invoice]):
+    list_display = ("stripe_id", "tenant", "status", "period_start", "total", "currency")
+    list_filter = ("status",)
+
+
+admin.site.register(BillingAccount)
+admin.site.register(Notification)

@@ -1,0 +1,316 @@
+"""Every write to the usage ledger: intervals open and close with the ``running`` state, windows close into
+hourly rollups (the Stripe outbox).
+
+- ``usage_open`` / ``usage_close`` are called by the allocation state machine, inside its transaction.
+- ``windows_close`` (``manage.py billing_close_windows``, Celery beat) cuts open intervals at every hour boundary
+  and price change that has passed, then rolls up every window whose end + grace has passed. A piece that lands
+  in a window after it closed becomes a late-adjustment rollup (``seq`` > 0); a closed rollup is never changed.
+
+Window closing is serialized by the ``MeteringLock`` row; the heavy steps are set-based SQL (one statement per
+cut, one per rollup batch), so their cost is a few passes over the rows, not a Python loop per row.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Max, Sum
+
+from billing import metering
+from billing.metering import HOUR_MS, to_ms, window_of
+from billing.models import MeteringLock, MeterTotal, Sku, SkuPrice, Unit, UsageInterval, UsageRollup
+from billing.pricing import amount
+from provisioning.models import Allocation, AllocationDevice
+from provisioning.placement.isolation import Rung
+from tenancy.locks import lock_singleton
+
+# --- the price book as the ledger needs it ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PriceBook:
+    """Price versions per SKU, ordered by start (epoch ms)."""
+
+    starts: dict[int, list[int]]
+    prices: dict[int, list[SkuPrice]]
+
+    @classmethod
+    def load(cls, sku_ids: Iterable[int]) -> PriceBook:
+        starts: dict[int, list[int]] = defaultdict(list)
+        prices: dict[int, list[SkuPrice]] = defaultdict(list)
+        for price in SkuPrice.objects.filter(sku_id__in=set(sku_ids)).order_by("sku_id", "effective_from"):
+            starts[price.sku_id].append(to_ms(price.effective_from))
+            prices[price.sku_id].append(price)
+        return cls(starts, prices)
+
+    def at(self, sku_id: int, ms: int) -> SkuPrice | None:
+        index = bisect.bisect_right(self.starts.get(sku_id, []), ms) - 1
+        return self.prices[sku_id][index] if index >= 0 else None
+
+    def changes(self, sku_id: int, start_ms: int, end_ms: int) -> list[int]:
+        return [s for s in self.starts.get(sku_id, []) if start_ms < s < end_ms]
+
+
+def sku_of(allocation: Allocation) -> tuple[Sku, int]:
+    """The SKU an allocation's active devices are sold as, and how many milli-units of it they are."""
+    devices = list(
+        AllocationDevice.objects.filter(allocation=allocation, active=True).select_related(
+            "gpu__node__hall__region", "gpu__node__gpu_model"
+        )
+    )
+    if not devices or devices[0].gpu is None:
+        raise ValueError(f"allocation {allocation.pk} holds no devices to meter")
+    node = devices[0].gpu.node
+    mig_profile = ""
+    if allocation.rung == Rung.BARE_METAL:
+        unit, units = Unit.NODE, 1000 * len({d.hostname for d in devices})
+    elif devices[0].mig_profile:
+        unit, units, mig_profile = Unit.MIG, 1000 * len(devices), devices[0].mig_profile
+    elif devices[0].share_milli is not None:
+        unit, units = Unit.GPU, sum(d.share_milli or 0 for d in devices)
+    else:
+        unit, units = Unit.GPU, 1000 * len(devices)
+    sku = sku_get(
+        rung=allocation.rung, gpu_model=node.gpu_model, unit=unit, mig_profile=mig_profile, region=node.hall.region
+    )
+    return sku, units
+
+
+def sku_get(*, rung: str, gpu_model: Any, unit: str, mig_profile: str, region: Any) -> Sku:
+    """The SKU for a combination, made on first use (unpriced until an operator prices it)."""
+    found = Sku.objects.filter(rung=rung, gpu_model=gpu_model, unit=unit, mig_profile=mig_profile, region=region)
+    sku = found.first()
+    if sku is None:
+        sku = Sku(rung=rung, gpu_model=gpu_model, unit=unit, mig_profile=mig_profile, region=region)
+        sku.currency = settings.LADDER_BILLING_CURRENCY
+        with transaction.atomic():
+            sku.save()
+    return sku
+
+
+# --- intervals ---------------------------------------------------------------------------------------------------
+
+
+def usage_open(*, allocation: Allocation, at: datetime) -> UsageInterval | None:
+    """The allocation started running at ``at``: open its interval (once)."""
+    if UsageInterval.objects.filter(allocation=allocation, end_ms=None).exists():
+        return None
+    sku, units = sku_of(allocation)
+    start = to_ms(at)
+    price = PriceBook.load([sku.pk]).at(sku.pk, start)
+    return UsageInterval.objects.create(
+        tenant_id=allocation.tenant_id, allocation=allocation, sku=sku, price=price,
+        units_milli=units, start_ms=start, window_ms=window_of(start),
+    )  # fmt: skip
+
+
+def usage_close(*, allocation: Allocation, at: datetime) -> int:
+    """The allocation stopped running at ``at``: close its open interval into pieces; returns milli-units used.
+
+    Window closing may cut the open row concurrently (closing it and opening its successor in one statement):
+    after a lock wait the open row may be gone and its successor only visible to a new statement, so look again
+    until a fresh look finds nothing open."""
+    end = to_ms(at)
+    used = 0
+    quiet = 0
+    while quiet < 2:
+        rows = list(UsageInterval.objects.select_for_update().filter(allocation=allocation, end_ms=None))
+        quiet = quiet + 1 if not rows else 0
+        for row in rows:
+            used += _close(row, max(end, row.start_ms))
+    return used
+
+
+def _close(row: UsageInterval, end: int) -> int:
+    book = PriceBook.load([row.sku_id])
+    pieces = metering.split(row.start_ms, end, book.changes(row.sku_id, row.start_ms, end))
+    first, rest = pieces[0], pieces[1:]
+    row.end_ms = first.end_ms
+    row.quantity_milli = metering.quantity(row.units_milli, first.start_ms, first.end_ms)
+    row.save(update_fields=["end_ms", "quantity_milli"])
+    more = [
+        UsageInterval(
+            tenant_id=row.tenant_id,
+            allocation_id=row.allocation_id,
+            sku_id=row.sku_id,
+            price=book.at(row.sku_id, p.start_ms),
+            units_milli=row.units_milli,
+            start_ms=p.start_ms,
+            end_ms=p.end_ms,
+            window_ms=p.window_ms,
+            quantity_milli=metering.quantity(row.units_milli, p.start_ms, p.end_ms),
+        )
+        for p in rest
+    ]
+    UsageInterval.objects.bulk_create(more)
+    return row.quantity_milli + sum(p.quantity_milli or 0 for p in more)
+
+
+# --- closing windows ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CloseReport:
+    cut: int = 0  # open intervals cut at an hour boundary or a price change
+    pieces: int = 0  # closed pieces rolled up
+    rollups: int = 0  # rollups made
+    late: int = 0  # of which late adjustments
+
+    def __str__(self) -> str:
+        return (
+            f"cut {self.cut} open intervals; rolled up {self.pieces} pieces into {self.rollups} rollups "
+            f"({self.late} late adjustments)"
+        )
+
+
+def windows_close(*, now: datetime) -> CloseReport:
+    """Cut open intervals up to ``now`` and roll up every window whose end + grace is before ``now``."""
+    report = CloseReport()
+    now_ms = to_ms(now)
+    grace_ms = int(timedelta(minutes=settings.LADDER_BILLING_GRACE_MINUTES).total_seconds() * 1000)
+    with transaction.atomic():
+        cut_through, last_batch = lock_singleton(MeteringLock, "cut_through_ms", "last_batch")
+        target = window_of(now_ms)
+        if cut_through is None:
+            oldest = UsageInterval.objects.filter(end_ms=None).order_by("start_ms").values_list("start_ms", flat=True)
+            cut_through = window_of(oldest[0]) if oldest else target
+        if target > cut_through:
+            report.cut = _cut_through(cut_through, target)
+        due = now_ms - grace_ms - HOUR_MS  # windows starting at or before this have closed
+        batch = last_batch + 1
+        report.pieces, report.rollups, report.late = _roll_up(batch, due)
+        MeteringLock.objects.filter(id=1).update(
+            cut_through_ms=max(target, cut_through), last_batch=batch if report.rollups else last_batch
+        )
+    return report
+
+
+def _cut_through(done_ms: int, target_ms: int) -> int:
+    """Cut open intervals at each price change and hour boundary in ``(done, target]``, oldest first."""
+    cut = 0
+    changes = SkuPrice.objects.filter(
+        effective_from__gt=metering.from_ms(done_ms), effective_from__lt=metering.from_ms(target_ms)
+    ).values_list("sku_id", "effective_from")
+    points: dict[int, list[int | None]] = defaultdict(list)
+    for sku_id, moment in changes:
+        points[to_ms(moment)].append(sku_id)
+    for boundary in range(done_ms + HOUR_MS, target_ms + 1, HOUR_MS):
+        points[boundary].append(None)
+    for at in sorted(points):
+        for only in points[at]:
+            cut += _cut(at, only)
+    return cut
+
+
+_PRICE_AT = (
+    "(SELECT p.id FROM {price} p WHERE p.sku_id = {alias}.sku_id AND p.effective_from <= %(moment)s "
+    "ORDER BY p.effective_from DESC LIMIT 1)"
+)
+
+
+def _cut(at: int, sku_id: int | None) -> int:
+    """Close every open interval (of one SKU, or all) that started before ``at`` and open its successor at ``at``.
+
+    PostgreSQL does it in one statement (the update feeds the insert), so no row is ever seen half cut. SQLite
+    (one writer at a time) marks the cut rows, copies them, and clears the mark."""
+    table = UsageInterval._meta.db_table
+    price = SkuPrice._meta.db_table
+    only_sku = " AND sku_id = %(sku)s" if sku_id is not None else ""
+    params = {"at": at, "window": window_of(at), "sku": sku_id, "moment": metering.from_ms(at)}
+    columns = "tenant_id, allocation_id, sku_id, price_id, units_milli, start_ms, end_ms, window_ms"
+    closing = "end_ms = %(at)s, quantity_milli = units_milli * (%(at)s - start_ms) / 1000"
+    where = f"end_ms IS NULL AND start_ms < %(at)s{only_sku}"
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"WITH cut AS (UPDATE {table} SET {closing} WHERE {where} "  # noqa: S608 - names from the models
+                f"RETURNING tenant_id, allocation_id, sku_id, units_milli) "
+                f"INSERT INTO {table} ({columns}) SELECT tenant_id, allocation_id, sku_id, "
+                f"{_PRICE_AT.format(price=price, alias='cut')}, units_milli, %(at)s, NULL, %(window)s FROM cut",
+                params,
+            )
+            return int(cursor.rowcount)
+        cursor.execute(f"UPDATE {table} SET {closing}, batch = -1 WHERE {where}", params)  # noqa: S608
+        count = int(cursor.rowcount)
+        cursor.execute(
+            f"INSERT INTO {table} ({columns}) SELECT tenant_id, allocation_id, sku_id, "  # noqa: S608
+            f"{_PRICE_AT.format(price=price, alias=table)}, units_milli, %(at)s, NULL, %(window)s "
+            f"FROM {table} WHERE batch = -1",
+            params,
+        )
+        cursor.execute(f"UPDATE {table} SET batch = NULL WHERE batch = -1")  # noqa: S608
+        return count
+
+
+def _roll_up(batch: int, due_ms: int) -> tuple[int, int, int]:
+    """Roll every closed, uncounted piece of a closed window into per tenant x SKU x window rollups."""
+    pieces = UsageInterval.objects.filter(batch=None, end_ms__isnull=False, window_ms__lte=due_ms).update(batch=batch)
+    if not pieces:
+        return 0, 0, 0
+    groups = list(
+        UsageInterval.objects.filter(batch=batch)
+        .values("tenant_id", "sku_id", "window_ms", "price_id")
+        .annotate(q=Sum("quantity_milli"))
+        .order_by("tenant_id", "sku_id", "window_ms")
+    )
+    prices = {p.pk: p for p in SkuPrice.objects.filter(pk__in={g["price_id"] for g in groups} - {None})}
+    currency = dict(Sku.objects.filter(pk__in={g["sku_id"] for g in groups}).values_list("pk", "currency"))
+    merged: dict[tuple[int, int, int], list[Any]] = {}
+    for g in groups:
+        key = (g["tenant_id"], g["sku_id"], g["window_ms"])
+        entry = merged.setdefault(key, [0, Decimal(0)])
+        entry[0] += g["q"]
+        price = prices.get(g["price_id"])
+        if price is not None:
+            entry[1] += amount(g["q"], price.unit_price_per_hour)
+    windows = {k[2] for k in merged}
+    seen = {
+        (r["tenant_id"], r["sku_id"], r["window_ms"]): r["top"]
+        for r in UsageRollup.objects.filter(window_ms__in=windows)
+        .values("tenant_id", "sku_id", "window_ms")
+        .annotate(top=Max("seq"))
+    }
+    pairs = {(k[0], k[1]) for k in merged}
+    totals = {
+        (t.tenant_id, t.sku_id): t
+        for t in MeterTotal.objects.filter(tenant_id__in={p[0] for p in pairs}, sku_id__in={p[1] for p in pairs})
+    }
+    rollups = []
+    late = 0
+    for (tenant_id, sku_id, window_ms), (q, money) in sorted(merged.items()):
+        total = totals.get((tenant_id, sku_id))
+        if total is None:
+            total = totals[(tenant_id, sku_id)] = MeterTotal(tenant_id=tenant_id, sku_id=sku_id, quantity_milli=0)
+        [value] = metering.meter_values(total.quantity_milli, [q])
+        total.quantity_milli += q
+        top = seen.get((tenant_id, sku_id, window_ms))
+        seq = 0 if top is None else top + 1
+        late += seq > 0
+        rollups.append(
+            UsageRollup(
+                tenant_id=tenant_id,
+                sku_id=sku_id,
+                window_ms=window_ms,
+                seq=seq,
+                batch=batch,
+                quantity_milli=q,
+                amount=money,
+                currency=currency[sku_id],
+                meter_value=value,
+                push_state="pending" if value else "nothing",
+            )
+        )
+    UsageRollup.objects.bulk_create(rollups, batch_size=2000)
+    MeterTotal.objects.bulk_create(
+        totals.values(), update_conflicts=True, unique_fields=["tenant", "sku"], update_fields=["quantity_milli"],
+        batch_size=2000,
+    )  # fmt: skip
+    return pieces, len(rollups), late

@@ -1,0 +1,29 @@
+"""``manage.py billing_close_windows [--now ISO-8601]``: cut open usage at passed hour boundaries and price
+changes, roll up every window whose end + grace has passed, check budgets; prints what it did."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from billing.ledger import windows_close
+from billing.management.commands._clock import parse_now
+from billing.models import BillingAccount
+from billing.services import budget_check
+
+
+class Command(BaseCommand):
+    help = "Close the usage windows that are due (hourly rollups, late adjustments) and check budgets."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--now", help="Act as if it were this time (ISO-8601; default: now).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        now = parse_now(options["now"])
+        report = windows_close(now=now)
+        self.stdout.write(str(report))
+        for account in BillingAccount.objects.filter(budget_monthly__isnull=False).select_related("tenant"):
+            crossed = budget_check(tenant=account.tenant, now=now)
+            if crossed:
+                self.stdout.write(f"budget alerts for {account.tenant.slug}: {', '.join(f'{t}%' for t in crossed)}")

@@ -1,0 +1,268 @@
+"""The price book, the usage ledger (intervals and hourly rollups, which are also the Stripe outbox), the Stripe
+mirror (accounts, invoices, processed webhook events) and budgets.
+
+Time in the ledger is integer epoch milliseconds and quantities integer milli-unit-seconds (``billing.metering``);
+money is ``Decimal`` (``billing.pricing``). Rows change only through ``billing.services``.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from billing.metering import from_ms
+from provisioning.models import Allocation, GpuModel, Region
+from provisioning.placement.isolation import Rung
+from tenancy.models import Tenant, TenantOwned
+
+currency_validator = RegexValidator(r"^[a-z]{3}$", "A currency is a three-letter ISO code in lower case (usd, eur).")
+
+
+class Unit(models.TextChoices):
+    GPU = "gpu", "whole GPU"
+    MIG = "mig", "MIG slice"
+    NODE = "node", "node (bare metal)"
+
+
+class Sku(models.Model):
+    """What is sold: rung x GPU model x unit (whole GPU, a MIG profile, a node) x region."""
+
+    code = models.CharField(max_length=120, unique=True, editable=False)
+    rung = models.CharField(max_length=16, choices=[(r.value, r.value) for r in Rung])
+    gpu_model = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="skus")
+    unit = models.CharField(max_length=8, choices=Unit.choices)
+    mig_profile = models.CharField(max_length=32, blank=True, help_text="Only for the MIG unit, e.g. 3g.40gb.")
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="skus")
+    currency = models.CharField(max_length=3, default="usd", validators=[currency_validator])
+    cost_basis_per_gpu_hour = models.DecimalField(
+        max_digits=12, decimal_places=4, default=Decimal(0), validators=[MinValueValidator(Decimal(0))],
+        help_text="What one GPU-hour costs the operator (for margin reports).",
+    )  # fmt: skip
+    stripe_meter_id = models.CharField(max_length=64, blank=True)
+    stripe_product_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["code"]
+        constraints = [
+            models.UniqueConstraint(fields=["rung", "gpu_model", "unit", "mig_profile", "region"], name="sku_unique"),
+            models.CheckConstraint(
+                condition=Q(unit="mig", mig_profile__gt="") | (~Q(unit="mig") & Q(mig_profile="")),
+                name="sku_mig_profile_only_for_mig",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.code
+
+    def save(self, *args: object, **kwargs: object) -> None:
+        self.code = self.make_code(self.rung, self.gpu_model.name, self.unit, self.mig_profile, self.region.code)
+        super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    @staticmethod
+    def make_code(rung: str, gpu_model: str, unit: str, mig_profile: str, region: str) -> str:
+        what = f"mig-{mig_profile}" if unit == Unit.MIG else unit
+        return f"{rung}/{gpu_model}/{what}/{region}"
+
+    @property
+    def event_name(self) -> str:
+        """The Stripe meter's event name (at most 100 characters, stable for the SKU's life)."""
+        return "ladder." + re.sub(r"[^a-z0-9._-]", "_", self.code.lower().replace("/", "."))[:90]
+
+
+class SkuPrice(models.Model):
+    """A SKU's price from ``effective_from`` until the next price; usage is split at the change."""
+
+    sku = models.ForeignKey(Sku, on_delete=models.PROTECT, related_name="prices")
+    effective_from = models.DateTimeField()
+    unit_price_per_hour = models.DecimalField(
+        max_digits=12, decimal_places=6, validators=[MinValueValidator(Decimal(0))]
+    )
+    stripe_price_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["sku", "effective_from"]
+        constraints = [models.UniqueConstraint(fields=["sku", "effective_from"], name="sku_price_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.sku.code} {self.unit_price_per_hour}/h from {self.effective_from:%Y-%m-%d %H:%M}"
+
+
+class BillingAccount(models.Model):
+    """A tenant's billing side: its Stripe customer and subscription, payment standing and monthly budget."""
+
+    tenant = models.OneToOneField(Tenant, on_delete=models.PROTECT, primary_key=True, related_name="billing")
+    currency = models.CharField(max_length=3, default="usd", validators=[currency_validator])
+    stripe_customer_id = models.CharField(max_length=64, blank=True)
+    stripe_subscription_id = models.CharField(max_length=64, blank=True)
+    subscription_status = models.CharField(max_length=32, blank=True)
+    subscribed_prices = models.JSONField(default=list, blank=True, help_text="Stripe price ids on the subscription.")
+    payment_failed_at = models.DateTimeField(null=True, blank=True)
+    budget_monthly = models.DecimalField(
+        max_digits=14, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(Decimal("0.01"))]
+    )
+    budget_hard_stop = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"billing of {self.tenant_id}"
+
+
+class UsageInterval(TenantOwned):
+    """A piece of running time of one allocation on one SKU. ``end_ms`` null: still open (at most one per
+    allocation). Pieces never cross an hour or a price change, so each has one window and one ``price`` (the one
+    in effect at its start; null when the SKU had none). ``batch`` is set when a rollup counted it."""
+
+    allocation = models.ForeignKey(Allocation, on_delete=models.PROTECT, related_name="usage")
+    sku = models.ForeignKey(Sku, on_delete=models.PROTECT, related_name="+")
+    price = models.ForeignKey(SkuPrice, on_delete=models.PROTECT, null=True, related_name="+")
+    units_milli = models.PositiveIntegerField(help_text="How much of the unit: 1000 per GPU, slice or node.")
+    start_ms = models.BigIntegerField()
+    end_ms = models.BigIntegerField(null=True)
+    window_ms = models.BigIntegerField(help_text="Start of the hourly window the piece belongs to.")
+    quantity_milli = models.BigIntegerField(null=True)
+    batch = models.BigIntegerField(null=True, help_text="The rollup run that counted it.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["allocation"], condition=Q(end_ms=None), name="one_open_interval"),
+            models.CheckConstraint(condition=Q(end_ms=None) | Q(end_ms__gte=models.F("start_ms")), name="ends_after"),
+        ]
+        indexes = [
+            models.Index(fields=["window_ms"], condition=Q(batch=None), name="usage_unrolled"),
+            models.Index(fields=["tenant", "window_ms"], name="usage_by_tenant"),
+        ]
+
+    @property
+    def start(self) -> object:
+        return from_ms(self.start_ms)
+
+
+class PushState(models.TextChoices):
+    PENDING = "pending"  # waiting for the pusher
+    SENDING = "sending"  # claimed by a pusher until ``lease_until``
+    SENT = "sent"  # Stripe has it (or said it already had it)
+    NOTHING = "nothing"  # no whole unit-second to send; its remainder is carried to the next rollup
+    FAILED = "failed"  # Stripe refused it: a person must look (``push_error``)
+    STALE = "stale"  # older than Stripe accepts (35 days): a person must bill it by hand
+
+
+class UsageRollup(TenantOwned):
+    """One tenant x SKU x hourly window, immutable once made; ``seq`` > 0 is a late adjustment for a window that
+    had already closed. It is also the outbox row for its one Stripe meter event."""
+
+    sku = models.ForeignKey(Sku, on_delete=models.PROTECT, related_name="+")
+    window_ms = models.BigIntegerField()
+    seq = models.PositiveIntegerField(default=0)
+    batch = models.BigIntegerField()
+    quantity_milli = models.BigIntegerField()
+    amount = models.DecimalField(max_digits=24, decimal_places=10, help_text="Exact; invoices round per line.")
+    currency = models.CharField(max_length=3)
+    closed_at = models.DateTimeField(default=timezone.now)
+    meter_value = models.BigIntegerField(help_text="Whole unit-seconds sent to Stripe (remainders carried).")
+    push_state = models.CharField(max_length=8, choices=PushState.choices, default=PushState.PENDING)
+    push_attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    pushed_at = models.DateTimeField(null=True, blank=True)
+    push_error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "sku", "window_ms", "seq"], name="rollup_unique"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["window_ms", "id"], condition=Q(push_state__in=["pending", "sending"]), name="rollup_outbox"
+            ),
+        ]
+
+    @property
+    def identifier(self) -> str:
+        """The meter event's identifier: the same rollup always sends the same one, so Stripe drops repeats."""
+        stamp = from_ms(self.window_ms).strftime("%Y%m%dT%H")
+        late = f":late-{self.seq}" if self.seq else ""
+        return f"ladder:t{self.tenant_id}:s{self.sku_id}:{stamp}{late}"
+
+
+class MeterTotal(TenantOwned):
+    """Running ledger total per tenant x SKU, from which each rollup's whole-unit meter value is derived."""
+
+    sku = models.ForeignKey(Sku, on_delete=models.PROTECT, related_name="+")
+    quantity_milli = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "sku"], name="meter_total_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.tenant_id}/{self.sku_id}: {self.quantity_milli}"
+
+
+class MeteringLock(models.Model):
+    """The one row whose lock serializes window closing; it remembers how far open intervals were cut."""
+
+    cut_through_ms = models.BigIntegerField(null=True)
+    last_batch = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"cut through {self.cut_through_ms}, batch {self.last_batch}"
+
+
+class Invoice(TenantOwned):
+    """Stripe's invoices as its webhooks told us (the mirror)."""
+
+    stripe_id = models.CharField(max_length=64, unique=True)
+    status = models.CharField(max_length=32)
+    currency = models.CharField(max_length=3)
+    period_start = models.DateTimeField(null=True)
+    period_end = models.DateTimeField(null=True)
+    subtotal = models.BigIntegerField(help_text="Minor units.")
+    total = models.BigIntegerField(help_text="Minor units.")
+    amount_due = models.BigIntegerField(default=0)
+    amount_paid = models.BigIntegerField(default=0)
+    lines = models.JSONField(default=list)
+    hosted_invoice_url = models.URLField(max_length=500, blank=True)
+    stripe_created = models.DateTimeField(null=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-period_start", "-id"]
+
+
+class StripeEvent(models.Model):
+    """Webhook events already processed (Stripe may deliver one more than once)."""
+
+    id = models.CharField(max_length=64, primary_key=True)
+    type = models.CharField(max_length=64)
+    received_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.type})"
+
+
+class Notification(TenantOwned):
+    """What the product told a tenant (budget alerts, notices before a stop)."""
+
+    kind = models.CharField(max_length=32)
+    subject = models.CharField(max_length=200)
+    body = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+    emailed_to = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+
+class BudgetAlert(TenantOwned):
+    """A budget threshold crossed in a month: each is alerted once."""
+
+    month = models.DateField(help_text="First day of the month.")
+    threshold = models.PositiveSmallIntegerField()
+    spend = models.DecimalField(max_digits=16, decimal_places=2)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "month", "threshold"], name="budget_alert_once")]

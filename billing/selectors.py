@@ -1,0 +1,181 @@
+"""Reads of the ledger: usage by window or day (closed pieces plus the open window so far), the upcoming
+invoice priced from the price book, a month's spend, and the public price list."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Sum
+
+from billing import metering
+from billing.ledger import PriceBook
+from billing.metering import DAY_MS, HOUR_MS, to_ms
+from billing.models import BillingAccount, Sku, SkuPrice, UsageInterval
+from billing.pricing import amount, invoice_lines, round_money, unit_hours, unit_seconds
+from tenancy.models import Tenant
+
+# (sku id, window start ms, price or None, quantity in milli-unit-seconds)
+Usage = tuple[int, int, SkuPrice | None, int]
+
+
+def usage_pieces(*, tenant: Tenant, first_ms: int, stop_ms: int, now: datetime) -> Iterator[Usage]:
+    """Every piece of the tenant's usage whose window starts in ``[from, to)``: the closed ones summed per SKU,
+    window and price, and the open intervals measured up to ``now`` (the open window so far)."""
+    closed = (
+        UsageInterval.objects.filter(
+            tenant=tenant, end_ms__isnull=False, window_ms__gte=first_ms, window_ms__lt=stop_ms
+        )
+        .values("sku_id", "window_ms", "price_id")
+        .annotate(q=Sum("quantity_milli"))
+    )
+    rows = list(closed)
+    prices = {p.pk: p for p in SkuPrice.objects.filter(pk__in={r["price_id"] for r in rows} - {None})}
+    for r in rows:
+        yield r["sku_id"], r["window_ms"], prices.get(r["price_id"]), r["q"]
+    open_rows = list(UsageInterval.objects.filter(tenant=tenant, end_ms=None))
+    if not open_rows:
+        return
+    book = PriceBook.load(r.sku_id for r in open_rows)
+    now_ms = to_ms(now)
+    for row in open_rows:
+        end = max(now_ms, row.start_ms)
+        for piece in metering.split(row.start_ms, end, book.changes(row.sku_id, row.start_ms, end)):
+            if first_ms <= piece.window_ms < stop_ms:
+                q = metering.quantity(row.units_milli, piece.start_ms, piece.end_ms)
+                yield row.sku_id, piece.window_ms, book.at(row.sku_id, piece.start_ms), q
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    sku: str
+    window_start: datetime
+    gpu_seconds: Decimal  # unit-seconds of the SKU
+    amount: Decimal
+    currency: str
+
+
+def usage_rows(*, tenant: Tenant, start: datetime, end: datetime, granularity: str, now: datetime) -> list[UsageRow]:
+    bucket_ms = HOUR_MS if granularity == "hour" else DAY_MS
+    first = to_ms(start)
+    first -= first % bucket_ms
+    quantities: dict[tuple[int, int], int] = defaultdict(int)
+    money: dict[tuple[int, int], Decimal] = defaultdict(Decimal)
+    for sku_id, window_ms, price, q in usage_pieces(tenant=tenant, first_ms=first, stop_ms=to_ms(end), now=now):
+        key = (sku_id, window_ms - window_ms % bucket_ms)
+        quantities[key] += q
+        if price is not None:
+            money[key] += amount(q, price.unit_price_per_hour)
+    skus = {s.pk: s for s in Sku.objects.filter(pk__in={k[0] for k in quantities})}
+    return [
+        UsageRow(
+            sku=skus[sku_id].code,
+            window_start=metering.from_ms(bucket),
+            gpu_seconds=unit_seconds(q),
+            amount=round_money(money[(sku_id, bucket)], skus[sku_id].currency),
+            currency=skus[sku_id].currency,
+        )
+        for (sku_id, bucket), q in sorted(quantities.items(), key=lambda item: (item[0][1], skus[item[0][0]].code))
+    ]
+
+
+def month_of(now: datetime) -> tuple[datetime, datetime]:
+    """The calendar month (UTC) containing ``now``: the billing period."""
+    start = now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    end = start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+    return start, end
+
+
+@dataclass(frozen=True)
+class InvoicePreview:
+    period_start: datetime
+    period_end: datetime
+    currency: str
+    lines: list[dict[str, Any]]
+    total: Decimal
+
+
+def invoice_for(*, tenant: Tenant, start: datetime, end: datetime, now: datetime) -> InvoicePreview:
+    """The tenant's usage with windows in ``[start, end)`` (open usage measured to ``now``), priced from the price
+    book: one line per SKU and price, each rounded once."""
+    currency = billing_currency(tenant)
+    usage = usage_pieces(tenant=tenant, first_ms=to_ms(start), stop_ms=to_ms(end), now=now)
+    priced = [(sku_id, price.unit_price_per_hour, q) for sku_id, _, price, q in usage if price is not None]
+    codes = dict(Sku.objects.filter(pk__in={p[0] for p in priced}).values_list("pk", "code"))
+    lines, total = invoice_lines(((codes[s], price, q) for s, price, q in priced), currency)
+    return InvoicePreview(
+        period_start=start,
+        period_end=end,
+        currency=currency,
+        lines=[
+            {
+                "sku": line.sku,
+                "quantity": unit_hours(line.quantity_milli),
+                "unit_price": line.unit_price,
+                "amount": line.amount,
+            }
+            for line in lines
+        ],
+        total=total,
+    )
+
+
+def invoice_upcoming(*, tenant: Tenant, now: datetime) -> InvoicePreview:
+    """This month's usage so far (the billing period is the calendar month, UTC)."""
+    start, end = month_of(now)
+    return invoice_for(tenant=tenant, start=start, end=end, now=now)
+
+
+def invoice_previews(*, tenant: Tenant, now: datetime) -> list[InvoicePreview]:
+    """Ledger-only mode's invoices: one preview per month with usage, newest first."""
+    first = UsageInterval.objects.filter(tenant=tenant).order_by("window_ms").values_list("window_ms", flat=True)[:1]
+    if not first:
+        return []
+    start = month_of(metering.from_ms(first[0]))[0]
+    previews = []
+    while start <= now:
+        end = month_of(start)[1]
+        previews.append(invoice_for(tenant=tenant, start=start, end=end, now=now))
+        start = end
+    return previews[::-1]
+
+
+def month_spend(*, tenant: Tenant, now: datetime) -> Decimal:
+    return invoice_upcoming(tenant=tenant, now=now).total
+
+
+def billing_currency(tenant: Tenant) -> str:
+    account = BillingAccount.objects.filter(tenant=tenant).only("currency").first()
+    return account.currency if account else settings.LADDER_BILLING_CURRENCY
+
+
+def prices_current(*, now: datetime) -> list[tuple[Sku, SkuPrice, SkuPrice | None]]:
+    """Every priced SKU with its price now (or its first future price) and the next scheduled change."""
+    result = []
+    skus = Sku.objects.filter(prices__isnull=False).distinct().select_related("gpu_model", "region")
+    by_sku: dict[int, list[SkuPrice]] = defaultdict(list)
+    for price in SkuPrice.objects.order_by("sku_id", "effective_from"):
+        by_sku[price.sku_id].append(price)
+    for sku in skus:
+        versions = by_sku[sku.pk]
+        past = [p for p in versions if p.effective_from <= now]
+        future = [p for p in versions if p.effective_from > now]
+        current = past[-1] if past else future.pop(0)
+        result.append((sku, current, future[0] if future else None))
+    return result
+
+
+def price_index(*, now: datetime) -> dict[tuple[str, str, str], dict[str, SkuPrice]]:
+    """Current prices by (rung, GPU model, region), then by unit ("gpu", "node", or "mig:<profile>")."""
+    index: dict[tuple[str, str, str], dict[str, SkuPrice]] = defaultdict(dict)
+    rows = SkuPrice.objects.filter(effective_from__lte=now).select_related("sku__gpu_model", "sku__region")
+    for price in rows.order_by("effective_from"):
+        sku = price.sku
+        unit = f"mig:{sku.mig_profile}" if sku.mig_profile else sku.unit
+        index[(sku.rung, sku.gpu_model.name, sku.region.code)][unit] = price
+    return index

@@ -1,0 +1,239 @@
+"""Writes of the billing side other than the ledger: the price book, billing accounts, budgets (alerts and the
+hard stop), payment standing (suspension after a failed payment's grace) and the admission check that every new
+allocation passes."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+
+from billing.models import BillingAccount, BudgetAlert, Notification, Sku, SkuPrice
+from billing.selectors import month_of, month_spend
+from compliance.actor import Actor
+from compliance.services import audit_record
+from tenancy.errors import Conflict, Invalid, ServiceError
+from tenancy.models import Membership, Tenant, TenantState
+
+log = logging.getLogger(__name__)
+SYSTEM = Actor.system("billing")
+BUDGET_THRESHOLDS = (50, 80, 100)
+
+
+class PaymentRequired(ServiceError):
+    """402: the tenant must pay (or raise its budget) before it buys more."""
+
+    status = 402
+
+
+# --- price book ------------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def price_set(*, sku: Sku, unit_price_per_hour: Decimal, effective_from: datetime, actor: Actor) -> SkuPrice:
+    """Schedule a SKU's price from ``effective_from`` on. A price never starts in the past: usage already
+    metered keeps the price it was metered at."""
+    if unit_price_per_hour < 0:
+        raise Invalid("invalid_price", "A price cannot be negative.", field="unit_price_per_hour")
+    if effective_from < timezone.now() - timedelta(minutes=1):
+        raise Invalid("price_in_past", "A price cannot start in the past.", field="effective_from")
+    if SkuPrice.objects.filter(sku=sku, effective_from=effective_from).exists():
+        raise Conflict("price_exists", "The SKU already has a price starting then.", field="effective_from")
+    price = SkuPrice.objects.create(sku=sku, unit_price_per_hour=unit_price_per_hour, effective_from=effective_from)
+    audit_record(
+        actor=actor, action="price.scheduled", target_type="sku", target_id=sku.pk,
+        data={"sku": sku.code, "unit_price_per_hour": str(unit_price_per_hour), "currency": sku.currency,
+              "effective_from": effective_from.isoformat()},
+    )  # fmt: skip
+    return price
+
+
+# --- accounts --------------------------------------------------------------------------------------------------
+
+
+def billing_account(tenant: Tenant) -> BillingAccount:
+    account, _ = BillingAccount.objects.get_or_create(
+        tenant=tenant, defaults={"currency": settings.LADDER_BILLING_CURRENCY}
+    )
+    return account
+
+
+def billing_account_open(*, tenant: Tenant) -> BillingAccount:
+    """At signup: the account, and (after commit, when Stripe is configured) its Stripe customer and
+    subscription."""
+    from billing.stripe_sync import stripe_enabled
+    from billing.tasks import stripe_account_sync
+    from config.tasks import enqueue
+
+    account = billing_account(tenant)
+    if stripe_enabled():
+        enqueue(stripe_account_sync, tenant.pk, best_effort=True)
+    return account
+
+
+# --- admission ---------------------------------------------------------------------------------------------------
+
+
+def admission_check(*, tenant: Tenant, now: datetime | None = None) -> None:
+    """May the tenant start something new? Raises 402 ``payment_required`` / ``budget_exceeded`` or 409."""
+    if tenant.state == TenantState.SUSPENDED:
+        raise PaymentRequired(
+            "payment_required", "The account is suspended for an unpaid invoice; pay it to start new work."
+        )
+    if tenant.state != TenantState.ACTIVE:
+        raise Conflict("tenant_not_active", f"The tenant is {tenant.state}; it cannot request capacity.")
+    account = BillingAccount.objects.filter(tenant=tenant, budget_hard_stop=True, budget_monthly__isnull=False).first()
+    if account is not None and account.budget_monthly is not None:
+        spend = month_spend(tenant=tenant, now=now or timezone.now())
+        if spend >= account.budget_monthly:
+            raise PaymentRequired(
+                "budget_exceeded",
+                f"This month's spend {spend} {account.currency} has reached the budget of {account.budget_monthly}; "
+                "raise the budget or wait for next month.",
+                extra={"spend": str(spend), "budget": str(account.budget_monthly)},
+            )
+
+
+# --- budgets -------------------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def budget_set(*, tenant: Tenant, monthly: Decimal | None, hard_stop: bool, actor: Actor) -> BillingAccount:
+    if monthly is not None and monthly <= 0:
+        raise Invalid("invalid_budget", "A budget must be more than zero (or null for none).", field="monthly")
+    account = billing_account(tenant)
+    account.budget_monthly = monthly
+    account.budget_hard_stop = hard_stop and monthly is not None
+    account.save(update_fields=["budget_monthly", "budget_hard_stop"])
+    audit_record(
+        actor=actor, action="budget.set", target_type="tenant", target_id=tenant.pk, tenant=tenant,
+        data={"monthly": None if monthly is None else str(monthly), "hard_stop": account.budget_hard_stop},
+    )  # fmt: skip
+    return account
+
+
+def budget_check(*, tenant: Tenant, now: datetime) -> list[int]:
+    """Alert once per month and threshold crossed; at 100% with a hard stop, stop what runs. Returns the
+    thresholds newly crossed."""
+    account = BillingAccount.objects.filter(tenant=tenant, budget_monthly__isnull=False).first()
+    if account is None or account.budget_monthly is None:
+        return []
+    spend = month_spend(tenant=tenant, now=now)
+    percent = spend * 100 / account.budget_monthly
+    month = month_of(now)[0].date()
+    crossed = []
+    for threshold in BUDGET_THRESHOLDS:
+        if percent < threshold:
+            break
+        with transaction.atomic():
+            _, created = BudgetAlert.objects.get_or_create(
+                tenant=tenant, month=month, threshold=threshold, defaults={"spend": spend}
+            )
+            if created:
+                crossed.append(threshold)
+                stop = " New allocations are refused and running work stops." if account.budget_hard_stop else ""
+                notify(
+                    tenant=tenant, kind="budget",
+                    subject=f"Ladder: {threshold}% of your monthly budget used",
+                    body=f"This month's spend is {spend} {account.currency.upper()}, {threshold}% of the budget of "
+                         f"{account.budget_monthly}." + (stop if threshold == 100 else ""),
+                )  # fmt: skip
+    if account.budget_hard_stop and percent >= 100:
+        budget_stop(tenant=tenant, now=now)
+    return crossed
+
+
+def budget_stop(*, tenant: Tenant, now: datetime) -> dict[str, int]:
+    """The hard stop: running non-job allocations stop now; jobs are told and stop at their next checkpoint."""
+    from provisioning.allocations import allocation_stop
+    from provisioning.lifecycle import AllocationState as S
+    from provisioning.models import Allocation
+    from provisioning.placement.isolation import Rung
+
+    counts = {"stopped": 0, "jobs_noticed": 0}
+    live = Allocation.objects.filter(tenant=tenant, state__in=(S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING))
+    for allocation in live.exclude(rung=Rung.JOB):
+        allocation_stop(allocation=allocation, actor=SYSTEM)
+        counts["stopped"] += 1
+    for job in live.filter(rung=Rung.JOB, stop_at_checkpoint_since=None):
+        if Allocation.objects.filter(pk=job.pk, stop_at_checkpoint_since=None).update(stop_at_checkpoint_since=now):
+            counts["jobs_noticed"] += 1
+            notify(
+                tenant=tenant, kind="budget_stop",
+                subject=f"Ladder: job {job.name} stops at its next checkpoint",
+                body=f"The monthly budget is used up; job {job.name} (allocation {job.pk}) stops after its next "
+                     "checkpoint so no work is lost.",
+            )  # fmt: skip
+    return counts
+
+
+def notify(*, tenant: Tenant, kind: str, subject: str, body: str) -> Notification:
+    """Record a notification and e-mail the tenant's owners and admins (after commit)."""
+    recipients = sorted(
+        email
+        for email in Membership.objects.filter(tenant=tenant, role__in=("owner", "admin", "billing"))
+        .exclude(user__email="")
+        .values_list("user__email", flat=True)
+    )
+    note = Notification.objects.create(tenant=tenant, kind=kind, subject=subject, body=body, emailed_to=recipients)
+    if recipients:
+
+        def send() -> None:
+            try:
+                send_mail(subject, body, None, recipients)
+            except Exception:  # the record stays; a broken mail relay must not undo the alert
+                log.warning("could not e-mail notification %s", note.pk, exc_info=True)
+
+        transaction.on_commit(send)
+    return note
+
+
+# --- payment standing ------------------------------------------------------------------------------------------
+
+
+def payment_failed(*, account: BillingAccount, at: datetime) -> None:
+    if account.payment_failed_at is None:
+        BillingAccount.objects.filter(pk=account.pk, payment_failed_at=None).update(payment_failed_at=at)
+        account.payment_failed_at = at
+        notify(
+            tenant=account.tenant, kind="payment_failed", subject="Ladder: a payment failed",
+            body=f"A payment failed. Unless it is paid within {settings.LADDER_PAYMENT_GRACE_HOURS:g} hours the "
+                 "account is suspended and new work is refused.",
+        )  # fmt: skip
+    tenants_suspend_overdue(now=at, tenant_id=account.tenant_id)
+
+
+def payment_succeeded(*, account: BillingAccount) -> None:
+    BillingAccount.objects.filter(pk=account.pk).update(payment_failed_at=None)
+    tenant = account.tenant
+    if Tenant.objects.filter(pk=tenant.pk, state=TenantState.SUSPENDED).update(state=TenantState.ACTIVE):
+        audit_record(
+            actor=SYSTEM, action="tenant.reinstated", target_type="tenant", target_id=tenant.pk, tenant=tenant,
+            data={"why": "invoice paid"},
+        )  # fmt: skip
+
+
+def tenants_suspend_overdue(*, now: datetime, tenant_id: int | None = None) -> int:
+    """Suspend active tenants whose failed payment is older than the grace period."""
+    cutoff = now - timedelta(hours=settings.LADDER_PAYMENT_GRACE_HOURS)
+    overdue = BillingAccount.objects.filter(payment_failed_at__lte=cutoff, tenant__state=TenantState.ACTIVE)
+    if tenant_id is not None:
+        overdue = overdue.filter(tenant_id=tenant_id)
+    done = 0
+    for account in overdue.select_related("tenant"):
+        with transaction.atomic():
+            if Tenant.objects.filter(pk=account.tenant_id, state=TenantState.ACTIVE).update(
+                state=TenantState.SUSPENDED
+            ):
+                done += 1
+                audit_record(
+                    actor=SYSTEM, action="tenant.suspended", target_type="tenant", target_id=account.tenant_id,
+                    tenant=account.tenant, data={"why": "payment failed", "since": account.payment_failed_at.isoformat()
+                                                 if account.payment_failed_at else None},
+                )  # fmt: skip
+    return done

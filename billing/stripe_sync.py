@@ -1,0 +1,423 @@
+"""Everything that talks to Stripe, through the official SDK and never inside a database transaction:
+the catalog (a Billing Meter, a Product and metered Prices per SKU), customers and subscriptions, and the
+outbox pusher that sends each closed rollup as one meter event, exactly once.
+
+Exactly once is two locks on one door. Locally, a pusher claims rows (``pending`` -> ``sending`` with a lease)
+by compare-and-swap, so two pushers never send the same row at the same time. At Stripe, each rollup always
+sends the same ``identifier`` (``UsageRollup.identifier``) with the same ``Idempotency-Key``: a row re-sent after
+a crash between Stripe's answer and our commit is answered from Stripe's idempotency cache or refused as a
+duplicate identifier, and either way counted as sent, never billed twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+
+import stripe
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from billing.metering import DAY_MS, to_ms
+from billing.models import BillingAccount, PushState, Sku, SkuPrice, UsageRollup
+from billing.pricing import stripe_unit_amount
+from tenancy.models import Tenant
+
+log = logging.getLogger(__name__)
+
+STRIPE_MAX_AGE_MS = 35 * DAY_MS  # Stripe refuses meter events older than 35 days
+STALE_MARGIN_MS = DAY_MS  # flag a day early rather than race the limit
+SUBSCRIPTION_ITEM_LIMIT = 20  # Stripe's maximum items per subscription
+LEASE = timedelta(seconds=120)
+
+
+def stripe_enabled() -> bool:
+    return bool(settings.STRIPE_API_KEY)
+
+
+def stripe_client() -> stripe.StripeClient:
+    if not stripe_enabled():
+        raise RuntimeError("Stripe is not configured (STRIPE_API_KEY is empty): the product is ledger-only")
+    # Retries are ours (the outbox's backoff), not the SDK's, so a slow Stripe never holds a row for long.
+    return stripe.StripeClient(
+        settings.STRIPE_API_KEY, base_addresses={"api": settings.STRIPE_API_BASE}, max_network_retries=0
+    )
+
+
+# --- catalog -------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CatalogReport:
+    meters: int = 0
+    products: int = 0
+    prices: int = 0
+    unchanged: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"created {self.meters} meters, {self.products} products, {self.prices} prices; "
+            f"{self.unchanged} SKUs already in step"
+        )
+
+
+def stripe_sync_catalog() -> CatalogReport:
+    """Create what Stripe lacks for every SKU; safe to run any number of times."""
+    client = stripe_client()
+    report = CatalogReport()
+    meters = {m.event_name: m.id for m in client.v1.billing.meters.list(params={"limit": 100}).auto_paging_iter()}
+    for sku in Sku.objects.select_related("gpu_model", "region").prefetch_related("prices"):
+        changed = False
+        meter_id = meters.get(sku.event_name)
+        if meter_id is None:
+            meter = client.v1.billing.meters.create(
+                params={
+                    "display_name": sku.code[:250],
+                    "event_name": sku.event_name,
+                    "default_aggregation": {"formula": "sum"},
+                    "customer_mapping": {"type": "by_id", "event_payload_key": "stripe_customer_id"},
+                    "value_settings": {"event_payload_key": "value"},
+                },
+                options={"idempotency_key": f"ladder-meter-{sku.event_name}"},
+            )
+            meter_id = meters[sku.event_name] = meter.id
+            report.meters += 1
+        if not sku.stripe_product_id:
+            product = client.v1.products.create(
+                params={"name": sku.code, "metadata": {"ladder_sku": sku.code}},
+                options={"idempotency_key": f"ladder-product-{sku.pk}"},
+            )
+            sku.stripe_product_id = product.id
+            report.products += 1
+            changed = True
+        if sku.stripe_meter_id != meter_id:
+            sku.stripe_meter_id = meter_id
+            changed = True
+        if changed:
+            Sku.objects.filter(pk=sku.pk).update(
+                stripe_product_id=sku.stripe_product_id, stripe_meter_id=sku.stripe_meter_id
+            )
+        created = 0
+        for price in sku.prices.all():
+            if not price.stripe_price_id:
+                price.stripe_price_id = _price_ensure(client, sku, price)
+                SkuPrice.objects.filter(pk=price.pk).update(stripe_price_id=price.stripe_price_id)
+                created += 1
+        report.prices += created
+        report.unchanged += not (changed or created)
+    return report
+
+
+def _price_ensure(client: stripe.StripeClient, sku: Sku, price: SkuPrice) -> str:
+    lookup_key = f"ladder-price-{price.pk}"
+    found = client.v1.prices.list(params={"lookup_keys": [lookup_key], "limit": 1})
+    if found.data:
+        return str(found.data[0].id)
+    created = client.v1.prices.create(
+        params={
+            "product": sku.stripe_product_id,
+            "currency": sku.currency,
+            # per meter unit = per unit-second (see docs/billing.md)
+            "unit_amount_decimal": stripe_unit_amount(price.unit_price_per_hour, sku.currency),
+            "recurring": {"interval": "month", "usage_type": "metered", "meter": sku.stripe_meter_id},
+            "lookup_key": lookup_key,
+            "metadata": {"ladder_sku": sku.code, "unit_price_per_hour": str(price.unit_price_per_hour)},
+        },
+        options={"idempotency_key": lookup_key},
+    )
+    return str(created.id)
+
+
+# --- customers and subscriptions ----------------------------------------------------------------------------------
+
+
+def current_stripe_prices(now: datetime) -> list[str]:
+    """The Stripe price in effect now for every SKU that has one (the subscription's items)."""
+    latest: dict[int, SkuPrice] = {}
+    for price in (
+        SkuPrice.objects.filter(effective_from__lte=now).exclude(stripe_price_id="").order_by("effective_from")
+    ):
+        latest[price.sku_id] = price
+    return [p.stripe_price_id for _, p in sorted(latest.items())]
+
+
+def stripe_account_sync(*, tenant: Tenant, prices: list[str] | None = None) -> BillingAccount:
+    """Make sure the tenant has a Stripe customer and a subscription carrying ``prices`` (default: every SKU's
+    current price, up to Stripe's item limit; the pusher adds any other SKU's price when it first bills it)."""
+    from billing.services import billing_account
+
+    client = stripe_client()
+    account = billing_account(tenant)
+    if not account.stripe_customer_id:
+        customer = client.v1.customers.create(
+            params={"name": tenant.name, "metadata": {"ladder_tenant": tenant.slug}},
+            options={"idempotency_key": f"ladder-customer-{tenant.pk}"},
+        )
+        account.stripe_customer_id = customer.id
+        BillingAccount.objects.filter(pk=account.pk).update(stripe_customer_id=customer.id)
+    wanted = prices if prices is not None else current_stripe_prices(timezone.now())[:SUBSCRIPTION_ITEM_LIMIT]
+    if not account.stripe_subscription_id:
+        if not wanted:
+            return account  # nothing to subscribe to yet: the catalog has no Stripe prices
+        subscription = client.v1.subscriptions.create(
+            params={
+                "customer": account.stripe_customer_id,
+                "items": [{"price": p} for p in wanted],
+                "metadata": {"ladder_tenant": tenant.slug},
+            },
+            options={"idempotency_key": f"ladder-subscription-{tenant.pk}"},
+        )
+        account.stripe_subscription_id = subscription.id
+        account.subscription_status = subscription.status
+        account.subscribed_prices = list(wanted)
+    else:
+        for price_id in wanted:
+            if price_id in account.subscribed_prices:
+                continue
+            client.v1.subscription_items.create(
+                params={"subscription": account.stripe_subscription_id, "price": price_id},
+                options={"idempotency_key": f"ladder-item-{tenant.pk}-{price_id}"},
+            )
+            account.subscribed_prices = [*account.subscribed_prices, price_id]
+    BillingAccount.objects.filter(pk=account.pk).update(
+        stripe_subscription_id=account.stripe_subscription_id,
+        subscription_status=account.subscription_status,
+        subscribed_prices=account.subscribed_prices,
+    )
+    return account
+
+
+def stripe_invoice_preview(*, tenant: Tenant) -> dict[str, Any] | None:
+    """Stripe's own preview of the tenant's upcoming invoice (for comparison with the ledger's), or None."""
+    account = BillingAccount.objects.filter(tenant=tenant).exclude(stripe_customer_id="").first()
+    if account is None or not account.stripe_subscription_id:
+        return None
+    invoice = stripe_client().v1.invoices.create_preview(
+        params={"customer": account.stripe_customer_id, "subscription": account.stripe_subscription_id}
+    )
+    return {"total": invoice.total, "currency": invoice.currency, "amount_due": invoice.amount_due}
+
+
+# --- the outbox pusher -------------------------------------------------------------------------------------------
+
+
+class TokenBucket:
+    """At most ``rate`` events per second on average, bursts up to ``capacity``; shared by the pusher's threads."""
+
+    def __init__(self, rate: float, capacity: float | None = None, clock: Callable[[], float] = time.monotonic):
+        self.rate = rate
+        self.capacity = capacity if capacity is not None else max(1.0, rate / 10)
+        self.tokens = self.capacity
+        self.clock = clock
+        self.stamp = clock()
+        self.lock = threading.Lock()
+
+    def take(self) -> None:
+        while True:
+            with self.lock:
+                now = self.clock()
+                self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
+                self.stamp = now
+                if self.tokens >= 1:
+                    self.tokens -= 1
+                    return
+                wait = (1 - self.tokens) / self.rate
+            time.sleep(wait)
+
+
+def meter_event_rate() -> float:
+    if settings.STRIPE_METER_EVENTS_PER_SECOND > 0:
+        return float(settings.STRIPE_METER_EVENTS_PER_SECOND)
+    return 1000.0 if "_live_" in settings.STRIPE_API_KEY else 25.0
+
+
+@dataclass
+class PushReport:
+    sent: int = 0
+    already_sent: int = 0  # Stripe had it already (a retry after a crash)
+    failed: int = 0  # refused by Stripe: a person must look
+    stale: int = 0  # too old for Stripe: a person must bill it by hand
+    deferred: int = 0  # Stripe unavailable: retried later with backoff
+    errors: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return (
+            f"sent {self.sent}, skipped as already sent {self.already_sent}, failed {self.failed}, "
+            f"stale {self.stale}, deferred {self.deferred}"
+        )
+
+
+SENT, ALREADY, FAILED, RETRY = "sent", "already", "failed", "retry"
+
+
+def billing_push(
+    *, now: datetime | None = None, batch_size: int = 200, threads: int = 8, max_batches: int | None = None,
+    on_sent: Callable[[list[int]], None] | None = None,
+) -> PushReport:  # fmt: skip
+    """Send every due rollup to Stripe, oldest window first; stop at the first sign Stripe is unavailable.
+
+    ``on_sent`` is called with the ids Stripe accepted before they are recorded (tests use it to crash there)."""
+    report = PushReport()
+    if not stripe_enabled():
+        return report
+    client = stripe_client()
+    bucket = TokenBucket(meter_event_rate())
+    batches = 0
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        while max_batches is None or batches < max_batches:
+            moment = now or timezone.now()
+            rows = _claim(moment, batch_size)
+            if not rows:
+                break
+            batches += 1
+            rows = _flag_stale(rows, moment, report)
+            customers = _customers(rows)
+            outcomes = list(pool.map(partial(_send, client, bucket, customers=customers), rows))
+            sent = [r.pk for r, (o, _) in zip(rows, outcomes, strict=True) if o in (SENT, ALREADY)]
+            if on_sent is not None:
+                on_sent(sent)
+            stop = _record(rows, outcomes, moment, report)
+            if stop:
+                break
+    return report
+
+
+def _claim(now: datetime, limit: int) -> list[UsageRollup]:
+    due = Q(push_state=PushState.PENDING, next_attempt_at__lte=now) | Q(
+        push_state=PushState.SENDING, lease_until__lt=now
+    )
+    with transaction.atomic():
+        ids = list(
+            UsageRollup.objects.select_for_update(skip_locked=True)
+            .filter(due)
+            .order_by("window_ms", "id")
+            .values_list("id", flat=True)[:limit]
+        )
+        UsageRollup.objects.filter(pk__in=ids).filter(due).update(push_state=PushState.SENDING, lease_until=now + LEASE)
+    rows = UsageRollup.objects.filter(pk__in=ids, push_state=PushState.SENDING).select_related("sku")
+    return sorted(rows, key=lambda r: (r.window_ms, r.pk))
+
+
+def _flag_stale(rows: list[UsageRollup], now: datetime, report: PushReport) -> list[UsageRollup]:
+    oldest = to_ms(now) - STRIPE_MAX_AGE_MS + STALE_MARGIN_MS
+    stale = [r.pk for r in rows if r.window_ms < oldest]
+    if stale:
+        report.stale += UsageRollup.objects.filter(pk__in=stale, push_state=PushState.SENDING).update(
+            push_state=PushState.STALE,
+            push_error="Older than Stripe accepts (35 days): bill this usage by hand (an invoice item).",
+        )
+        log.error("%d rollups are too old for Stripe and need a person: %s", len(stale), stale[:20])
+    return [r for r in rows if r.pk not in stale]
+
+
+def _customers(rows: list[UsageRollup]) -> dict[int, str]:
+    """The Stripe customer of every tenant in the batch; a tenant without one (or without the SKU's price on its
+    subscription) is set up first."""
+    tenant_ids = {r.tenant_id for r in rows}
+    accounts = {a.tenant_id: a for a in BillingAccount.objects.filter(tenant_id__in=tenant_ids)}
+    needed: dict[int, set[str]] = {}
+    prices = _price_now(rows)
+    for r in rows:
+        price_id = prices.get(r.sku_id)
+        account = accounts.get(r.tenant_id)
+        if (
+            account is None
+            or not account.stripe_customer_id
+            or (price_id and price_id not in account.subscribed_prices)
+        ):
+            needed.setdefault(r.tenant_id, set())
+            if price_id:
+                needed[r.tenant_id].add(price_id)
+    for tenant in Tenant.objects.filter(pk__in=needed):
+        account = accounts.get(tenant.pk)
+        have = list(account.subscribed_prices) if account else []
+        try:
+            accounts[tenant.pk] = stripe_account_sync(
+                tenant=tenant, prices=sorted(needed[tenant.pk] - set(have)) or None
+            )
+        except stripe.StripeError:
+            log.warning("could not set up Stripe customer for tenant %s", tenant.pk, exc_info=True)
+    return {t: a.stripe_customer_id for t, a in accounts.items() if a.stripe_customer_id}
+
+
+def _price_now(rows: list[UsageRollup]) -> dict[int, str]:
+    latest: dict[int, str] = {}
+    now = timezone.now()
+    for sku_id, price_id in (
+        SkuPrice.objects.filter(sku_id__in={r.sku_id for r in rows}, effective_from__lte=now)
+        .exclude(stripe_price_id="")
+        .order_by("effective_from")
+        .values_list("sku_id", "stripe_price_id")
+    ):
+        latest[sku_id] = price_id
+    return latest
+
+
+def _send(
+    client: stripe.StripeClient, bucket: TokenBucket, row: UsageRollup, *, customers: dict[int, str]
+) -> tuple[str, str]:
+    customer = customers.get(row.tenant_id)
+    if customer is None:
+        return RETRY, "the tenant has no Stripe customer yet"
+    if not row.sku.stripe_meter_id:
+        return RETRY, f"SKU {row.sku.code} has no Stripe meter yet: run stripe_sync_catalog"
+    params: Any = {
+        "event_name": row.sku.event_name,
+        "identifier": row.identifier,
+        "timestamp": row.window_ms // 1000,  # inside the window the usage belongs to
+        "payload": {"stripe_customer_id": customer, "value": str(row.meter_value)},
+    }
+    delay = 0.5
+    for attempt in range(6):
+        bucket.take()
+        try:
+            client.v1.billing.meter_events.create(params=params, options={"idempotency_key": row.identifier})
+            return SENT, ""
+        except stripe.RateLimitError:
+            time.sleep(delay * (attempt + 1))
+        except (stripe.APIConnectionError, stripe.APIError) as error:
+            if attempt >= 2:
+                return RETRY, str(error.user_message or error)
+            time.sleep(delay * 2**attempt)
+        except stripe.InvalidRequestError as error:
+            if error.code == "resource_already_exists":
+                return ALREADY, ""
+            return FAILED, str(error.user_message or error)
+        except stripe.StripeError as error:
+            if (error.http_status or 0) >= 500:
+                return RETRY, str(error.user_message or error)
+            return FAILED, str(error.user_message or error)
+    return RETRY, "Stripe kept answering 429 (rate limited)"
+
+
+def _record(rows: list[UsageRollup], outcomes: list[tuple[str, str]], now: datetime, report: PushReport) -> bool:
+    """Write the batch's outcomes (compare-and-swap from ``sending``); True when Stripe looked unavailable."""
+    sending = UsageRollup.objects.filter(push_state=PushState.SENDING)
+    done = [row.pk for row, (outcome, _) in zip(rows, outcomes, strict=True) if outcome in (SENT, ALREADY)]
+    sending.filter(pk__in=done).update(push_state=PushState.SENT, pushed_at=now, lease_until=None, push_error="")
+    for row, (outcome, message) in zip(rows, outcomes, strict=True):
+        if outcome == SENT:
+            report.sent += 1
+        elif outcome == ALREADY:
+            report.already_sent += 1
+        elif outcome == FAILED:
+            sending.filter(pk=row.pk).update(push_state=PushState.FAILED, push_error=message[:2000], lease_until=None)
+            report.failed += 1
+            report.errors.append(f"{row.identifier}: {message}")
+        else:
+            backoff = timedelta(seconds=min(3600, 15 * 2 ** min(row.push_attempts, 8)))
+            sending.filter(pk=row.pk).update(
+                push_state=PushState.PENDING, push_attempts=row.push_attempts + 1, next_attempt_at=now + backoff,
+                lease_until=None, push_error=message[:2000],
+            )  # fmt: skip
+            report.deferred += 1
+    return any(outcome == RETRY for outcome, _ in outcomes)

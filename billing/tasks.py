@@ -1,0 +1,41 @@
+"""Billing's Celery tasks: each takes ids or nothing, calls one service and owns its retry policy."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.utils import timezone
+
+from billing import ledger, stripe_sync
+from billing.models import BillingAccount
+from billing.services import budget_check, tenants_suspend_overdue
+from tenancy.models import Tenant
+
+log = logging.getLogger(__name__)
+
+
+@shared_task
+def billing_close_windows() -> str:
+    """Close due windows, then check budgets (spend moves with usage)."""
+    now = timezone.now()
+    report = ledger.windows_close(now=now)
+    for account in BillingAccount.objects.filter(budget_monthly__isnull=False).select_related("tenant"):
+        budget_check(tenant=account.tenant, now=now)
+    return str(report)
+
+
+@shared_task
+def billing_push() -> str:
+    return str(stripe_sync.billing_push())
+
+
+@shared_task
+def billing_enforce() -> int:
+    return tenants_suspend_overdue(now=timezone.now())
+
+
+@shared_task(autoretry_for=(Exception,), retry_backoff=30, retry_backoff_max=3600, max_retries=10)
+def stripe_account_sync(tenant_id: int) -> None:
+    if stripe_sync.stripe_enabled():
+        stripe_sync.stripe_account_sync(tenant=Tenant.objects.get(pk=tenant_id))

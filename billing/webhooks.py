@@ -1,0 +1,113 @@
+"""What Stripe's webhooks change: the invoice mirror, the subscription's status and the payment standing.
+
+Each event id is processed once (``StripeEvent``); the insert and the changes commit together, so a crash
+mid-way lets Stripe's redelivery do it again. Stripe does not promise order: an invoice is only overwritten by
+an event at least as new as the one that wrote it.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from billing.models import BillingAccount, Invoice, StripeEvent
+from billing.services import payment_failed, payment_succeeded
+
+log = logging.getLogger(__name__)
+
+
+def _when(seconds: int | None) -> datetime | None:
+    return datetime.fromtimestamp(seconds, tz=UTC) if seconds else None
+
+
+def webhook_process(event: dict[str, Any]) -> bool:
+    """Apply one verified Stripe event; False when it had been processed before."""
+    try:
+        with transaction.atomic():
+            StripeEvent.objects.create(id=event["id"], type=event["type"])
+            _apply(event)
+    except IntegrityError:
+        if StripeEvent.objects.filter(id=event["id"]).exists():
+            return False
+        raise
+    return True
+
+
+def _apply(event: dict[str, Any]) -> None:
+    kind: str = event["type"]
+    obj: dict[str, Any] = event["data"]["object"]
+    created = _when(event.get("created")) or datetime.now(tz=UTC)
+    if kind.startswith("invoice."):
+        account = _account(obj.get("customer"))
+        if account is None:
+            return
+        _mirror_invoice(account, obj)
+        if kind == "invoice.payment_failed":
+            payment_failed(account=account, at=created)
+        elif kind in ("invoice.paid", "invoice.payment_succeeded"):
+            payment_succeeded(account=account)
+    elif kind.startswith("customer.subscription."):
+        account = _account(obj.get("customer"))
+        if account is not None and obj.get("id") in (account.stripe_subscription_id, None, ""):
+            status = "canceled" if kind == "customer.subscription.deleted" else str(obj.get("status", ""))
+            BillingAccount.objects.filter(pk=account.pk).update(subscription_status=status)
+
+
+def _account(customer: Any) -> BillingAccount | None:
+    customer_id = customer.get("id") if isinstance(customer, dict) else customer
+    account = (
+        BillingAccount.objects.select_related("tenant").filter(stripe_customer_id=customer_id).first()
+        if customer_id
+        else None
+    )
+    if account is None:
+        log.warning("Stripe event for unknown customer %r ignored", customer_id)
+    return account
+
+
+def _mirror_invoice(account: BillingAccount, obj: dict[str, Any]) -> None:
+    lines = [
+        {
+            "description": line.get("description") or "",
+            "quantity": line.get("quantity"),
+            "amount": line.get("amount"),
+            "currency": line.get("currency") or obj.get("currency"),
+            "period_start": (line.get("period") or {}).get("start"),
+            "period_end": (line.get("period") or {}).get("end"),
+        }
+        for line in (obj.get("lines") or {}).get("data", [])
+    ]
+    status = str(obj.get("status") or "draft")
+    invoice, created = Invoice.objects.select_for_update().get_or_create(
+        stripe_id=obj["id"],
+        defaults={"tenant_id": account.tenant_id, "status": status, "currency": obj.get("currency") or "",
+                  "subtotal": 0, "total": 0},
+    )  # fmt: skip
+    if invoice.tenant_id != account.tenant_id:
+        log.error("Stripe invoice %s moved customers; left as it was", obj["id"])
+        return
+    if not created and _rank(status) < _rank(invoice.status):
+        return  # an older event arrived late: keep the newer state
+    invoice.status = status
+    invoice.currency = obj.get("currency") or invoice.currency
+    invoice.period_start = _when(obj.get("period_start"))
+    invoice.period_end = _when(obj.get("period_end"))
+    invoice.subtotal = int(obj.get("subtotal") or 0)
+    invoice.total = int(obj.get("total") or 0)
+    invoice.amount_due = int(obj.get("amount_due") or 0)
+    invoice.amount_paid = int(obj.get("amount_paid") or 0)
+    invoice.lines = lines
+    invoice.hosted_invoice_url = obj.get("hosted_invoice_url") or ""
+    invoice.stripe_created = _when(obj.get("created"))
+    invoice.save()
+
+
+# An invoice only moves forward: draft -> open -> paid | uncollectible | void.
+_ORDER = {"draft": 0, "open": 1, "uncollectible": 2, "paid": 3, "void": 3}
+
+
+def _rank(status: str) -> int:
+    return _ORDER.get(status, 0)
