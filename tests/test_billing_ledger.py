@@ -2,8 +2,8 @@
 into immutable rollups, late usage becomes an adjustment, provider faults are not billed."""
 
 from datetime import timedelta
-from unittest import mock
 from decimal import Decimal
+from unittest import mock
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
