@@ -30,6 +30,8 @@ def test_it_creates_the_demo_world_and_prints_working_keys():
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {data['tenants']['globex']['users']['charlie']['api_key']}")
     assert client.get("/api/v1/tenant").json()["slug"] == "globex"
     assert client.login(username="alice", password=data["tenants"]["acme"]["users"]["alice"]["password"])
+    offering = next(o for o in client.get("/api/v1/offerings").json() if o["rung"] == "container")
+    assert offering["prices"]["gpu"]  # the demo price book prices what the demo fleet offers
 
 
 @pytest.mark.django_db
@@ -39,6 +41,8 @@ def test_it_is_idempotent_and_replaces_the_demo_keys():
     assert Tenant.objects.count() == 2
     assert first["staff"]["operator"]["api_key"] != second["staff"]["operator"]["api_key"]
     assert ApiKey.objects.filter(user__username="operator", revoked_at=None).count() == 1
+    assert first["prices"] > 0
+    assert second["prices"] == 0  # prices are set once
     assert audit_chain_verify().ok
 
 

@@ -2,7 +2,8 @@
 
 Idempotent: tenants and accounts are created once; passwords are reset to the demo ones; each run issues a
 fresh demo API key per person (revoking the previous demo key), since a stored key's secret can never be
-shown again; the demo fleet goes through ``fleet_load``, so a second run leaves it unchanged. Refuses to run
+shown again; the demo fleet goes through ``fleet_load``, so a second run leaves it unchanged; the demo price
+book is set once per SKU. Refuses to run
 with DEBUG off unless ``--force``: known passwords do not belong in production.
 """
 
@@ -10,16 +11,22 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
+from django.utils import timezone
 
+from billing.ledger import sku_get
+from billing.models import Unit
+from billing.services import price_set
 from compliance.actor import Actor
 from provisioning.allocations import AllocationSpec, allocation_request
-from provisioning.models import Allocation
+from provisioning.models import Allocation, GpuModel, Node, Region
+from provisioning.placement.isolation import Rung
 from provisioning.services import fleet_load
 from tenancy.models import ApiKey, ApiKeyScope, Tenant
 from tenancy.roles import StaffRole, TenantRole
@@ -96,6 +103,15 @@ DEMO_FLEET: dict[str, Any] = {
 
 
 H100 = "H100-SXM-80GB"
+DEMO_GPU_HOUR = {"H100-SXM-80GB": Decimal("2.49"), "H200-141GB": Decimal("3.39")}  # list price per GPU-hour
+DEMO_RUNG_FACTOR = {  # bare metal first: it is priced per node
+    Rung.BARE_METAL: Decimal("0.90"),
+    Rung.VM: Decimal("1.00"),
+    Rung.CONFIDENTIAL_VM: Decimal("1.25"),
+    Rung.CONTAINER: Decimal("1.05"),
+    Rung.JOB: Decimal("1.00"),
+    Rung.SERVERLESS: Decimal("1.20"),
+}
 DEMO_ALLOCATIONS = [
     ("acme", "notebook", AllocationSpec(rung="container", gpu_models=(H100,), gpus=1)),
     ("acme", "inference", AllocationSpec(rung="container", gpu_models=(H100,), mig_profile="3g.40gb")),
@@ -165,8 +181,32 @@ class Command(BaseCommand):
                 staff_user_create(username=username, role=staff_role, password=demo_password(username), actor=actor)
             out["staff"][username] = self._credentials(username, actor)
         out["fleet"] = fleet_load(document=DEMO_FLEET, actor=actor).as_dict()
+        out["prices"] = self._price_book(actor)
         out["allocations"] = self._allocations(actor)
         return out
+
+    def _price_book(self, actor: Actor) -> int:
+        """A demo price book for every rung, model and region in the demo fleet; prices are set once."""
+        created = 0
+        now = timezone.now()
+        pairs = Node.objects.values_list("gpu_model", "hall__region").distinct()
+        for model_id, region_id in pairs:
+            model, region = GpuModel.objects.get(pk=model_id), Region.objects.get(pk=region_id)
+            per_gpu = DEMO_GPU_HOUR[model.name]
+            units: list[tuple[str, str, str, Decimal]] = [
+                (rung, Unit.GPU, "", per_gpu * factor) for rung, factor in DEMO_RUNG_FACTOR.items()
+            ]
+            units[0] = (Rung.BARE_METAL, Unit.NODE, "", per_gpu * 8 * DEMO_RUNG_FACTOR[Rung.BARE_METAL])
+            for profile in model.mig_profiles:  # a slice costs its share of the GPU's compute, plus 10%
+                share = Decimal(int(profile.split("g.")[0])) / 7
+                units.append((Rung.CONTAINER, Unit.MIG, profile, per_gpu * share * Decimal("1.1")))
+            for rung, unit, profile, per_hour in units:
+                sku = sku_get(rung=rung, gpu_model=model, unit=unit, mig_profile=profile, region=region)
+                if not sku.prices.exists():
+                    price_set(sku=sku, unit_price_per_hour=per_hour.quantize(Decimal("0.0001")), effective_from=now,
+                              actor=actor)  # fmt: skip
+                    created += 1
+        return created
 
     def _allocations(self, actor: Actor) -> int:
         """A few allocations so the demo shows a fleet in use; created once."""
