@@ -3,7 +3,8 @@
 Lock order across the whole product (take locks in this order, never the reverse, to rule out deadlocks):
     Tenant -> Membership -> ApiKey -> fleet (provisioning.locks.lock_fleet)
     -> PlacementLock (provisioning.fleet_cache.placement_section) -> Node (lock_nodes) -> allocation rows
-    -> (other apps' rows, by their own lock helpers) -> AuditChainHead.
+    -> (other apps' rows, by their own lock helpers: usage intervals; billing's MeteringLock, which is never held
+    together with the placement lock) -> AuditChainHead.
 The audit chain head is always last: every service writes its audit event as the final step.
 """
 
