@@ -140,19 +140,27 @@ def _price_ensure(client: stripe.StripeClient, sku: Sku, price: SkuPrice) -> str
 # --- customers and subscriptions ----------------------------------------------------------------------------------
 
 
-def current_stripe_prices(now: datetime) -> list[str]:
-    """The Stripe price in effect now for every SKU that has one (the subscription's items)."""
-    latest: dict[int, SkuPrice] = {}
-    for price in (
-        SkuPrice.objects.filter(effective_from__lte=now).exclude(stripe_price_id="").order_by("effective_from")
-    ):
-        latest[price.sku_id] = price
-    return [p.stripe_price_id for _, p in sorted(latest.items())]
+def current_stripe_prices(sku_ids: set[int] | None = None) -> dict[int, str]:
+    """The Stripe price in effect now for every SKU (of ``sku_ids``) that has one: SKU id -> price id."""
+    latest: dict[int, str] = {}
+    found = SkuPrice.objects.filter(effective_from__lte=timezone.now()).exclude(stripe_price_id="")
+    if sku_ids is not None:
+        found = found.filter(sku_id__in=sku_ids)
+    for sku_id, price_id in found.order_by("effective_from").values_list("sku_id", "stripe_price_id"):
+        latest[sku_id] = price_id
+    return latest
 
 
-def stripe_account_sync(*, tenant: Tenant, prices: list[str] | None = None) -> BillingAccount:
-    """Make sure the tenant has a Stripe customer and a subscription carrying ``prices`` (default: every SKU's
-    current price, up to Stripe's item limit; the pusher adds any other SKU's price when it first bills it)."""
+def _covered_skus(account: BillingAccount) -> set[int]:
+    """SKUs the subscription already bills. One item per meter: a second item on the same meter would bill the
+    meter's usage twice, so a SKU whose price changed keeps its item."""
+    prices = SkuPrice.objects.filter(stripe_price_id__in=account.subscribed_prices)
+    return set(prices.values_list("sku_id", flat=True))
+
+
+def stripe_account_sync(*, tenant: Tenant, skus: set[int] | None = None) -> BillingAccount:
+    """Make sure the tenant has a Stripe customer and a subscription with an item for each SKU of ``skus``
+    (default: every priced SKU, up to Stripe's item limit; the pusher adds any other SKU when it first bills it)."""
     from billing.services import billing_account
 
     client = stripe_client()
@@ -164,8 +172,10 @@ def stripe_account_sync(*, tenant: Tenant, prices: list[str] | None = None) -> B
         )
         account.stripe_customer_id = customer.id
         BillingAccount.objects.filter(pk=account.pk).update(stripe_customer_id=customer.id)
-    wanted = prices if prices is not None else current_stripe_prices(timezone.now())[:SUBSCRIPTION_ITEM_LIMIT]
+    covered = _covered_skus(account)
+    wanted = [price for sku, price in sorted(current_stripe_prices(skus).items()) if sku not in covered]
     if not account.stripe_subscription_id:
+        wanted = wanted[:SUBSCRIPTION_ITEM_LIMIT]
         if not wanted:
             return account  # nothing to subscribe to yet: the catalog has no Stripe prices
         subscription = client.v1.subscriptions.create(
@@ -180,9 +190,7 @@ def stripe_account_sync(*, tenant: Tenant, prices: list[str] | None = None) -> B
         account.subscription_status = subscription.status
         account.subscribed_prices = list(wanted)
     else:
-        for price_id in wanted:
-            if price_id in account.subscribed_prices:
-                continue
+        for price_id in wanted[: max(0, SUBSCRIPTION_ITEM_LIMIT - len(account.subscribed_prices))]:
             client.v1.subscription_items.create(
                 params={"subscription": account.stripe_subscription_id, "price": price_id},
                 options={"idempotency_key": f"ladder-item-{tenant.pk}-{price_id}"},
@@ -320,46 +328,28 @@ def _flag_stale(rows: list[UsageRollup], now: datetime, report: PushReport) -> l
 
 
 def _customers(rows: list[UsageRollup]) -> dict[int, str]:
-    """The Stripe customer of every tenant in the batch; a tenant without one (or without the SKU's price on its
-    subscription) is set up first."""
-    tenant_ids = {r.tenant_id for r in rows}
-    accounts = {a.tenant_id: a for a in BillingAccount.objects.filter(tenant_id__in=tenant_ids)}
-    needed: dict[int, set[str]] = {}
-    prices = _price_now(rows)
+    """The Stripe customer of every tenant in the batch; a tenant without one, or whose subscription does not
+    bill one of the batch's SKUs yet, is set up first."""
+    accounts = {a.tenant_id: a for a in BillingAccount.objects.filter(tenant_id__in={r.tenant_id for r in rows})}
+    needed: dict[int, set[int]] = {}
     for r in rows:
-        price_id = prices.get(r.sku_id)
-        account = accounts.get(r.tenant_id)
-        if (
-            account is None
-            or not account.stripe_customer_id
-            or (price_id and price_id not in account.subscribed_prices)
-        ):
-            needed.setdefault(r.tenant_id, set())
-            if price_id:
-                needed[r.tenant_id].add(price_id)
+        needed.setdefault(r.tenant_id, set()).add(r.sku_id)
+    subscribed = {p for a in accounts.values() for p in a.subscribed_prices}
+    sku_of_price = dict(
+        SkuPrice.objects.filter(stripe_price_id__in=subscribed).values_list("stripe_price_id", "sku_id")
+    )
+    for tenant_id, skus in list(needed.items()):
+        account = accounts.get(tenant_id)
+        if account is None or not account.stripe_customer_id:
+            continue
+        if skus <= {sku_of_price.get(p) for p in account.subscribed_prices}:
+            del needed[tenant_id]
     for tenant in Tenant.objects.filter(pk__in=needed):
-        account = accounts.get(tenant.pk)
-        have = list(account.subscribed_prices) if account else []
         try:
-            accounts[tenant.pk] = stripe_account_sync(
-                tenant=tenant, prices=sorted(needed[tenant.pk] - set(have)) or None
-            )
+            accounts[tenant.pk] = stripe_account_sync(tenant=tenant, skus=needed[tenant.pk])
         except stripe.StripeError:
             log.warning("could not set up Stripe customer for tenant %s", tenant.pk, exc_info=True)
     return {t: a.stripe_customer_id for t, a in accounts.items() if a.stripe_customer_id}
-
-
-def _price_now(rows: list[UsageRollup]) -> dict[int, str]:
-    latest: dict[int, str] = {}
-    now = timezone.now()
-    for sku_id, price_id in (
-        SkuPrice.objects.filter(sku_id__in={r.sku_id for r in rows}, effective_from__lte=now)
-        .exclude(stripe_price_id="")
-        .order_by("effective_from")
-        .values_list("sku_id", "stripe_price_id")
-    ):
-        latest[sku_id] = price_id
-    return latest
 
 
 def _send(

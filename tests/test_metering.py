@@ -2,6 +2,7 @@
 
 from datetime import UTC, datetime
 from decimal import Decimal
+from itertools import pairwise
 
 import pytest
 from hypothesis import given
@@ -24,7 +25,10 @@ def test_it_splits_at_hour_boundaries_and_at_cuts():
     assert [(p.start_ms - T0, p.end_ms - T0) for p in pieces] == [(-30_000, 0), (0, 30_000)]
     assert [p.window_ms for p in pieces] == [T0 - HOUR_MS, T0]
     pieces = split(T0 + 900_000, T0 + 2_700_000, cuts=[T0 + 1_800_000, T0 + 5 * HOUR_MS])
-    assert [(p.start_ms, p.end_ms) for p in pieces] == [(T0 + 900_000, T0 + 1_800_000), (T0 + 1_800_000, T0 + 2_700_000)]
+    assert [(p.start_ms, p.end_ms) for p in pieces] == [
+        (T0 + 900_000, T0 + 1_800_000),
+        (T0 + 1_800_000, T0 + 2_700_000),
+    ]
     assert split(T0, T0) == split(T0, T0)  # an empty interval is one empty piece
     with pytest.raises(ValueError, match="before it starts"):
         split(T0, T0 - 1)
@@ -40,7 +44,7 @@ def test_pieces_never_cross_an_hour_and_add_up(start, length, units, cuts):
     pieces = split(start, start + length, cuts)
     assert pieces[0].start_ms == start
     assert pieces[-1].end_ms == start + length
-    for a, b in zip(pieces, pieces[1:], strict=False):
+    for a, b in pairwise(pieces):
         assert a.end_ms == b.start_ms
     for piece in pieces:
         assert window_of(piece.start_ms) == window_of(max(piece.start_ms, piece.end_ms - 1))
