@@ -354,7 +354,10 @@ def node_failed(*, node: Node, actor: Actor) -> dict[str, int]:
 def _restart_job(allocation: Allocation, node: Node, actor: Actor) -> bool:
     """Place the gang again (the failed node is out of the pool); False when it no longer fits anywhere.
 
-    The provider's fault is not billed: metering stops now and starts again when the gang runs again."""
+    The provider's fault is not billed: a job is billed on goodput, so metering stops at the gang's last
+    checkpoint (the work since is lost and done again) and starts again when the gang runs again."""
+    from provisioning.provisioners import provisioner
+
     current = AllocationState(allocation.state)
     now = timezone.now()
     with placement_section() as section:
@@ -363,7 +366,7 @@ def _restart_job(allocation: Allocation, node: Node, actor: Actor) -> bool:
         ):
             return True  # someone else is handling it
         if current == S.RUNNING:
-            usage_close(allocation=allocation, at=now)
+            usage_close(allocation=allocation, at=provisioner().last_checkpoint(allocation, now) or now)
         _release_devices(allocation)
         old = section.cache.placements.pop(allocation.pk, None)
         if old is not None:

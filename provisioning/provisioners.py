@@ -36,6 +36,11 @@ class Provisioner(Protocol):
 
     def release(self, allocation_id: int) -> None: ...
 
+    def last_checkpoint(self, allocation: Allocation, at: datetime) -> datetime | None:
+        """When the job last saved a checkpoint before ``at`` (None: unknown). A job is billed on goodput:
+        work since its last checkpoint, lost when a node fails under it, is not billed."""
+        ...
+
 
 class SimulatedProvisioner:
     name = "simulated"
@@ -65,11 +70,18 @@ class SimulatedProvisioner:
     def next_checkpoint(self, allocation: Allocation) -> datetime:
         """A simulated job checkpoints every LADDER_SIM_CHECKPOINT_SECONDS of running; the first one after the
         stop was asked for."""
+        asked = allocation.stop_at_checkpoint_since or allocation.running_since or allocation.state_changed_at
+        return self._checkpoints(allocation, asked) + timedelta(seconds=settings.LADDER_SIM_CHECKPOINT_SECONDS)
+
+    def last_checkpoint(self, allocation: Allocation, at: datetime) -> datetime | None:
+        return self._checkpoints(allocation, at)
+
+    def _checkpoints(self, allocation: Allocation, at: datetime) -> datetime:
+        """The last simulated checkpoint at or before ``at`` (the start of running counts as one)."""
         every = settings.LADDER_SIM_CHECKPOINT_SECONDS
         since = allocation.running_since or allocation.state_changed_at
-        asked = allocation.stop_at_checkpoint_since or since
-        done = max(0.0, (asked - since).total_seconds())
-        return since + timedelta(seconds=(math.floor(done / every) + 1) * every)
+        done = max(0.0, (at - since).total_seconds())
+        return since + timedelta(seconds=math.floor(done / every) * every)
 
     def release(self, allocation_id: int) -> None:
         allocation = Allocation.objects.get(pk=allocation_id)

@@ -5,6 +5,7 @@ from datetime import timedelta
 from decimal import Decimal
 from unittest import mock
 
+from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -63,11 +64,13 @@ def test_time_not_running_is_not_billed(acme):
     assert sum(i.quantity_milli for i in UsageInterval.objects.all()) == 60_000  # the running minute only
 
 
+@override_settings(LADDER_SIM_CHECKPOINT_SECONDS=60)
 def test_a_provider_fault_is_not_billed(acme):
+    """A job is billed on goodput: not the restart, and not the work lost since its last checkpoint."""
     load_fleet()
     job = run(place(acme, rung="job", gpus=2), at(0))
     node = Node.objects.filter(gpus__allocation_devices__allocation=job).distinct().get()
-    # The node dies after 100 s; the gang is restarting (not billed) until it runs again elsewhere 50 s later.
+    # The node dies after 100 s (last checkpoint at 60 s); the gang restarts elsewhere and runs again at 150 s.
     with mock.patch("provisioning.allocations.timezone.now", return_value=at(0, seconds=100)):
         assert node_failed(node=node, actor=SYSTEM) == {"restarted": 1, "failed": 0}
     job.refresh_from_db()
@@ -76,8 +79,8 @@ def test_a_provider_fault_is_not_billed(acme):
     allocation_transition(allocation=job, to=S.RUNNING, actor=SYSTEM, at=at(0, seconds=150))
     stop(job, at(0, seconds=200))
     pieces = sorted((i.start_ms - to_ms(BASE), i.end_ms - to_ms(BASE)) for i in UsageInterval.objects.all())
-    assert pieces == [(0, 100_000), (150_000, 200_000)]
-    assert sum(i.quantity_milli for i in UsageInterval.objects.all()) == 2 * 150_000
+    assert pieces == [(0, 60_000), (150_000, 200_000)]
+    assert sum(i.quantity_milli for i in UsageInterval.objects.all()) == 2 * (60_000 + 50_000)
 
 
 def test_intervals_split_at_hour_boundaries_and_windows_close_after_grace(acme):
