@@ -15,8 +15,8 @@ from compliance.actor import Actor
 class SkuPriceInline(admin.TabularInline[SkuPrice, Sku]):
     model = SkuPrice
     extra = 1
-    fields = ("effective_from", "unit_price_per_hour", "stripe_price_id")
-    readonly_fields = ("stripe_price_id",)
+    fields = ("effective_from", "unit_price_per_hour", "stripe_meter_id", "stripe_price_id")
+    readonly_fields = ("stripe_meter_id", "stripe_price_id")
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # a price is never edited: schedule a new one
@@ -29,7 +29,7 @@ class SkuPriceInline(admin.TabularInline[SkuPrice, Sku]):
 class SkuAdmin(admin.ModelAdmin[Sku]):
     list_display = ("code", "rung", "gpu_model", "unit", "mig_profile", "region", "currency", "cost_basis_per_gpu_hour")
     list_filter = ("rung", "unit", "region")
-    readonly_fields = ("code", "stripe_meter_id", "stripe_product_id")
+    readonly_fields = ("code", "stripe_product_id")
     inlines = [SkuPriceInline]
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:

@@ -26,7 +26,7 @@ from django.db.models import Max, Sum
 
 from billing import metering
 from billing.metering import HOUR_MS, to_ms, window_of
-from billing.models import MeteringLock, MeterTotal, Sku, SkuPrice, Unit, UsageInterval, UsageRollup
+from billing.models import MeteringLock, MeterTotal, PushState, Sku, SkuPrice, Unit, UsageInterval, UsageRollup
 from billing.pricing import amount
 from provisioning.models import Allocation, AllocationDevice
 from provisioning.placement.isolation import Rung
@@ -267,61 +267,53 @@ def _cut(at: int, sku_id: int | None) -> int:
 
 
 def _roll_up(batch: int, due_ms: int) -> tuple[int, int, int]:
-    """Roll every closed, uncounted piece of a closed window into per tenant x SKU x window rollups."""
+    """Roll every closed, uncounted piece of a closed window into per tenant x SKU x price x window rollups."""
     pieces = UsageInterval.objects.filter(batch=None, end_ms__isnull=False, window_ms__lte=due_ms).update(batch=batch)
     if not pieces:
         return 0, 0, 0
     groups = list(
         UsageInterval.objects.filter(batch=batch)
-        .values("tenant_id", "sku_id", "window_ms", "price_id")
+        .values("tenant_id", "sku_id", "price_id", "window_ms")
         .annotate(q=Sum("quantity_milli"))
-        .order_by("tenant_id", "sku_id", "window_ms")
+        .order_by("tenant_id", "sku_id", "window_ms", "price_id")
     )
     prices = {p.pk: p for p in SkuPrice.objects.filter(pk__in={g["price_id"] for g in groups} - {None})}
     currency = dict(Sku.objects.filter(pk__in={g["sku_id"] for g in groups}).values_list("pk", "currency"))
-    merged: dict[tuple[int, int, int], list[Any]] = {}
-    for g in groups:
-        key = (g["tenant_id"], g["sku_id"], g["window_ms"])
-        entry = merged.setdefault(key, [0, Decimal(0)])
-        entry[0] += g["q"]
-        price = prices.get(g["price_id"])
-        if price is not None:
-            entry[1] += amount(g["q"], price.unit_price_per_hour)
-    windows = {k[2] for k in merged}
     seen = {
-        (r["tenant_id"], r["sku_id"], r["window_ms"]): r["top"]
-        for r in UsageRollup.objects.filter(window_ms__in=windows)
-        .values("tenant_id", "sku_id", "window_ms")
+        (r["tenant_id"], r["sku_id"], r["price_id"], r["window_ms"]): r["top"]
+        for r in UsageRollup.objects.filter(window_ms__in={g["window_ms"] for g in groups})
+        .values("tenant_id", "sku_id", "price_id", "window_ms")
         .annotate(top=Max("seq"))
     }
-    pairs = {(k[0], k[1]) for k in merged}
     totals = {
         (t.tenant_id, t.sku_id): t
-        for t in MeterTotal.objects.filter(tenant_id__in={p[0] for p in pairs}, sku_id__in={p[1] for p in pairs})
+        for t in MeterTotal.objects.filter(
+            tenant_id__in={g["tenant_id"] for g in groups}, sku_id__in={g["sku_id"] for g in groups}
+        )
     }
     rollups = []
-    late = 0
-    for (tenant_id, sku_id, window_ms), (q, money) in sorted(merged.items()):
+    for g in groups:
+        tenant_id, sku_id, price_id, window_ms, q = g["tenant_id"], g["sku_id"], g["price_id"], g["window_ms"], g["q"]
         total = totals.get((tenant_id, sku_id))
         if total is None:
             total = totals[(tenant_id, sku_id)] = MeterTotal(tenant_id=tenant_id, sku_id=sku_id, quantity_milli=0)
         [value] = metering.meter_values(total.quantity_milli, [q])
         total.quantity_milli += q
-        top = seen.get((tenant_id, sku_id, window_ms))
-        seq = 0 if top is None else top + 1
-        late += seq > 0
+        top = seen.get((tenant_id, sku_id, price_id, window_ms))
+        price = prices.get(price_id)
         rollups.append(
             UsageRollup(
                 tenant_id=tenant_id,
                 sku_id=sku_id,
+                price_id=price_id,
                 window_ms=window_ms,
-                seq=seq,
+                seq=0 if top is None else top + 1,
                 batch=batch,
                 quantity_milli=q,
-                amount=money,
+                amount=amount(q, price.unit_price_per_hour) if price else Decimal(0),
                 currency=currency[sku_id],
                 meter_value=value,
-                push_state="pending" if value else "nothing",
+                push_state=PushState.PENDING if value else PushState.NOTHING,
             )
         )
     UsageRollup.objects.bulk_create(rollups, batch_size=2000)
@@ -329,4 +321,4 @@ def _roll_up(batch: int, due_ms: int) -> tuple[int, int, int]:
         totals.values(), update_conflicts=True, unique_fields=["tenant", "sku"], update_fields=["quantity_milli"],
         batch_size=2000,
     )  # fmt: skip
-    return pieces, len(rollups), late
+    return pieces, len(rollups), sum(r.seq > 0 for r in rollups)

@@ -8,6 +8,7 @@ money is ``Decimal`` (``billing.pricing``). Rows change only through ``billing.s
 from __future__ import annotations
 
 import re
+from datetime import UTC
 from decimal import Decimal
 
 from django.core.validators import MinValueValidator, RegexValidator
@@ -43,7 +44,6 @@ class Sku(models.Model):
         max_digits=12, decimal_places=4, default=Decimal(0), validators=[MinValueValidator(Decimal(0))],
         help_text="What one GPU-hour costs the operator (for margin reports).",
     )  # fmt: skip
-    stripe_meter_id = models.CharField(max_length=64, blank=True)
     stripe_product_id = models.CharField(max_length=64, blank=True)
 
     class Meta:
@@ -70,18 +70,22 @@ class Sku(models.Model):
 
     @property
     def event_name(self) -> str:
-        """The Stripe meter's event name (at most 100 characters, stable for the SKU's life)."""
-        return "ladder." + re.sub(r"[^a-z0-9._-]", "_", self.code.lower().replace("/", "."))[:90]
+        """The stem of its Stripe meters' event names (stable for the SKU's life)."""
+        return "ladder." + re.sub(r"[^a-z0-9._-]", "_", self.code.lower().replace("/", "."))[:78]
 
 
 class SkuPrice(models.Model):
-    """A SKU's price from ``effective_from`` until the next price; usage is split at the change."""
+    """A SKU's price from ``effective_from`` until the next price; usage is split at the change.
+
+    Each price has its own Stripe meter and metered Price: Stripe bills a meter's whole period at the price of
+    the subscription item on it, so usage at two prices must reach Stripe on two meters to be billed exactly."""
 
     sku = models.ForeignKey(Sku, on_delete=models.PROTECT, related_name="prices")
     effective_from = models.DateTimeField()
     unit_price_per_hour = models.DecimalField(
         max_digits=12, decimal_places=6, validators=[MinValueValidator(Decimal(0))]
     )
+    stripe_meter_id = models.CharField(max_length=64, blank=True)
     stripe_price_id = models.CharField(max_length=64, blank=True)
 
     class Meta:
@@ -90,6 +94,12 @@ class SkuPrice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sku.code} {self.unit_price_per_hour}/h from {self.effective_from:%Y-%m-%d %H:%M}"
+
+    @property
+    def event_name(self) -> str:
+        """Its Stripe meter's event name: the SKU's stem and the price's start (at most 100 characters, and the
+        same in every environment that shares a Stripe account)."""
+        return f"{self.sku.event_name}.{self.effective_from.astimezone(UTC):%Y%m%dT%H%M%S}"
 
 
 class BillingAccount(models.Model):
@@ -151,10 +161,12 @@ class PushState(models.TextChoices):
 
 
 class UsageRollup(TenantOwned):
-    """One tenant x SKU x hourly window, immutable once made; ``seq`` > 0 is a late adjustment for a window that
-    had already closed. It is also the outbox row for its one Stripe meter event."""
+    """One tenant x SKU x price x hourly window (two prices in an hour only when the price changed in it),
+    immutable once made; ``seq`` > 0 is a late adjustment for a window that had already closed. It is also the
+    outbox row for its one Stripe meter event."""
 
     sku = models.ForeignKey(Sku, on_delete=models.PROTECT, related_name="+")
+    price = models.ForeignKey(SkuPrice, on_delete=models.PROTECT, null=True, related_name="+")
     window_ms = models.BigIntegerField()
     seq = models.PositiveIntegerField(default=0)
     batch = models.BigIntegerField()
@@ -167,12 +179,16 @@ class UsageRollup(TenantOwned):
     push_attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(default=timezone.now)
     lease_until = models.DateTimeField(null=True, blank=True)
+    lease_token = models.CharField(max_length=32, blank=True, help_text="The claim of the pusher holding it.")
+    uncertain_since = models.DateTimeField(
+        null=True, blank=True, help_text="First send whose outcome is unknown (a crash, a timeout, a 500)."
+    )
     pushed_at = models.DateTimeField(null=True, blank=True)
     push_error = models.TextField(blank=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "sku", "window_ms", "seq"], name="rollup_unique"),
+            models.UniqueConstraint(fields=["tenant", "sku", "price", "window_ms", "seq"], name="rollup_unique"),
         ]
         indexes = [
             models.Index(
@@ -185,7 +201,7 @@ class UsageRollup(TenantOwned):
         """The meter event's identifier: the same rollup always sends the same one, so Stripe drops repeats."""
         stamp = from_ms(self.window_ms).strftime("%Y%m%dT%H")
         late = f":late-{self.seq}" if self.seq else ""
-        return f"ladder:t{self.tenant_id}:s{self.sku_id}:{stamp}{late}"
+        return f"ladder:t{self.tenant_id}:s{self.sku_id}:p{self.price_id or 0}:{stamp}{late}"
 
 
 class MeterTotal(TenantOwned):
@@ -225,7 +241,9 @@ class Invoice(TenantOwned):
     amount_paid = models.BigIntegerField(default=0)
     lines = models.JSONField(default=list)
     hosted_invoice_url = models.URLField(max_length=500, blank=True)
+    payment_failed = models.BooleanField(default=False, help_text="Its last payment attempt failed.")
     stripe_created = models.DateTimeField(null=True)
+    event_created = models.DateTimeField(null=True, help_text="The newest Stripe event applied to it.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

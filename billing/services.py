@@ -13,7 +13,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
-from billing.models import BillingAccount, BudgetAlert, Notification, Sku, SkuPrice
+from billing.models import BillingAccount, BudgetAlert, Invoice, Notification, Sku, SkuPrice
 from billing.selectors import month_of, month_spend
 from compliance.actor import Actor
 from compliance.services import audit_record
@@ -209,6 +209,9 @@ def payment_failed(*, account: BillingAccount, at: datetime) -> None:
 
 
 def payment_succeeded(*, account: BillingAccount) -> None:
+    """An invoice was paid: the tenant is in good standing again once no invoice's last payment failed."""
+    if Invoice.objects.filter(tenant_id=account.tenant_id, payment_failed=True, status="open").exists():
+        return
     BillingAccount.objects.filter(pk=account.pk).update(payment_failed_at=None)
     tenant = account.tenant
     if Tenant.objects.filter(pk=tenant.pk, state=TenantState.SUSPENDED).update(state=TenantState.ACTIVE):

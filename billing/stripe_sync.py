@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,7 +25,8 @@ from typing import Any
 import stripe
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from billing.metering import DAY_MS, to_ms
@@ -37,7 +39,6 @@ log = logging.getLogger(__name__)
 STRIPE_MAX_AGE_MS = 35 * DAY_MS  # Stripe refuses meter events older than 35 days
 STALE_MARGIN_MS = DAY_MS  # flag a day early rather than race the limit
 SUBSCRIPTION_ITEM_LIMIT = 20  # Stripe's maximum items per subscription
-LEASE = timedelta(seconds=120)
 
 
 def stripe_enabled() -> bool:
@@ -49,7 +50,10 @@ def stripe_client() -> stripe.StripeClient:
         raise RuntimeError("Stripe is not configured (STRIPE_API_KEY is empty): the product is ledger-only")
     # Retries are ours (the outbox's backoff), not the SDK's, so a slow Stripe never holds a row for long.
     return stripe.StripeClient(
-        settings.STRIPE_API_KEY, base_addresses={"api": settings.STRIPE_API_BASE}, max_network_retries=0
+        settings.STRIPE_API_KEY,
+        base_addresses={"api": settings.STRIPE_API_BASE},
+        max_network_retries=0,
+        http_client=stripe.RequestsClient(timeout=(5, 20)),  # connect, read: never hold a request for long
     )
 
 
@@ -71,54 +75,53 @@ class CatalogReport:
 
 
 def stripe_sync_catalog() -> CatalogReport:
-    """Create what Stripe lacks for every SKU; safe to run any number of times."""
+    """Create what Stripe lacks: a Product per SKU, and a meter and metered Price per price version. Safe to
+    run any number of times: meters are found by event name, prices by lookup key, and every create carries an
+    idempotency key."""
     client = stripe_client()
     report = CatalogReport()
     meters = {m.event_name: m.id for m in client.v1.billing.meters.list(params={"limit": 100}).auto_paging_iter()}
     for sku in Sku.objects.select_related("gpu_model", "region").prefetch_related("prices"):
-        changed = False
-        meter_id = meters.get(sku.event_name)
-        if meter_id is None:
-            meter = client.v1.billing.meters.create(
-                params={
-                    "display_name": sku.code[:250],
-                    "event_name": sku.event_name,
-                    "default_aggregation": {"formula": "sum"},
-                    "customer_mapping": {"type": "by_id", "event_payload_key": "stripe_customer_id"},
-                    "value_settings": {"event_payload_key": "value"},
-                },
-                options={"idempotency_key": f"ladder-meter-{sku.event_name}"},
-            )
-            meter_id = meters[sku.event_name] = meter.id
-            report.meters += 1
+        created = 0
         if not sku.stripe_product_id:
             product = client.v1.products.create(
                 params={"name": sku.code, "metadata": {"ladder_sku": sku.code}},
-                options={"idempotency_key": f"ladder-product-{sku.pk}"},
+                options={"idempotency_key": f"ladder-product-{sku.event_name}"},
             )
             sku.stripe_product_id = product.id
+            Sku.objects.filter(pk=sku.pk).update(stripe_product_id=product.id)
             report.products += 1
-            changed = True
-        if sku.stripe_meter_id != meter_id:
-            sku.stripe_meter_id = meter_id
-            changed = True
-        if changed:
-            Sku.objects.filter(pk=sku.pk).update(
-                stripe_product_id=sku.stripe_product_id, stripe_meter_id=sku.stripe_meter_id
-            )
-        created = 0
+            created += 1
         for price in sku.prices.all():
-            if not price.stripe_price_id:
-                price.stripe_price_id = _price_ensure(client, sku, price)
-                SkuPrice.objects.filter(pk=price.pk).update(stripe_price_id=price.stripe_price_id)
-                created += 1
-        report.prices += created
-        report.unchanged += not (changed or created)
+            if price.stripe_meter_id and price.stripe_price_id:
+                continue
+            meter_id = meters.get(price.event_name)
+            if meter_id is None:
+                meter = client.v1.billing.meters.create(
+                    params={
+                        "display_name": f"{sku.code} from {price.effective_from:%Y-%m-%d %H:%M}"[:250],
+                        "event_name": price.event_name,
+                        "default_aggregation": {"formula": "sum"},
+                        "customer_mapping": {"type": "by_id", "event_payload_key": "stripe_customer_id"},
+                        "value_settings": {"event_payload_key": "value"},
+                    },
+                    options={"idempotency_key": f"ladder-meter-{price.event_name}"},
+                )
+                meter_id = meters[price.event_name] = meter.id
+                report.meters += 1
+            price.stripe_meter_id = meter_id
+            price.stripe_price_id = price.stripe_price_id or _price_ensure(client, sku, price)
+            SkuPrice.objects.filter(pk=price.pk).update(
+                stripe_meter_id=price.stripe_meter_id, stripe_price_id=price.stripe_price_id
+            )
+            report.prices += 1
+            created += 1
+        report.unchanged += not created
     return report
 
 
 def _price_ensure(client: stripe.StripeClient, sku: Sku, price: SkuPrice) -> str:
-    lookup_key = f"ladder-price-{price.pk}"
+    lookup_key = f"ladder:{price.event_name}"
     found = client.v1.prices.list(params={"lookup_keys": [lookup_key], "limit": 1})
     if found.data:
         return str(found.data[0].id)
@@ -128,7 +131,7 @@ def _price_ensure(client: stripe.StripeClient, sku: Sku, price: SkuPrice) -> str
             "currency": sku.currency,
             # per meter unit = per unit-second (see docs/billing.md)
             "unit_amount_decimal": stripe_unit_amount(price.unit_price_per_hour, sku.currency),
-            "recurring": {"interval": "month", "usage_type": "metered", "meter": sku.stripe_meter_id},
+            "recurring": {"interval": "month", "usage_type": "metered", "meter": price.stripe_meter_id},
             "lookup_key": lookup_key,
             "metadata": {"ladder_sku": sku.code, "unit_price_per_hour": str(price.unit_price_per_hour)},
         },
@@ -140,27 +143,19 @@ def _price_ensure(client: stripe.StripeClient, sku: Sku, price: SkuPrice) -> str
 # --- customers and subscriptions ----------------------------------------------------------------------------------
 
 
-def current_stripe_prices(sku_ids: set[int] | None = None) -> dict[int, str]:
-    """The Stripe price in effect now for every SKU (of ``sku_ids``) that has one: SKU id -> price id."""
+def current_stripe_prices() -> list[str]:
+    """The Stripe price in effect now of every SKU that has one."""
     latest: dict[int, str] = {}
     found = SkuPrice.objects.filter(effective_from__lte=timezone.now()).exclude(stripe_price_id="")
-    if sku_ids is not None:
-        found = found.filter(sku_id__in=sku_ids)
     for sku_id, price_id in found.order_by("effective_from").values_list("sku_id", "stripe_price_id"):
         latest[sku_id] = price_id
-    return latest
+    return [latest[sku_id] for sku_id in sorted(latest)]
 
 
-def _covered_skus(account: BillingAccount) -> set[int]:
-    """SKUs the subscription already bills. One item per meter: a second item on the same meter would bill the
-    meter's usage twice, so a SKU whose price changed keeps its item."""
-    prices = SkuPrice.objects.filter(stripe_price_id__in=account.subscribed_prices)
-    return set(prices.values_list("sku_id", flat=True))
-
-
-def stripe_account_sync(*, tenant: Tenant, skus: set[int] | None = None) -> BillingAccount:
-    """Make sure the tenant has a Stripe customer and a subscription with an item for each SKU of ``skus``
-    (default: every priced SKU, up to Stripe's item limit; the pusher adds any other SKU when it first bills it)."""
+def stripe_account_sync(*, tenant: Tenant, prices: list[str] | None = None) -> BillingAccount:
+    """Make sure the tenant has a Stripe customer and a subscription with an item for each price of ``prices``
+    (default: every SKU's current price). Stripe allows 20 items per subscription: prices beyond stay off it,
+    and the pusher flags usage at them for a person."""
     from billing.services import billing_account
 
     client = stripe_client()
@@ -172,10 +167,9 @@ def stripe_account_sync(*, tenant: Tenant, skus: set[int] | None = None) -> Bill
         )
         account.stripe_customer_id = customer.id
         BillingAccount.objects.filter(pk=account.pk).update(stripe_customer_id=customer.id)
-    covered = _covered_skus(account)
-    wanted = [price for sku, price in sorted(current_stripe_prices(skus).items()) if sku not in covered]
+    wanted = [p for p in (current_stripe_prices() if prices is None else prices) if p not in account.subscribed_prices]
+    wanted = wanted[: max(0, SUBSCRIPTION_ITEM_LIMIT - len(account.subscribed_prices))]
     if not account.stripe_subscription_id:
-        wanted = wanted[:SUBSCRIPTION_ITEM_LIMIT]
         if not wanted:
             return account  # nothing to subscribe to yet: the catalog has no Stripe prices
         subscription = client.v1.subscriptions.create(
@@ -190,7 +184,7 @@ def stripe_account_sync(*, tenant: Tenant, skus: set[int] | None = None) -> Bill
         account.subscription_status = subscription.status
         account.subscribed_prices = list(wanted)
     else:
-        for price_id in wanted[: max(0, SUBSCRIPTION_ITEM_LIMIT - len(account.subscribed_prices))]:
+        for price_id in wanted:
             client.v1.subscription_items.create(
                 params={"subscription": account.stripe_subscription_id, "price": price_id},
                 options={"idempotency_key": f"ladder-item-{tenant.pk}-{price_id}"},
@@ -264,7 +258,11 @@ class PushReport:
         )
 
 
-SENT, ALREADY, FAILED, RETRY = "sent", "already", "failed", "retry"
+# Outcomes of one send. RETRY: Stripe certainly did not take it; UNSURE: it may have (a timeout, a 5xx).
+SENT, REPLAYED, ALREADY, FAILED, RETRY, UNSURE = "sent", "replayed", "already", "failed", "retry", "unsure"
+# Stripe forgets identifiers and idempotency keys after 24 hours: a send whose outcome is unknown must not be
+# repeated blindly after that, or it could bill twice.
+DEDUP_WINDOW = timedelta(hours=23)
 
 
 def billing_push(
@@ -283,23 +281,23 @@ def billing_push(
     with ThreadPoolExecutor(max_workers=threads) as pool:
         while max_batches is None or batches < max_batches:
             moment = now or timezone.now()
-            rows = _claim(moment, batch_size)
+            token = uuid.uuid4().hex
+            rows = _claim(moment, batch_size, token)
             if not rows:
                 break
             batches += 1
-            rows = _flag_stale(rows, moment, report)
-            customers = _customers(rows)
-            outcomes = list(pool.map(partial(_send, client, bucket, customers=customers), rows))
-            sent = [r.pk for r, (o, _) in zip(rows, outcomes, strict=True) if o in (SENT, ALREADY)]
+            rows = _set_aside(rows, moment, token, report)
+            accounts = _accounts(rows)
+            outcomes = list(pool.map(partial(_send, client, bucket, accounts=accounts), rows))
             if on_sent is not None:
-                on_sent(sent)
-            stop = _record(rows, outcomes, moment, report)
-            if stop:
+                on_sent([r.pk for r, (o, _) in zip(rows, outcomes, strict=True) if o in (SENT, REPLAYED, ALREADY)])
+            if _record(rows, outcomes, moment, token, report):
                 break
     return report
 
 
-def _claim(now: datetime, limit: int) -> list[UsageRollup]:
+def _claim(now: datetime, limit: int, token: str) -> list[UsageRollup]:
+    """Take up to ``limit`` due rows, oldest window first; rows another pusher holds are skipped."""
     due = Q(push_state=PushState.PENDING, next_attempt_at__lte=now) | Q(
         push_state=PushState.SENDING, lease_until__lt=now
     )
@@ -310,104 +308,154 @@ def _claim(now: datetime, limit: int) -> list[UsageRollup]:
             .order_by("window_ms", "id")
             .values_list("id", flat=True)[:limit]
         )
-        UsageRollup.objects.filter(pk__in=ids).filter(due).update(push_state=PushState.SENDING, lease_until=now + LEASE)
-    rows = UsageRollup.objects.filter(pk__in=ids, push_state=PushState.SENDING).select_related("sku")
+        UsageRollup.objects.filter(pk__in=ids).filter(due).update(
+            push_state=PushState.SENDING, lease_until=now + push_lease(), lease_token=token,
+            uncertain_since=Coalesce("uncertain_since", Value(now)),
+        )  # fmt: skip
+    rows = UsageRollup.objects.filter(lease_token=token, push_state=PushState.SENDING).select_related(
+        "sku", "price__sku"
+    )
     return sorted(rows, key=lambda r: (r.window_ms, r.pk))
 
 
-def _flag_stale(rows: list[UsageRollup], now: datetime, report: PushReport) -> list[UsageRollup]:
+def push_lease() -> timedelta:
+    return timedelta(seconds=settings.LADDER_BILLING_PUSH_LEASE_SECONDS)
+
+
+def _set_aside(rows: list[UsageRollup], now: datetime, token: str, report: PushReport) -> list[UsageRollup]:
+    """Rows no pusher may send: too old for Stripe (stale), or sent with an unknown outcome longer ago than
+    Stripe remembers identifiers (resending could bill twice). Both need a person."""
     oldest = to_ms(now) - STRIPE_MAX_AGE_MS + STALE_MARGIN_MS
-    stale = [r.pk for r in rows if r.window_ms < oldest]
-    if stale:
-        report.stale += UsageRollup.objects.filter(pk__in=stale, push_state=PushState.SENDING).update(
-            push_state=PushState.STALE,
-            push_error="Older than Stripe accepts (35 days): bill this usage by hand (an invoice item).",
-        )
-        log.error("%d rollups are too old for Stripe and need a person: %s", len(stale), stale[:20])
-    return [r for r in rows if r.pk not in stale]
-
-
-def _customers(rows: list[UsageRollup]) -> dict[int, str]:
-    """The Stripe customer of every tenant in the batch; a tenant without one, or whose subscription does not
-    bill one of the batch's SKUs yet, is set up first."""
-    accounts = {a.tenant_id: a for a in BillingAccount.objects.filter(tenant_id__in={r.tenant_id for r in rows})}
-    needed: dict[int, set[int]] = {}
-    for r in rows:
-        needed.setdefault(r.tenant_id, set()).add(r.sku_id)
-    subscribed = {p for a in accounts.values() for p in a.subscribed_prices}
-    sku_of_price = dict(
-        SkuPrice.objects.filter(stripe_price_id__in=subscribed).values_list("stripe_price_id", "sku_id")
-    )
-    for tenant_id, skus in list(needed.items()):
-        account = accounts.get(tenant_id)
-        if account is None or not account.stripe_customer_id:
+    mine = UsageRollup.objects.filter(lease_token=token, push_state=PushState.SENDING)
+    kept = []
+    for row in rows:
+        if row.window_ms < oldest:
+            state, why = PushState.STALE, "Older than Stripe accepts (35 days): bill this usage by hand."
+            report.stale += 1
+        elif row.uncertain_since is not None and row.uncertain_since < now - DEDUP_WINDOW:
+            state, why = (
+                PushState.FAILED,
+                (
+                    f"A send on {row.uncertain_since:%Y-%m-%d %H:%M} UTC has an unknown outcome and Stripe no longer "
+                    "deduplicates it: check the meter's event summaries, then mark it sent or pending."
+                ),
+            )
+            report.failed += 1
+        else:
+            kept.append(row)
             continue
-        if skus <= {sku_of_price.get(p) for p in account.subscribed_prices}:
-            del needed[tenant_id]
+        mine.filter(pk=row.pk).update(push_state=state, push_error=why, lease_until=None)
+        report.errors.append(f"{row.identifier}: {why}")
+    if len(kept) < len(rows):
+        log.error("%d rollups need a person: %s", len(rows) - len(kept), report.errors[-20:])
+    return kept
+
+
+@dataclass(frozen=True)
+class _Account:
+    customer: str
+    prices: frozenset[str]  # Stripe prices on the subscription
+
+    @property
+    def full(self) -> bool:
+        return len(self.prices) >= SUBSCRIPTION_ITEM_LIMIT
+
+
+def _accounts(rows: list[UsageRollup]) -> dict[int, _Account]:
+    """Each tenant's Stripe customer and subscribed prices; a tenant without a customer, or without an item for
+    a price it is billed at, is set up first."""
+    found = {a.tenant_id: a for a in BillingAccount.objects.filter(tenant_id__in={r.tenant_id for r in rows})}
+    needed: dict[int, set[str]] = {}
+    for r in rows:
+        account = found.get(r.tenant_id)
+        price_id = r.price.stripe_price_id if r.price else ""
+        missing = account is None or not account.stripe_customer_id
+        if missing or (price_id and price_id not in account.subscribed_prices):  # type: ignore[union-attr]
+            needed.setdefault(r.tenant_id, set()).update({price_id} - {""})
     for tenant in Tenant.objects.filter(pk__in=needed):
         try:
-            accounts[tenant.pk] = stripe_account_sync(tenant=tenant, skus=needed[tenant.pk])
+            found[tenant.pk] = stripe_account_sync(tenant=tenant, prices=sorted(needed[tenant.pk]))
         except stripe.StripeError:
             log.warning("could not set up Stripe customer for tenant %s", tenant.pk, exc_info=True)
-    return {t: a.stripe_customer_id for t, a in accounts.items() if a.stripe_customer_id}
+    return {
+        t: _Account(a.stripe_customer_id, frozenset(a.subscribed_prices))
+        for t, a in found.items()
+        if a.stripe_customer_id
+    }
 
 
 def _send(
-    client: stripe.StripeClient, bucket: TokenBucket, row: UsageRollup, *, customers: dict[int, str]
+    client: stripe.StripeClient, bucket: TokenBucket, row: UsageRollup, *, accounts: dict[int, _Account]
 ) -> tuple[str, str]:
-    customer = customers.get(row.tenant_id)
-    if customer is None:
+    price = row.price
+    if price is None:
+        return FAILED, f"SKU {row.sku.code} had no price for this usage: price it, then set the row pending."
+    if not price.stripe_meter_id or not price.stripe_price_id:
+        return RETRY, f"the price of {row.sku.code} is not in Stripe yet: run stripe_sync_catalog"
+    account = accounts.get(row.tenant_id)
+    if account is None:
         return RETRY, "the tenant has no Stripe customer yet"
-    if not row.sku.stripe_meter_id:
-        return RETRY, f"SKU {row.sku.code} has no Stripe meter yet: run stripe_sync_catalog"
+    if price.stripe_price_id not in account.prices:
+        if account.full:
+            return FAILED, f"the subscription has Stripe's {SUBSCRIPTION_ITEM_LIMIT} items: {row.sku.code} is not on it"
+        return RETRY, f"{row.sku.code} is not on the tenant's subscription yet"
     params: Any = {
-        "event_name": row.sku.event_name,
+        "event_name": price.event_name,
         "identifier": row.identifier,
         "timestamp": row.window_ms // 1000,  # inside the window the usage belongs to
-        "payload": {"stripe_customer_id": customer, "value": str(row.meter_value)},
+        "payload": {"stripe_customer_id": account.customer, "value": str(row.meter_value)},
     }
     delay = 0.5
     for attempt in range(6):
         bucket.take()
         try:
-            client.v1.billing.meter_events.create(params=params, options={"idempotency_key": row.identifier})
-            return SENT, ""
+            event = client.v1.billing.meter_events.create(params=params, options={"idempotency_key": row.identifier})
         except stripe.RateLimitError:
             time.sleep(delay * (attempt + 1))
+            continue
         except (stripe.APIConnectionError, stripe.APIError) as error:
             if attempt >= 2:
-                return RETRY, str(error.user_message or error)
+                return UNSURE, str(error.user_message or error)
             time.sleep(delay * 2**attempt)
+            continue
         except stripe.InvalidRequestError as error:
             if error.code == "resource_already_exists":
                 return ALREADY, ""
             return FAILED, str(error.user_message or error)
+        except (stripe.AuthenticationError, stripe.PermissionError) as error:
+            log.error("Stripe refused the API key: %s", error.user_message or error)
+            return RETRY, f"Stripe refused the API key: {error.user_message or error}"
         except stripe.StripeError as error:
             if (error.http_status or 0) >= 500:
-                return RETRY, str(error.user_message or error)
+                return UNSURE, str(error.user_message or error)
             return FAILED, str(error.user_message or error)
+        replayed = event.last_response is not None and event.last_response.headers.get("Idempotent-Replayed")
+        return (REPLAYED if replayed == "true" else SENT), ""
     return RETRY, "Stripe kept answering 429 (rate limited)"
 
 
-def _record(rows: list[UsageRollup], outcomes: list[tuple[str, str]], now: datetime, report: PushReport) -> bool:
-    """Write the batch's outcomes (compare-and-swap from ``sending``); True when Stripe looked unavailable."""
-    sending = UsageRollup.objects.filter(push_state=PushState.SENDING)
-    done = [row.pk for row, (outcome, _) in zip(rows, outcomes, strict=True) if outcome in (SENT, ALREADY)]
-    sending.filter(pk__in=done).update(push_state=PushState.SENT, pushed_at=now, lease_until=None, push_error="")
+def _record(
+    rows: list[UsageRollup], outcomes: list[tuple[str, str]], now: datetime, token: str, report: PushReport
+) -> bool:
+    """Write the batch's outcomes, only on rows this claim still holds; True when Stripe looked unavailable."""
+    mine = UsageRollup.objects.filter(lease_token=token, push_state=PushState.SENDING)
+    done = [row.pk for row, (outcome, _) in zip(rows, outcomes, strict=True) if outcome in (SENT, REPLAYED, ALREADY)]
+    mine.filter(pk__in=done).update(push_state=PushState.SENT, pushed_at=now, lease_until=None, push_error="")
     for row, (outcome, message) in zip(rows, outcomes, strict=True):
         if outcome == SENT:
             report.sent += 1
-        elif outcome == ALREADY:
+        elif outcome in (REPLAYED, ALREADY):
             report.already_sent += 1
         elif outcome == FAILED:
-            sending.filter(pk=row.pk).update(push_state=PushState.FAILED, push_error=message[:2000], lease_until=None)
+            mine.filter(pk=row.pk).update(push_state=PushState.FAILED, push_error=message[:2000], lease_until=None)
             report.failed += 1
             report.errors.append(f"{row.identifier}: {message}")
         else:
             backoff = timedelta(seconds=min(3600, 15 * 2 ** min(row.push_attempts, 8)))
-            sending.filter(pk=row.pk).update(
+            mine.filter(pk=row.pk).update(
                 push_state=PushState.PENDING, push_attempts=row.push_attempts + 1, next_attempt_at=now + backoff,
                 lease_until=None, push_error=message[:2000],
+                uncertain_since=row.uncertain_since if outcome == UNSURE else None,
             )  # fmt: skip
             report.deferred += 1
-    return any(outcome == RETRY for outcome, _ in outcomes)
+    return any(outcome in (RETRY, UNSURE) for outcome, _ in outcomes)

@@ -44,8 +44,10 @@ def _apply(event: dict[str, Any]) -> None:
         account = _account(obj.get("customer"))
         if account is None:
             return
-        _mirror_invoice(account, obj)
-        if kind == "invoice.payment_failed":
+        invoice = _mirror_invoice(account, obj, created, failed={"invoice.payment_failed": True}.get(kind))
+        if invoice is None:
+            return  # an event older than what the mirror holds changes nothing, standing included
+        if kind == "invoice.payment_failed" and invoice.status == "open":
             payment_failed(account=account, at=created)
         elif kind in ("invoice.paid", "invoice.payment_succeeded"):
             payment_succeeded(account=account)
@@ -68,7 +70,11 @@ def _account(customer: Any) -> BillingAccount | None:
     return account
 
 
-def _mirror_invoice(account: BillingAccount, obj: dict[str, Any]) -> None:
+def _mirror_invoice(
+    account: BillingAccount, obj: dict[str, Any], created: datetime, *, failed: bool | None
+) -> Invoice | None:
+    """Write the invoice as the event shows it; None when the event is older than the mirror (by event time,
+    then by status: an invoice only moves forward)."""
     lines = [
         {
             "description": line.get("description") or "",
@@ -81,16 +87,23 @@ def _mirror_invoice(account: BillingAccount, obj: dict[str, Any]) -> None:
         for line in (obj.get("lines") or {}).get("data", [])
     ]
     status = str(obj.get("status") or "draft")
-    invoice, created = Invoice.objects.select_for_update().get_or_create(
+    invoice, fresh = Invoice.objects.select_for_update().get_or_create(
         stripe_id=obj["id"],
         defaults={"tenant_id": account.tenant_id, "status": status, "currency": obj.get("currency") or "",
                   "subtotal": 0, "total": 0},
     )  # fmt: skip
     if invoice.tenant_id != account.tenant_id:
         log.error("Stripe invoice %s moved customers; left as it was", obj["id"])
-        return
-    if not created and _rank(status) < _rank(invoice.status):
-        return  # an older event arrived late: keep the newer state
+        return None
+    if not fresh and (
+        (invoice.event_created is not None and created < invoice.event_created) or _rank(status) < _rank(invoice.status)
+    ):
+        return None  # an older event arrived late: keep the newer state
+    invoice.event_created = created
+    if failed is not None:
+        invoice.payment_failed = failed
+    if status == "paid":
+        invoice.payment_failed = False
     invoice.status = status
     invoice.currency = obj.get("currency") or invoice.currency
     invoice.period_start = _when(obj.get("period_start"))
@@ -103,6 +116,7 @@ def _mirror_invoice(account: BillingAccount, obj: dict[str, Any]) -> None:
     invoice.hosted_invoice_url = obj.get("hosted_invoice_url") or ""
     invoice.stripe_created = _when(obj.get("created"))
     invoice.save()
+    return invoice
 
 
 # An invoice only moves forward: draft -> open -> paid | uncollectible | void.

@@ -39,6 +39,7 @@ env = environ.FileAwareEnv(
     LADDER_BILLING_GRACE_MINUTES=(float, 10.0),
     LADDER_BILLING_CLOSE_EVERY_SECONDS=(float, 60.0),
     LADDER_BILLING_PUSH_EVERY_SECONDS=(float, 60.0),
+    LADDER_BILLING_PUSH_LEASE_SECONDS=(float, 120.0),
     LADDER_PAYMENT_GRACE_HOURS=(float, 72.0),
     EMAIL_URL=(str, "consolemail://"),
     DEFAULT_FROM_EMAIL=(str, "Ladder <billing@ladder.invalid>"),
@@ -211,6 +212,8 @@ STRIPE_WEBHOOK_SECRET: str = env("STRIPE_WEBHOOK_SECRET")
 STRIPE_METER_EVENTS_PER_SECOND: float = env("STRIPE_METER_EVENTS_PER_SECOND")
 LADDER_BILLING_CURRENCY: str = env("LADDER_BILLING_CURRENCY")
 LADDER_BILLING_GRACE_MINUTES: float = env("LADDER_BILLING_GRACE_MINUTES")
+# A pusher that dies mid-batch leaves its rows claimed this long; then another pusher sends them again.
+LADDER_BILLING_PUSH_LEASE_SECONDS: float = env("LADDER_BILLING_PUSH_LEASE_SECONDS")
 LADDER_PAYMENT_GRACE_HOURS: float = env("LADDER_PAYMENT_GRACE_HOURS")
 _email = env.email_url("EMAIL_URL")  # consolemail:// (default), smtp+tls://user:password@host:587 ...
 EMAIL_BACKEND: str = _email["EMAIL_BACKEND"]

@@ -179,3 +179,22 @@ def assert_problem(response: Any, status: int, code: str) -> dict[str, Any]:
     assert body["title"]
     assert body["detail"]
     return body
+
+
+# --- Stripe ----------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def stripe_server(settings: Any) -> Iterator[Any]:
+    """A local Stripe (``tests.stripe_server``) with the settings pointing at it; stopped after the test."""
+    from tests.stripe_server import StripeServer
+
+    server = StripeServer(api_key="sk_test_ladder").start()
+    settings.STRIPE_API_KEY = "sk_test_ladder"
+    settings.STRIPE_API_BASE = server.url
+    settings.STRIPE_WEBHOOK_SECRET = "whsec_test"
+    settings.STRIPE_METER_EVENTS_PER_SECOND = 1000
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -74,8 +74,9 @@ def test_usage_shows_closed_and_open_windows(api, alice, acme, priced):
     expected = (timezone.now() - (start + timedelta(hours=1))).total_seconds()
     assert abs(open_seconds - Decimal(expected)) <= 2
     daily = api(alice).get("/api/v1/usage", {"from": start.isoformat(), "granularity": "day"}).json()["rows"]
-    hourly_total = sum(Decimal(r["gpu_seconds"]) for r in rows)
-    assert abs(sum(Decimal(r["gpu_seconds"]) for r in daily) - hourly_total) < 1  # open usage grew meanwhile
+    hourly_total = sum((Decimal(r["gpu_seconds"]) for r in rows), Decimal(0))
+    daily_total = sum((Decimal(r["gpu_seconds"]) for r in daily), Decimal(0))
+    assert abs(daily_total - hourly_total) < 1  # open usage grew meanwhile
 
 
 def test_usage_input_is_checked(api, alice, priced):
