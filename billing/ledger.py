@@ -2,18 +2,21 @@
 hourly rollups (the Stripe outbox).
 
 - ``usage_open`` / ``usage_close`` are called by the allocation state machine, inside its transaction.
-- ``windows_close`` (``manage.py billing_close_windows``, Celery beat) cuts open intervals at every hour boundary
-  and price change that has passed, then rolls up every window whose end + grace has passed. A piece that lands
-  in a window after it closed becomes a late-adjustment rollup (``seq`` > 0); a closed rollup is never changed.
+- ``windows_close`` (``manage.py billing_close_windows``, Celery beat) rolls up every window whose end + grace
+  has passed: running intervals are cut at the hour boundaries and price changes of those windows (the piece cut
+  off is counted as it is written), and every other closed piece of them not yet counted is counted. A piece that
+  lands in a window after it closed becomes a late-adjustment rollup (``seq`` > 0); a closed rollup is never
+  changed.
 
-Window closing is serialized by the ``MeteringLock`` row; the heavy steps are set-based SQL (one statement per
-cut, one per rollup batch), so their cost is a few passes over the rows, not a Python loop per row.
+Window closing is serialized by the ``MeteringLock`` row. The heavy steps are set-based SQL: on PostgreSQL one
+statement per cut closes, opens the successors and sums, and one statement marks and sums the other pieces, so
+each running interval's piece is written once when it is cut and never read again.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -22,7 +25,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Max, Sum
+from django.db.models import Max
 
 from billing import metering
 from billing.metering import HOUR_MS, to_ms, window_of
@@ -172,24 +175,25 @@ class CloseReport:
 
 
 def windows_close(*, now: datetime) -> CloseReport:
-    """Cut open intervals up to ``now`` and roll up every window whose end + grace is before ``now``."""
+    """Roll up every window whose end + grace is before ``now``: running intervals are cut at the hour
+    boundaries and price changes of those windows, and every piece of them not yet counted is summed."""
     report = CloseReport()
-    now_ms = to_ms(now)
     grace_ms = int(timedelta(minutes=settings.LADDER_BILLING_GRACE_MINUTES).total_seconds() * 1000)
+    due = window_of(to_ms(now) - grace_ms)  # every window ending at or before this boundary has closed
     with transaction.atomic():
         cut_through, last_batch = lock_singleton(MeteringLock, "cut_through_ms", "last_batch")
-        target = window_of(now_ms)
+        batch = last_batch + 1
         if cut_through is None:
             oldest = UsageInterval.objects.filter(end_ms=None).order_by("start_ms").values_list("start_ms", flat=True)
-            cut_through = window_of(oldest[0]) if oldest else target
-        report.cut = _cut_stragglers(cut_through)
-        if target > cut_through:
-            report.cut += _cut_through(cut_through, target)
-        due = now_ms - grace_ms - HOUR_MS  # windows starting at or before this have closed
-        batch = last_batch + 1
-        report.pieces, report.rollups, report.late = _roll_up(batch, due)
+            cut_through = window_of(oldest[0]) if oldest else due
+        sums: Counter[tuple[int, int, int | None, int]] = Counter()
+        stragglers = _cut_stragglers(cut_through)
+        cut = _cut_through(cut_through, due, batch, sums) if due > cut_through else 0
+        report.cut = stragglers + cut
+        report.pieces = cut + _mark(batch, due - HOUR_MS, sums)
+        report.rollups, report.late = _roll_up(batch, sums)
         MeteringLock.objects.filter(id=1).update(
-            cut_through_ms=max(target, cut_through), last_batch=batch if report.rollups else last_batch
+            cut_through_ms=max(due, cut_through), last_batch=batch if report.rollups else last_batch
         )
     return report
 
@@ -209,20 +213,21 @@ def _cut_stragglers(done_ms: int) -> int:
     return len(stragglers)
 
 
-def _cut_through(done_ms: int, target_ms: int) -> int:
-    """Cut open intervals at each price change and hour boundary in ``(done, target]``, oldest first."""
+def _cut_through(done_ms: int, due_ms: int, batch: int, sums: Counter[Any]) -> int:
+    """Cut open intervals at each price change and hour boundary in ``(done, due]``, oldest first. The pieces cut
+    off belong to closed windows: they are counted (``batch``) in the same statement, never written twice."""
     cut = 0
     changes = SkuPrice.objects.filter(
-        effective_from__gt=metering.from_ms(done_ms), effective_from__lt=metering.from_ms(target_ms)
+        effective_from__gt=metering.from_ms(done_ms), effective_from__lt=metering.from_ms(due_ms)
     ).values_list("sku_id", "effective_from")
-    points: dict[int, list[int | None]] = defaultdict(list)
+    points: dict[int, set[int | None]] = defaultdict(set)
     for sku_id, moment in changes:
-        points[to_ms(moment)].append(sku_id)
-    for boundary in range(done_ms + HOUR_MS, target_ms + 1, HOUR_MS):
-        points[boundary].append(None)
+        points[to_ms(moment)].add(sku_id)
+    for boundary in range(done_ms + HOUR_MS, due_ms + 1, HOUR_MS):
+        points[boundary] = {None}  # an hour cut cuts every SKU, a price change on the hour included
     for at in sorted(points):
         for only in points[at]:
-            cut += _cut(at, only)
+            cut += _cut(at, only, batch, sums)
     return cut
 
 
@@ -230,77 +235,107 @@ _PRICE_AT = (
     "(SELECT p.id FROM {price} p WHERE p.sku_id = {alias}.sku_id AND p.effective_from <= %(moment)s "
     "ORDER BY p.effective_from DESC LIMIT 1)"
 )
+_GROUPS = "tenant_id, sku_id, price_id, window_ms"
 
 
-def _cut(at: int, sku_id: int | None) -> int:
-    """Close every open interval (of one SKU, or all) that started before ``at`` and open its successor at ``at``.
+def _cut(at: int, sku_id: int | None, batch: int, sums: Counter[Any]) -> int:
+    """Close every open interval (of one SKU, or all) that started before ``at``, counted in ``batch``, and open
+    its successor at ``at``.
 
-    PostgreSQL does it in one statement (the update feeds the insert), so no row is ever seen half cut. SQLite
-    (one writer at a time) marks the cut rows, copies them, and clears the mark."""
+    PostgreSQL does it in one statement (the update feeds the insert and the sums), so no row is ever seen half
+    cut and no row is read again. SQLite (one writer at a time) closes, then copies the rows it closed; its sums
+    are read at the end (``_mark``)."""
     table = UsageInterval._meta.db_table
     price = SkuPrice._meta.db_table
     only_sku = " AND sku_id = %(sku)s" if sku_id is not None else ""
-    params = {"at": at, "window": window_of(at), "sku": sku_id, "moment": metering.from_ms(at)}
+    params = {"at": at, "window": window_of(at), "sku": sku_id, "moment": metering.from_ms(at), "batch": batch}
     columns = "tenant_id, allocation_id, sku_id, price_id, units_milli, start_ms, end_ms, window_ms"
-    closing = "end_ms = %(at)s, quantity_milli = units_milli * (%(at)s - start_ms) / 1000"
+    closing = "end_ms = %(at)s, quantity_milli = units_milli * (%(at)s - start_ms) / 1000, batch = %(batch)s"
     where = f"end_ms IS NULL AND start_ms < %(at)s{only_sku}"
+    successors = (
+        f"INSERT INTO {table} ({columns}) SELECT tenant_id, allocation_id, sku_id, "
+        "{price_at}, units_milli, %(at)s, NULL, %(window)s FROM {source}"
+    )
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(
-                f"WITH cut AS (UPDATE {table} SET {closing} WHERE {where} "  # noqa: S608 - names from the models
-                f"RETURNING tenant_id, allocation_id, sku_id, units_milli) "
-                f"INSERT INTO {table} ({columns}) SELECT tenant_id, allocation_id, sku_id, "
-                f"{_PRICE_AT.format(price=price, alias='cut')}, units_milli, %(at)s, NULL, %(window)s FROM cut",
+                f"WITH cut AS (UPDATE {table} SET {closing} WHERE {where} "
+                f"RETURNING tenant_id, allocation_id, sku_id, price_id, units_milli, window_ms, quantity_milli), "
+                f"successor AS ("
+                + successors.format(price_at=_PRICE_AT.format(price=price, alias="cut"), source="cut")
+                + f") SELECT {_GROUPS}, sum(quantity_milli), count(*) FROM cut GROUP BY {_GROUPS}",
                 params,
             )
-            return int(cursor.rowcount)
-        cursor.execute(f"UPDATE {table} SET {closing}, batch = -1 WHERE {where}", params)  # noqa: S608
+            cut = 0
+            for tenant_id, sku, price_id, window_ms, q, count in cursor.fetchall():
+                sums[(tenant_id, sku, price_id, window_ms)] += int(q)
+                cut += count
+            return cut
+        cursor.execute(f"UPDATE {table} SET {closing} WHERE {where}", params)
         count = int(cursor.rowcount)
-        cursor.execute(
-            f"INSERT INTO {table} ({columns}) SELECT tenant_id, allocation_id, sku_id, "  # noqa: S608
-            f"{_PRICE_AT.format(price=price, alias=table)}, units_milli, %(at)s, NULL, %(window)s "
-            f"FROM {table} WHERE batch = -1",
-            params,
-        )
-        cursor.execute(f"UPDATE {table} SET batch = NULL WHERE batch = -1")  # noqa: S608
+        just_cut = f"{table} WHERE batch = %(batch)s AND end_ms = %(at)s{only_sku}"
+        cursor.execute(successors.format(price_at=_PRICE_AT.format(price=price, alias=table), source=just_cut), params)
         return count
 
 
-def _roll_up(batch: int, due_ms: int) -> tuple[int, int, int]:
-    """Roll every closed, uncounted piece of a closed window into per tenant x SKU x price x window rollups."""
-    pieces = UsageInterval.objects.filter(batch=None, end_ms__isnull=False, window_ms__lte=due_ms).update(batch=batch)
-    if not pieces:
-        return 0, 0, 0
-    groups = list(
-        UsageInterval.objects.filter(batch=batch)
-        .values("tenant_id", "sku_id", "price_id", "window_ms")
-        .annotate(q=Sum("quantity_milli"))
-        .order_by("tenant_id", "sku_id", "window_ms", "price_id")
-    )
-    prices = {p.pk: p for p in SkuPrice.objects.filter(pk__in={g["price_id"] for g in groups} - {None})}
-    currency = dict(Sku.objects.filter(pk__in={g["sku_id"] for g in groups}).values_list("pk", "currency"))
-    seen = {
+def _mark(batch: int, last_window_ms: int, sums: Counter[Any]) -> int:
+    """Count in ``batch`` every closed piece of a closed window that no batch has counted (intervals that stopped,
+    late usage) and add them to ``sums``; returns how many."""
+    table = UsageInterval._meta.db_table
+    params = {"batch": batch, "last": last_window_ms}
+    mark = f"UPDATE {table} SET batch = %(batch)s WHERE batch IS NULL AND end_ms IS NOT NULL AND window_ms <= %(last)s"
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"WITH marked AS ({mark} RETURNING {_GROUPS}, quantity_milli) "
+                f"SELECT {_GROUPS}, sum(quantity_milli), count(*) FROM marked GROUP BY {_GROUPS}",
+                params,
+            )
+            marked = 0
+            for tenant_id, sku, price_id, window_ms, q, count in cursor.fetchall():
+                sums[(tenant_id, sku, price_id, window_ms)] += int(q)
+                marked += count
+            return marked
+        cursor.execute(mark, params)
+        marked = int(cursor.rowcount)
+        cursor.execute(
+            f"SELECT {_GROUPS}, sum(quantity_milli) FROM {table} WHERE batch = %(batch)s GROUP BY {_GROUPS}",
+            params,
+        )
+        sums.clear()  # SQLite's cuts did not sum: everything counted in the batch is summed here, once
+        for tenant_id, sku, price_id, window_ms, q in cursor.fetchall():
+            sums[(tenant_id, sku, price_id, window_ms)] += int(q)
+        return marked
+
+
+def _roll_up(batch: int, sums: Counter[tuple[int, int, int | None, int]]) -> tuple[int, int]:
+    """Turn the batch's sums (tenant x SKU x price x window) into rollups; returns (rollups, late adjustments)."""
+    if not sums:
+        return 0, 0
+    keys = sorted(sums, key=lambda k: (k[0], k[1], k[3], k[2] or 0))
+    prices = {p.pk: p for p in SkuPrice.objects.filter(pk__in={k[2] for k in keys if k[2] is not None})}
+    currency = dict(Sku.objects.filter(pk__in={k[1] for k in keys}).values_list("pk", "currency"))
+    seen: dict[tuple[int, int, int | None, int], int] = {
         (r["tenant_id"], r["sku_id"], r["price_id"], r["window_ms"]): r["top"]
-        for r in UsageRollup.objects.filter(window_ms__in={g["window_ms"] for g in groups})
+        for r in UsageRollup.objects.filter(window_ms__in={k[3] for k in keys})
         .values("tenant_id", "sku_id", "price_id", "window_ms")
         .annotate(top=Max("seq"))
     }
     totals = {
         (t.tenant_id, t.sku_id): t
-        for t in MeterTotal.objects.filter(
-            tenant_id__in={g["tenant_id"] for g in groups}, sku_id__in={g["sku_id"] for g in groups}
-        )
+        for t in MeterTotal.objects.filter(tenant_id__in={k[0] for k in keys}, sku_id__in={k[1] for k in keys})
     }
     rollups = []
-    for g in groups:
-        tenant_id, sku_id, price_id, window_ms, q = g["tenant_id"], g["sku_id"], g["price_id"], g["window_ms"], g["q"]
+    for key in keys:
+        tenant_id, sku_id, price_id, window_ms = key
+        q = sums[key]
         total = totals.get((tenant_id, sku_id))
         if total is None:
             total = totals[(tenant_id, sku_id)] = MeterTotal(tenant_id=tenant_id, sku_id=sku_id, quantity_milli=0)
         [value] = metering.meter_values(total.quantity_milli, [q])
         total.quantity_milli += q
-        top = seen.get((tenant_id, sku_id, price_id, window_ms))
-        price = prices.get(price_id)
+        top = seen.get(key)
+        price = prices.get(price_id) if price_id is not None else None
         rollups.append(
             UsageRollup(
                 tenant_id=tenant_id,
@@ -321,4 +356,4 @@ def _roll_up(batch: int, due_ms: int) -> tuple[int, int, int]:
         totals.values(), update_conflicts=True, unique_fields=["tenant", "sku"], update_fields=["quantity_milli"],
         batch_size=2000,
     )  # fmt: skip
-    return pieces, len(rollups), sum(r.seq > 0 for r in rollups)
+    return len(rollups), sum(r.seq > 0 for r in rollups)

@@ -87,13 +87,12 @@ def test_intervals_split_at_hour_boundaries_and_windows_close_after_grace(acme):
     load_fleet()
     price("3.60")
     allocation = run(place(acme, gpus=1), at(-0.5))  # 09:59:30
-    windows_close(now=at(0, seconds=5))  # 10:00:05: the open interval is cut at 10:00, nothing is due yet
-    assert UsageInterval.objects.filter(end_ms__isnull=False).count() == 1
+    windows_close(now=at(9))  # 09:00 window ends 10:00 + 10 min grace: not yet, and nothing is cut
     assert not rollups(acme)
-    windows_close(now=at(9))  # 09:00 window ends 10:00 + 10 min grace: not yet
-    assert not rollups(acme)
-    report = windows_close(now=at(10, seconds=1))
-    assert (report.rollups, report.late) == (1, 0)
+    assert not UsageInterval.objects.filter(end_ms__isnull=False).exists()
+    report = windows_close(now=at(10, seconds=1))  # cut at 10:00 as the 09:00 window closes
+    assert (report.cut, report.pieces, report.rollups, report.late) == (1, 1, 1, 0)
+    assert UsageInterval.objects.get(end_ms=None).start_ms == to_ms(BASE)
     [first] = rollups(acme)
     assert (first.window_ms, first.quantity_milli, first.meter_value) == (to_ms(BASE) - 3_600_000, 30_000, 30)
     assert first.amount == Decimal("0.03")  # 30 s at 3.60/h
