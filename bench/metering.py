@@ -318,15 +318,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     finally:
         server.terminate()
         server.wait()
-    print("Pipeline (one windows_close): reads N open rows, writes 3N row versions into 8 indexes each (N closed")
-    print("pieces, N successors, N pieces marked), checks 4 FKs for 2N of them at commit, groups N pieces.\n")
+    print("Pipeline (one windows_close): reads N open rows, writes 2N row versions into the table's 4 indexes")
+    print("(N pieces closed and counted in place, N successors inserted), checks 4 FKs for the N inserted at")
+    print("commit, sums N pieces into rollups.\n")
     print(table(pipeline))
-    print("\nCOPY of the same N rows: N row versions, the same 8 indexes and checks (+ the 4 FKs), commit included.\n")
+    print("\nCOPY of the same N rows: N row versions, the same indexes and checks (+ the 4 FKs), commit included.\n")
     print(table(copies))
     for copy in copies:
         share = float(pipeline[-1]["rows_per_s"]) / float(copy["rows_per_s"])  # type: ignore[arg-type]
         print(f"\npipeline / COPY {copy['into']} at {args.rows} rows: {verdict(share, 0.2)}", end="")
-    print("\n\nPush: billing_push (batch 200, 8 threads) to tests.stripe_server in its own process\n")
+    print("\n\nPush: billing_push (batches of up to 1,000, 8 threads) to tests.stripe_server in its own process\n")
     print(table([push]))
     print(f"\npush rate / configured rate: {verdict(float(push['events_per_s']) / args.rate, 0.9)}")  # type: ignore[arg-type]
     for problem in failed:

@@ -146,7 +146,7 @@ class UsageInterval(TenantOwned):
             models.CheckConstraint(condition=Q(end_ms=None) | Q(end_ms__gte=models.F("start_ms")), name="ends_after"),
         ]
         indexes = [
-            models.Index(fields=["window_ms"], condition=Q(batch=None), name="usage_unrolled"),
+            models.Index(fields=["window_ms"], condition=Q(batch=None, end_ms__isnull=False), name="usage_unrolled"),
             models.Index(fields=["tenant", "window_ms"], name="usage_by_tenant"),
         ]
 

@@ -282,7 +282,7 @@ DEDUP_WINDOW = timedelta(hours=23)
 
 
 def billing_push(
-    *, now: datetime | None = None, batch_size: int = 200, threads: int = 8, max_batches: int | None = None,
+    *, now: datetime | None = None, batch_size: int | None = None, threads: int = 8, max_batches: int | None = None,
     on_sent: Callable[[list[int]], None] | None = None,
 ) -> PushReport:  # fmt: skip
     """Send every due rollup to Stripe, oldest window first; stop at the first sign Stripe is unavailable.
@@ -291,7 +291,10 @@ def billing_push(
     report = PushReport()
     if not stripe_enabled():
         return report
-    bucket = TokenBucket(meter_event_rate())
+    rate = meter_event_rate()
+    bucket = TokenBucket(rate)
+    if batch_size is None:  # big batches (fewer database round trips), sent well within their lease
+        batch_size = max(1, min(1000, int(rate * push_lease().total_seconds() / 4)))
     batches = 0
     with ThreadPoolExecutor(max_workers=threads) as pool:
         while max_batches is None or batches < max_batches:
