@@ -266,11 +266,7 @@ def _cut(at: int, sku_id: int | None, batch: int, sums: Counter[Any]) -> int:
                 + f") SELECT {_GROUPS}, sum(quantity_milli), count(*) FROM cut GROUP BY {_GROUPS}",
                 params,
             )
-            cut = 0
-            for tenant_id, sku, price_id, window_ms, q, count in cursor.fetchall():
-                sums[(tenant_id, sku, price_id, window_ms)] += int(q)
-                cut += count
-            return cut
+            return _add_sums(cursor.fetchall(), sums)
         cursor.execute(f"UPDATE {table} SET {closing} WHERE {where}", params)
         count = int(cursor.rowcount)
         just_cut = f"{table} WHERE batch = %(batch)s AND end_ms = %(at)s{only_sku}"
@@ -291,21 +287,25 @@ def _mark(batch: int, last_window_ms: int, sums: Counter[Any]) -> int:
                 f"SELECT {_GROUPS}, sum(quantity_milli), count(*) FROM marked GROUP BY {_GROUPS}",
                 params,
             )
-            marked = 0
-            for tenant_id, sku, price_id, window_ms, q, count in cursor.fetchall():
-                sums[(tenant_id, sku, price_id, window_ms)] += int(q)
-                marked += count
-            return marked
+            return _add_sums(cursor.fetchall(), sums)
         cursor.execute(mark, params)
         marked = int(cursor.rowcount)
         cursor.execute(
-            f"SELECT {_GROUPS}, sum(quantity_milli) FROM {table} WHERE batch = %(batch)s GROUP BY {_GROUPS}",
+            f"SELECT {_GROUPS}, sum(quantity_milli), count(*) FROM {table} WHERE batch = %(batch)s GROUP BY {_GROUPS}",
             params,
         )
         sums.clear()  # SQLite's cuts did not sum: everything counted in the batch is summed here, once
-        for tenant_id, sku, price_id, window_ms, q in cursor.fetchall():
-            sums[(tenant_id, sku, price_id, window_ms)] += int(q)
+        _add_sums(cursor.fetchall(), sums)
         return marked
+
+
+def _add_sums(rows: list[tuple[Any, ...]], sums: Counter[Any]) -> int:
+    """Add ``(tenant, sku, price, window, quantity, count)`` rows to ``sums``; returns the pieces they count."""
+    pieces = 0
+    for tenant_id, sku_id, price_id, window_ms, quantity, count in rows:
+        sums[(tenant_id, sku_id, price_id, window_ms)] += int(quantity)
+        pieces += count
+    return pieces
 
 
 def _roll_up(batch: int, sums: Counter[tuple[int, int, int | None, int]]) -> tuple[int, int]:
