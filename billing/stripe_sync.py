@@ -1,12 +1,13 @@
 """Everything that talks to Stripe, through the official SDK and never inside a database transaction:
-the catalog (a Billing Meter, a Product and metered Prices per SKU), customers and subscriptions, and the
-outbox pusher that sends each closed rollup as one meter event, exactly once.
+the catalog (a Product per SKU, a Billing Meter and a metered Price per price), customers and subscriptions, and
+the outbox pusher that sends each closed rollup as one meter event, exactly once.
 
-Exactly once is two locks on one door. Locally, a pusher claims rows (``pending`` -> ``sending`` with a lease)
-by compare-and-swap, so two pushers never send the same row at the same time. At Stripe, each rollup always
-sends the same ``identifier`` (``UsageRollup.identifier``) with the same ``Idempotency-Key``: a row re-sent after
-a crash between Stripe's answer and our commit is answered from Stripe's idempotency cache or refused as a
-duplicate identifier, and either way counted as sent, never billed twice.
+Exactly once is two locks on one door. Locally, a pusher claims rows (``pending`` -> ``sending`` with a lease and
+a token) with ``SKIP LOCKED``, so two pushers never send the same row at the same time. At Stripe, each rollup
+always sends the same ``identifier`` (``UsageRollup.identifier``) with the same ``Idempotency-Key``: a row re-sent
+after a crash between Stripe's answer and our commit is answered from Stripe's idempotency cache or refused as a
+duplicate identifier, and either way counted as already sent, never billed twice. Stripe remembers both for 24
+hours, so a send with an unknown outcome is never repeated after that (``_set_aside``).
 """
 
 from __future__ import annotations
