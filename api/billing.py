@@ -26,6 +26,7 @@ from billing import selectors, services
 from billing.models import BudgetAlert, Invoice, Notification
 from billing.stripe_sync import stripe_enabled, stripe_invoice_preview
 from billing.webhooks import webhook_process
+from provisioning.provisioners import allocations_refresh
 from tenancy.roles import Action
 
 MODE_HELP = "`stripe` when invoices come from Stripe, `ledger_only` when they are local previews (no Stripe key)."
@@ -140,6 +141,7 @@ class UsageView(BillingView):
         query = UsageQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         q = query.validated_data
+        allocations_refresh(tenant_id=self.membership.tenant_id)  # what runs now, as the allocations list shows
         rows = selectors.usage_rows(
             tenant=self.membership.tenant, start=q["from_"], end=q["to"], granularity=q["granularity"],
             now=timezone.now(),
@@ -172,6 +174,7 @@ class UpcomingInvoiceView(BillingView):
     @extend_schema(responses=InvoicePreviewSerializer)
     def get(self, request: Request) -> Response:
         tenant = self.membership.tenant
+        allocations_refresh(tenant_id=tenant.pk)
         preview = selectors.invoice_upcoming(tenant=tenant, now=timezone.now())
         body: dict[str, Any] = {"mode": _mode(), **preview.__dict__}
         if stripe_enabled():
