@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet
+from api.clusters import node_diagnosis
 from provisioning import services
 from provisioning.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.models import Gpu, Hall, Node, NodeState, Region
@@ -211,6 +212,13 @@ class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet
     def fail(self, request: Request, pk: str) -> Response:
         """Record that a node has failed; it comes back only through quarantine."""
         return self._change(request, services.node_fail)
+
+    @extend_schema(responses=dict[str, Any])
+    @action(detail=True, methods=["get"])
+    def diagnosis(self, request: Request, pk: str) -> Response:
+        """Why Kubernetes may not offer this node's GPUs: the first broken layer (node, driver, toolkit, device
+        plugin, allocatable) with its evidence, read from the node's cluster."""
+        return Response(node_diagnosis(self.get_object()))
 
 
 class RegionViewSet(mixins.ListModelMixin, LadderView, viewsets.GenericViewSet):

@@ -12,6 +12,7 @@ from api.allocations import (
 )
 from api.audit import AuditEventViewSet
 from api.billing import BudgetView, InvoiceViewSet, NotificationViewSet, PricesView, UpcomingInvoiceView, UsageView
+from api.clusters import ClusterViewSet
 from api.fleet import FleetViewSet, NodeViewSet, RegionViewSet
 from api.tenancy import ApiKeyViewSet, MemberViewSet, TenantView
 
@@ -21,6 +22,7 @@ router.register("api-keys", ApiKeyViewSet, basename="api-key")
 router.register("compliance/audit-events", AuditEventViewSet, basename="audit-event")
 router.register("ops/fleet", FleetViewSet, basename="fleet")
 router.register("ops/nodes", NodeViewSet, basename="node")
+router.register("ops/clusters", ClusterViewSet, basename="cluster")
 router.register("regions", RegionViewSet, basename="region")
 router.register("allocations", AllocationViewSet, basename="allocation")
 router.register("ops/fragmentation", FragmentationViewSet, basename="fragmentation")

@@ -31,6 +31,8 @@ env = environ.FileAwareEnv(
     LADDER_SIM_SANITIZE_SECONDS=(float, 5.0),
     LADDER_RECONCILE_EVERY_SECONDS=(float, 5.0),
     LADDER_SIM_CHECKPOINT_SECONDS=(float, 60.0),
+    LADDER_SECRETS_KEY=(str, ""),
+    LADDER_ATTESTATION_VERIFIER=(str, "simulated"),
     STRIPE_API_KEY=(str, ""),
     STRIPE_API_BASE=(str, "https://api.stripe.com"),
     STRIPE_WEBHOOK_SECRET=(str, ""),
@@ -202,6 +204,10 @@ LADDER_PROVISIONER: str = env("LADDER_PROVISIONER")
 LADDER_SIM_PROVISION_SECONDS: float = env("LADDER_SIM_PROVISION_SECONDS")
 LADDER_SIM_SANITIZE_SECONDS: float = env("LADDER_SIM_SANITIZE_SECONDS")
 LADDER_SIM_CHECKPOINT_SECONDS: float = env("LADDER_SIM_CHECKPOINT_SECONDS")
+# Key of cluster credentials at rest (32 bytes, base64); empty: derived from SECRET_KEY.
+LADDER_SECRETS_KEY: str = env("LADDER_SECRETS_KEY")
+# Who judges a confidential VM's attestation evidence: "simulated" or a dotted path to a verifier class.
+LADDER_ATTESTATION_VERIFIER: str = env("LADDER_ATTESTATION_VERIFIER")
 
 # --- Billing ------------------------------------------------------------------------------------------------
 # Without STRIPE_API_KEY the product runs ledger-only: usage, invoices and budgets are computed locally.

@@ -7,6 +7,7 @@ double booking: ``GpuClaim`` rows are unique per GPU memory slice, so even a wro
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -396,10 +397,14 @@ def _restart_job(allocation: Allocation, node: Node, actor: Actor) -> bool:
     return True
 
 
-def nodes_sanitized(*, actor: Actor, older_than: Any) -> int:
-    """Bare-metal hosts whose wipe is done (simulated: after a delay) return to the pool."""
+def nodes_sanitized(*, actor: Actor, older_than: Any, hostnames: Iterable[str] | None = None) -> int:
+    """Bare-metal hosts whose wipe is done (simulated: after a delay; Kubernetes: its sanitize Job completed)
+    return to the pool."""
     done = 0
-    for node in Node.objects.filter(state=NodeState.SANITIZING, state_changed_at__lte=older_than):
+    sanitizing = Node.objects.filter(state=NodeState.SANITIZING, state_changed_at__lte=older_than)
+    if hostnames is not None:
+        sanitizing = sanitizing.filter(hostname__in=list(hostnames))
+    for node in sanitizing:
         with placement_section() as section:
             Node.objects.filter(pk=node.pk).update(sanitize_required=False)
             _node_set_state(section, node, NodeState.READY, actor, "sanitized")

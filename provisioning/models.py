@@ -65,6 +65,35 @@ class GpuModel(models.Model):
         return self.name
 
 
+class ClusterHealth(models.TextChoices):
+    UNKNOWN = "unknown"
+    HEALTHY = "healthy"
+    UNREACHABLE = "unreachable"
+    UNAUTHORIZED = "unauthorized"
+
+
+class Cluster(models.Model):
+    """The Kubernetes cluster of one hall. ``credentials`` is sealed (``provisioning.kubernetes.credentials``):
+    ``{"kubeconfig": "..."}`` or ``{"token": "...", "ca_cert": "..."}``."""
+
+    hall = models.OneToOneField(Hall, on_delete=models.PROTECT, related_name="cluster")
+    name = models.SlugField(max_length=63, unique=True)
+    api_server = models.URLField(max_length=300)
+    credentials = models.TextField()
+    health = models.CharField(max_length=16, choices=ClusterHealth.choices, default=ClusterHealth.UNKNOWN)
+    health_detail = models.CharField(max_length=500, blank=True)
+    server_version = models.CharField(max_length=64, blank=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
+    reconciled_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class NodeState(models.TextChoices):
     REGISTERING = "registering"
     READY = "ready"
@@ -111,6 +140,11 @@ class Node(models.Model):
     nvlink_domain = models.CharField(max_length=100)
     cc_capable = models.BooleanField(default=False)
     cc_mode = models.BooleanField(default=False)
+    # The CPU's trusted execution environment on a confidential host ("snp" or "tdx"; "" unknown), which picks
+    # the Kata runtime class. Set by fleet_sync from the node's feature labels.
+    cpu_tee = models.CharField(
+        max_length=8, blank=True, choices=[("", "unknown"), ("snp", "AMD SEV-SNP"), ("tdx", "Intel TDX")]
+    )
     driver_version = models.CharField(max_length=32)
     cuda_version = models.CharField(max_length=32)
     nccl_version = models.CharField(max_length=32)
@@ -194,6 +228,23 @@ class Allocation(TenantOwned):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.state})"
+
+
+class Attestation(models.Model):
+    """The verdict on a confidential VM's attestation evidence; the allocation runs only after a verified one."""
+
+    allocation = models.ForeignKey(Allocation, on_delete=models.CASCADE, related_name="attestations")
+    verifier = models.CharField(max_length=64)
+    verified = models.BooleanField()
+    evidence = models.JSONField(default=dict, help_text="What was verified: TEE type, measurements, GPU CC mode.")
+    detail = models.CharField(max_length=500, blank=True)
+    recorded_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-recorded_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.allocation_id}: {'verified' if self.verified else 'refused'} by {self.verifier}"
 
 
 class AllocationDevice(models.Model):

@@ -20,8 +20,10 @@ from django.utils import timezone
 
 from compliance.actor import Actor
 from provisioning.allocations import allocation_stop, allocation_transition, nodes_sanitized
+from provisioning.attestation import attestation_record
 from provisioning.lifecycle import AllocationState
 from provisioning.models import Allocation, Node, NodeState
+from provisioning.placement.isolation import Rung
 
 S = AllocationState
 SYSTEM = Actor.system("provisioner")
@@ -59,6 +61,8 @@ class SimulatedProvisioner:
         allocation = Allocation.objects.get(pk=allocation_id)
         now = timezone.now()
         if allocation.state == S.PROVISIONING and now - allocation.state_changed_at >= self.delay:
+            if allocation.rung == Rung.CONFIDENTIAL_VM and not self._attest(allocation):
+                return
             allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM)
         elif (
             allocation.state == S.RUNNING
@@ -66,6 +70,22 @@ class SimulatedProvisioner:
             and now >= self.next_checkpoint(allocation)
         ):
             allocation_stop(allocation=allocation, actor=SYSTEM)
+
+    def _attest(self, allocation: Allocation) -> bool:
+        """The simulated host reports its TEE and the GPU's CC mode; the configured verifier judges it."""
+        node = Node.objects.filter(gpus__allocation_devices__allocation=allocation).first()
+        evidence = {
+            "tee": (node.cpu_tee or "snp") if node and node.cc_mode else None,
+            "gpu_cc_mode": "on" if node and node.cc_mode else "off",
+            "host": node.hostname if node else None,
+            "simulated": True,
+        }
+        record = attestation_record(allocation=allocation, evidence=evidence, actor=SYSTEM)
+        if not record.verified:
+            allocation_transition(
+                allocation=allocation, to=S.FAILED, actor=SYSTEM, reason=f"attestation: {record.detail}"
+            )
+        return record.verified
 
     def next_checkpoint(self, allocation: Allocation) -> datetime:
         """A simulated job checkpoints every LADDER_SIM_CHECKPOINT_SECONDS of running; the first one after the
@@ -94,9 +114,14 @@ _DRIVERS: dict[str, type] = {"simulated": SimulatedProvisioner}
 
 def provisioner() -> Provisioner:
     name = settings.LADDER_PROVISIONER
+    if name == "kubernetes" and name not in _DRIVERS:  # imported on demand: the client is heavy to load
+        from provisioning.kubernetes.driver import KubernetesProvisioner
+
+        _DRIVERS[name] = KubernetesProvisioner
     driver = _DRIVERS.get(name)
     if driver is None:
-        raise LookupError(f"LADDER_PROVISIONER={name!r} is not a known driver ({', '.join(sorted(_DRIVERS))})")
+        known = ", ".join(sorted({*_DRIVERS, "kubernetes"}))
+        raise LookupError(f"LADDER_PROVISIONER={name!r} is not a known driver ({known})")
     instance: Provisioner = driver()
     return instance
 
@@ -111,6 +136,8 @@ def allocations_refresh(*, tenant_id: int | None = None) -> int:
         cutoff = timezone.now() - timedelta(seconds=settings.LADDER_SIM_SANITIZE_SECONDS)
         if Node.objects.filter(state=NodeState.SANITIZING, state_changed_at__lte=cutoff).exists():
             nodes_sanitized(actor=SYSTEM, older_than=cutoff)
+    elif Node.objects.filter(state=NodeState.SANITIZING).exists():
+        driver.sanitized_nodes()  # type: ignore[attr-defined]
     pending = Allocation.objects.filter(
         Q(state__in=(S.PROVISIONING, S.STOPPING)) | Q(state=S.RUNNING, stop_at_checkpoint_since__isnull=False)
     )

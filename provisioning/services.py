@@ -30,7 +30,18 @@ from provisioning.fleet_document import (
     check_against_fleet,
 )
 from provisioning.locks import lock_fleet, lock_nodes
-from provisioning.models import NODE_TRANSITIONS, Gpu, GpuClaim, GpuModel, Hall, Node, NodeState, Region
+from provisioning.models import (
+    NODE_TRANSITIONS,
+    Cluster,
+    ClusterHealth,
+    Gpu,
+    GpuClaim,
+    GpuModel,
+    Hall,
+    Node,
+    NodeState,
+    Region,
+)
 from provisioning.placement.catalog import CATALOG
 from tenancy.errors import Conflict, Invalid
 
@@ -330,3 +341,32 @@ def node_fail(*, node: Node, actor: Actor, reason: str = "") -> Node:
         node = _node_transition(node=node, action="fail", actor=actor, reason=reason)
         node_failed(node=node, actor=actor)
     return node
+
+
+# --- clusters ---------------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def cluster_register(*, name: str, hall: Hall, api_server: str, credentials: dict[str, Any], actor: Actor) -> Cluster:
+    """Register (or re-register) the Kubernetes cluster of a hall; its credentials are sealed at rest and never
+    audited or shown again."""
+    from provisioning.kubernetes.credentials import seal
+
+    if not credentials.get("kubeconfig") and not credentials.get("token"):
+        raise Invalid("credentials_required", "Give a kubeconfig, or a token (and the CA certificate).")
+    other = Cluster.objects.filter(hall=hall).exclude(name=name).first()
+    if other is not None:
+        raise Conflict("hall_has_cluster", f"Hall {hall.code} already has cluster {other.name}.", field="hall")
+    if Cluster.objects.filter(name=name).exclude(hall=hall).exists():
+        raise Conflict("cluster_name_taken", f"A cluster named {name} serves another hall.", field="name")
+    cluster, created = Cluster.objects.update_or_create(
+        name=name,
+        defaults={"hall": hall, "api_server": api_server, "credentials": seal(credentials, cluster=name),
+                  "health": ClusterHealth.UNKNOWN, "health_detail": ""},
+    )  # fmt: skip
+    audit_record(
+        actor=actor, action="cluster.registered" if created else "cluster.updated", target_type="cluster",
+        target_id=cluster.pk, data={"name": name, "hall": hall.code, "api_server": api_server,
+                                    "credentials": sorted(credentials)},
+    )  # fmt: skip
+    return cluster

@@ -32,6 +32,9 @@ STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
         "provisioning.change_node",  # drain, undrain, quarantine, fail
         "provisioning.add_node",  # load a fleet document
         "tenancy.change_tenant",  # set a tenant's GPU quota
+        "provisioning.view_cluster",  # Kubernetes clusters: register, test
+        "provisioning.add_cluster",
+        "provisioning.change_cluster",
         "billing.view_sku",
         "billing.add_skuprice",  # the price book
         "billing.change_sku",  # cost basis

@@ -1,0 +1,101 @@
+"""Importing a cluster's nodes into the fleet inventory (``manage.py fleet_sync --cluster NAME``).
+
+Each Node object becomes a fleet-document node from its GPU operator labels (GPU feature discovery):
+``nvidia.com/gpu.product`` (the catalog model), ``nvidia.com/gpu.count``, ``nvidia.com/gpu.clique`` (the NVLink
+domain), ``nvidia.com/cc.mode``, and the driver and CUDA version labels; node feature discovery's CPU security
+labels give a confidential host's TEE. The document goes through ``fleet_load``, so the same rules apply to a
+synced node as to a loaded one, and nothing the cluster does not list is touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from compliance.actor import Actor
+from provisioning.kubernetes.shapes import model_of_product
+from provisioning.models import Cluster, Node
+from provisioning.services import FleetLoadResult, fleet_load
+
+TEE_LABELS = {
+    "feature.node.kubernetes.io/cpu-security.sev.snp.enabled": "snp",
+    "feature.node.kubernetes.io/cpu-security.tdx.enabled": "tdx",
+}
+
+
+@dataclass
+class NodeImport:
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # fleet-document node entries
+    tees: dict[str, str] = field(default_factory=dict)  # hostname -> snp | tdx
+    skipped: list[str] = field(default_factory=list)  # why a Node object is not a GPU node we can sell
+
+
+def _version(labels: dict[str, str], stem: str, parts: tuple[str, ...]) -> str | None:
+    found = [labels.get(f"{stem}.{part}") for part in parts]
+    return ".".join(p for p in found if p) if found[0] else None
+
+
+def node_entries(objects: list[dict[str, Any]], *, hall: str) -> NodeImport:
+    """Fleet-document node entries for the GPU nodes among ``objects`` (pure)."""
+    result = NodeImport()
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        labels: dict[str, str] = meta.get("labels") or {}
+        annotations: dict[str, str] = meta.get("annotations") or {}
+        hostname = labels.get("kubernetes.io/hostname") or meta.get("name", "")
+        product = labels.get("nvidia.com/gpu.product")
+        if not product:
+            result.skipped.append(f"{hostname}: no nvidia.com/gpu.product label (not a GPU node, or GFD not running)")
+            continue
+        model = model_of_product(product)
+        if model is None:
+            result.skipped.append(f"{hostname}: GPU product {product!r} is not in the catalog")
+            continue
+        try:
+            count = int(labels.get("nvidia.com/gpu.count", ""))
+        except ValueError:
+            result.skipped.append(f"{hostname}: no usable nvidia.com/gpu.count label")
+            continue
+        cc_mode = labels.get("nvidia.com/cc.mode", "off") in ("on", "ppcie")
+        tee = next((tee for label, tee in TEE_LABELS.items() if labels.get(label) == "true"), None)
+        if tee:
+            result.tees[hostname] = tee
+        result.nodes.append(
+            {
+                "hostname": hostname,
+                "gpu_model": model,
+                "gpu_count": count,
+                "nvlink_domain": labels.get("nvidia.com/gpu.clique") or f"{hall}/{hostname}",
+                "cc_capable": cc_mode or labels.get("nvidia.com/cc.capable") == "true",
+                "cc_mode": cc_mode,
+                "versions": {
+                    "driver": _version(labels, "nvidia.com/cuda.driver", ("major", "minor", "rev")) or "unknown",
+                    "cuda": _version(labels, "nvidia.com/cuda.runtime", ("major", "minor")) or "unknown",
+                    # Not labelled by the GPU operator: operators may annotate them for the version-skew rule.
+                    "nccl": annotations.get("ladder.io/nccl-version", "unknown"),
+                    "firmware": annotations.get("ladder.io/firmware-version", "unknown"),
+                },
+            }
+        )
+    return result
+
+
+def fleet_sync(*, cluster: Cluster, objects: list[dict[str, Any]], actor: Actor) -> tuple[FleetLoadResult, NodeImport]:
+    """Load the cluster's GPU nodes into its hall (through ``fleet_load``) and record their TEEs."""
+    hall = cluster.hall
+    region = hall.region
+    imported = node_entries(objects, hall=hall.code)
+    document = {
+        "regions": [
+            {
+                "code": region.code,
+                "name": region.name,
+                "jurisdiction": region.jurisdiction,
+                "halls": [{"code": hall.code, "fenced_for": hall.fenced_for, "nodes": imported.nodes}],
+            }
+        ]
+    }
+    result = fleet_load(document=document, actor=actor)
+    for hostname, tee in imported.tees.items():
+        Node.objects.filter(hostname=hostname).update(cpu_tee=tee)
+    return result, imported

@@ -1,0 +1,46 @@
+"""``manage.py fleet_sync --cluster NAME``: import a cluster's GPU nodes into its hall from their Node objects and
+GPU operator labels (``provisioning/kubernetes/sync.py``). Prints what was imported and what was skipped, and
+why; a cluster that does not answer is an error naming it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from kubernetes.client.exceptions import ApiException
+
+from compliance.actor import Actor
+from provisioning.kubernetes.client import ClusterUnavailable
+from provisioning.kubernetes.credentials import CredentialsError
+from provisioning.kubernetes.driver import kube_for_cluster
+from provisioning.kubernetes.sync import fleet_sync
+from provisioning.models import Cluster
+from provisioning.services import FleetDocumentInvalid
+
+
+class Command(BaseCommand):
+    help = "Import a Kubernetes cluster's GPU nodes into the fleet inventory."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--cluster", required=True, help="The cluster's name (see /api/v1/ops/clusters).")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        name = options["cluster"]
+        cluster = Cluster.objects.select_related("hall__region").filter(name=name).first()
+        if cluster is None:
+            known = ", ".join(Cluster.objects.values_list("name", flat=True)) or "none registered"
+            raise CommandError(f"no cluster named {name!r} (known: {known})")
+        try:
+            objects = kube_for_cluster(cluster).list("v1", "Node")
+        except (ClusterUnavailable, ApiException, CredentialsError) as error:
+            raise CommandError(f"cluster {name}: {error}") from None
+        try:
+            result, imported = fleet_sync(cluster=cluster, objects=objects, actor=Actor.system("fleet_sync"))
+        except FleetDocumentInvalid as refused:
+            for reason in refused.reasons:
+                self.stderr.write(str(reason))
+            raise CommandError(f"cluster {name}: the nodes do not make a valid fleet; nothing was changed") from None
+        self.stdout.write(f"cluster {name} (hall {cluster.hall.code}): {len(imported.nodes)} GPU nodes imported")
+        self.stdout.write(str(result.as_dict()))
+        for why in imported.skipped:
+            self.stdout.write(f"skipped {why}")

@@ -1,0 +1,259 @@
+"""Offline validation of rendered manifests: Kubernetes 1.34 kinds with ``kubernetes-validate`` (strict), Kueue
+objects against their CRDs' ``openAPIV3Schema``, KubeVirt objects against KubeVirt's swagger, plus the checks no
+schema expresses (object names, label syntax, Pod Security "restricted").
+
+Unknown fields fail everywhere. CRD and swagger schemas rarely say ``additionalProperties: false`` (the API server
+prunes or, with strict field validation, rejects unknown fields instead), so every object schema that lists
+``properties`` and says nothing of ``additionalProperties`` is closed here before validating. CEL rules
+(``x-kubernetes-validations``) and other ``x-kubernetes-*`` extensions are ignored by jsonschema.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import kubernetes_validate  # type: ignore[import-untyped]
+import yaml
+from referencing import Registry, Resource
+
+K8S_VERSION = "1.34.0"
+# The Kueue CRDs and KubeVirt swagger live in ../shared beside the project (a clone elsewhere, as CI's, finds the
+# workplace's copy); LADDER_K8S_SCHEMAS points anywhere else.
+_CANDIDATES = [
+    os.environ.get("LADDER_K8S_SCHEMAS", ""),
+    str(Path(__file__).resolve().parents[2] / "shared" / "data" / "k8s-schemas"),
+    "/work/shared/data/k8s-schemas",
+]
+SCHEMAS = next((Path(c) for c in _CANDIDATES if c and Path(c).is_dir()), Path(_CANDIDATES[-1]))
+K8S_DEFINITIONS = (
+    Path(kubernetes_validate.__file__).parent
+    / "kubernetes-json-schema"
+    / f"v{K8S_VERSION}-local-strict"
+    / "_definitions.json"
+)
+OBJECT_META = "https://kubernetes.io/api/_definitions.json#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+# Kinds whose names must be DNS-1123 labels (they become hostnames or label values), not only subdomains.
+LABEL_NAMED_KINDS = {"Namespace", "Service", "Job"}
+
+
+class ManifestError(AssertionError):
+    pass
+
+
+def closed(schema: Any) -> Any:
+    """A copy of ``schema`` in which every object schema with ``properties`` rejects other properties."""
+    if isinstance(schema, list):
+        return [closed(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: closed(value) for key, value in schema.items()}
+    if (
+        "properties" in schema
+        and isinstance(schema["properties"], dict)
+        and "additionalProperties" not in schema
+        and not schema.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        out["additionalProperties"] = False
+    return out
+
+
+# --- metadata and names ---------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _object_meta_validator() -> jsonschema.protocols.Validator:
+    definitions = Resource.from_contents(json.loads(K8S_DEFINITIONS.read_text()))
+    registry: Registry = definitions @ Registry()
+    return jsonschema.Draft202012Validator({"$ref": OBJECT_META}, registry=registry)
+
+
+def check_metadata(obj: dict[str, Any]) -> None:
+    """Names and labels as the API server would check them (no schema says so)."""
+    meta = obj.get("metadata") or {}
+    name = meta.get("name", "")
+    pattern = DNS_LABEL if obj.get("kind") in LABEL_NAMED_KINDS else DNS_SUBDOMAIN
+    limit = 63 if obj.get("kind") in LABEL_NAMED_KINDS else 253
+    if not (pattern.match(name) and len(name) <= limit):
+        raise ManifestError(f"{obj.get('kind')} name {name!r} is not a valid object name")
+    if "namespace" in meta and not DNS_LABEL.match(meta["namespace"]):
+        raise ManifestError(f"namespace {meta['namespace']!r} is not a DNS label")
+    for where, labels in _all_labels(obj):
+        for key, value in labels.items():
+            prefix, _, label = key.rpartition("/")
+            if (prefix and not DNS_SUBDOMAIN.match(prefix)) or not LABEL_NAME.match(label) or len(label) > 63:
+                raise ManifestError(f"{where}: label key {key!r} is invalid")
+            if not isinstance(value, str) or (value and not LABEL_NAME.match(value)) or len(value) > 63:
+                raise ManifestError(f"{where}: label {key}={value!r} has an invalid value")
+
+
+def _all_labels(obj: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key in ("labels", "matchLabels", "nodeLabels") and isinstance(value, dict):
+                found.append((f"{path}.{key}", value))
+            else:
+                found += _all_labels(value, f"{path}.{key}")
+    elif isinstance(obj, list):
+        for i, item in enumerate(obj):
+            found += _all_labels(item, f"{path}[{i}]")
+    return found
+
+
+# --- Kubernetes core kinds --------------------------------------------------------------------------------------
+
+
+def validate_core(obj: dict[str, Any]) -> None:
+    """Kubernetes 1.34, strict (unknown fields fail)."""
+    used = kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+    if used != "1.34":
+        raise ManifestError(f"validated against Kubernetes {used}, not 1.34")
+
+
+# --- Kueue ------------------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def kueue_crds() -> dict[str, dict[str, Any]]:
+    """Kind -> CRD, from the Kueue CRD files."""
+    crds = {}
+    for path in sorted((SCHEMAS / "kueue").glob("*.yaml")):
+        crd = yaml.safe_load(path.read_text())
+        crds[crd["spec"]["names"]["kind"]] = crd
+    return crds
+
+
+def kueue_storage_version(kind: str) -> str:
+    crd = kueue_crds()[kind]
+    version = next(v["name"] for v in crd["spec"]["versions"] if v.get("storage"))
+    return f"{crd['spec']['group']}/{version}"
+
+
+@functools.cache
+def _kueue_validator(kind: str, version: str) -> jsonschema.protocols.Validator:
+    crd = kueue_crds()[kind]
+    served = {v["name"]: v for v in crd["spec"]["versions"] if v.get("served")}
+    if version not in served:
+        raise ManifestError(f"Kueue {kind} does not serve {version} (serves {sorted(served)})")
+    return jsonschema.Draft202012Validator(closed(served[version]["schema"]["openAPIV3Schema"]))
+
+
+def validate_kueue(obj: dict[str, Any]) -> None:
+    kind = obj.get("kind", "")
+    if kind not in kueue_crds():
+        raise ManifestError(f"no Kueue CRD for kind {kind!r}")
+    group, _, version = obj.get("apiVersion", "").partition("/")
+    if group != kueue_crds()[kind]["spec"]["group"]:
+        raise ManifestError(f"{kind} apiVersion {obj.get('apiVersion')!r} is not in group kueue.x-k8s.io")
+    scope = kueue_crds()[kind]["spec"]["scope"]
+    if (scope == "Namespaced") != ("namespace" in obj.get("metadata", {})):
+        raise ManifestError(f"{kind} is {scope}: metadata.namespace is wrong")
+    _kueue_validator(kind, version).validate(obj)
+    _object_meta_validator().validate(obj.get("metadata", {}))
+
+
+# --- KubeVirt ---------------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _kubevirt_validator() -> jsonschema.protocols.Validator:
+    swagger = json.loads((SCHEMAS / "kubevirt" / "swagger.json").read_text())
+    # The swagger document is the root, so its "#/definitions/..." references resolve as they are.
+    root = {"$ref": "#/definitions/v1.VirtualMachine", "definitions": closed(swagger["definitions"])}
+    return jsonschema.Draft7Validator(root)
+
+
+def validate_kubevirt(obj: dict[str, Any]) -> None:
+    if (obj.get("apiVersion"), obj.get("kind")) != ("kubevirt.io/v1", "VirtualMachine"):
+        raise ManifestError(f"not a kubevirt.io/v1 VirtualMachine: {obj.get('apiVersion')} {obj.get('kind')}")
+    _kubevirt_validator().validate(obj)
+
+
+# --- any manifest -----------------------------------------------------------------------------------------------
+
+
+def validate(obj: dict[str, Any]) -> None:
+    """Validate one manifest with the validator of its API group; raises on the first problem."""
+    group = obj.get("apiVersion", "").partition("/")[0] if "/" in obj.get("apiVersion", "") else ""
+    if group == "kueue.x-k8s.io":
+        validate_kueue(obj)
+    elif group == "kubevirt.io":
+        validate_kubevirt(obj)
+    else:
+        validate_core(obj)
+    check_metadata(obj)
+
+
+def validate_all(objs: list[dict[str, Any]]) -> None:
+    for obj in objs:
+        try:
+            validate(copy.deepcopy(obj))
+        except jsonschema.ValidationError as error:
+            where = "/".join(map(str, error.absolute_path))
+            raise ManifestError(f"{obj['kind']} {obj['metadata'].get('name')}: {where}: {error.message}") from error
+
+
+# --- Pod Security "restricted" ----------------------------------------------------------------------------------
+
+RESTRICTED_VOLUMES = {
+    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret",
+}  # fmt: skip
+
+
+def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pod specs an object creates: a Pod's own, or a workload's pod template."""
+    if obj["kind"] == "Pod":
+        return [obj["spec"]]
+    template = (obj.get("spec") or {}).get("template") or {}
+    if obj["kind"] in ("Deployment", "Job", "StatefulSet", "DaemonSet", "ReplicaSet"):
+        return [template["spec"]]
+    return []
+
+
+def restricted_violations(spec: dict[str, Any]) -> list[str]:
+    """Where a pod spec breaks the Pod Security Standards' "restricted" profile (which includes "baseline")."""
+    problems = []
+    pod_ctx = spec.get("securityContext") or {}
+    for host in ("hostNetwork", "hostPID", "hostIPC"):
+        if spec.get(host):
+            problems.append(f"{host} is set")
+    for volume in spec.get("volumes") or []:
+        kinds = set(volume) - {"name"}
+        if not kinds <= RESTRICTED_VOLUMES:
+            problems.append(f"volume {volume['name']} uses {sorted(kinds - RESTRICTED_VOLUMES)}")
+    pod_seccomp = (pod_ctx.get("seccompProfile") or {}).get("type")
+    containers = [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+    containers += spec.get("ephemeralContainers") or []
+    for c in containers:
+        ctx = c.get("securityContext") or {}
+        name = c.get("name")
+        if ctx.get("privileged"):
+            problems.append(f"{name}: privileged")
+        if ctx.get("allowPrivilegeEscalation") is not False:
+            problems.append(f"{name}: allowPrivilegeEscalation is not false")
+        caps = ctx.get("capabilities") or {}
+        if "ALL" not in (caps.get("drop") or []):
+            problems.append(f"{name}: capabilities do not drop ALL")
+        if set(caps.get("add") or []) - {"NET_BIND_SERVICE"}:
+            problems.append(f"{name}: adds capabilities {caps['add']}")
+        if not ctx.get("runAsNonRoot", pod_ctx.get("runAsNonRoot")):
+            problems.append(f"{name}: runAsNonRoot is not true")
+        if ctx.get("runAsUser", pod_ctx.get("runAsUser")) == 0:
+            problems.append(f"{name}: runs as user 0")
+        seccomp = (ctx.get("seccompProfile") or {}).get("type", pod_seccomp)
+        if seccomp not in ("RuntimeDefault", "Localhost"):
+            problems.append(f"{name}: seccompProfile is {seccomp}")
+        if any(p.get("hostPort") for p in c.get("ports") or []):
+            problems.append(f"{name}: uses a hostPort")
+    return problems
