@@ -33,6 +33,7 @@ env = environ.FileAwareEnv(
     LADDER_SIM_CHECKPOINT_SECONDS=(float, 60.0),
     LADDER_SECRETS_KEY=(str, ""),
     LADDER_ATTESTATION_VERIFIER=(str, "simulated"),
+    LADDER_SERVERLESS_IDLE_SECONDS=(float, 300.0),
     STRIPE_API_KEY=(str, ""),
     STRIPE_API_BASE=(str, "https://api.stripe.com"),
     STRIPE_WEBHOOK_SECRET=(str, ""),
@@ -208,6 +209,8 @@ LADDER_SIM_CHECKPOINT_SECONDS: float = env("LADDER_SIM_CHECKPOINT_SECONDS")
 LADDER_SECRETS_KEY: str = env("LADDER_SECRETS_KEY")
 # Who judges a confidential VM's attestation evidence: "simulated" or a dotted path to a verifier class.
 LADDER_ATTESTATION_VERIFIER: str = env("LADDER_ATTESTATION_VERIFIER")
+# A serverless endpoint with an empty queue this long is scaled to zero replicas (Kubernetes driver).
+LADDER_SERVERLESS_IDLE_SECONDS: float = env("LADDER_SERVERLESS_IDLE_SECONDS")
 
 # --- Billing ------------------------------------------------------------------------------------------------
 # Without STRIPE_API_KEY the product runs ledger-only: usage, invoices and budgets are computed locally.

@@ -22,7 +22,7 @@ from compliance.actor import Actor
 from provisioning.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.attestation import attestation_record
 from provisioning.lifecycle import AllocationState
-from provisioning.models import Allocation, Node, NodeState
+from provisioning.models import Allocation, Cluster, Node, NodeState
 from provisioning.placement.isolation import Rung
 
 S = AllocationState
@@ -138,12 +138,15 @@ def allocations_refresh(*, tenant_id: int | None = None) -> int:
             nodes_sanitized(actor=SYSTEM, older_than=cutoff)
     elif Node.objects.filter(state=NodeState.SANITIZING).exists():
         driver.sanitized_nodes()  # type: ignore[attr-defined]
-    pending = Allocation.objects.filter(
-        Q(state__in=(S.PROVISIONING, S.STOPPING)) | Q(state=S.RUNNING, stop_at_checkpoint_since__isnull=False)
-    )
+    watched = Q(state__in=(S.PROVISIONING, S.STOPPING)) | Q(state=S.RUNNING, stop_at_checkpoint_since__isnull=False)
+    if driver.name == "kubernetes":  # a running workload can fail, vanish or idle in its cluster
+        watched |= Q(state=S.RUNNING)
+    pending = Allocation.objects.filter(watched)
     if tenant_id is not None:
         pending = pending.filter(tenant_id=tenant_id)
     ids = list(pending.values_list("pk", flat=True))
     for allocation_id in ids:
         driver.status(allocation_id)
+    if tenant_id is None and driver.name == "kubernetes":
+        Cluster.objects.update(reconciled_at=timezone.now())  # every allocation in flight was looked at
     return len(ids)

@@ -339,3 +339,56 @@ def test_k8s_render_prints_what_would_be_applied(fleet: K8sServer, acme: Any) ->
     assert fleet.objects() == [o for o in fleet.objects() if o["kind"] == "Node"]  # nothing was applied
     with pytest.raises(CommandError, match="no tenant"):
         call_command("k8s_render", tenant="nobody")
+
+
+def test_a_serverless_endpoint_scales_to_zero_when_idle_and_back(fleet: K8sServer, acme: Any, settings: Any) -> None:
+    settings.LADDER_SERVERLESS_IDLE_SECONDS = 0
+    allocation = place(acme, rung="serverless", gpus=1)
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    name, ns = f"ldr-{allocation.pk}", "ladder-acme"
+    fleet.set_status("apps/v1", "deployments", name, ns, {"availableReplicas": 1})
+    driver.status(allocation.pk)
+    assert state(allocation) == S.RUNNING
+    metric = {"apiVersion": "external.metrics.k8s.io/v1beta1", "kind": "ladder_queue_depth",
+              "metadata": {"name": f"depth-{allocation.pk}", "namespace": ns,
+                           "labels": {"ladder.io/allocation": str(allocation.pk)}}, "value": "0"}  # fmt: skip
+    fleet.put_object(metric)
+    allocations_refresh()  # idle: noted
+    assert "ladder.io/idle-since" in live(fleet, "apps/v1", "Deployment", name, ns)["metadata"]["annotations"]
+    allocations_refresh()  # idle past the window: scaled to zero
+    assert live(fleet, "apps/v1", "Deployment", name, ns)["spec"]["replicas"] == 0
+    assert state(allocation) == S.RUNNING  # the endpoint lives on at zero replicas
+    fleet.put_object({**metric, "value": "3"})
+    allocations_refresh()
+    deployment = live(fleet, "apps/v1", "Deployment", name, ns)
+    assert deployment["spec"]["replicas"] == 1
+    assert "ladder.io/idle-since" not in (deployment["metadata"].get("annotations") or {})
+    assert Cluster.objects.get(name="k8s-eu-west-1a").reconciled_at is not None
+
+
+def test_a_field_changed_by_hand_is_taken_back(fleet: K8sServer, acme: Any) -> None:
+    allocation = place(acme, rung="container", gpus=1)
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    ns = "ladder-acme"
+    policy = live(fleet, "networking.k8s.io/v1", "NetworkPolicy", "default-deny", ns)
+    policy["spec"]["policyTypes"] = ["Ingress"]  # someone opened egress with kubectl
+    fleet.put_object(policy)
+    driver.provision(allocation.pk)  # Ladder's apply (forced) owns the field again
+    restored = live(fleet, "networking.k8s.io/v1", "NetworkPolicy", "default-deny", ns)
+    assert restored["spec"]["policyTypes"] == ["Ingress", "Egress"]
+
+
+def test_a_node_that_lost_its_gpus_is_diagnosed_at_the_device_plugin(api: Any, operator: Any, fleet: K8sServer) -> None:
+    node = Node.objects.get(hostname="euw1a-01")
+    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.deploy.driver": "true",
+              "nvidia.com/cuda.driver-version.major": "580", "nvidia.com/gpu.count": "8",
+              "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.deploy.container-toolkit": "true",
+              "nvidia.com/gpu.deploy.device-plugin": "true"}  # fmt: skip
+    status = {"conditions": [{"type": "Ready", "status": "True"}], "capacity": {"nvidia.com/gpu": "0"},
+              "allocatable": {"nvidia.com/gpu": "0"}}  # fmt: skip
+    fleet.put_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node.hostname, "labels": labels},
+                      "status": status})  # fmt: skip
+    body = api(operator).get(f"/api/v1/ops/nodes/{node.pk}/diagnosis").json()
+    assert (body["ok"], body["layer"]) == (False, "device_plugin")

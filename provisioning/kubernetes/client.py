@@ -49,8 +49,9 @@ def object_path(obj: dict[str, Any]) -> str:
     return f"{collection_path(obj['apiVersion'], obj['kind'], meta.get('namespace'))}/{meta['name']}"
 
 
-class ClusterUnavailable(Exception):
-    """The API server did not answer (connection refused, timeout, 5xx): try again later, nothing is lost."""
+class ClusterUnavailable(ConnectionError):
+    """The API server did not answer (connection refused, timeout, 5xx): try again later, nothing is lost. A
+    ``ConnectionError``, so the provisioning tasks retry it with backoff."""
 
 
 @dataclass

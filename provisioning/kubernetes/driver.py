@@ -14,6 +14,7 @@ import logging
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.utils import timezone
 from kubernetes.client.exceptions import ApiException
 
@@ -36,6 +37,7 @@ from provisioning.placement.isolation import Rung
 from tenancy.models import Tenant
 
 log = logging.getLogger(__name__)
+ANNOTATION_IDLE_SINCE = "ladder.io/idle-since"
 S = AllocationState
 SYSTEM = Actor.system("kubernetes")
 
@@ -213,6 +215,44 @@ class KubernetesProvisioner:
             if allocation.rung == Rung.CONFIDENTIAL_VM and not self._attest(allocation, live or {}):
                 return
             allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM)
+        elif state == "running" and allocation.rung == Rung.SERVERLESS and live is not None:
+            self._scale_to_zero(kube, allocation, live)
+
+    def _scale_to_zero(self, kube: Kube, allocation: Allocation, deployment: dict[str, Any]) -> None:
+        """An endpoint idle for ``LADDER_SERVERLESS_IDLE_SECONDS`` goes to 0 replicas (an HPA never does); the
+        first queued request brings it back to 1, and the HPA takes over. Queue depth is the external metric
+        ``ladder_queue_depth`` the HPA scales on; without it, nothing is changed."""
+        depth = self._queue_depth(kube, allocation, deployment["metadata"]["namespace"])
+        if depth is None:
+            return
+        replicas = (deployment.get("spec") or {}).get("replicas")
+        annotations = (deployment.get("metadata") or {}).get("annotations") or {}
+        idle_since = annotations.get(ANNOTATION_IDLE_SINCE)
+        now = timezone.now()
+        if depth > 0:
+            patch: dict[str, Any] = {"metadata": {"annotations": {ANNOTATION_IDLE_SINCE: None}}}
+            if replicas == 0:
+                patch["spec"] = {"replicas": 1}
+                log.info("allocation %s: %s queued requests, scaling from zero", allocation.pk, depth)
+            if replicas == 0 or idle_since:
+                kube.merge_patch(deployment, patch)
+        elif replicas != 0:
+            if not idle_since:
+                kube.merge_patch(deployment, {"metadata": {"annotations": {ANNOTATION_IDLE_SINCE: now.isoformat()}}})
+            elif (now - datetime.fromisoformat(idle_since)).total_seconds() >= settings.LADDER_SERVERLESS_IDLE_SECONDS:
+                kube.merge_patch(deployment, {"spec": {"replicas": 0}})
+                log.info("allocation %s: idle since %s, scaled to zero", allocation.pk, idle_since)
+
+    def _queue_depth(self, kube: Kube, allocation: Allocation, namespace: str) -> int | None:
+        try:
+            found = kube.request(
+                "GET", f"/apis/external.metrics.k8s.io/v1beta1/namespaces/{namespace}/ladder_queue_depth",
+                query=[("labelSelector", f"{LABEL_ALLOCATION}={allocation.pk}")],
+            )  # fmt: skip
+        except ApiException:
+            return None  # no metrics adapter serving it
+        values = [item.get("value", "0") for item in (found or {}).get("items", [])]
+        return sum(int(float(str(v).rstrip("m")) / (1000 if str(v).endswith("m") else 1)) for v in values)
 
     def _attest(self, allocation: Allocation, pod: dict[str, Any]) -> bool:
         """A confidential pod runs only with verified evidence, which the guest's attestation agent reports in
