@@ -392,3 +392,46 @@ def test_a_node_that_lost_its_gpus_is_diagnosed_at_the_device_plugin(api: Any, o
                       "status": status})  # fmt: skip
     body = api(operator).get(f"/api/v1/ops/nodes/{node.pk}/diagnosis").json()
     assert (body["ok"], body["layer"]) == (False, "device_plugin")
+
+
+READY = {
+    "Pod": ("v1", "pods", {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}),
+    "Job": ("batch/v1", "jobs", {"active": 2, "ready": 2}),
+    "VirtualMachine": ("kubevirt.io/v1", "virtualmachines", {"ready": True, "printableStatus": "Running"}),
+    "Deployment": ("apps/v1", "deployments", {"availableReplicas": 1}),
+}
+
+
+@pytest.mark.parametrize(
+    ("spec", "kind"),
+    [
+        ({"rung": "container", "gpus": 1}, "Pod"),
+        ({"rung": "container", "mig_profile": "1g.10gb"}, "Pod"),
+        ({"rung": "vm", "gpus": 2}, "VirtualMachine"),
+        ({"rung": "job", "gpus": 8, "gang_size": 2, "topology": "nvlink"}, "Job"),
+        ({"rung": "serverless", "gpus": 1}, "Deployment"),
+        ({"rung": "serverless", "share_mode": "time_slicing", "share_milli": 250}, "Deployment"),
+    ],
+)
+def test_every_rung_is_provisioned_observed_and_released(
+    fleet: K8sServer, acme: Any, spec: dict[str, Any], kind: str
+) -> None:
+    allocation = place(acme, **spec)
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    assert state(allocation) == S.PROVISIONING
+    api_version, plural, ready = READY[kind]
+    fleet.set_status(api_version, plural, f"ldr-{allocation.pk}", "ladder-acme", ready)
+    driver.status(allocation.pk)
+    assert state(allocation) == S.RUNNING
+    owned = {(o["kind"], o["metadata"]["name"]) for o in fleet.objects(namespace="ladder-acme")
+             if (o["metadata"].get("labels") or {}).get("ladder.io/allocation") == str(allocation.pk)}  # fmt: skip
+    assert (kind, f"ldr-{allocation.pk}") in owned
+    allocation_stop(allocation=allocation, actor=SYSTEM)
+    driver.release(allocation.pk)
+    fleet.tick()
+    driver.status(allocation.pk)
+    assert state(allocation) == S.STOPPED
+    left = [o for o in fleet.objects(namespace="ladder-acme")
+            if (o["metadata"].get("labels") or {}).get("ladder.io/allocation") == str(allocation.pk)]  # fmt: skip
+    assert left == []
