@@ -394,7 +394,7 @@ def test_a_node_that_lost_its_gpus_is_diagnosed_at_the_device_plugin(api: Any, o
     assert (body["ok"], body["layer"]) == (False, "device_plugin")
 
 
-READY = {
+READY: dict[str, tuple[str, str, dict[str, Any]]] = {
     "Pod": ("v1", "pods", {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}),
     "Job": ("batch/v1", "jobs", {"active": 2, "ready": 2}),
     "VirtualMachine": ("kubevirt.io/v1", "virtualmachines", {"ready": True, "printableStatus": "Running"}),

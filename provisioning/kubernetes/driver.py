@@ -108,6 +108,15 @@ def kube_for_cluster(cluster: Cluster) -> Kube:
 # --- reading status back ---------------------------------------------------------------------------------------------
 
 
+_SUFFIXES = {"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9}
+
+
+def _quantity(value: str) -> float:
+    """A Kubernetes quantity as a number ("500m" is 0.5, "2k" is 2000)."""
+    scale = _SUFFIXES.get(value[-1:], 1.0)
+    return float(value[:-1] if value[-1:] in _SUFFIXES else value) * scale
+
+
 def _read(kube: Kube, obj: dict[str, Any]) -> dict[str, Any] | None:
     meta = obj["metadata"]
     return kube.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
@@ -243,7 +252,7 @@ class KubernetesProvisioner:
                 kube.merge_patch(deployment, {"spec": {"replicas": 0}})
                 log.info("allocation %s: idle since %s, scaled to zero", allocation.pk, idle_since)
 
-    def _queue_depth(self, kube: Kube, allocation: Allocation, namespace: str) -> int | None:
+    def _queue_depth(self, kube: Kube, allocation: Allocation, namespace: str) -> float | None:
         try:
             found = kube.request(
                 "GET", f"/apis/external.metrics.k8s.io/v1beta1/namespaces/{namespace}/ladder_queue_depth",
@@ -251,8 +260,7 @@ class KubernetesProvisioner:
             )  # fmt: skip
         except ApiException:
             return None  # no metrics adapter serving it
-        values = [item.get("value", "0") for item in (found or {}).get("items", [])]
-        return sum(int(float(str(v).rstrip("m")) / (1000 if str(v).endswith("m") else 1)) for v in values)
+        return sum(_quantity(str(item.get("value", "0"))) for item in (found or {}).get("items", []))
 
     def _attest(self, allocation: Allocation, pod: dict[str, Any]) -> bool:
         """A confidential pod runs only with verified evidence, which the guest's attestation agent reports in
