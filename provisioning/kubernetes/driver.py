@@ -26,6 +26,7 @@ from provisioning.kubernetes.client import ClusterUnavailable, Kube
 from provisioning.kubernetes.credentials import unseal
 from provisioning.kubernetes.shapes import (
     LABEL_ALLOCATION,
+    LABEL_DEDICATED,
     AllocationShape,
     DeviceShape,
     NodeShape,
@@ -287,10 +288,8 @@ class KubernetesProvisioner:
         if any(n is None for n in nodes):
             allocation_transition(allocation=allocation, to=S.FAILED, actor=SYSTEM, reason="a held node is gone")
             return
-        labelled = all(
-            (n or {}).get("metadata", {}).get("labels", {}).get("ladder.io/dedicated") == allocation.tenant.slug
-            for n in nodes
-        )
+        labels = [((n or {}).get("metadata") or {}).get("labels") or {} for n in nodes]
+        labelled = all(found.get(LABEL_DEDICATED) == allocation.tenant.slug for found in labels)
         if not labelled:
             for patch in patches:
                 kube.apply(patch)
