@@ -10,7 +10,7 @@ from api.allocations import (
     OfferingsView,
     TenantQuotaView,
 )
-from api.audit import AuditEventViewSet
+from api.audit import AuditCheckpointViewSet, AuditEventViewSet, AuditKeyView
 from api.billing import BudgetView, InvoiceViewSet, NotificationViewSet, PricesView, UpcomingInvoiceView, UsageView
 from api.clusters import ClusterViewSet
 from api.fleet import FleetViewSet, NodeViewSet, RegionViewSet
@@ -20,6 +20,7 @@ router = SimpleRouter(trailing_slash=False)
 router.register("members", MemberViewSet, basename="member")
 router.register("api-keys", ApiKeyViewSet, basename="api-key")
 router.register("compliance/audit-events", AuditEventViewSet, basename="audit-event")
+router.register("compliance/audit-checkpoints", AuditCheckpointViewSet, basename="audit-checkpoint")
 router.register("ops/fleet", FleetViewSet, basename="fleet")
 router.register("ops/nodes", NodeViewSet, basename="node")
 router.register("ops/clusters", ClusterViewSet, basename="cluster")
@@ -37,6 +38,7 @@ urlpatterns = [
     path("usage", UsageView.as_view(), name="usage"),
     path("invoices/upcoming", UpcomingInvoiceView.as_view(), name="invoice-upcoming"),
     path("budget", BudgetView.as_view(), name="budget"),
+    path("compliance/audit-key", AuditKeyView.as_view(), name="audit-key"),
     path("ops/tenants/<slug:slug>/quota", TenantQuotaView.as_view(), name="tenant-quota"),
     path("", include(router.urls)),
 ]

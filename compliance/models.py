@@ -56,3 +56,23 @@ class AuditChainHead(models.Model):
 
     def __str__(self) -> str:
         return f"head #{self.seq}"
+
+
+class AuditCheckpoint(models.Model):
+    """The chain head at ``seq`` (its ``hash``), signed with the audit signing key (Ed25519) at ``at``.
+
+    A checkpoint vouches for every event up to ``seq``: the hash of each commits to all before it. The signature
+    (base64) covers ``compliance.verify.checkpoint_payload``; ``key_id`` names the key that made it.
+    """
+
+    seq = models.BigIntegerField(unique=True)
+    hash = models.CharField(max_length=64)
+    at = models.DateTimeField()
+    key_id = models.CharField(max_length=16)
+    signature = models.CharField(max_length=88)
+
+    class Meta:
+        ordering = ["seq"]
+
+    def __str__(self) -> str:
+        return f"checkpoint #{self.seq}"

@@ -5,6 +5,7 @@ import logging
 from celery import shared_task
 
 from compliance.selectors import audit_chain_verify
+from compliance.services import audit_checkpoint_take
 
 log = logging.getLogger(__name__)
 
@@ -18,3 +19,12 @@ def audit_verify_scheduled() -> bool:
     else:
         log.critical(result.describe())
     return result.ok
+
+
+@shared_task
+def audit_checkpoint_scheduled() -> int | None:
+    """Sign the chain head (Celery beat); returns the seq signed (None while the log is empty)."""
+    checkpoint = audit_checkpoint_take()
+    if checkpoint is not None:
+        log.info("audit checkpoint at seq %s (key %s)", checkpoint.seq, checkpoint.key_id)
+    return checkpoint.seq if checkpoint is not None else None

@@ -25,6 +25,8 @@ env = environ.FileAwareEnv(
     LADDER_TASKS_INLINE=(bool, False),
     LADDER_API_RATE=(str, "1200/min"),
     LADDER_AUDIT_VERIFY_EVERY_SECONDS=(int, 3600),
+    LADDER_AUDIT_CHECKPOINT_EVERY_SECONDS=(int, 3600),
+    LADDER_AUDIT_SIGNING_KEY=(str, ""),
     LOG_LEVEL=(str, "INFO"),
     LADDER_PROVISIONER=(str, "simulated"),
     LADDER_SIM_PROVISION_SECONDS=(float, 2.0),
@@ -186,6 +188,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "compliance.tasks.audit_verify_scheduled",
         "schedule": env("LADDER_AUDIT_VERIFY_EVERY_SECONDS"),
     },
+    "audit-checkpoint": {
+        "task": "compliance.tasks.audit_checkpoint_scheduled",
+        "schedule": env("LADDER_AUDIT_CHECKPOINT_EVERY_SECONDS"),
+    },
     "idempotency-purge": {"task": "api.tasks.idempotency_purge_expired", "schedule": 3600},
     "placement-journal-prune": {"task": "provisioning.tasks.placement_journal_prune", "schedule": 3600},
     "billing-close-windows": {
@@ -199,6 +205,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": env("LADDER_RECONCILE_EVERY_SECONDS"),
     },
 }
+
+# --- Audit --------------------------------------------------------------------------------------------------
+# Ed25519 key signing the audit chain's checkpoints and exported bundles: PEM, or base64 of the 32-byte seed
+# (or a file through LADDER_AUDIT_SIGNING_KEY_FILE); empty: derived from SECRET_KEY (set one in production).
+LADDER_AUDIT_SIGNING_KEY: str = env("LADDER_AUDIT_SIGNING_KEY")
 
 # --- Provisioning -------------------------------------------------------------------------------------------
 LADDER_PROVISIONER: str = env("LADDER_PROVISIONER")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from api.audit import changes_of
 from compliance.models import AuditEvent
 from tests.audit_tamper import tamper_update
 from tests.conftest import assert_problem
@@ -91,6 +92,37 @@ def test_it_filters_by_time(officer):
     assert before  # the boundary splits the log
     window = listed(officer, **{"from": boundary.isoformat(), "to": boundary.isoformat()})
     assert window == []  # from is inclusive, to exclusive
+
+
+def test_it_filters_by_target_type_and_id(officer, acme, globex):
+    tenants = listed(officer, target="tenant")
+    assert [e["seq"] for e in tenants] == all_seqs(target_type="tenant")
+    assert {(e["target_type"], e["tenant"]) for e in tenants} == {("tenant", "acme"), ("tenant", "globex")}
+    one = listed(officer, target=f"tenant:{acme.pk}")
+    assert [(e["action"], e["target_id"], e["tenant"]) for e in one] == [("tenant.created", str(acme.pk), "acme")]
+    assert listed(officer, target=f"membership:{globex.pk + 1000}") == []
+    assert listed(officer, target="nothing") == []
+    both = listed(officer, target="membership", tenant="globex")
+    assert [(e["action"], e["tenant"]) for e in both] == [("member.added", "globex")]
+
+
+def test_it_shows_what_changed(api, officer, alice):
+    assert api(alice).patch("/api/v1/tenant", {"name": "Acme Labs"}, format="json").status_code == 200
+    [updated] = listed(officer, action="tenant.updated")
+    assert updated["data"] == {"name": {"old": "Acme Robotics", "new": "Acme Labs"}}
+    assert updated["changes"] == [{"field": "name", "old": "Acme Robotics", "new": "Acme Labs"}]
+    [created] = listed(officer, action="tenant.created", tenant="acme")
+    assert created["changes"] == []  # a creation records what it made in ``data``
+
+
+def test_changes_follow_both_conventions_of_data():
+    assert changes_of({"hostname": "n1", "from": "ready", "to": "draining"}) == [
+        {"field": "state", "old": "ready", "new": "draining"}
+    ]
+    assert changes_of({"sovereign": {"old": False, "new": True}, "name": "x"}) == [
+        {"field": "sovereign", "old": False, "new": True}
+    ]
+    assert changes_of(["not", "an", "object"]) == []
 
 
 def test_it_pages_with_a_cursor(officer):
