@@ -4,14 +4,11 @@ from typing import Any
 
 from django.contrib import admin
 
-from compliance.models import AuditEvent
+from compliance.models import AuditCheckpoint, AuditEvent
 
 
-@admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin[AuditEvent]):
-    list_display = ["seq", "at", "action", "actor_label", "tenant", "target_type", "target_id"]
-    list_filter = ["actor_type"]
-    search_fields = ["action", "actor_label"]
+class ViewOnly:
+    """Neither add, change nor delete: the log and its signatures are written by the services only."""
 
     def has_add_permission(self, request: Any) -> bool:
         return False
@@ -21,3 +18,15 @@ class AuditEventAdmin(admin.ModelAdmin[AuditEvent]):
 
     def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(AuditCheckpoint)
+class AuditCheckpointAdmin(ViewOnly, admin.ModelAdmin[AuditCheckpoint]):
+    list_display = ["seq", "at", "key_id"]
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ViewOnly, admin.ModelAdmin[AuditEvent]):
+    list_display = ["seq", "at", "action", "actor_label", "tenant", "target_type", "target_id"]
+    list_filter = ["actor_type"]
+    search_fields = ["action", "actor_label"]
