@@ -100,12 +100,17 @@ def verify(events: Iterable[Mapping[str, Any]], *, head: tuple[int, str] | None 
         prev_hash = event["hash"]
         expected_seq += 1
         count += 1
+    return check_head(count, prev_hash, head)
+
+
+def check_head(count: int, last_hash: str, head: tuple[int, str] | None) -> VerifyResult:
+    """The end of a walk: ``count`` events ending in ``last_hash`` must be what the recorded head says."""
     if head is not None:
         head_seq, head_hash = head
         if head_seq != count:
             return VerifyResult(
                 False, count, count + 1, f"truncated: the chain head records {head_seq} events, found {count}"
             )
-        if head_hash != prev_hash:
+        if head_hash != last_hash:
             return VerifyResult(False, count, count, "head mismatch: the last event is not the recorded head")
     return VerifyResult(True, count)

@@ -20,7 +20,7 @@ from django.db import connection
 from django.db.models import Max, TextField
 from django.db.models.functions import Cast
 
-from compliance.chain import GENESIS_HASH, HASHED_FIELDS, VerifyResult, event_hash, format_time
+from compliance.chain import GENESIS_HASH, HASHED_FIELDS, VerifyResult, check_head, event_hash, format_time
 from compliance.models import AuditChainHead, AuditCheckpoint, AuditEvent
 from compliance.verify import canonical_event
 
@@ -145,15 +145,7 @@ def verify_rows(rows: Iterator[Row], *, head: tuple[int, str] | None = None) -> 
         prev_hash = row[HASH]
         expected_seq += 1
         count += 1
-    if head is not None:
-        head_seq, head_hash = head
-        if head_seq != count:
-            return VerifyResult(
-                False, count, count + 1, f"truncated: the chain head records {head_seq} events, found {count}"
-            )
-        if head_hash != prev_hash:
-            return VerifyResult(False, count, count, "head mismatch: the last event is not the recorded head")
-    return VerifyResult(True, count)
+    return check_head(count, prev_hash, head)
 
 
 def _head() -> tuple[int, str] | None:
