@@ -30,38 +30,13 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+
+from bench.scratch import setup_scratch_django, sql
 
 ROOT = Path(__file__).resolve().parent.parent
 TENANTS = 1000
 TARGET = 100_000
 Row = dict[str, object]
-
-
-def sql(statement: str, params: Any = None) -> list[tuple[Any, ...]]:
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        return cursor.fetchall() if cursor.description else []
-
-
-def setup_django(server: str, database: str) -> None:
-    parsed = urlparse(server)
-    if not parsed.scheme.startswith("postgres"):
-        raise SystemExit(f"bench.compliance runs on PostgreSQL only; --server is {server!r}")
-    admin = parsed._replace(path="/postgres").geturl()
-    for statement in (f"DROP DATABASE IF EXISTS {database}", f"CREATE DATABASE {database}"):
-        done = subprocess.run(["psql", admin, "-qc", statement], capture_output=True, text=True)
-        if done.returncode:
-            raise SystemExit(f"cannot use PostgreSQL at {admin}: {done.stderr.strip()}")
-    os.environ.update(DATABASE_URL=parsed._replace(path=f"/{database}").geturl(), DEBUG="0", LOG_LEVEL="WARNING")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
 
 
 def make_events(count: int, first_tenant: int) -> list[dict[str, Any]]:
@@ -255,7 +230,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.events < TENANTS:
         parser.error(f"--events must be at least {TENANTS}")
     started = time.perf_counter()
-    setup_django(args.server, args.database)
+    setup_scratch_django("bench.compliance", args.server, args.database)
 
     from compliance.services import audit_checkpoint_take
     from compliance.signing import audit_signer

@@ -28,42 +28,14 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+
+from bench.scratch import setup_scratch_django, sql
 
 ROOT = Path(__file__).resolve().parent.parent
 HOUR_MS = 3_600_000
 TENANTS, SKUS = 1000, 4
 COLUMNS = "tenant_id, allocation_id, sku_id, price_id, units_milli, start_ms, end_ms, window_ms, quantity_milli, batch"
 Row = dict[str, object]
-
-
-def sql(statement: str, params: Any = None) -> list[tuple[Any, ...]]:
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        return cursor.fetchall() if cursor.description else []
-
-
-def setup_django(server: str, database: str, stripe_url: str, rate: float) -> None:
-    parsed = urlparse(server)
-    if not parsed.scheme.startswith("postgres"):
-        raise SystemExit(f"bench.metering runs on PostgreSQL only; --server is {server!r}")
-    admin = parsed._replace(path="/postgres").geturl()
-    for statement in (f"DROP DATABASE IF EXISTS {database}", f"CREATE DATABASE {database}"):
-        done = subprocess.run(["psql", admin, "-qc", statement], capture_output=True, text=True)
-        if done.returncode:
-            raise SystemExit(f"cannot use PostgreSQL at {admin}: {done.stderr.strip()}")
-    os.environ.update(
-        DATABASE_URL=parsed._replace(path=f"/{database}").geturl(), DEBUG="0", LOG_LEVEL="WARNING",
-        STRIPE_API_KEY="sk_test_ladder", STRIPE_API_BASE=stripe_url, STRIPE_METER_EVENTS_PER_SECOND=str(rate),
-    )  # fmt: skip
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
 
 
 def load_catalog(rows: int, window_ms: int) -> None:
@@ -294,7 +266,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    setup_django(args.server, args.database, f"http://127.0.0.1:{port}", args.rate)
+    setup_scratch_django(
+        "bench.metering", args.server, args.database, STRIPE_API_KEY="sk_test_ladder",
+        STRIPE_API_BASE=f"http://127.0.0.1:{port}", STRIPE_METER_EVENTS_PER_SECOND=str(args.rate),
+    )  # fmt: skip
     from django.conf import settings
 
     [(version,)] = sql("SHOW server_version")
