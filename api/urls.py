@@ -3,6 +3,7 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
+from api import data, legal
 from api.allocations import (
     AllocationViewSet,
     DefragmentViewSet,
@@ -30,6 +31,8 @@ router.register("ops/fragmentation", FragmentationViewSet, basename="fragmentati
 router.register("ops/defragment", DefragmentViewSet, basename="defragment")
 router.register("invoices", InvoiceViewSet, basename="invoice")
 router.register("notifications", NotificationViewSet, basename="notification")
+data.register(router)
+legal.register(router)
 
 urlpatterns = [
     path("tenant", TenantView.as_view(), name="tenant"),
@@ -40,5 +43,7 @@ urlpatterns = [
     path("budget", BudgetView.as_view(), name="budget"),
     path("compliance/audit-key", AuditKeyView.as_view(), name="audit-key"),
     path("ops/tenants/<slug:slug>/quota", TenantQuotaView.as_view(), name="tenant-quota"),
+    *data.urlpatterns,
+    *legal.urlpatterns,
     path("", include(router.urls)),
 ]

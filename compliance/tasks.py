@@ -1,6 +1,7 @@
 """Scheduled checks of the audit log."""
 
 import logging
+from typing import Any
 
 from celery import shared_task
 
@@ -28,3 +29,13 @@ def audit_checkpoint_scheduled() -> int | None:
     if checkpoint is not None:
         log.info("audit checkpoint at seq %s (key %s)", checkpoint.seq, checkpoint.key_id)
     return checkpoint.seq if checkpoint is not None else None
+
+
+@shared_task
+def retention_sweep_scheduled() -> dict[str, Any]:
+    """Apply retention, end waiting periods and finish closures (Celery beat, daily)."""
+    from compliance.sweep import retention_sweep
+
+    report = retention_sweep()
+    log.info("retention sweep: %s", report.as_dict())
+    return report.as_dict()

@@ -25,7 +25,17 @@ class StaffRole(StrEnum):
 # Explicit model permissions of each staff group ("app_label.codename").
 STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
     StaffRole.FINANCE: ("tenancy.view_tenant", "billing.view_usagerollup", "billing.view_invoice", "billing.view_sku"),
-    StaffRole.COMPLIANCE: ("tenancy.view_tenant", "compliance.view_auditevent", "compliance.verify_auditchain"),
+    StaffRole.COMPLIANCE: (
+        "tenancy.view_tenant",
+        "compliance.view_auditevent",
+        "compliance.verify_auditchain",
+        "compliance.view_legalhold",  # the hold register, previews
+        "compliance.add_legalhold",
+        "compliance.change_legalhold",  # release
+        "compliance.view_dataasset",  # residency reports
+        "compliance.view_erasurerequest",
+        "compliance.add_erasurerequest",  # on behalf of a data subject
+    ),
     StaffRole.OPERATOR: (
         "tenancy.view_tenant",
         "provisioning.view_node",  # the node list and detail
@@ -54,6 +64,11 @@ class Action(StrEnum):
     ALLOCATION_MANAGE = "allocation.manage"
     BILLING_VIEW = "billing.view"
     BUDGET_MANAGE = "budget.manage"
+    DATA_VIEW = "data.view"
+    DATA_MANAGE = "data.manage"
+    RETENTION_MANAGE = "retention.manage"
+    ERASURE_REQUEST = "erasure.request"
+    TENANT_CLOSE = "tenant.close"
 
 
 _EVERYONE = frozenset(TenantRole)
@@ -73,6 +88,13 @@ ALLOWED: dict[Action, frozenset[TenantRole]] = {
     Action.ALLOCATION_MANAGE: frozenset({TenantRole.OWNER, TenantRole.ADMIN, TenantRole.MEMBER}),
     Action.BILLING_VIEW: _EVERYONE,
     Action.BUDGET_MANAGE: _ADMINS,
+    Action.DATA_VIEW: _EVERYONE,
+    # Registering, moving and deleting data: the people who run work, not viewers or billing users.
+    Action.DATA_MANAGE: frozenset({TenantRole.OWNER, TenantRole.ADMIN, TenantRole.MEMBER}),
+    # Decisions about the tenant's data posture and its departure are the owner's.
+    Action.RETENTION_MANAGE: frozenset({TenantRole.OWNER}),
+    Action.ERASURE_REQUEST: frozenset({TenantRole.OWNER}),
+    Action.TENANT_CLOSE: frozenset({TenantRole.OWNER}),
 }
 
 

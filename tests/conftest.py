@@ -98,6 +98,12 @@ def _fresh_process_state() -> Iterator[None]:
     FLEET.invalidate()
 
 
+@pytest.fixture(autouse=True)
+def _asset_storage(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Data-asset content of each test goes to a directory of its own, never the checkout's var/storage."""
+    settings.LADDER_STORAGE_URL = tmp_path_factory.mktemp("storage").as_uri() + "/{region}"
+
+
 # --- the standard actors ---------------------------------------------------------------------------------------
 
 

@@ -119,18 +119,47 @@ def check_rung(rung: Rung, performance: Performance) -> Refusal | None:
 # --- residency and fences --------------------------------------------------------------------------------------
 
 
+def _area_allowed(policy: TenantPolicy, region: str, jurisdiction: str) -> Refusal | None:
+    if policy.regions is not None and region not in policy.regions:
+        return Refusal(Reason.RESIDENCY, f"Region {region} is outside the tenant's allowed regions.")
+    if policy.jurisdictions is not None and jurisdiction not in policy.jurisdictions:
+        return Refusal(Reason.RESIDENCY, f"Jurisdiction {jurisdiction} is outside the tenant's allowed ones.")
+    return None
+
+
 def hall_allowed(policy: TenantPolicy, hall: HallInfo) -> Refusal | None:
     """Residency: the tenant's regions and jurisdictions; fences: a fenced hall serves only sovereign tenants of
     its jurisdiction, and a sovereign tenant uses only halls fenced for its jurisdiction."""
-    if policy.regions is not None and hall.region not in policy.regions:
-        return Refusal(Reason.RESIDENCY, f"Region {hall.region} is outside the tenant's allowed regions.")
-    if policy.jurisdictions is not None and hall.jurisdiction not in policy.jurisdictions:
-        return Refusal(Reason.RESIDENCY, f"Jurisdiction {hall.jurisdiction} is outside the tenant's allowed ones.")
+    refusal = _area_allowed(policy, hall.region, hall.jurisdiction)
+    if refusal is not None:
+        return refusal
     if policy.sovereign:
         if hall.fenced_for is None or hall.fenced_for != policy.jurisdiction:
             return Refusal(Reason.RESIDENCY, f"Hall {hall.code} is not fenced for the tenant's sovereign jurisdiction.")
     elif hall.fenced_for is not None:
         return Refusal(Reason.RESIDENCY, f"Hall {hall.code} is fenced for sovereign {hall.fenced_for} tenants.")
+    return None
+
+
+@dataclass(frozen=True)
+class RegionInfo:
+    """Where data is stored: a region, its jurisdiction, and the jurisdictions its fenced halls serve."""
+
+    code: str
+    jurisdiction: str
+    fenced_for: frozenset[str] = frozenset()
+
+
+def region_allowed(policy: TenantPolicy, region: RegionInfo) -> Refusal | None:
+    """Residency of stored data: the same regions and jurisdictions as compute; a sovereign tenant's data stays in
+    a region with a hall fenced for its jurisdiction (its storage lives behind that fence)."""
+    refusal = _area_allowed(policy, region.code, region.jurisdiction)
+    if refusal is not None:
+        return refusal
+    if policy.sovereign and policy.jurisdiction not in region.fenced_for:
+        return Refusal(
+            Reason.RESIDENCY, f"Region {region.code} has no hall fenced for the tenant's sovereign jurisdiction."
+        )
     return None
 
 

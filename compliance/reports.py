@@ -1,0 +1,69 @@
+"""The residency report: where a tenant's compute ran (from its allocation history) and where its data lives
+(from the asset registry), each place judged against the tenant's residency as it stands now, through the same
+rules placement and asset registration use (``provisioning.placement.isolation``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, Max, Min, Sum
+
+from compliance.assets import region_info
+from compliance.models import AssetState, DataAsset
+from provisioning.models import Allocation, Hall, Region
+from provisioning.placement.isolation import HallInfo, hall_allowed, region_allowed
+from tenancy.models import Tenant
+from tenancy.selectors import tenant_policy
+
+EXAMPLES = 20  # ids listed per violating place: enough to start an investigation, bounded for big tenants
+
+
+def residency_report(*, tenant: Tenant) -> dict[str, Any]:
+    policy = tenant_policy(tenant)
+    compute = []
+    by_hall = (
+        Allocation.objects.filter(tenant=tenant)
+        .values("hall_id")
+        .annotate(n=Count("pk"), first=Min("created_at"), last=Max("state_changed_at"))
+        .order_by("hall_id")
+    )
+    halls = Hall.objects.select_related("region").in_bulk([row["hall_id"] for row in by_hall])
+    for row in by_hall:
+        hall = halls[row["hall_id"]]
+        info = HallInfo(hall.code, hall.region.code, hall.region.jurisdiction, hall.fenced_for)
+        refusal = hall_allowed(policy, info)
+        entry = {
+            "hall": hall.code, "region": hall.region.code, "jurisdiction": hall.region.jurisdiction,
+            "fenced_for": hall.fenced_for, "allocations": row["n"], "first": row["first"], "last": row["last"],
+            "violation": refusal.message if refusal else None,
+        }  # fmt: skip
+        if refusal:
+            ids = Allocation.objects.filter(tenant=tenant, hall=hall).order_by("pk").values_list("pk", flat=True)
+            entry["allocation_ids"] = list(ids[:EXAMPLES])
+        compute.append(entry)
+    data = []
+    stored = DataAsset.objects.filter(tenant=tenant).exclude(state=AssetState.SHREDDED)
+    by_region = stored.values("region_id").annotate(n=Count("pk"), size=Sum("size_bytes")).order_by("region_id")
+    regions = Region.objects.in_bulk([row["region_id"] for row in by_region])
+    for row in by_region:
+        region = regions[row["region_id"]]
+        refusal = region_allowed(policy, region_info(region))
+        entry = {
+            "region": region.code, "jurisdiction": region.jurisdiction, "assets": row["n"], "bytes": row["size"] or 0,
+            "violation": refusal.message if refusal else None,
+        }  # fmt: skip
+        if refusal:
+            entry["asset_ids"] = list(stored.filter(region=region).order_by("pk").values_list("pk", flat=True)[:EXAMPLES])
+        data.append(entry)
+    violations = sum(1 for entry in (*compute, *data) if entry["violation"])
+    return {
+        "tenant": tenant.slug,
+        "policy": {
+            "regions": sorted(policy.regions) if policy.regions is not None else None,
+            "jurisdictions": sorted(policy.jurisdictions) if policy.jurisdictions is not None else None,
+            "sovereign": policy.sovereign,
+        },
+        "compute": compute,
+        "data": data,
+        "violations": violations,
+    }

@@ -1,0 +1,155 @@
+"""The data lifecycle through the services: registration, residency, encryption, deletion, holds, the sweep."""
+
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+
+from compliance import envelope, storage
+from compliance.assets import data_asset_content, data_asset_delete, data_asset_shred_cancel
+from compliance.holds import HoldScopeInput, legal_hold_create, legal_hold_release
+from compliance.models import AssetState, AuditEvent, DataAsset, TenantKey
+from compliance.sweep import retention_policy_set, retention_sweep
+from tenancy.errors import ServiceError
+from tests.conftest import SYSTEM
+from tests.data_support import T0, asset, regions
+
+WAIT = timedelta(days=7)
+
+
+@pytest.fixture
+def fleet(db):
+    return regions()
+
+
+def test_it_stores_content_encrypted_and_reads_it_back(acme, fleet):
+    made = asset(acme, content=b"the training set")
+    assert made.size_bytes == 16 and made.key_id and made.location.startswith("file://")
+    assert b"the training set" not in storage.blob_get(made.location)
+    assert data_asset_content(asset=made) == b"the training set"
+
+
+def test_it_refuses_data_outside_the_tenants_residency(acme, fleet):
+    acme.residency_jurisdictions = ["EU"]
+    acme.save()
+    with pytest.raises(ServiceError) as refused:
+        asset(acme, region="us-east")
+    assert refused.value.code == "residency"
+    assert not DataAsset.objects.exists()
+
+
+def test_a_sovereign_tenants_data_stays_in_a_region_fenced_for_it(acme, fleet):
+    acme.residency_jurisdictions, acme.sovereign = ["EU"], True
+    acme.save()
+    assert asset(acme, region="eu-west").region.code == "eu-west"
+    with pytest.raises(ServiceError, match="outside"):
+        asset(acme, region="us-east")
+
+
+def test_zero_retention_refuses_to_persist(acme, fleet):
+    retention_policy_set(tenant=acme, category="inference_payload", days=None, zero_retention=True, actor=SYSTEM)
+    with pytest.raises(ServiceError) as refused:
+        asset(acme, category="inference_payload", content=b"prompt")
+    assert refused.value.code == "zero_retention"
+    assert not DataAsset.objects.exists()
+
+
+def test_finance_records_cannot_be_shortened_below_the_legal_minimum(acme, fleet):
+    for days, zero in ((365, False), (None, True)):
+        with pytest.raises(ServiceError) as refused:
+            retention_policy_set(tenant=acme, category="invoice", days=days, zero_retention=zero, actor=SYSTEM)
+        assert refused.value.code == "below_legal_minimum"
+    retention_policy_set(tenant=acme, category="invoice", days=4000, zero_retention=False, actor=SYSTEM)
+
+
+def test_a_delete_waits_then_shreds_and_the_content_is_gone_for_good(
+    acme, fleet, django_capture_on_commit_callbacks
+):
+    made = asset(acme, content=b"secret weights", category="checkpoint")
+    data_asset_delete(asset=made, actor=SYSTEM, now=T0)
+    made.refresh_from_db()
+    assert made.state == AssetState.SHREDDING and made.shred_after == T0 + WAIT
+    with pytest.raises(ServiceError) as refused:
+        data_asset_content(asset=made)
+    assert refused.value.code == "asset_shredding"
+    retention_sweep(now=T0 + WAIT - timedelta(seconds=1))
+    made.refresh_from_db()
+    assert made.state == AssetState.SHREDDING
+    ciphertext = storage.blob_get(made.location)
+    with django_capture_on_commit_callbacks(execute=True):
+        retention_sweep(now=T0 + WAIT)
+    made.refresh_from_db()
+    assert made.state == AssetState.SHREDDED and made.wrapped_key is None
+    assert not storage.blob_exists(made.location)
+    evidence = AuditEvent.objects.get(action="data_asset.shredded", target_id=str(made.pk))
+    assert evidence.data["key_id"] == made.key_id and evidence.data["reason"] == "delete"
+    # No key left anywhere opens what a backup may still hold.
+    tenant_key = TenantKey.objects.get(tenant=acme)
+    assert tenant_key.wrapped is not None
+    with pytest.raises(envelope.EnvelopeError):
+        envelope.decrypt(ciphertext, envelope.new_data_key(), asset_id=made.pk)
+
+
+def test_a_delete_can_be_cancelled_during_the_waiting_period(acme, fleet):
+    made = asset(acme, content=b"keep me")
+    data_asset_delete(asset=made, actor=SYSTEM, now=T0)
+    data_asset_shred_cancel(asset=made, actor=SYSTEM)
+    retention_sweep(now=T0 + WAIT * 2)
+    made.refresh_from_db()
+    assert made.state == AssetState.LIVE
+    assert data_asset_content(asset=made) == b"keep me"
+
+
+def test_a_hold_refuses_a_delete_and_stops_a_pending_shredding(acme, fleet):
+    held = asset(acme, category="job_log")
+    waiting = asset(acme, category="job_log", name="other")
+    data_asset_delete(asset=waiting, actor=SYSTEM, now=T0)
+    hold = legal_hold_create(
+        tenant=acme, matter="Acme v. Initech", reason="litigation", scope=HoldScopeInput(categories=["job_log"]),
+        lock_until=None, actor=SYSTEM, now=T0,
+    )  # fmt: skip
+    with pytest.raises(ServiceError) as refused:
+        data_asset_delete(asset=held, actor=SYSTEM)
+    assert refused.value.code == "legal_hold" and refused.value.extra["holds"] == [hold.pk]
+    waiting.refresh_from_db()
+    assert waiting.state == AssetState.LIVE
+    legal_hold_release(hold=hold, reason="settled", actor=SYSTEM, now=T0 + timedelta(days=1))
+    waiting.refresh_from_db()
+    assert waiting.state == AssetState.LIVE  # releasing deletes nothing by itself
+
+
+def test_the_sweep_shreds_expired_data_and_reports_what_holds_kept(acme, fleet, capsys):
+    old_logs = [asset(acme, category="job_log") for _ in range(3)]
+    young = asset(acme, category="job_log", at=T0 + timedelta(days=80))
+    invoice = asset(acme, category="invoice")
+    hold = legal_hold_create(
+        tenant=acme, matter="audit 2026", reason="tax audit", lock_until=None, actor=SYSTEM, now=T0,
+        scope=HoldScopeInput(categories=["job_log"], created_to=T0 + timedelta(hours=1)),
+    )  # fmt: skip
+    day91 = T0 + timedelta(days=91)
+    call_command("retention_sweep", "--now", day91.isoformat(), "--dry-run")
+    assert "kept by legal hold" in capsys.readouterr().out
+    assert not DataAsset.objects.exclude(state=AssetState.LIVE).exists()
+    legal_hold_release(hold=hold, reason="done", actor=SYSTEM, now=day91)
+    call_command("retention_sweep", "--now", day91.isoformat())
+    out = capsys.readouterr().out
+    assert "scheduled for shredding (did): 3 (3 job_log)" in out
+    call_command("retention_sweep", "--now", (day91 + WAIT).isoformat())
+    assert "shredded (did): 3" in capsys.readouterr().out
+    states = dict(DataAsset.objects.values_list("pk", "state"))
+    assert {states[a.pk] for a in old_logs} == {"shredded"}
+    assert states[young.pk] == states[invoice.pk] == "live"
+
+
+def test_master_key_rotation_keeps_everything_readable(acme, fleet, settings, capsys):
+    settings.LADDER_MASTER_KEYS = envelope.generate_master_key("mk-old")
+    made = asset(acme, content=b"rotate me")
+    before = bytes(DataAsset.objects.get(pk=made.pk).wrapped_key)
+    settings.LADDER_MASTER_KEYS = envelope.generate_master_key("mk-new") + "," + settings.LADDER_MASTER_KEYS
+    call_command("master_key_rotate")
+    assert "1 re-wrapped" in capsys.readouterr().out
+    assert TenantKey.objects.get(tenant=acme).master_id == "mk-new"
+    settings.LADDER_MASTER_KEYS = settings.LADDER_MASTER_KEYS.split(",")[0]  # the old master is gone
+    made.refresh_from_db()
+    assert bytes(made.wrapped_key) == before  # data keys untouched
+    assert data_asset_content(asset=made) == b"rotate me"
