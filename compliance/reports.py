@@ -44,16 +44,19 @@ def residency_report(*, tenant: Tenant) -> dict[str, Any]:
     data = []
     stored = DataAsset.objects.filter(tenant=tenant).exclude(state=AssetState.SHREDDED)
     by_region = stored.values("region_id").annotate(n=Count("pk"), size=Sum("size_bytes")).order_by("region_id")
-    regions = Region.objects.in_bulk([row["region_id"] for row in by_region])
-    for row in by_region:
-        region = regions[row["region_id"]]
+    regions = Region.objects.in_bulk([place["region_id"] for place in by_region])
+    for place in by_region:
+        region = regions[place["region_id"]]
         refusal = region_allowed(policy, region_info(region))
         entry = {
-            "region": region.code, "jurisdiction": region.jurisdiction, "assets": row["n"], "bytes": row["size"] or 0,
+            "region": region.code, "jurisdiction": region.jurisdiction, "assets": place["n"],
+            "bytes": place["size"] or 0,
             "violation": refusal.message if refusal else None,
         }  # fmt: skip
         if refusal:
-            entry["asset_ids"] = list(stored.filter(region=region).order_by("pk").values_list("pk", flat=True)[:EXAMPLES])
+            entry["asset_ids"] = list(
+                stored.filter(region=region).order_by("pk").values_list("pk", flat=True)[:EXAMPLES]
+            )
         data.append(entry)
     violations = sum(1 for entry in (*compute, *data) if entry["violation"])
     return {

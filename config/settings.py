@@ -27,6 +27,13 @@ env = environ.FileAwareEnv(
     LADDER_AUDIT_VERIFY_EVERY_SECONDS=(int, 3600),
     LADDER_AUDIT_CHECKPOINT_EVERY_SECONDS=(int, 3600),
     LADDER_AUDIT_SIGNING_KEY=(str, ""),
+    LADDER_STORAGE_URL=(str, (BASE_DIR / "var" / "storage").as_uri() + "/{region}"),
+    LADDER_S3_ENDPOINT_URL=(str, ""),
+    LADDER_MASTER_KEYS=(str, ""),
+    LADDER_SHRED_WAIT_DAYS=(int, 7),
+    LADDER_RETENTION_DAYS=(str, ""),
+    LADDER_RETENTION_SWEEP_EVERY_SECONDS=(int, 86400),
+    LADDER_ASSET_CONTENT_MAX_BYTES=(int, 1024 * 1024),
     LOG_LEVEL=(str, "INFO"),
     LADDER_PROVISIONER=(str, "simulated"),
     LADDER_SIM_PROVISION_SECONDS=(float, 2.0),
@@ -200,6 +207,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "billing-push": {"task": "billing.tasks.billing_push", "schedule": env("LADDER_BILLING_PUSH_EVERY_SECONDS")},
     "billing-enforce": {"task": "billing.tasks.billing_enforce", "schedule": 300},
+    "retention-sweep": {
+        "task": "compliance.tasks.retention_sweep_scheduled",
+        "schedule": env("LADDER_RETENTION_SWEEP_EVERY_SECONDS"),
+    },
     "allocations-reconcile": {
         "task": "provisioning.tasks.allocations_reconcile",
         "schedule": env("LADDER_RECONCILE_EVERY_SECONDS"),
@@ -210,6 +221,28 @@ CELERY_BEAT_SCHEDULE = {
 # Ed25519 key signing the audit chain's checkpoints and exported bundles: PEM, or base64 of the 32-byte seed
 # (or a file through LADDER_AUDIT_SIGNING_KEY_FILE); empty: derived from SECRET_KEY (set one in production).
 LADDER_AUDIT_SIGNING_KEY: str = env("LADDER_AUDIT_SIGNING_KEY")
+
+# --- Data-asset storage -------------------------------------------------------------------------------------
+# Where encrypted asset blobs go, one place per region (the URL must contain "{region}"): file:///dir/{region}
+# (the embedded default, under var/storage) or s3://ladder-{region}/assets. Stored locations keep their own URL,
+# so blobs written before a change stay readable.
+LADDER_STORAGE_URL: str = env("LADDER_STORAGE_URL")
+# S3-compatible endpoint (MinIO, Ceph...); empty: AWS. Credentials come from boto3's chain (AWS_* variables...).
+LADDER_S3_ENDPOINT_URL: str = env("LADDER_S3_ENDPOINT_URL")
+
+# --- Data assets, retention -------------------------------------------------------------------------------
+# Master keys wrapping tenant keys: "id:base64key[,id:base64key...]", the first wraps new keys and the others
+# only unwrap (rotation: put a new one first, run `manage.py master_key_rotate`, then drop the old one). Or a
+# file through LADDER_MASTER_KEYS_FILE; empty: one key derived from SECRET_KEY (set your own in production).
+LADDER_MASTER_KEYS: str = env("LADDER_MASTER_KEYS")
+# Waiting period before a deletion destroys a data key (7-30 days); it can be cancelled until then.
+LADDER_SHRED_WAIT_DAYS: int = env("LADDER_SHRED_WAIT_DAYS")
+if not 7 <= LADDER_SHRED_WAIT_DAYS <= 30:
+    raise ImproperlyConfigured("LADDER_SHRED_WAIT_DAYS must be between 7 and 30 days.")
+# Default retention per category, "category=days,...", over the built-in defaults (compliance.data_rules).
+LADDER_RETENTION_DAYS: str = env("LADDER_RETENTION_DAYS")
+# Largest content accepted inline (base64 in the JSON body) when a data asset is registered.
+LADDER_ASSET_CONTENT_MAX_BYTES: int = env("LADDER_ASSET_CONTENT_MAX_BYTES")
 
 # --- Provisioning -------------------------------------------------------------------------------------------
 LADDER_PROVISIONER: str = env("LADDER_PROVISIONER")

@@ -24,7 +24,9 @@ def fleet(db):
 
 def test_it_stores_content_encrypted_and_reads_it_back(acme, fleet):
     made = asset(acme, content=b"the training set")
-    assert made.size_bytes == 16 and made.key_id and made.location.startswith("file://")
+    assert made.size_bytes == 16
+    assert made.key_id
+    assert made.location.startswith("file://")
     assert b"the training set" not in storage.blob_get(made.location)
     assert data_asset_content(asset=made) == b"the training set"
 
@@ -62,13 +64,12 @@ def test_finance_records_cannot_be_shortened_below_the_legal_minimum(acme, fleet
     retention_policy_set(tenant=acme, category="invoice", days=4000, zero_retention=False, actor=SYSTEM)
 
 
-def test_a_delete_waits_then_shreds_and_the_content_is_gone_for_good(
-    acme, fleet, django_capture_on_commit_callbacks
-):
+def test_a_delete_waits_then_shreds_and_the_content_is_gone_for_good(acme, fleet, django_capture_on_commit_callbacks):
     made = asset(acme, content=b"secret weights", category="checkpoint")
     data_asset_delete(asset=made, actor=SYSTEM, now=T0)
     made.refresh_from_db()
-    assert made.state == AssetState.SHREDDING and made.shred_after == T0 + WAIT
+    assert made.state == AssetState.SHREDDING
+    assert made.shred_after == T0 + WAIT
     with pytest.raises(ServiceError) as refused:
         data_asset_content(asset=made)
     assert refused.value.code == "asset_shredding"
@@ -79,10 +80,12 @@ def test_a_delete_waits_then_shreds_and_the_content_is_gone_for_good(
     with django_capture_on_commit_callbacks(execute=True):
         retention_sweep(now=T0 + WAIT)
     made.refresh_from_db()
-    assert made.state == AssetState.SHREDDED and made.wrapped_key is None
+    assert made.state == AssetState.SHREDDED
+    assert made.wrapped_key is None
     assert not storage.blob_exists(made.location)
     evidence = AuditEvent.objects.get(action="data_asset.shredded", target_id=str(made.pk))
-    assert evidence.data["key_id"] == made.key_id and evidence.data["reason"] == "delete"
+    assert evidence.data["key_id"] == made.key_id
+    assert evidence.data["reason"] == "delete"
     # No key left anywhere opens what a backup may still hold.
     tenant_key = TenantKey.objects.get(tenant=acme)
     assert tenant_key.wrapped is not None
@@ -110,7 +113,8 @@ def test_a_hold_refuses_a_delete_and_stops_a_pending_shredding(acme, fleet):
     )  # fmt: skip
     with pytest.raises(ServiceError) as refused:
         data_asset_delete(asset=held, actor=SYSTEM)
-    assert refused.value.code == "legal_hold" and refused.value.extra["holds"] == [hold.pk]
+    assert refused.value.code == "legal_hold"
+    assert refused.value.extra["holds"] == [hold.pk]
     waiting.refresh_from_db()
     assert waiting.state == AssetState.LIVE
     legal_hold_release(hold=hold, reason="settled", actor=SYSTEM, now=T0 + timedelta(days=1))
@@ -144,12 +148,28 @@ def test_the_sweep_shreds_expired_data_and_reports_what_holds_kept(acme, fleet, 
 def test_master_key_rotation_keeps_everything_readable(acme, fleet, settings, capsys):
     settings.LADDER_MASTER_KEYS = envelope.generate_master_key("mk-old")
     made = asset(acme, content=b"rotate me")
-    before = bytes(DataAsset.objects.get(pk=made.pk).wrapped_key)
+    before = DataAsset.objects.get(pk=made.pk).wrapped_key
     settings.LADDER_MASTER_KEYS = envelope.generate_master_key("mk-new") + "," + settings.LADDER_MASTER_KEYS
     call_command("master_key_rotate")
     assert "1 re-wrapped" in capsys.readouterr().out
     assert TenantKey.objects.get(tenant=acme).master_id == "mk-new"
     settings.LADDER_MASTER_KEYS = settings.LADDER_MASTER_KEYS.split(",")[0]  # the old master is gone
     made.refresh_from_db()
-    assert bytes(made.wrapped_key) == before  # data keys untouched
+    assert made.wrapped_key == before  # data keys untouched
     assert data_asset_content(asset=made) == b"rotate me"
+
+
+def test_the_daily_beat_runs_the_sweep(acme, fleet, settings):
+    from compliance.tasks import retention_sweep_scheduled
+
+    assert settings.CELERY_BEAT_SCHEDULE["retention-sweep"]["task"] == "compliance.tasks.retention_sweep_scheduled"
+    asset(acme, category="job_log")  # created 2026-01-01: long expired by the time this test runs
+    report = retention_sweep_scheduled.delay().get()
+    assert report["scheduled"] == {"job_log": 1}
+
+
+def test_the_sweep_command_refuses_a_bad_moment(db):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="not an ISO-8601"):
+        call_command("retention_sweep", "--now", "yesterday")
