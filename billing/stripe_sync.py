@@ -33,9 +33,10 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from billing.metering import DAY_MS, to_ms
-from billing.models import BillingAccount, PushState, Sku, SkuPrice, UsageRollup
+from billing.models import BillingAccount, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
 from billing.pricing import stripe_unit_amount
-from tenancy.models import Tenant
+from compliance.actor import Actor
+from tenancy.models import Tenant, TenantState
 
 log = logging.getLogger(__name__)
 
@@ -224,6 +225,50 @@ def stripe_invoice_preview(*, tenant: Tenant) -> dict[str, Any] | None:
         params={"customer": account.stripe_customer_id, "subscription": account.stripe_subscription_id}
     )
     return {"total": invoice.total, "currency": invoice.currency, "amount_due": invoice.amount_due}
+
+
+CLOSER = Actor.system("stripe-sync")
+
+
+def stripe_subscriptions_close() -> list[str]:
+    """Cancel the subscription of each leaving (closing or closed) tenant with a final invoice (``invoice_now``),
+    once every second of its usage has reached Stripe: no piece of usage left to roll up, no rollup left to send.
+    Called after each push; returns the tenants whose subscription it closed."""
+    from compliance.services import audit_record
+
+    if not stripe_enabled():
+        return []
+    closed = []
+    leaving = (
+        BillingAccount.objects.filter(tenant__state__in=(TenantState.CLOSING, TenantState.CLOSED))
+        .exclude(stripe_subscription_id="")
+        .exclude(subscription_status="canceled")
+        .select_related("tenant")
+    )
+    for account in leaving:
+        tenant = account.tenant
+        if UsageInterval.objects.filter(tenant=tenant, batch=None).exists():
+            continue  # usage not rolled up yet (a window still open or in its grace period)
+        if UsageRollup.objects.filter(tenant=tenant, push_state__in=(PushState.PENDING, PushState.SENDING)).exists():
+            continue
+        client = stripe_client()
+        try:
+            subscription = client.v1.subscriptions.cancel(
+                account.stripe_subscription_id, params={"invoice_now": True, "prorate": False}
+            )
+        except stripe.InvalidRequestError:
+            # Cancelled already (our earlier call whose answer was lost, or by hand in the dashboard)?
+            subscription = client.v1.subscriptions.retrieve(account.stripe_subscription_id)
+            if subscription.status != "canceled":
+                raise
+        with transaction.atomic():
+            BillingAccount.objects.filter(pk=account.pk).update(subscription_status=subscription.status)
+            audit_record(
+                actor=CLOSER, action="billing.subscription_closed", target_type="tenant", target_id=tenant.slug,
+                tenant=tenant, data={"subscription": subscription.id, "status": subscription.status},
+            )  # fmt: skip
+        closed.append(tenant.slug)
+    return closed
 
 
 # --- the outbox pusher -------------------------------------------------------------------------------------------

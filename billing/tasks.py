@@ -27,7 +27,10 @@ def billing_close_windows() -> str:
 
 @shared_task
 def billing_push() -> str:
-    return str(stripe_sync.billing_push())
+    """Send due rollups; then close the subscriptions of leaving tenants whose usage has all reached Stripe."""
+    report = str(stripe_sync.billing_push())
+    closed = stripe_sync.stripe_subscriptions_close()
+    return f"{report}; subscriptions closed: {', '.join(closed) or 'none'}"
 
 
 @shared_task

@@ -621,7 +621,8 @@ class StripeServer:
         sub = self._sub(id)
         if sub["status"] == "canceled":
             raise StripeError(400, f"The subscription {id} has already been canceled.")
-        sub.update(status="canceled", canceled_at=self._now(), ended_at=self._now())
+        # invoice_now: Stripe invoices the usage not yet invoiced at once; kept here for tests to read.
+        sub.update(status="canceled", canceled_at=self._now(), ended_at=self._now(), _cancel_params=p)
         return self._render_sub(sub)
 
     def _create_item(self, p: Obj) -> Obj:

@@ -482,3 +482,29 @@ def test_a_price_change_bills_each_part_of_the_usage_at_its_own_price(stripe_ser
     stripe_preview = stripe_sync.stripe_invoice_preview(tenant=acme)
     assert stripe_preview is not None
     assert abs(stripe_preview["total"] - ledger_preview.total * 100) <= len(ledger_preview.lines)
+
+
+# --- leaving ---------------------------------------------------------------------------------------------------
+
+
+def test_a_leaving_tenants_subscription_closes_with_a_final_invoice_once_its_usage_is_in_stripe(
+    stripe_server, acme, billed
+):
+    from compliance.closure import tenant_close
+
+    stripe_account_sync(tenant=acme)
+    use(acme, hour_start(3), timedelta(minutes=30))
+    tenant_close(tenant=acme, actor=SYSTEM)
+    account = BillingAccount.objects.get(tenant=acme)
+    assert stripe_sync.stripe_subscriptions_close() == []  # its usage is not rolled up yet
+    windows_close(now=timezone.now())
+    assert stripe_sync.stripe_subscriptions_close() == []  # rolled up, not yet sent
+    billing_push(now=timezone.now())
+    assert stripe_sync.stripe_subscriptions_close() == ["acme"]
+    subscription = stripe_server.subscriptions[account.stripe_subscription_id]
+    assert subscription["status"] == "canceled"
+    assert subscription["_cancel_params"]["invoice_now"] == "true"
+    assert_stripe_matches_ledger(stripe_server, acme, billed)
+    account.refresh_from_db()
+    assert account.subscription_status == "canceled"
+    assert stripe_sync.stripe_subscriptions_close() == []  # once
