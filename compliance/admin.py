@@ -1,10 +1,10 @@
-"""The audit log in the admin: view only; nothing here can change or delete an event."""
+"""The audit log and the data lifecycle in the admin: view only; nothing here can change or delete anything."""
 
 from typing import Any
 
 from django.contrib import admin
 
-from compliance.models import AuditCheckpoint, AuditEvent
+from compliance.models import AuditCheckpoint, AuditEvent, DataAsset, ErasureRequest, LegalHold
 
 
 class ViewOnly:
@@ -30,3 +30,27 @@ class AuditEventAdmin(ViewOnly, admin.ModelAdmin[AuditEvent]):
     list_display = ["seq", "at", "action", "actor_label", "tenant", "target_type", "target_id"]
     list_filter = ["actor_type"]
     search_fields = ["action", "actor_label"]
+
+
+# The data lifecycle is changed through its services only (every deletion asks the holds, under the tenant's lock):
+# an administrator's delete button would be the one path around a legal hold.
+
+
+@admin.register(DataAsset)
+class DataAssetAdmin(ViewOnly, admin.ModelAdmin[DataAsset]):
+    list_display = ["id", "tenant", "category", "name", "region", "size_bytes", "created_at", "state"]
+    list_filter = ["category", "state"]
+    search_fields = ["name"]
+    exclude = ["wrapped_key"]
+
+
+@admin.register(LegalHold)
+class LegalHoldAdmin(ViewOnly, admin.ModelAdmin[LegalHold]):
+    list_display = ["id", "tenant", "matter", "state", "created_at", "lock_until"]
+    list_filter = ["state"]
+
+
+@admin.register(ErasureRequest)
+class ErasureRequestAdmin(ViewOnly, admin.ModelAdmin[ErasureRequest]):
+    list_display = ["id", "tenant", "state", "on_behalf_of", "created_at", "completed_at"]
+    list_filter = ["state"]

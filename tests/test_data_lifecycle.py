@@ -173,3 +173,11 @@ def test_the_sweep_command_refuses_a_bad_moment(db):
 
     with pytest.raises(CommandError, match="not an ISO-8601"):
         call_command("retention_sweep", "--now", "yesterday")
+
+
+def test_the_admin_shows_data_but_offers_no_way_around_a_hold(admin_client, acme, fleet):
+    made = asset(acme)
+    assert admin_client.get("/admin/compliance/dataasset/").status_code == 200
+    assert admin_client.get(f"/admin/compliance/dataasset/{made.pk}/change/").status_code == 200
+    assert admin_client.get(f"/admin/compliance/dataasset/{made.pk}/delete/").status_code == 403
+    assert admin_client.get("/admin/compliance/legalhold/add/").status_code == 403
