@@ -1,6 +1,6 @@
 """The API's base views. Every view inherits ``LadderView``; every view over tenant-owned data inherits
 ``TenantScopedViewSet``, whose queryset is always filtered by the caller's tenant, so another tenant's id
-answers 404 by construction.
+answers 404 by construction; ``TenantOrStaffViewSet`` is the same for views both a tenant and staff use.
 
 ``LadderView`` resolves who is calling (``request.tenant``, ``request.membership``, ``request.actor``) right
 after authentication, and implements ``Idempotency-Key`` for every POST.
@@ -26,6 +26,7 @@ from api.permissions import (
     KeyScopeAllows,
     TenantIsWritable,
     TenantRoleAllows,
+    TenantRoleOrStaffPermission,
 )
 from api.problems import Problem
 from compliance.actor import Actor
@@ -188,3 +189,27 @@ class StaffViewSet(LadderView, viewsets.GenericViewSet):
 
     def get_required_permission(self) -> str:
         return self.action_permissions.get(getattr(self, "action", None) or "", self.required_permission)
+
+
+class TenantOrStaffViewSet(LadderView, viewsets.GenericViewSet):
+    """Views over a tenant-owned model that both the tenant and staff use. A tenant's member sees its own tenant's
+    rows only (another tenant's id answers 404), by ``role_actions``; staff see every tenant's rows, by
+    ``required_permission`` and ``action_permissions`` (as ``StaffViewSet``)."""
+
+    extra_permissions = [TenantRoleOrStaffPermission]
+    role_actions: ClassVar[dict[str, Action]] = {}
+    required_permission: ClassVar[str] = ""
+    action_permissions: ClassVar[dict[str, str]] = {}
+
+    def get_required_permission(self) -> str:
+        return self.action_permissions.get(getattr(self, "action", None) or "", self.required_permission)
+
+    def get_queryset(self) -> QuerySet[Any]:
+        queryset = super().get_queryset()
+        if getattr(self, "swagger_fake_view", False):  # schema generation has no caller
+            return queryset.none()
+        tenant = self.caller.tenant
+        if tenant is not None:
+            return queryset.filter(tenant=tenant)
+        # Only staff get past the permission without a tenant; this keeps the queryset safe on its own.
+        return queryset if self.caller.user.is_staff else queryset.none()

@@ -69,3 +69,17 @@ class HasStaffPermission(BasePermission):
     def has_permission(self, request: Any, view: Any) -> bool:
         user = request.user
         return bool(user and user.is_authenticated and user.is_staff and user.has_perm(view.get_required_permission()))
+
+
+class TenantRoleOrStaffPermission(BasePermission):
+    """A tenant's member passes by role (the view's ``role_actions``, as ``TenantRoleAllows``); anyone else (staff
+    belong to no tenant) by the Django permission ``view.get_required_permission()`` names (as
+    ``HasStaffPermission``). A refusal answers as the class that refused would."""
+
+    message: str = TenantRoleAllows.message
+    code: str | None = TenantRoleAllows.code
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        check = TenantRoleAllows() if view.caller.tenant is not None else HasStaffPermission()
+        self.message, self.code = check.message, getattr(check, "code", None)
+        return check.has_permission(request, view)

@@ -33,6 +33,7 @@ class Category(StrEnum):
 FINANCE = frozenset({Category.USAGE_RECORD, Category.INVOICE})
 
 SEVEN_YEARS_DAYS = 7 * 365 + 2  # seven calendar years always hold at least two 29 Februaries
+MAX_DAYS = 100 * 366  # a century: longer is "forever" in practice, and expiry dates must stay within datetime's range
 
 # The product's defaults (overridden per category by the setting LADDER_RETENTION_DAYS, then per tenant).
 DEFAULT_DAYS: dict[str, int] = {
@@ -57,8 +58,8 @@ def parse_days(text: str) -> dict[str, int]:
         if not equals or name not in Category.__members__.values():
             known = ", ".join(Category)
             raise ValueError(f"retention entry {entry!r} is not 'category=days' with a category among {known}")
-        if not value.strip().isdigit() or int(value) < 1:
-            raise ValueError(f"retention for {name} must be a whole number of days, at least 1")
+        if not value.strip().isdigit() or not 1 <= int(value) <= MAX_DAYS:
+            raise ValueError(f"retention for {name} must be a whole number of days, 1 to {MAX_DAYS}")
         days[name] = int(value)
     return days
 
@@ -85,8 +86,8 @@ def rule_check(category: Category, rule: Rule, *, legal_minimum_days: int) -> No
         if category in FINANCE or legal_minimum_days:
             raise RuleInvalid(f"{category} records have a legal minimum retention; they cannot be zero retention.")
         return
-    if rule.days is None or rule.days < 1:
-        raise RuleInvalid("Retention must be at least 1 day (or zero_retention).")
+    if rule.days is None or not 1 <= rule.days <= MAX_DAYS:
+        raise RuleInvalid(f"Retention must be 1 to {MAX_DAYS} days (or zero_retention).")
     if rule.days < legal_minimum_days:
         raise RuleInvalid(
             f"{category} records must be kept at least {legal_minimum_days} days (legal minimum); "
