@@ -32,6 +32,12 @@ def test_it_creates_the_demo_world_and_prints_working_keys():
     assert client.login(username="alice", password=data["tenants"]["acme"]["users"]["alice"]["password"])
     offering = next(o for o in client.get("/api/v1/offerings").json() if o["rung"] == "container")
     assert offering["prices"]["gpu"]  # the demo price book prices what the demo fleet offers
+    alice = APIClient()
+    alice.credentials(HTTP_AUTHORIZATION=f"Bearer {data['tenants']['acme']['users']['alice']['api_key']}")
+    assets = alice.get("/api/v1/data-assets").json()["results"]
+    corpus = next(a for a in assets if a["name"] == "demo-corpus")
+    assert next(a for a in assets if a["category"] == "checkpoint")["derived_from"] == [corpus["id"]]
+    assert alice.get(f"/api/v1/data-assets/{corpus['id']}/content").content.startswith(b'{"text"')
 
 
 @pytest.mark.django_db
@@ -43,6 +49,7 @@ def test_it_is_idempotent_and_replaces_the_demo_keys():
     assert ApiKey.objects.filter(user__username="operator", revoked_at=None).count() == 1
     assert first["prices"] > 0
     assert second["prices"] == 0  # prices are set once
+    assert (first["data_assets"], second["data_assets"]) == (2, 0)
     assert audit_chain_verify().ok
 
 

@@ -183,7 +183,26 @@ class Command(BaseCommand):
         out["fleet"] = fleet_load(document=DEMO_FLEET, actor=actor).as_dict()
         out["prices"] = self._price_book(actor)
         out["allocations"] = self._allocations(actor)
+        out["data_assets"] = self._data_assets(actor)
         return out
+
+    def _data_assets(self, actor: Actor) -> int:
+        """A dataset of acme's and a checkpoint trained on it (lineage), with content; created once."""
+        from compliance.assets import data_asset_create
+        from compliance.models import DataAsset
+
+        tenant = Tenant.objects.get(slug="acme")
+        if DataAsset.objects.filter(tenant=tenant).exists():
+            return 0
+        corpus = data_asset_create(
+            tenant=tenant, name="demo-corpus", category="dataset", region="eu-west",
+            content=b'{"text": "a demo training example"}\n', actor=actor,
+        )  # fmt: skip
+        data_asset_create(
+            tenant=tenant, name="demo-checkpoint-step-1000", category="checkpoint", region="eu-west",
+            size_bytes=2 * 1024**3, derived_from=[corpus.pk], actor=actor,
+        )  # fmt: skip
+        return 2
 
     def _price_book(self, actor: Actor) -> int:
         """A demo price book for every rung, model and region in the demo fleet; prices are set once."""
