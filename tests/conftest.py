@@ -138,6 +138,19 @@ def charlie(globex: Tenant) -> Any:
     return globex.memberships.get(user__username="charlie").user
 
 
+def teammate(tenant: Tenant, role: str, username: str | None = None) -> APIClient:
+    """A client signed in by session as a new member of ``tenant`` with ``role`` (viewers and billing users may
+    hold read-only keys only, so a session is how they write, or are refused)."""
+    username = username or f"{role}-user"
+    user = member_invite(
+        tenant=tenant, actor_role=TenantRole.OWNER, username=username, email=f"{username}@{tenant.slug}.test",
+        role=role, actor=SYSTEM,
+    ).user  # fmt: skip
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
 def _staff(username: str, role: StaffRole) -> Any:
     return staff_user_create(username=username, role=role, password="pw", actor=SYSTEM)
 

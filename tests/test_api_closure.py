@@ -7,16 +7,13 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from compliance.holds import HoldScopeInput, legal_hold_create
 from compliance.models import AccountClosure, AssetState, AuditEvent, DataAsset
 from compliance.sweep import retention_sweep
 from provisioning.models import Allocation
 from tenancy.models import Tenant, TenantState
-from tenancy.roles import TenantRole
-from tenancy.services import member_invite
-from tests.conftest import SYSTEM, assert_problem
+from tests.conftest import SYSTEM, assert_problem, teammate
 from tests.data_support import regions
 
 URL = "/api/v1/tenant/close"
@@ -179,12 +176,7 @@ def test_at_the_end_of_the_period_the_tenant_is_closed_and_locked_out(
 
 @pytest.mark.parametrize("role", ["member", "admin", "viewer", "billing"])
 def test_only_the_owner_closes(acme, estate, role):
-    user = member_invite(
-        tenant=acme, actor_role=TenantRole.OWNER, username=f"{role}-user", email=f"{role}@acme.test", role=role,
-        actor=SYSTEM,
-    ).user  # fmt: skip
-    client = APIClient()
-    client.force_authenticate(user)
+    client = teammate(acme, role)
     assert_problem(client.post(URL), 403, "permission_denied")
     assert Tenant.objects.get(pk=acme.pk).state == TenantState.ACTIVE
     assert not AccountClosure.objects.exists()

@@ -12,9 +12,7 @@ from compliance import storage
 from compliance.holds import HoldScopeInput, legal_hold_create
 from compliance.models import AssetState, AuditEvent, DataAsset
 from compliance.sweep import retention_policy_set, retention_sweep
-from tenancy.roles import TenantRole
-from tenancy.services import member_invite
-from tests.conftest import SYSTEM, assert_problem
+from tests.conftest import SYSTEM, assert_problem, teammate
 from tests.data_support import regions
 
 URL = "/api/v1/data-assets"
@@ -42,17 +40,6 @@ def made(client, **body):
     response = register(client, **body)
     assert response.status_code == 201, response.content
     return response.json()
-
-
-def member(tenant, username, role):
-    """A teammate signed in by session (viewers and billing users may hold read-only keys only)."""
-    user = member_invite(
-        tenant=tenant, actor_role=TenantRole.OWNER, username=username, email=f"{username}@acme.test", role=role,
-        actor=SYSTEM,
-    ).user  # fmt: skip
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
 
 
 # --- the happy paths ---------------------------------------------------------------------------------------------
@@ -304,7 +291,7 @@ def test_an_unknown_id_is_404(api, alice, fleet):
 @pytest.mark.parametrize("role", ["viewer", "billing"])
 def test_viewers_and_billing_users_read_but_do_not_change(api, alice, acme, fleet, role):
     asset = made(api(alice), content=b64(b"look, don't touch"))
-    client = member(acme, f"{role}-user", role)
+    client = teammate(acme, role)
     assert [a["id"] for a in client.get(URL).json()["results"]] == [asset["id"]]
     assert client.get(f"{URL}/{asset['id']}").status_code == 200
     assert client.get(f"{URL}/{asset['id']}/content").content == b"look, don't touch"

@@ -1,11 +1,8 @@
 """/api/v1/residency-report: where the tenant's compute ran and its data lives, judged against its residency now."""
 
 import pytest
-from rest_framework.test import APIClient
 
-from tenancy.roles import TenantRole
-from tenancy.services import member_invite
-from tests.conftest import SYSTEM, assert_problem
+from tests.conftest import assert_problem, teammate
 from tests.data_support import regions
 
 URL = "/api/v1/residency-report"
@@ -103,12 +100,7 @@ def test_a_sovereign_tenant_sees_its_unfenced_placements_flagged(api, alice, acm
 @pytest.mark.parametrize("role", ["member", "viewer", "billing"])
 def test_everyone_in_the_tenant_reads_it(api, alice, acme, fleet, role):
     register(api(alice), "us-east")
-    user = member_invite(
-        tenant=acme, actor_role=TenantRole.OWNER, username=f"{role}-user", email=f"{role}@acme.test", role=role,
-        actor=SYSTEM,
-    ).user  # fmt: skip
-    client = APIClient()
-    client.force_authenticate(user)
+    client = teammate(acme, role)
     assert report(client)["data"][0]["region"] == "us-east"
 
 

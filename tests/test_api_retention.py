@@ -2,13 +2,10 @@
 and the cross-tenant rule."""
 
 import pytest
-from rest_framework.test import APIClient
 
 from compliance.models import AuditEvent, RetentionPolicy
 from compliance.retention import LEGAL_MINIMUM_DAYS, SEVEN_YEARS_DAYS, Category
-from tenancy.roles import TenantRole
-from tenancy.services import member_invite
-from tests.conftest import SYSTEM, assert_problem
+from tests.conftest import assert_problem, teammate
 
 URL = "/api/v1/retention-policies"
 
@@ -102,12 +99,7 @@ def test_an_unknown_category_is_404(api, alice):
 
 @pytest.mark.parametrize("role", ["member", "admin", "viewer", "billing"])
 def test_only_the_owner_sets_retention(alice, acme, role):
-    user = member_invite(
-        tenant=acme, actor_role=TenantRole.OWNER, username=f"{role}-user", email=f"{role}@acme.test", role=role,
-        actor=SYSTEM,
-    ).user  # fmt: skip
-    client = APIClient()
-    client.force_authenticate(user)
+    client = teammate(acme, role)
     assert by_category(client.get(URL))["dataset"]["days"] == 365
     assert_problem(put(client, "dataset", {"days": 30}), 403, "permission_denied")
     assert not RetentionPolicy.objects.exists()
