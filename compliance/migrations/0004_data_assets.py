@@ -6,151 +6,306 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('compliance', '0003_audit_checkpoint'),
-        ('provisioning', '0006_clusters_attestation'),
-        ('tenancy', '0002_tenant_policy'),
+        ("compliance", "0003_audit_checkpoint"),
+        ("provisioning", "0006_clusters_attestation"),
+        ("tenancy", "0002_tenant_policy"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='DataAsset',
+            name="DataAsset",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('category', models.CharField(choices=[('dataset', 'Dataset'), ('checkpoint', 'Checkpoint'), ('job_log', 'Job Log'), ('inference_payload', 'Inference Payload'), ('export', 'Export'), ('usage_record', 'Usage Record'), ('invoice', 'Invoice')], max_length=32)),
-                ('size_bytes', models.PositiveBigIntegerField()),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('location', models.CharField(blank=True, help_text='Storage URI of the encrypted content.', max_length=500)),
-                ('key_id', models.CharField(blank=True, help_text="Fingerprint of the asset's data key.", max_length=32)),
-                ('wrapped_key', models.BinaryField(help_text='The data key wrapped by the tenant key; gone once shredded.', null=True)),
-                ('state', models.CharField(choices=[('live', 'Live'), ('shredding', 'Shredding'), ('shredded', 'Shredded')], default='live', max_length=16)),
-                ('shred_reason', models.CharField(blank=True, choices=[('retention', 'Retention'), ('delete', 'Delete'), ('erasure', 'Erasure'), ('closure', 'Closure')], max_length=16)),
-                ('shred_requested_at', models.DateTimeField(blank=True, null=True)),
-                ('shred_after', models.DateTimeField(blank=True, help_text='End of the waiting period.', null=True)),
-                ('shredded_at', models.DateTimeField(blank=True, null=True)),
-                ('derived_from', models.ManyToManyField(blank=True, related_name='derivatives', to='compliance.dataasset')),
-                ('region', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='data_assets', to='provisioning.region')),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='%(class)ss', to='tenancy.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "category",
+                    models.CharField(
+                        choices=[
+                            ("dataset", "Dataset"),
+                            ("checkpoint", "Checkpoint"),
+                            ("job_log", "Job Log"),
+                            ("inference_payload", "Inference Payload"),
+                            ("export", "Export"),
+                            ("usage_record", "Usage Record"),
+                            ("invoice", "Invoice"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("size_bytes", models.PositiveBigIntegerField()),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "location",
+                    models.CharField(blank=True, help_text="Storage URI of the encrypted content.", max_length=500),
+                ),
+                (
+                    "key_id",
+                    models.CharField(blank=True, help_text="Fingerprint of the asset's data key.", max_length=32),
+                ),
+                (
+                    "wrapped_key",
+                    models.BinaryField(
+                        help_text="The data key wrapped by the tenant key; gone once shredded.", null=True
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("live", "Live"), ("shredding", "Shredding"), ("shredded", "Shredded")],
+                        default="live",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "shred_reason",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("retention", "Retention"),
+                            ("delete", "Delete"),
+                            ("erasure", "Erasure"),
+                            ("closure", "Closure"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("shred_requested_at", models.DateTimeField(blank=True, null=True)),
+                ("shred_after", models.DateTimeField(blank=True, help_text="End of the waiting period.", null=True)),
+                ("shredded_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "derived_from",
+                    models.ManyToManyField(blank=True, related_name="derivatives", to="compliance.dataasset"),
+                ),
+                (
+                    "region",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="data_assets",
+                        to="provisioning.region",
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="%(class)ss", to="tenancy.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='AccountClosure',
+            name="AccountClosure",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('requested_by', models.CharField(max_length=150)),
-                ('requested_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('closes_at', models.DateTimeField()),
-                ('closed_at', models.DateTimeField(blank=True, null=True)),
-                ('allocations_stopped', models.PositiveIntegerField(default=0)),
-                ('report', models.JSONField(default=dict)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='%(class)ss', to='tenancy.tenant')),
-                ('export', models.ForeignKey(null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='compliance.dataasset')),
-                ('final_invoice', models.ForeignKey(null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='compliance.dataasset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("requested_by", models.CharField(max_length=150)),
+                ("requested_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("closes_at", models.DateTimeField()),
+                ("closed_at", models.DateTimeField(blank=True, null=True)),
+                ("allocations_stopped", models.PositiveIntegerField(default=0)),
+                ("report", models.JSONField(default=dict)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="%(class)ss", to="tenancy.tenant"
+                    ),
+                ),
+                (
+                    "export",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="compliance.dataasset",
+                    ),
+                ),
+                (
+                    "final_invoice",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="compliance.dataasset",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-id'],
+                "ordering": ["-id"],
             },
         ),
         migrations.CreateModel(
-            name='ErasureRequest',
+            name="ErasureRequest",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('scope', models.JSONField(default=dict)),
-                ('on_behalf_of', models.CharField(blank=True, help_text='The data subject, when compliance asks.', max_length=200)),
-                ('state', models.CharField(choices=[('suspended', 'Suspended'), ('completed', 'Completed')], max_length=16)),
-                ('requested_by', models.CharField(max_length=150)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='%(class)ss', to='tenancy.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("scope", models.JSONField(default=dict)),
+                (
+                    "on_behalf_of",
+                    models.CharField(blank=True, help_text="The data subject, when compliance asks.", max_length=200),
+                ),
+                (
+                    "state",
+                    models.CharField(choices=[("suspended", "Suspended"), ("completed", "Completed")], max_length=16),
+                ),
+                ("requested_by", models.CharField(max_length=150)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="%(class)ss", to="tenancy.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-id'],
+                "ordering": ["-id"],
             },
         ),
         migrations.CreateModel(
-            name='LegalHold',
+            name="LegalHold",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('matter', models.CharField(max_length=200)),
-                ('reason', models.TextField()),
-                ('categories', models.JSONField(default=list)),
-                ('created_from', models.DateTimeField(blank=True, null=True)),
-                ('created_to', models.DateTimeField(blank=True, null=True)),
-                ('lock_until', models.DateTimeField(blank=True, null=True)),
-                ('state', models.CharField(choices=[('active', 'Active'), ('released', 'Released')], default='active', max_length=16)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_by', models.CharField(max_length=150)),
-                ('released_at', models.DateTimeField(blank=True, null=True)),
-                ('released_by', models.CharField(blank=True, max_length=150)),
-                ('release_reason', models.TextField(blank=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='%(class)ss', to='tenancy.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("matter", models.CharField(max_length=200)),
+                ("reason", models.TextField()),
+                ("categories", models.JSONField(default=list)),
+                ("created_from", models.DateTimeField(blank=True, null=True)),
+                ("created_to", models.DateTimeField(blank=True, null=True)),
+                ("lock_until", models.DateTimeField(blank=True, null=True)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("active", "Active"), ("released", "Released")], default="active", max_length=16
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("created_by", models.CharField(max_length=150)),
+                ("released_at", models.DateTimeField(blank=True, null=True)),
+                ("released_by", models.CharField(blank=True, max_length=150)),
+                ("release_reason", models.TextField(blank=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="%(class)ss", to="tenancy.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-id'],
+                "ordering": ["-id"],
             },
         ),
         migrations.CreateModel(
-            name='ErasureItem',
+            name="ErasureItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('outcome', models.CharField(choices=[('deleted', 'Deleted'), ('withheld', 'Withheld'), ('affected', 'Affected')], max_length=16)),
-                ('asset', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='erasure_items', to='compliance.dataasset')),
-                ('request', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='compliance.erasurerequest')),
-                ('hold', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='withheld', to='compliance.legalhold')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[("deleted", "Deleted"), ("withheld", "Withheld"), ("affected", "Affected")],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "asset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="erasure_items",
+                        to="compliance.dataasset",
+                    ),
+                ),
+                (
+                    "request",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="items",
+                        to="compliance.erasurerequest",
+                    ),
+                ),
+                (
+                    "hold",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="withheld",
+                        to="compliance.legalhold",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.CreateModel(
-            name='RetentionPolicy',
+            name="RetentionPolicy",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('category', models.CharField(choices=[('dataset', 'Dataset'), ('checkpoint', 'Checkpoint'), ('job_log', 'Job Log'), ('inference_payload', 'Inference Payload'), ('export', 'Export'), ('usage_record', 'Usage Record'), ('invoice', 'Invoice')], max_length=32)),
-                ('days', models.PositiveIntegerField(blank=True, null=True)),
-                ('zero_retention', models.BooleanField(default=False)),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='%(class)ss', to='tenancy.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "category",
+                    models.CharField(
+                        choices=[
+                            ("dataset", "Dataset"),
+                            ("checkpoint", "Checkpoint"),
+                            ("job_log", "Job Log"),
+                            ("inference_payload", "Inference Payload"),
+                            ("export", "Export"),
+                            ("usage_record", "Usage Record"),
+                            ("invoice", "Invoice"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("days", models.PositiveIntegerField(blank=True, null=True)),
+                ("zero_retention", models.BooleanField(default=False)),
+                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="%(class)ss", to="tenancy.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['tenant', 'category'],
+                "ordering": ["tenant", "category"],
             },
         ),
         migrations.CreateModel(
-            name='TenantKey',
+            name="TenantKey",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('master_id', models.CharField(max_length=64)),
-                ('wrapped', models.BinaryField(null=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('rotated_at', models.DateTimeField(blank=True, null=True)),
-                ('shredded_at', models.DateTimeField(blank=True, null=True)),
-                ('tenant', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='data_key', to='tenancy.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("master_id", models.CharField(max_length=64)),
+                ("wrapped", models.BinaryField(null=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("rotated_at", models.DateTimeField(blank=True, null=True)),
+                ("shredded_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "tenant",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="data_key", to="tenancy.tenant"
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='dataasset',
-            index=models.Index(fields=['tenant', 'category', 'state', 'created_at'], name='compliance__tenant__4324cd_idx'),
+            model_name="dataasset",
+            index=models.Index(
+                fields=["tenant", "category", "state", "created_at"], name="compliance__tenant__4324cd_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='dataasset',
-            index=models.Index(fields=['state', 'shred_after'], name='compliance__state_8d64b9_idx'),
+            model_name="dataasset",
+            index=models.Index(fields=["state", "shred_after"], name="compliance__state_8d64b9_idx"),
         ),
         migrations.AddIndex(
-            model_name='legalhold',
-            index=models.Index(fields=['state', 'tenant'], name='compliance__state_3ee0c9_idx'),
+            model_name="legalhold",
+            index=models.Index(fields=["state", "tenant"], name="compliance__state_3ee0c9_idx"),
         ),
         migrations.AddConstraint(
-            model_name='erasureitem',
-            constraint=models.UniqueConstraint(fields=('request', 'asset'), name='erasure_item_once'),
+            model_name="erasureitem",
+            constraint=models.UniqueConstraint(fields=("request", "asset"), name="erasure_item_once"),
         ),
         migrations.AddConstraint(
-            model_name='retentionpolicy',
-            constraint=models.UniqueConstraint(fields=('tenant', 'category'), name='retention_policy_once'),
+            model_name="retentionpolicy",
+            constraint=models.UniqueConstraint(fields=("tenant", "category"), name="retention_policy_once"),
         ),
     ]
