@@ -115,8 +115,10 @@ def retention_sweep(*, now: datetime | None = None, dry_run: bool = False, batch
     report = SweepReport(now=now, dry_run=dry_run)
     tenants = dict(Tenant.objects.values_list("pk", "state"))
     keep = keep_days_for(tenants)
+    # order_by(): the model's default ordering would add "id" to the DISTINCT, returning every due asset's row.
     due = set(
         DataAsset.objects.filter(state=AssetState.SHREDDING, shred_after__lte=now)
+        .order_by()
         .values_list("tenant_id", flat=True)
         .distinct()
     )
