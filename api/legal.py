@@ -20,9 +20,9 @@ from rest_framework.routers import SimpleRouter
 from api.base import Caller, LadderView, StaffViewSet, TenantOrStaffViewSet
 from api.data import ResidencyReportSerializer
 from api.permissions import HasStaffPermission
+from compliance.assets import AssetScope
 from compliance.erasure import erasure_request_create
 from compliance.holds import (
-    HoldScopeInput,
     holds_of,
     legal_hold_create,
     legal_hold_preview,
@@ -89,9 +89,9 @@ class HoldScopeSerializer(serializers.Serializer[Any]):
         required=False, allow_null=True, default=None, help_text="Covers assets created at or before (ISO-8601)."
     )
 
-    def scope(self) -> HoldScopeInput:
+    def scope(self) -> AssetScope:
         data = self.validated_data
-        return HoldScopeInput(
+        return AssetScope(
             categories=data["categories"], created_from=data["created_from"], created_to=data["created_to"]
         )
 

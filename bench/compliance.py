@@ -380,7 +380,8 @@ def place_holds(count: int, tenants: Sequence[int], now: datetime) -> Counter[st
     """``count`` holds through ``legal_hold_create`` (each audited) on random tenants: 2% over a whole tenant, 8%
     broad (1-3 categories over 3-12 months), the rest narrow (1-2 categories over 1-30 days)."""
     from compliance.actor import Actor
-    from compliance.holds import HoldScopeInput, legal_hold_create
+    from compliance.assets import AssetScope
+    from compliance.holds import legal_hold_create
     from tenancy.models import Tenant
 
     rng = random.Random(11)
@@ -391,16 +392,16 @@ def place_holds(count: int, tenants: Sequence[int], now: datetime) -> Counter[st
     for k in range(count):
         draw, start = rng.random(), now - HISTORY * rng.random()
         if draw < 0.02:
-            kind, scope = "whole tenant", HoldScopeInput()
+            kind, scope = "whole tenant", AssetScope()
         elif draw < 0.10:
             kind = "broad"
             span = timedelta(days=rng.uniform(90, 365))
-            scope = HoldScopeInput(categories=rng.sample(categories, rng.randint(1, 3)), created_from=start,
+            scope = AssetScope(categories=rng.sample(categories, rng.randint(1, 3)), created_from=start,
                                    created_to=start + span)  # fmt: skip
         else:
             kind = "narrow"
             span = timedelta(days=rng.uniform(1, 30))
-            scope = HoldScopeInput(categories=rng.sample(categories, rng.randint(1, 2)), created_from=start,
+            scope = AssetScope(categories=rng.sample(categories, rng.randint(1, 2)), created_from=start,
                                    created_to=start + span)  # fmt: skip
         tenant = by_id[rng.choice(tenants)]
         legal_hold_create(tenant=tenant, matter=f"matter {k}", reason="bench", scope=scope, lock_until=None,

@@ -16,12 +16,14 @@ import base64
 import hashlib
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from compliance import envelope, retention, storage
@@ -166,6 +168,33 @@ def shred_wait() -> timedelta:
     return timedelta(days=settings.LADDER_SHRED_WAIT_DAYS)
 
 
+@dataclass(frozen=True)
+class AssetScope:
+    """Which of a tenant's assets a legal hold or an erasure request reaches: categories (none: all) created in an
+    inclusive date range (open ends: unbounded), as ``retention.HoldScope.covers`` decides for one asset."""
+
+    categories: Sequence[str] = ()
+    created_from: datetime | None = None
+    created_to: datetime | None = None
+
+    def check(self) -> None:
+        unknown = set(self.categories) - set(retention.Category)
+        if unknown:
+            raise Invalid("validation_error", f"Unknown categories: {sorted(unknown)}.", field="categories")
+        if self.created_from and self.created_to and self.created_from > self.created_to:
+            raise Invalid("validation_error", "created_from is after created_to.", field="created_from")
+
+    def assets(self, tenant: Tenant) -> QuerySet[DataAsset]:
+        assets = DataAsset.objects.filter(tenant=tenant)
+        if self.categories:
+            assets = assets.filter(category__in=list(self.categories))
+        if self.created_from is not None:
+            assets = assets.filter(created_at__gte=self.created_from)
+        if self.created_to is not None:
+            assets = assets.filter(created_at__lte=self.created_to)
+        return assets
+
+
 # --- registering and reading ------------------------------------------------------------------------------------
 
 
@@ -257,30 +286,50 @@ def data_asset_content(*, asset: DataAsset) -> bytes:
     return envelope.decrypt(storage.blob_get(asset.location), data_key, asset_id=asset.pk)
 
 
+def _movable(asset: DataAsset) -> None:
+    if asset.state != AssetState.LIVE:
+        raise Conflict("asset_not_live", f"Only live assets can be moved; this one is {asset.state}.")
+
+
 def data_asset_move(*, asset: DataAsset, region: str, actor: Actor) -> DataAsset:
-    """Move an asset's content to another region (residency checked); the ciphertext is copied as it is."""
+    """Move an asset's content to another region (residency checked); the ciphertext is copied as it is.
+
+    The copy is made before the transaction, so no lock is held over storage I/O; the move commits only if the
+    asset is still live and where it was (409 ``asset_moved`` after a concurrent move), else the copy is removed.
+    """
     where = region_resolve(region)
     residency_check(asset.tenant, where)
-    with transaction.atomic():
-        lock_tenant(asset.tenant_id)
-        asset = DataAsset.objects.select_for_update(of=("self",)).select_related("tenant", "region").get(pk=asset.pk)
-        if asset.state != AssetState.LIVE:
-            raise Conflict("asset_not_live", f"Only live assets can be moved; this one is {asset.state}.")
-        before, old_location = asset.region.code, asset.location
-        if where.pk == asset.region_id:
-            return asset
-        if old_location:
-            asset.location = storage.blob_put(
-                region=where.code, key=_storage_key(asset.tenant, asset.pk), data=storage.blob_get(old_location)
-            )
-        asset.region = where
-        asset.save(update_fields=["region", "location"])
-        audit_record(
-            actor=actor, action="data_asset.moved", target_type="data_asset", target_id=asset.pk,
-            tenant=asset.tenant, data={"from": before, "to": where.code},
-        )  # fmt: skip
-        if old_location:
-            transaction.on_commit(lambda: storage.blob_delete(old_location))
+    asset = DataAsset.objects.select_related("tenant", "region").get(pk=asset.pk)
+    _movable(asset)
+    if where.pk == asset.region_id:
+        return asset
+    old_location = asset.location
+    new_location = ""
+    if old_location:
+        new_location = storage.blob_put(
+            region=where.code, key=_storage_key(asset.tenant, asset.pk), data=storage.blob_get(old_location)
+        )
+    try:
+        with transaction.atomic():
+            lock_tenant(asset.tenant_id)
+            current = DataAsset.objects.select_for_update(of=("self",)).get(pk=asset.pk)
+            _movable(current)
+            if (current.region_id, current.location) != (asset.region_id, old_location):
+                raise Conflict("asset_moved", "The asset was moved meanwhile; look it up again and retry.")
+            before = asset.region.code
+            asset.region, asset.location = where, new_location
+            asset.save(update_fields=["region", "location"])
+            audit_record(
+                actor=actor, action="data_asset.moved", target_type="data_asset", target_id=asset.pk,
+                tenant=asset.tenant, data={"from": before, "to": where.code},
+            )  # fmt: skip
+            if old_location:
+                transaction.on_commit(lambda: _blobs_delete([old_location]))
+    except BaseException:
+        # Unless a concurrent move to the same region stored the asset exactly there (locations are per region).
+        if new_location and not DataAsset.objects.filter(pk=asset.pk, location=new_location).exists():
+            _blobs_delete([new_location])
+        raise
     return asset
 
 

@@ -98,27 +98,29 @@ def tenant_close(*, tenant: Tenant, actor: Actor, now: datetime | None = None) -
         stopped += 1
 
     region = _home_region(tenant)
-    with transaction.atomic():
-        # 2. The final invoice: this month's usage to the moment of closing, from the ledger.
-        invoice = export = None
-        if region is not None:
-            preview = invoice_upcoming(tenant=tenant, now=now)
-            document = {k: _json(v) for k, v in vars(preview).items()}
-            document["lines"] = [{k: _json(v) for k, v in line.items()} for line in preview.lines]
-            document["final"] = True
-            invoice = data_asset_create(
-                tenant=tenant, name=f"final-invoice-{now:%Y-%m}", category=Category.INVOICE, region=region.code,
-                content=json.dumps(document).encode(), actor=actor, now=now,
+    # 2-3 commit on their own, before the last step: the export reads every content blob, and no lock (the
+    # audit chain head least of all) is held over that storage I/O.
+    # 2. The final invoice: this month's usage to the moment of closing, from the ledger.
+    invoice = export = None
+    if region is not None:
+        preview = invoice_upcoming(tenant=tenant, now=now)
+        document = {k: _json(v) for k, v in vars(preview).items()}
+        document["lines"] = [{k: _json(v) for k, v in line.items()} for line in preview.lines]
+        document["final"] = True
+        invoice = data_asset_create(
+            tenant=tenant, name=f"final-invoice-{now:%Y-%m}", category=Category.INVOICE, region=region.code,
+            content=json.dumps(document).encode(), actor=actor, now=now,
+        )  # fmt: skip
+        # 3. The export bundle (unless the tenant asked for zero retention of exports).
+        try:
+            export = data_asset_create(
+                tenant=tenant, name=f"closure-export-{now:%Y%m%d}", category=Category.EXPORT,
+                region=region.code, content=b"".join(export_lines(tenant, now)), actor=actor, now=now,
             )  # fmt: skip
-            # 3. The export bundle (unless the tenant asked for zero retention of exports).
-            try:
-                export = data_asset_create(
-                    tenant=tenant, name=f"closure-export-{now:%Y%m%d}", category=Category.EXPORT,
-                    region=region.code, content=b"".join(export_lines(tenant, now)), actor=actor, now=now,
-                )  # fmt: skip
-            except Conflict as exc:
-                if exc.code != "zero_retention":
-                    raise
+        except Conflict as exc:
+            if exc.code != "zero_retention":
+                raise
+    with transaction.atomic():
         # 4. Shredding of everything else, after the waiting period, unless a hold or a legal minimum keeps it.
         tenant = lock_tenant(tenant.pk)
         holds = holds_active([tenant.pk])

@@ -15,9 +15,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from compliance import retention
 from compliance.actor import Actor
-from compliance.assets import assets_schedule, holds_active
+from compliance.assets import AssetScope, assets_schedule, holds_active
 from compliance.models import (
     AssetState,
     DataAsset,
@@ -47,32 +46,16 @@ def derived_closure(asset_ids: Iterable[int]) -> set[int]:
     return seen
 
 
-def _scope_assets(
-    tenant: Tenant,
-    asset_ids: Sequence[int],
-    categories: Sequence[str],
-    created_from: datetime | None,
-    created_to: datetime | None,
-) -> list[DataAsset]:
-    if not asset_ids and not categories and created_from is None and created_to is None:
+def _scope_assets(tenant: Tenant, asset_ids: Sequence[int], scope: AssetScope) -> list[DataAsset]:
+    if not asset_ids and not scope.categories and scope.created_from is None and scope.created_to is None:
         raise Invalid("validation_error", "Name the assets, or categories and/or a creation date range, to erase.")
-    unknown = set(categories) - set(retention.Category)
-    if unknown:
-        raise Invalid("validation_error", f"Unknown categories: {sorted(unknown)}.", field="categories")
-    if created_from and created_to and created_from > created_to:
-        raise Invalid("validation_error", "created_from is after created_to.", field="created_from")
-    assets = DataAsset.objects.filter(tenant=tenant)
+    scope.check()
+    assets = scope.assets(tenant)
     if asset_ids:
         assets = assets.filter(pk__in=set(asset_ids))
-        found = set(assets.values_list("pk", flat=True))
+        found = set(DataAsset.objects.filter(tenant=tenant, pk__in=set(asset_ids)).values_list("pk", flat=True))
         if missing := set(asset_ids) - found:
             raise Invalid("validation_error", f"Unknown assets: {sorted(missing)}.", field="assets")
-    if categories:
-        assets = assets.filter(category__in=categories)
-    if created_from is not None:
-        assets = assets.filter(created_at__gte=created_from)
-    if created_to is not None:
-        assets = assets.filter(created_at__lte=created_to)
     return list(assets.order_by("pk"))
 
 
@@ -90,7 +73,7 @@ def erasure_request_create(
     now = now or timezone.now()
     with transaction.atomic():
         tenant = lock_tenant(tenant.pk)
-        assets = _scope_assets(tenant, asset_ids, categories, created_from, created_to)
+        assets = _scope_assets(tenant, asset_ids, AssetScope(categories, created_from, created_to))
         holds = holds_active([tenant.pk])
         deleted: list[DataAsset] = []
         withheld: list[tuple[DataAsset, int]] = []

@@ -17,40 +17,14 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from compliance import retention
 from compliance.actor import Actor
+from compliance.assets import AssetScope
 from compliance.erasure import assets_suspend, erasure_resume
 from compliance.models import AssetState, DataAsset, ErasureItem, ErasureOutcome, HoldState, LegalHold
 from compliance.services import audit_record
 from tenancy.errors import Conflict, Invalid
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
-
-
-@dataclass(frozen=True)
-class HoldScopeInput:
-    categories: Sequence[str] = ()
-    created_from: datetime | None = None
-    created_to: datetime | None = None
-
-    def check(self) -> None:
-        unknown = set(self.categories) - set(retention.Category)
-        if unknown:
-            raise Invalid("validation_error", f"Unknown categories: {sorted(unknown)}.", field="categories")
-        if self.created_from and self.created_to and self.created_from > self.created_to:
-            raise Invalid("validation_error", "created_from is after created_to.", field="created_from")
-
-
-def _covered(tenant_id: int, scope: HoldScopeInput) -> QuerySet[DataAsset]:
-    """What a scope preserves: the tenant's assets not yet shredded, in the categories and date range."""
-    assets = DataAsset.objects.filter(tenant_id=tenant_id).exclude(state=AssetState.SHREDDED)
-    if scope.categories:
-        assets = assets.filter(category__in=list(scope.categories))
-    if scope.created_from is not None:
-        assets = assets.filter(created_at__gte=scope.created_from)
-    if scope.created_to is not None:
-        assets = assets.filter(created_at__lte=scope.created_to)
-    return assets
 
 
 @dataclass
@@ -63,11 +37,16 @@ class Preservation:
         return {"assets": self.assets, "bytes": self.bytes, "by_category": self.by_category}
 
 
-def legal_hold_preview(*, tenant: Tenant, scope: HoldScopeInput) -> Preservation:
+def _covered(tenant: Tenant, scope: AssetScope) -> QuerySet[DataAsset]:
+    """What a scope preserves: the tenant's assets not yet shredded in it."""
+    return scope.assets(tenant).exclude(state=AssetState.SHREDDED)
+
+
+def legal_hold_preview(*, tenant: Tenant, scope: AssetScope) -> Preservation:
     """How many assets and bytes a hold with this scope would preserve now, by category."""
     scope.check()
     result = Preservation()
-    rows = _covered(tenant.pk, scope).values("category").annotate(n=Count("pk"), size=Sum("size_bytes"))
+    rows = _covered(tenant, scope).values("category").annotate(n=Count("pk"), size=Sum("size_bytes"))
     for row in rows.order_by("category"):
         result.by_category[row["category"]] = {"assets": row["n"], "bytes": row["size"] or 0}
         result.assets += row["n"]
@@ -80,7 +59,7 @@ def legal_hold_create(
     tenant: Tenant,
     matter: str,
     reason: str,
-    scope: HoldScopeInput,
+    scope: AssetScope,
     lock_until: datetime | None,
     actor: Actor,
     now: datetime | None = None,
@@ -97,7 +76,7 @@ def legal_hold_create(
             created_at=now, created_by=actor.label,
         )  # fmt: skip
         # Shreddings already counting down for what it covers stop now, not at the end of their waiting period.
-        waiting = _covered(tenant.pk, scope).filter(state=AssetState.SHREDDING)
+        waiting = _covered(tenant, scope).filter(state=AssetState.SHREDDING)
         stopped = assets_suspend(tenant=tenant, held=[(a, hold.pk) for a in waiting], actor=actor, now=now)
         preserves = legal_hold_preview(tenant=tenant, scope=scope)
         audit_record(
@@ -154,8 +133,8 @@ class HoldEntry:
     suspends: list[int]  # erasure requests waiting on it
 
 
-def scope_of(hold: LegalHold) -> HoldScopeInput:
-    return HoldScopeInput(categories=hold.categories, created_from=hold.created_from, created_to=hold.created_to)
+def scope_of(hold: LegalHold) -> AssetScope:
+    return AssetScope(categories=hold.categories, created_from=hold.created_from, created_to=hold.created_to)
 
 
 def legal_hold_register(holds: Sequence[LegalHold]) -> list[HoldEntry]:

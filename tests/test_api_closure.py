@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from compliance.holds import HoldScopeInput, legal_hold_create
+from compliance.assets import AssetScope
+from compliance.holds import legal_hold_create
 from compliance.models import AccountClosure, AssetState, AuditEvent, DataAsset
 from compliance.sweep import retention_sweep
 from provisioning.models import Allocation
@@ -60,7 +61,7 @@ def estate(api, alice, acme, fleet, settings, django_capture_on_commit_callbacks
         "invoice": register(client, "invoice-2025-12", "invoice", b'{"total": "12.00"}'),
     }
     hold = legal_hold_create(
-        tenant=acme, matter="Acme v. Initech", reason="litigation", scope=HoldScopeInput(categories=["checkpoint"]),
+        tenant=acme, matter="Acme v. Initech", reason="litigation", scope=AssetScope(categories=["checkpoint"]),
         lock_until=None, actor=SYSTEM,
     )  # fmt: skip
     return {"allocation": allocation, "assets": assets, "hold": hold}

@@ -9,7 +9,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from compliance import storage
-from compliance.holds import HoldScopeInput, legal_hold_create
+from compliance.assets import AssetScope
+from compliance.holds import legal_hold_create
 from compliance.models import AssetState, AuditEvent, DataAsset
 from compliance.sweep import retention_policy_set, retention_sweep
 from tests.conftest import SYSTEM, assert_problem, teammate
@@ -191,7 +192,7 @@ def test_a_legal_hold_refuses_the_delete(api, alice, acme, fleet):
     client = api(alice)
     body = made(client, category="job_log")
     hold = legal_hold_create(
-        tenant=acme, matter="Acme v. Initech", reason="litigation", scope=HoldScopeInput(categories=["job_log"]),
+        tenant=acme, matter="Acme v. Initech", reason="litigation", scope=AssetScope(categories=["job_log"]),
         lock_until=None, actor=SYSTEM,
     )  # fmt: skip
     refused = assert_problem(client.delete(f"{URL}/{body['id']}"), 409, "legal_hold")

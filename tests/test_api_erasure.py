@@ -7,7 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from compliance.holds import HoldScopeInput, legal_hold_create
+from compliance.assets import AssetScope
+from compliance.holds import legal_hold_create
 from compliance.models import AssetState, AuditEvent, ErasureRequest
 from tests.conftest import SYSTEM, assert_problem
 from tests.data_support import T0, asset, regions
@@ -41,7 +42,7 @@ def iso(moment) -> str:
 
 def hold(tenant, **scope):
     return legal_hold_create(
-        tenant=tenant, matter="Acme v. Initech", reason="litigation", scope=HoldScopeInput(**scope),
+        tenant=tenant, matter="Acme v. Initech", reason="litigation", scope=AssetScope(**scope),
         lock_until=None, actor=SYSTEM,
     )  # fmt: skip
 

@@ -6,8 +6,8 @@ import pytest
 from django.core.management import call_command
 
 from compliance import envelope, storage
-from compliance.assets import data_asset_content, data_asset_delete, data_asset_shred_cancel
-from compliance.holds import HoldScopeInput, legal_hold_create, legal_hold_release
+from compliance.assets import AssetScope, data_asset_content, data_asset_delete, data_asset_shred_cancel
+from compliance.holds import legal_hold_create, legal_hold_release
 from compliance.models import AssetState, AuditEvent, DataAsset, TenantKey
 from compliance.sweep import retention_policy_set, retention_sweep
 from tenancy.errors import ServiceError
@@ -108,7 +108,7 @@ def test_a_hold_refuses_a_delete_and_stops_a_pending_shredding(acme, fleet):
     waiting = asset(acme, category="job_log", name="other")
     data_asset_delete(asset=waiting, actor=SYSTEM, now=T0)
     hold = legal_hold_create(
-        tenant=acme, matter="Acme v. Initech", reason="litigation", scope=HoldScopeInput(categories=["job_log"]),
+        tenant=acme, matter="Acme v. Initech", reason="litigation", scope=AssetScope(categories=["job_log"]),
         lock_until=None, actor=SYSTEM, now=T0,
     )  # fmt: skip
     with pytest.raises(ServiceError) as refused:
@@ -128,7 +128,7 @@ def test_the_sweep_shreds_expired_data_and_reports_what_holds_kept(acme, fleet, 
     invoice = asset(acme, category="invoice")
     hold = legal_hold_create(
         tenant=acme, matter="audit 2026", reason="tax audit", lock_until=None, actor=SYSTEM, now=T0,
-        scope=HoldScopeInput(categories=["job_log"], created_to=T0 + timedelta(hours=1)),
+        scope=AssetScope(categories=["job_log"], created_to=T0 + timedelta(hours=1)),
     )  # fmt: skip
     day91 = T0 + timedelta(days=91)
     call_command("retention_sweep", "--now", day91.isoformat(), "--dry-run")
@@ -181,3 +181,26 @@ def test_the_admin_shows_data_but_offers_no_way_around_a_hold(admin_client, acme
     assert admin_client.get(f"/admin/compliance/dataasset/{made.pk}/change/").status_code == 200
     assert admin_client.get(f"/admin/compliance/dataasset/{made.pk}/delete/").status_code == 403
     assert admin_client.get("/admin/compliance/legalhold/add/").status_code == 403
+
+
+def test_a_move_that_loses_a_race_leaves_no_copy_behind(acme, fleet, monkeypatch):
+    from compliance.assets import data_asset_move
+
+    made = asset(acme, content=b"moving")
+    copies = []
+    real_put = storage.blob_put
+
+    def put_while_deleted(**kwargs):
+        copies.append(real_put(**kwargs))
+        DataAsset.objects.filter(pk=made.pk).update(state=AssetState.SHREDDING)  # deleted while the copy was made
+        return copies[-1]
+
+    monkeypatch.setattr(storage, "blob_put", put_while_deleted)
+    with pytest.raises(ServiceError) as refused:
+        data_asset_move(asset=made, region="us-east", actor=SYSTEM)
+    assert refused.value.code == "asset_not_live"
+    made.refresh_from_db()
+    assert made.region.code == "eu-west"
+    assert storage.blob_exists(made.location)
+    assert copies
+    assert not storage.blob_exists(copies[0])

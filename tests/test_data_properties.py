@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compliance import retention
-from compliance.assets import data_asset_delete
+from compliance.assets import AssetScope, data_asset_delete
 from compliance.erasure import erasure_request_create
-from compliance.holds import HoldScopeInput, legal_hold_create, legal_hold_release
+from compliance.holds import legal_hold_create, legal_hold_release
 from compliance.models import AssetState, DataAsset, ErasureOutcome, HoldState, LegalHold
 from compliance.sweep import retention_policy_set, retention_sweep
 from tenancy.errors import ServiceError
@@ -121,7 +121,7 @@ def run(acme: Any, globex: Any, script: Any) -> None:
                 end = T0 + timedelta(days=action[3]) if action[3] is not None else None
                 if start and end and start > end:
                     start, end = end, start
-                scope = HoldScopeInput(categories=sorted(action[1]), created_from=start, created_to=end)
+                scope = AssetScope(categories=sorted(action[1]), created_from=start, created_to=end)
                 legal_hold_create(tenant=acme, matter="m", reason="r", scope=scope, lock_until=None, actor=SYSTEM,
                                   now=now)  # fmt: skip
             elif kind == "release":

@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from compliance.holds import HoldScopeInput, legal_hold_create
+from compliance.assets import AssetScope
+from compliance.holds import legal_hold_create
 from compliance.models import AssetState, AuditEvent, DataAsset
 from compliance.selectors import audit_chain_verify
 from compliance.sweep import retention_sweep
@@ -75,7 +76,7 @@ def test_a_hold_placed_during_a_sweep_is_never_overtaken(acme):
 
     def hold():
         return legal_hold_create(
-            tenant=acme, matter="late", reason="placed mid-sweep", scope=HoldScopeInput(categories=["job_log"]),
+            tenant=acme, matter="late", reason="placed mid-sweep", scope=AssetScope(categories=["job_log"]),
             lock_until=None, actor=SYSTEM, now=T0 + WAIT,
         )  # fmt: skip
 
