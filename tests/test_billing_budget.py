@@ -88,7 +88,8 @@ def test_the_admission_check_counts_usage_still_running(acme):
     load_fleet()
     price("1.00")
     budget_set(tenant=acme, monthly=Decimal("100.00"), hard_stop=True, actor=SYSTEM)
-    run(place(acme, gpus=1), at(0))  # 2026-11-02 10:00, still running: days of usage by the real clock
+    run(place(acme, gpus=1), at(0))  # 2026-11-02 10:00 and still running
+    admission_check(tenant=acme, now=at(99 * 60))  # 99.00 spent this month: under the budget
     with pytest.raises(PaymentRequired) as refused:
-        admission_check(tenant=acme)
+        admission_check(tenant=acme, now=at(100 * 60))  # 100.00: the budget is reached
     assert (refused.value.code, refused.value.status) == ("budget_exceeded", 402)
