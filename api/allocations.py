@@ -35,9 +35,12 @@ from tenancy.services import tenant_set_quota
 class ShareSerializer(serializers.Serializer[Any]):
     mode = serializers.ChoiceField(choices=sorted(m.value for m in SOFT_SHARING))
     fraction = serializers.DecimalField(
-        max_digits=4, decimal_places=3, min_value=Decimal("0.001"), max_value=Decimal("0.999"),
+        max_digits=4,
+        decimal_places=3,
+        min_value=Decimal("0.001"),
+        max_value=Decimal("0.999"),
         help_text="Share of one GPU, 0.001 to 0.999 (soft sharing stays inside the tenant).",
-    )  # fmt: skip
+    )
 
 
 class GangSerializer(serializers.Serializer[Any]):
@@ -50,9 +53,12 @@ class AllocationRequestSerializer(serializers.Serializer[Any]):
     rung = serializers.ChoiceField(choices=[r.value for r in Rung])
     gpu_model = serializers.ChoiceField(choices=GPU_MODEL_NAMES, required=False)
     gpu_models = serializers.ListField(
-        child=serializers.ChoiceField(choices=GPU_MODEL_NAMES), required=False, min_length=1, max_length=7,
+        child=serializers.ChoiceField(choices=GPU_MODEL_NAMES),
+        required=False,
+        min_length=1,
+        max_length=7,
         help_text="Acceptable models, most preferred first (instead of gpu_model).",
-    )  # fmt: skip
+    )
     gpus = serializers.IntegerField(min_value=1, max_value=8, required=False, help_text="Whole GPUs on one node.")
     mig_profile = serializers.CharField(max_length=32, required=False, help_text="e.g. 3g.40gb")
     share = ShareSerializer(required=False)
@@ -119,9 +125,20 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     class Meta:
         model = Allocation
         fields = [
-            "id", "name", "state", "rung", "performance_isolation", "security_isolation", "gpu_model", "region",
-            "hall", "devices", "created", "state_changed_at", "failure_reason",
-        ]  # fmt: skip
+            "id",
+            "name",
+            "state",
+            "rung",
+            "performance_isolation",
+            "security_isolation",
+            "gpu_model",
+            "region",
+            "hall",
+            "devices",
+            "created",
+            "state_changed_at",
+            "failure_reason",
+        ]
         read_only_fields = fields
 
     @extend_schema_field(DeviceSerializer(many=True))
@@ -209,8 +226,9 @@ class OfferingsView(LadderView):
         for row in rows:
             prices = index.get((row.rung, row.gpu_model, row.region), {})
             currency = next(iter(prices.values())).sku.currency if prices else None
-            body.append({**row.as_dict(), "prices": {k: p.unit_price_per_hour for k, p in prices.items()},
-                         "currency": currency})  # fmt: skip
+            body.append(
+                {**row.as_dict(), "prices": {k: p.unit_price_per_hour for k, p in prices.items()}, "currency": currency}
+            )
         return Response(OfferingSerializer(body, many=True).data)
 
 
@@ -306,9 +324,12 @@ class DefragmentViewSet(StaffViewSet):
 
 class QuotaSerializer(serializers.Serializer[Any]):
     gpus = serializers.DecimalField(
-        max_digits=9, decimal_places=3, min_value=Decimal(0), allow_null=True,
+        max_digits=9,
+        decimal_places=3,
+        min_value=Decimal(0),
+        allow_null=True,
         help_text="GPUs the tenant may hold at once (a MIG slice counts its compute share); null lifts the quota.",
-    )  # fmt: skip
+    )
 
 
 class TenantQuotaView(LadderView):

@@ -54,9 +54,21 @@ class AuditEventSerializer(serializers.ModelSerializer[AuditEvent]):
     class Meta:
         model = AuditEvent
         fields = [
-            "seq", "at", "actor_type", "actor_id", "actor_label", "api_key_prefix", "tenant", "action",
-            "target_type", "target_id", "data", "changes", "prev_hash", "hash",
-        ]  # fmt: skip
+            "seq",
+            "at",
+            "actor_type",
+            "actor_id",
+            "actor_label",
+            "api_key_prefix",
+            "tenant",
+            "action",
+            "target_type",
+            "target_id",
+            "data",
+            "changes",
+            "prev_hash",
+            "hash",
+        ]
         read_only_fields = fields
 
     @extend_schema_field(ChangeSerializer(many=True))

@@ -143,9 +143,12 @@ class UsageView(BillingView):
         q = query.validated_data
         allocations_refresh(tenant_id=self.membership.tenant_id)  # what runs now, as the allocations list shows
         rows = selectors.usage_rows(
-            tenant=self.membership.tenant, start=q["from_"], end=q["to"], granularity=q["granularity"],
+            tenant=self.membership.tenant,
+            start=q["from_"],
+            end=q["to"],
+            granularity=q["granularity"],
             now=timezone.now(),
-        )  # fmt: skip
+        )
         return Response(UsageSerializer({"granularity": q["granularity"], "rows": [r.__dict__ for r in rows]}).data)
 
 
@@ -189,9 +192,19 @@ class InvoiceSerializer(serializers.ModelSerializer[Invoice]):
     class Meta:
         model = Invoice
         fields = [
-            "id", "stripe_id", "status", "currency", "period_start", "period_end", "subtotal", "total",
-            "amount_due", "amount_paid", "lines", "hosted_invoice_url",
-        ]  # fmt: skip
+            "id",
+            "stripe_id",
+            "status",
+            "currency",
+            "period_start",
+            "period_end",
+            "subtotal",
+            "total",
+            "amount_due",
+            "amount_paid",
+            "lines",
+            "hosted_invoice_url",
+        ]
         read_only_fields = fields
 
 
@@ -208,10 +221,13 @@ class InvoiceViewSet(mixins.ListModelMixin, TenantScopedViewSet):
             return super().list(request, *args, **kwargs)
         previews = selectors.invoice_previews(tenant=self.caller.tenant, now=timezone.now())  # type: ignore[arg-type]
         data = [
-            {"mode": "ledger_only", "status": "preview", **InvoicePreviewSerializer({"mode": "ledger_only",
-                                                                                     **p.__dict__}).data}
+            {
+                "mode": "ledger_only",
+                "status": "preview",
+                **InvoicePreviewSerializer({"mode": "ledger_only", **p.__dict__}).data,
+            }
             for p in previews
-        ]  # fmt: skip
+        ]
         return Response({"next": None, "previous": None, "results": data})
 
 
@@ -261,9 +277,11 @@ class BudgetView(LadderView):
         body = BudgetSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         services.budget_set(
-            tenant=self.membership.tenant, monthly=body.validated_data["monthly"],
-            hard_stop=body.validated_data["hard_stop"], actor=self.caller.actor,
-        )  # fmt: skip
+            tenant=self.membership.tenant,
+            monthly=body.validated_data["monthly"],
+            hard_stop=body.validated_data["hard_stop"],
+            actor=self.caller.actor,
+        )
         services.budget_check(tenant=self.membership.tenant, now=timezone.now())
         return Response(BudgetStatusSerializer(self._status()).data)
 

@@ -27,8 +27,17 @@ class ClusterSerializer(serializers.ModelSerializer[Cluster]):
 
     class Meta:
         model = Cluster
-        fields = ["name", "hall", "api_server", "health", "health_detail", "server_version", "checked_at",
-                  "reconciled_at", "created_at"]  # fmt: skip
+        fields = [
+            "name",
+            "hall",
+            "api_server",
+            "health",
+            "health_detail",
+            "server_version",
+            "checked_at",
+            "reconciled_at",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -55,8 +64,11 @@ class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffView
     serializer_class = ClusterSerializer
     lookup_field = "name"
     required_permission = "provisioning.view_cluster"
-    action_permissions = {"create": "provisioning.add_cluster", "test": "provisioning.change_cluster",
-                          "sync": "provisioning.add_node"}  # fmt: skip
+    action_permissions = {
+        "create": "provisioning.add_cluster",
+        "test": "provisioning.change_cluster",
+        "sync": "provisioning.add_node",
+    }
 
     @extend_schema(request=ClusterRegisterSerializer, responses={201: ClusterSerializer})
     def create(self, request: Request) -> Response:
@@ -66,9 +78,12 @@ class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffView
         data = body.validated_data
         credentials = {k: data[k] for k in ("kubeconfig", "token", "ca_cert") if data.get(k)}
         cluster = services.cluster_register(
-            name=data["name"], hall=data["hall"], api_server=data["api_server"], credentials=credentials,
+            name=data["name"],
+            hall=data["hall"],
+            api_server=data["api_server"],
+            credentials=credentials,
             actor=self.caller.actor,
-        )  # fmt: skip
+        )
         return Response(ClusterSerializer(cluster).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses=ClusterSerializer)
@@ -100,6 +115,12 @@ def node_diagnosis(node: Node) -> dict[str, Any]:
     except (ClusterUnavailable, ApiException) as error:
         raise _unavailable(error) from None
     if found is None:
-        return {"ok": False, "layer": "node", "node": node.hostname, "evidence": {},
-                "summary": f"cluster {cluster.name} has no Node named {node.hostname}", "checks": []}  # fmt: skip
+        return {
+            "ok": False,
+            "layer": "node",
+            "node": node.hostname,
+            "evidence": {},
+            "summary": f"cluster {cluster.name} has no Node named {node.hostname}",
+            "checks": [],
+        }
     return diagnose_node(found, expected_gpus=node.gpu_count).as_dict()

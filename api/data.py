@@ -52,9 +52,21 @@ class DataAssetSerializer(serializers.ModelSerializer[DataAsset]):
     class Meta:
         model = DataAsset
         fields = [
-            "id", "name", "category", "region", "size_bytes", "created_at", "location", "key_id", "derived_from",
-            "derivatives", "state", "shred_reason", "shred_after", "shredded_at",
-        ]  # fmt: skip
+            "id",
+            "name",
+            "category",
+            "region",
+            "size_bytes",
+            "created_at",
+            "location",
+            "key_id",
+            "derived_from",
+            "derivatives",
+            "state",
+            "shred_reason",
+            "shred_after",
+            "shredded_at",
+        ]
         read_only_fields = fields
 
     def get_derived_from(self, asset: DataAsset) -> list[int]:
@@ -69,17 +81,28 @@ class DataAssetCreateSerializer(serializers.Serializer[Any]):
     category = serializers.ChoiceField(choices=Category.choices)
     region = serializers.SlugField(max_length=40, help_text="Region code; the tenant's residency must allow it.")
     size_bytes = serializers.IntegerField(
-        min_value=0, max_value=2**63 - 1, required=False, allow_null=True, default=None,
+        min_value=0,
+        max_value=2**63 - 1,
+        required=False,
+        allow_null=True,
+        default=None,
         help_text="Required without content; with content, it must match (or be left out).",
-    )  # fmt: skip
+    )
     derived_from = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), required=False, default=list, max_length=1000,
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        default=list,
+        max_length=1000,
         help_text="Ids of this tenant's assets this one was made from.",
-    )  # fmt: skip
+    )
     content = serializers.CharField(
-        required=False, allow_null=True, allow_blank=True, default=None, trim_whitespace=False,
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        default=None,
+        trim_whitespace=False,
         help_text="The content itself, base64 (small: register larger data by size only). Stored encrypted.",
-    )  # fmt: skip
+    )
 
 
 class DataAssetMoveSerializer(serializers.Serializer[Any]):
@@ -142,10 +165,12 @@ class DataAssetViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantS
         request=DataAssetCreateSerializer,
         responses={
             201: DataAssetSerializer,
-            409: OpenApiResponse(description="`residency` (the region is outside the tenant's residency) or "
-                                             "`zero_retention` (the tenant does not let the category persist)."),
+            409: OpenApiResponse(
+                description="`residency` (the region is outside the tenant's residency) or "
+                "`zero_retention` (the tenant does not let the category persist)."
+            ),
         },
-    )  # fmt: skip
+    )
     def create(self, request: Request) -> Response:
         """Register an asset, with its content (base64) when small."""
         body = DataAssetCreateSerializer(data=request.data)
@@ -153,10 +178,15 @@ class DataAssetViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantS
         data = body.validated_data
         content = content_decode(data["content"]) if data["content"] is not None else None
         asset = data_asset_create(
-            tenant=self.membership.tenant, name=data["name"], category=data["category"], region=data["region"],
-            size_bytes=data["size_bytes"], derived_from=data["derived_from"], content=content,
+            tenant=self.membership.tenant,
+            name=data["name"],
+            category=data["category"],
+            region=data["region"],
+            size_bytes=data["size_bytes"],
+            derived_from=data["derived_from"],
+            content=content,
             actor=self.caller.actor,
-        )  # fmt: skip
+        )
         return self._answer(asset, status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -288,9 +318,12 @@ class RetentionPolicyView(LadderView):
         body = RetentionPolicySetSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         retention_policy_set(
-            tenant=self.membership.tenant, category=category, days=body.validated_data["days"],
-            zero_retention=body.validated_data["zero_retention"], actor=self.caller.actor,
-        )  # fmt: skip
+            tenant=self.membership.tenant,
+            category=category,
+            days=body.validated_data["days"],
+            zero_retention=body.validated_data["zero_retention"],
+            actor=self.caller.actor,
+        )
         return Response(self._one(category))
 
 
@@ -357,16 +390,24 @@ class ClosureSerializer(serializers.ModelSerializer[AccountClosure]):
         read_only=True, allow_null=True, help_text="Id of the final invoice (a data asset, category invoice)."
     )
     export: serializers.PrimaryKeyRelatedField[DataAsset] = serializers.PrimaryKeyRelatedField(
-        read_only=True, allow_null=True,
+        read_only=True,
+        allow_null=True,
         help_text="Id of the export bundle (a data asset: JSON lines); download it before `closes_at`.",
-    )  # fmt: skip
+    )
 
     class Meta:
         model = AccountClosure
         fields = [
-            "id", "state", "requested_by", "requested_at", "closes_at", "allocations_stopped", "final_invoice",
-            "export", "report",
-        ]  # fmt: skip
+            "id",
+            "state",
+            "requested_by",
+            "requested_at",
+            "closes_at",
+            "allocations_stopped",
+            "final_invoice",
+            "export",
+            "report",
+        ]
         read_only_fields = fields
 
 

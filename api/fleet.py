@@ -112,9 +112,21 @@ class NodeSerializer(serializers.ModelSerializer[Node]):
     class Meta:
         model = Node
         fields = [
-            "id", "hostname", "region", "hall", "gpu_model", "gpu_count", "nvlink_domain", "cc_capable", "cc_mode",
-            "versions", "state", "state_changed_at", "created_at", "gpus",
-        ]  # fmt: skip
+            "id",
+            "hostname",
+            "region",
+            "hall",
+            "gpu_model",
+            "gpu_count",
+            "nvlink_domain",
+            "cc_capable",
+            "cc_mode",
+            "versions",
+            "state",
+            "state_changed_at",
+            "created_at",
+            "gpus",
+        ]
         read_only_fields = fields
 
 

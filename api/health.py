@@ -38,8 +38,11 @@ def _check_broker() -> str | None:
 
 
 def readyz(request: HttpRequest) -> HttpResponse:
-    failures = {name: error for name, check in (("database", _check_database), ("broker", _check_broker))
-                if (error := check()) is not None}  # fmt: skip
+    failures = {
+        name: error
+        for name, check in (("database", _check_database), ("broker", _check_broker))
+        if (error := check()) is not None
+    }
     checks = {
         "database": failures.get("database", "ok"),
         "broker": failures.get("broker", "inline" if settings.LADDER_TASKS_INLINE else "ok"),

@@ -100,9 +100,11 @@ class LegalHoldCreateSerializer(HoldScopeSerializer):
     matter = serializers.CharField(max_length=200)
     reason = serializers.CharField()
     lock_until = serializers.DateTimeField(
-        required=False, allow_null=True, default=None,
+        required=False,
+        allow_null=True,
+        default=None,
         help_text="Preservation lock: the hold cannot be released before this moment.",
-    )  # fmt: skip
+    )
 
 
 class LegalHoldReleaseSerializer(serializers.Serializer[Any]):
@@ -237,9 +239,18 @@ class ErasureRequestSerializer(serializers.ModelSerializer[ErasureRequest]):
     class Meta:
         model = ErasureRequest
         fields = [
-            "id", "tenant", "state", "on_behalf_of", "scope", "requested_by", "created_at", "completed_at",
-            "deleted", "withheld", "affected",
-        ]  # fmt: skip
+            "id",
+            "tenant",
+            "state",
+            "on_behalf_of",
+            "scope",
+            "requested_by",
+            "created_at",
+            "completed_at",
+            "deleted",
+            "withheld",
+            "affected",
+        ]
         read_only_fields = fields
 
     @staticmethod
@@ -267,17 +278,24 @@ class ErasureRequestCreateSerializer(serializers.Serializer[Any]):
     tenant's data (another tenant's slug answers as an unknown one)."""
 
     tenant = serializers.SlugRelatedField(
-        slug_field="slug", queryset=Tenant.objects.all(), required=False,
+        slug_field="slug",
+        queryset=Tenant.objects.all(),
+        required=False,
         help_text="The tenant whose data is erased: required for compliance staff; a tenant's own by default.",
-    )  # fmt: skip
+    )
     on_behalf_of = serializers.CharField(
-        max_length=200, required=False, default="",
+        max_length=200,
+        required=False,
+        default="",
         help_text="The data subject who asked: required for compliance staff, optional for a tenant.",
-    )  # fmt: skip
+    )
     assets = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), required=False, default=list, max_length=MAX_NAMED_ASSETS,
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        default=list,
+        max_length=MAX_NAMED_ASSETS,
         help_text=f"Asset ids (at most {MAX_NAMED_ASSETS}; name categories and dates for more).",
-    )  # fmt: skip
+    )
     categories = category_list("Erase the tenant's assets of these categories.", required=False, default=list)
     created_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
     created_to = serializers.DateTimeField(required=False, allow_null=True, default=None)

@@ -23,13 +23,19 @@ from tenancy.selectors import api_keys_visible
 
 class ResidencySerializer(serializers.Serializer[Any]):
     regions = serializers.ListField(
-        child=serializers.SlugField(), allow_null=True, required=False, default=None,
+        child=serializers.SlugField(),
+        allow_null=True,
+        required=False,
+        default=None,
         help_text="Region codes the tenant's compute and data may use; null: any.",
-    )  # fmt: skip
+    )
     jurisdictions = serializers.ListField(
-        child=serializers.RegexField(r"^[A-Z]{2,8}\Z"), allow_null=True, required=False, default=None,
+        child=serializers.RegexField(r"^[A-Z]{2,8}\Z"),
+        allow_null=True,
+        required=False,
+        default=None,
         help_text="Jurisdictions (e.g. EU, US) allowed; null: any. A sovereign tenant names exactly one.",
-    )  # fmt: skip
+    )
     sovereign = serializers.BooleanField(default=False, help_text="Use only halls fenced for the jurisdiction.")
 
     def validate_regions(self, value: list[str] | None) -> list[str] | None:

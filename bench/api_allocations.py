@@ -132,8 +132,9 @@ def run(
     bench_url = parsed._replace(path="/ladder_bench").geturl()
     admin = subprocess.run(
         ["psql", parsed._replace(path="/postgres").geturl(), "-qc", "DROP DATABASE IF EXISTS ladder_bench"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
     if admin.returncode:
         raise SystemExit(admin.stderr)
     subprocess.run(
@@ -145,12 +146,27 @@ def run(
     gunicorn = str(Path(sys.executable).with_name("gunicorn"))
     servers = [
         subprocess.Popen(
-            [gunicorn, "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-             "--worker-class", "gthread", "--threads", str(threads), "--log-level", "warning"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                gunicorn,
+                "config.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(workers),
+                "--worker-class",
+                "gthread",
+                "--threads",
+                str(threads),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         for port in PORTS
-    ]  # fmt: skip
+    ]
     try:
         for port in PORTS:
             _wait_up(port)

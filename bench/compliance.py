@@ -136,8 +136,14 @@ def run_verifications(events: list[dict[str, Any]], failed: list[str]) -> list[R
     result, seconds = timed(audit_chain_verify)
     if not (result.ok and result.count == total):
         failed.append(f"audit_chain_verify: {result.describe()} (expected {total} events)")
-    rows.append({"what": "audit_chain_verify() (database walk)", "events": total, "seconds": round(seconds, 2),
-                 "events/s": rate(total, seconds)})  # fmt: skip
+    rows.append(
+        {
+            "what": "audit_chain_verify() (database walk)",
+            "events": total,
+            "seconds": round(seconds, 2),
+            "events/s": rate(total, seconds),
+        }
+    )
     head = AuditChainHead.objects.values_list("seq", "hash").get(id=1)
 
     def first_version() -> Any:
@@ -147,13 +153,25 @@ def run_verifications(events: list[dict[str, Any]], failed: list[str]) -> list[R
     result, seconds = timed(first_version)
     if not result.ok:
         failed.append(f"chain.verify over the ORM: {result.describe()}")
-    rows.append({"what": "before: chain.verify over ORM .values()", "events": total, "seconds": round(seconds, 2),
-                 "events/s": rate(total, seconds)})  # fmt: skip
+    rows.append(
+        {
+            "what": "before: chain.verify over ORM .values()",
+            "events": total,
+            "seconds": round(seconds, 2),
+            "events/s": rate(total, seconds),
+        }
+    )
     result, seconds = timed(lambda: verify(events))
     if not (result.ok and result.count == len(events)):
         failed.append(f"chain.verify in memory: {result.describe()}")
-    rows.append({"what": "chain.verify() over events in memory", "events": len(events), "seconds": round(seconds, 2),
-                 "events/s": rate(len(events), seconds)})  # fmt: skip
+    rows.append(
+        {
+            "what": "chain.verify() over events in memory",
+            "events": len(events),
+            "seconds": round(seconds, 2),
+            "events/s": rate(len(events), seconds),
+        }
+    )
     return rows
 
 
@@ -174,9 +192,13 @@ def run_export(path: Path, tenant: Any, traced: bool) -> tuple[Any, Row]:
     records = report.events + report.links
     return report, {
         "export": f"tenant {tenant.slug}" if tenant else "everything",
-        "events": report.events, "links": report.links, "checkpoints": report.checkpoints,
-        "seconds": round(seconds, 2), "records/s": rate(records, seconds), "MiB": round(path.stat().st_size / 2**20, 1),
-    }  # fmt: skip
+        "events": report.events,
+        "links": report.links,
+        "checkpoints": report.checkpoints,
+        "seconds": round(seconds, 2),
+        "records/s": rate(records, seconds),
+        "MiB": round(path.stat().st_size / 2**20, 1),
+    }
 
 
 # Runs a module (``python -m``) or a script, then writes the process's own peak RSS (VmHWM, KiB) to the file that
@@ -279,8 +301,9 @@ def chain_part(args: argparse.Namespace) -> int:
         _, memory = run_export(workdir / f"{name}-traced.jsonl", chosen, traced=True)
         # The command in a process of its own, for its peak RSS (Django and the venv's imports included).
         command = ["audit_export", "--out", str(workdir / f"{name}-command.jsonl")]
-        code, output, seconds, rss = run_peak("manage.py", command + (["--tenant", tenant.slug] if chosen else []),
-                                              dict(os.environ))  # fmt: skip
+        code, output, seconds, rss = run_peak(
+            "manage.py", command + (["--tenant", tenant.slug] if chosen else []), dict(os.environ)
+        )
         if code != 0:
             failed.append(f"manage.py audit_export ({name}): exit {code}: {output}")
         exports.append(figures | memory | {"command_s": round(seconds, 2), "command_peak_rss_mib": round(rss, 1)})
@@ -289,23 +312,60 @@ def chain_part(args: argparse.Namespace) -> int:
         if code != 0 or not output.startswith(expected):
             failed.append(f"offline verification of the {name} bundle: exit {code}: {output}")
         records = report.events + report.links
-        offline.append({"bundle": figures["export"], "records": records, "seconds": round(seconds, 2),
-                        "records/s": rate(records, seconds), "events/s": rate(report.events, seconds),
-                        "peak_rss_mib": round(rss, 1), "exit": code})  # fmt: skip
+        offline.append(
+            {
+                "bundle": figures["export"],
+                "records": records,
+                "seconds": round(seconds, 2),
+                "records/s": rate(records, seconds),
+                "events/s": rate(report.events, seconds),
+                "peak_rss_mib": round(rss, 1),
+                "exit": code,
+            }
+        )
     code, output, seconds, rss = run_peak("compliance.verify", ["--help"], dict(os.environ))
-    offline.append({"bundle": "(none: --help, for the imports)", "records": "-", "seconds": round(seconds, 2),
-                    "records/s": "-", "events/s": "-", "peak_rss_mib": round(rss, 1), "exit": code})  # fmt: skip
+    offline.append(
+        {
+            "bundle": "(none: --help, for the imports)",
+            "records": "-",
+            "seconds": round(seconds, 2),
+            "records/s": "-",
+            "events/s": "-",
+            "peak_rss_mib": round(rss, 1),
+            "exit": code,
+        }
+    )
     code, output, seconds, rss = run_peak("manage.py", ["check"], dict(os.environ))
-    exports.append({"export": "(none: manage.py check, for Django's own RSS)", "events": "-", "links": "-",
-                    "checkpoints": "-", "seconds": "-", "records/s": "-", "MiB": "-", "tracemalloc_peak_kib": "-",
-                    "command_s": round(seconds, 2), "command_peak_rss_mib": round(rss, 1)})  # fmt: skip
+    exports.append(
+        {
+            "export": "(none: manage.py check, for Django's own RSS)",
+            "events": "-",
+            "links": "-",
+            "checkpoints": "-",
+            "seconds": "-",
+            "records/s": "-",
+            "MiB": "-",
+            "tracemalloc_peak_kib": "-",
+            "command_s": round(seconds, 2),
+            "command_peak_rss_mib": round(rss, 1),
+        }
+    )
     tampered = workdir / "tenant-tampered.jsonl"
     seq = tamper(workdir / "tenant.jsonl", tampered)
     code, output, seconds, rss = run_offline(tampered, key)
     if code != 1 or f"at seq {seq}: tampered body" not in output:
         failed.append(f"the tampered bundle (seq {seq}) was not refused as expected: exit {code}: {output}")
-    offline.append({"bundle": f"tenant, seq {seq} tampered", "records": "-", "seconds": round(seconds, 2),
-                    "records/s": "-", "events/s": "-", "peak_rss_mib": round(rss, 1), "exit": code})  # fmt: skip
+    offline.append(
+        {
+            "bundle": f"tenant, seq {seq} tampered",
+            "records": "-",
+            "seconds": round(seconds, 2),
+            "records/s": "-",
+            "events/s": "-",
+            "peak_rss_mib": round(rss, 1),
+            "exit": code,
+        }
+    )
 
     print("Chain verification (the whole chain; the database walk holds one COPY chunk at a time)\n")
     print(table(verifications))
@@ -330,11 +390,29 @@ def chain_part(args: argparse.Namespace) -> int:
 
 # Assets per category, in percent: logs and inference payloads are most of what a GPU cloud stores for a tenant,
 # finance records a steady trickle that never expires within the three years loaded.
-CATEGORY_SHARE = {"dataset": 10, "checkpoint": 15, "job_log": 25, "inference_payload": 25, "export": 5,
-                  "usage_record": 15, "invoice": 5}  # fmt: skip
+CATEGORY_SHARE = {
+    "dataset": 10,
+    "checkpoint": 15,
+    "job_log": 25,
+    "inference_payload": 25,
+    "export": 5,
+    "usage_record": 15,
+    "invoice": 5,
+}
 HISTORY = timedelta(days=3 * 365)
-ASSET_COLUMNS = ("tenant_id", "name", "category", "region_id", "size_bytes", "created_at", "location", "key_id",
-                 "wrapped_key", "state", "shred_reason")  # fmt: skip
+ASSET_COLUMNS = (
+    "tenant_id",
+    "name",
+    "category",
+    "region_id",
+    "size_bytes",
+    "created_at",
+    "location",
+    "key_id",
+    "wrapped_key",
+    "state",
+    "shred_reason",
+)
 # The first active hold (lowest id, the one ``retention.Holds.first`` names) whose scope covers asset ``a``,
 # written from the hold scopes in SQL rather than asked of ``compliance.retention``.
 COVERING = (
@@ -357,8 +435,19 @@ def asset_rows(count: int, tenants: Sequence[int], region_id: int, now: datetime
         [tenant] = rng.choices(tenants, cum_weights=by_tenant)
         [category] = rng.choices(categories, cum_weights=by_category)
         created = start + step * (i + rng.random())
-        yield (tenant, f"{category}-{i}", category, region_id, rng.randrange(2**20, 2**36), created, "",
-               rng.randbytes(8).hex(), rng.randbytes(61), "live", "")  # fmt: skip
+        yield (
+            tenant,
+            f"{category}-{i}",
+            category,
+            region_id,
+            rng.randrange(2**20, 2**36),
+            created,
+            "",
+            rng.randbytes(8).hex(),
+            rng.randbytes(61),
+            "live",
+            "",
+        )
 
 
 def load_assets(count: int, tenants: Sequence[int], now: datetime) -> None:
@@ -396,16 +485,19 @@ def place_holds(count: int, tenants: Sequence[int], now: datetime) -> Counter[st
         elif draw < 0.10:
             kind = "broad"
             span = timedelta(days=rng.uniform(90, 365))
-            scope = AssetScope(categories=rng.sample(categories, rng.randint(1, 3)), created_from=start,
-                                   created_to=start + span)  # fmt: skip
+            scope = AssetScope(
+                categories=rng.sample(categories, rng.randint(1, 3)), created_from=start, created_to=start + span
+            )
         else:
             kind = "narrow"
             span = timedelta(days=rng.uniform(1, 30))
-            scope = AssetScope(categories=rng.sample(categories, rng.randint(1, 2)), created_from=start,
-                                   created_to=start + span)  # fmt: skip
+            scope = AssetScope(
+                categories=rng.sample(categories, rng.randint(1, 2)), created_from=start, created_to=start + span
+            )
         tenant = by_id[rng.choice(tenants)]
-        legal_hold_create(tenant=tenant, matter=f"matter {k}", reason="bench", scope=scope, lock_until=None,
-                          actor=actor)  # fmt: skip
+        legal_hold_create(
+            tenant=tenant, matter=f"matter {k}", reason="bench", scope=scope, lock_until=None, actor=actor
+        )
         kinds[kind] += 1
     return kinds
 
@@ -466,18 +558,30 @@ def sweep_pass(name: str, now: datetime, dry_run: bool, assets: int, traced: boo
     scheduled, shredded, held = (sum(c.values()) for c in (report.scheduled, report.shredded, report.held))
     decided = scheduled + shredded + held + sum(report.suspended.values())
     return report, {
-        "pass": name, "seconds": round(seconds, 1), "assets/s": rate(assets, seconds), "decided": decided,
-        "decided/s": rate(decided, seconds), "scheduled": scheduled, "shredded": shredded, "held": held,
-        "holds_holding": len(report.held), "suspended": sum(report.suspended.values()),
-        "audit_events": head_seq() - before, "client_cpu_s": round(cpu, 1),
+        "pass": name,
+        "seconds": round(seconds, 1),
+        "assets/s": rate(assets, seconds),
+        "decided": decided,
+        "decided/s": rate(decided, seconds),
+        "scheduled": scheduled,
+        "shredded": shredded,
+        "held": held,
+        "holds_holding": len(report.held),
+        "suspended": sum(report.suspended.values()),
+        "audit_events": head_seq() - before,
+        "client_cpu_s": round(cpu, 1),
         "rss_growth_mib": round(peak_rss_mib() - rss, 1),
-    }  # fmt: skip
+    }
 
 
 def pass_checks(name: str, report: Any, figures: Row, want: dict[str, Any]) -> list[str]:
-    got = {"scheduled": sum(report.scheduled.values()), "shredded": sum(report.shredded.values()),
-           "held": report.held, "suspended": sum(report.suspended.values()),
-           "audit events": figures["audit_events"]}  # fmt: skip
+    got = {
+        "scheduled": sum(report.scheduled.values()),
+        "shredded": sum(report.shredded.values()),
+        "held": report.held,
+        "suspended": sum(report.suspended.values()),
+        "audit events": figures["audit_events"],
+    }
     return [f"{name}: {what} {got[what]!r} != expected {value!r}" for what, value in want.items() if got[what] != value]
 
 
@@ -517,8 +621,10 @@ def sweep_part(args: argparse.Namespace) -> int:
     from compliance.sweep import shred_wait
 
     [(version,)] = sql("SHOW server_version")
-    print(f"machine: {os.cpu_count()} CPUs, PostgreSQL {version}, Python {sys.version.split()[0]}, "
-          f"load average {os.getloadavg()[0]:.1f} (other work on the machine moves the timings)")  # fmt: skip
+    print(
+        f"machine: {os.cpu_count()} CPUs, PostgreSQL {version}, Python {sys.version.split()[0]}, "
+        f"load average {os.getloadavg()[0]:.1f} (other work on the machine moves the timings)"
+    )
     sql(
         "INSERT INTO tenancy_tenant (slug, name, state, created_at, allow_soft_sharing, dedicated_hardware, sovereign)"
         " SELECT 'bench-' || i, 'Bench ' || i, 'active', now(), true, false, false FROM generate_series(1, %s) i",
@@ -532,8 +638,10 @@ def sweep_part(args: argparse.Namespace) -> int:
     kinds = place_holds(args.holds, tenants, first)
     classes = asset_classes(first, later)
     loaded = time.perf_counter() - began
-    expired = {held: sum(n for (h, e, _), n in classes.items() if (h is not None) == held and e == "expired")
-               for held in (False, True)}  # fmt: skip
+    expired = {
+        held: sum(n for (h, e, _), n in classes.items() if (h is not None) == held and e == "expired")
+        for held in (False, True)
+    }
     expiring = sum(n for (h, e, _), n in classes.items() if h is None and e == "expiring")
     covered = sum(n for (h, _, _), n in classes.items() if h is not None)
     print(
@@ -551,14 +659,37 @@ def sweep_part(args: argparse.Namespace) -> int:
         use_database(args.database)
 
     sweeps = (
-        ("1. sweep at T (schedules)", first, False, {"scheduled": expired[False], "shredded": 0,
-         "held": held_by(classes, {"expired"}), "suspended": 0, "audit events": expired[False]}),
-        ("2. dry run at T", first, True, {"scheduled": 0, "shredded": 0, "held": held_by(classes, {"expired"}),
-         "suspended": 0, "audit events": 0}),
-        ("3. sweep at T + wait (shreds)", later, False, {"scheduled": expiring, "shredded": expired[False],
-         "held": held_by(classes, {"expired", "expiring"}), "suspended": 0,
-         "audit events": expired[False] + expiring}),
-    )  # fmt: skip
+        (
+            "1. sweep at T (schedules)",
+            first,
+            False,
+            {
+                "scheduled": expired[False],
+                "shredded": 0,
+                "held": held_by(classes, {"expired"}),
+                "suspended": 0,
+                "audit events": expired[False],
+            },
+        ),
+        (
+            "2. dry run at T",
+            first,
+            True,
+            {"scheduled": 0, "shredded": 0, "held": held_by(classes, {"expired"}), "suspended": 0, "audit events": 0},
+        ),
+        (
+            "3. sweep at T + wait (shreds)",
+            later,
+            False,
+            {
+                "scheduled": expiring,
+                "shredded": expired[False],
+                "held": held_by(classes, {"expired", "expiring"}),
+                "suspended": 0,
+                "audit events": expired[False] + expiring,
+            },
+        ),
+    )
     failed: list[str] = []
     rows, reports = [], []
     for name, now, dry_run, want in sweeps:
@@ -578,8 +709,11 @@ def sweep_part(args: argparse.Namespace) -> int:
     if bad_keys:
         failed.append(f"{bad_keys} assets whose data key, shredded_at or shred_after do not match their state")
     actions = dict(AuditEvent.objects.values_list("action").annotate(n=Count("seq")).order_by())
-    written = {"legal_hold.created": args.holds, "data_asset.shred_scheduled": expired[False] + expiring,
-               "data_asset.shredded": expired[False]}  # fmt: skip
+    written = {
+        "legal_hold.created": args.holds,
+        "data_asset.shred_scheduled": expired[False] + expiring,
+        "data_asset.shredded": expired[False],
+    }
     if actions != written:
         failed.append(f"audit events by action {actions} != expected {written}")
     verified, seconds = timed(audit_chain_verify)
@@ -630,8 +764,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--assets", type=int, default=1_000_000, help="sweep: data assets loaded")
     parser.add_argument("--holds", type=int, default=1000, help="sweep: active legal holds placed")
     parser.add_argument("--tenants", type=int, default=200, help="sweep: tenants owning the assets")
-    parser.add_argument("--trace", action=argparse.BooleanOptionalAction, default=True,
-                        help="sweep: the tracemalloc run on a copy (about 8x the timed sweeps)")  # fmt: skip
+    parser.add_argument(
+        "--trace",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="sweep: the tracemalloc run on a copy (about 8x the timed sweeps)",
+    )
     parser.add_argument("--server", default="postgres://postgres@127.0.0.1:5432/")
     parser.add_argument("--database", default="ladder_bench_compliance", help="dropped and recreated")
     args = parser.parse_args(argv)
@@ -644,8 +782,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     # Each part in a process of its own: Django is set up once per process, on the part's fresh database.
     codes = []
     for part in PARTS:
-        options = ["--events", args.events, "--assets", args.assets, "--holds", args.holds, "--tenants",
-                   args.tenants, "--server", args.server, "--database", args.database]  # fmt: skip
+        options = [
+            "--events",
+            args.events,
+            "--assets",
+            args.assets,
+            "--holds",
+            args.holds,
+            "--tenants",
+            args.tenants,
+            "--server",
+            args.server,
+            "--database",
+            args.database,
+        ]
         trace = "--trace" if args.trace else "--no-trace"
         command = [sys.executable, "-m", "bench.compliance", "--part", part, trace, *map(str, options)]
         print(f"== part {part} ==", flush=True)

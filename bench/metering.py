@@ -132,12 +132,18 @@ def run_pipeline(rows: int, window_ms: int, grace_ms: int, traced: bool) -> tupl
         tracemalloc.stop()
     else:
         figures = {
-            "rows": rows, "seconds": round(committed - began, 2), "rows_per_s": round(rows / (committed - began)),
-            "stragglers_s": round(steps["_cut_stragglers"], 2), "cut_s": round(steps["_cut_through"], 2),
-            "mark_s": round(steps["_mark"], 2), "roll_up_s": round(steps["_roll_up"], 2),
+            "rows": rows,
+            "seconds": round(committed - began, 2),
+            "rows_per_s": round(rows / (committed - began)),
+            "stragglers_s": round(steps["_cut_stragglers"], 2),
+            "cut_s": round(steps["_cut_through"], 2),
+            "mark_s": round(steps["_mark"], 2),
+            "roll_up_s": round(steps["_roll_up"], 2),
             "commit_s": round(committed - done, 2),
-            "client_cpu_s": round(cpu, 2), "rollups": report.rollups, "rss_growth_mib": round(peak_rss_mib() - rss, 1),
-        }  # fmt: skip
+            "client_cpu_s": round(cpu, 2),
+            "rollups": report.rollups,
+            "rss_growth_mib": round(peak_rss_mib() - rss, 1),
+        }
     [(closed, successors, rolled, unbatched)] = sql(
         "SELECT count(*) FILTER (WHERE end_ms = %(at)s), count(*) FILTER (WHERE end_ms IS NULL AND start_ms = %(at)s),"
         " (SELECT sum(quantity_milli) FROM billing_usagerollup), count(*) FILTER (WHERE end_ms = %(at)s AND batch IS "
@@ -145,10 +151,14 @@ def run_pipeline(rows: int, window_ms: int, grace_ms: int, traced: bool) -> tupl
         {"at": cut_at},
     )
     checks = (
-        ("cut", report.cut, rows), ("pieces", report.pieces, rows), ("rollups", report.rollups, groups),
-        ("closed rows", closed, rows), ("open successors", successors, rows), ("unrolled pieces", unbatched, 0),
+        ("cut", report.cut, rows),
+        ("pieces", report.pieces, rows),
+        ("rollups", report.rollups, groups),
+        ("closed rows", closed, rows),
+        ("open successors", successors, rows),
+        ("unrolled pieces", unbatched, 0),
         ("rolled-up quantity", rolled, expected),
-    )  # fmt: skip
+    )
     return figures, [f"{what} at {rows} rows: {got} != {want}" for what, got, want in checks if got != want]
 
 
@@ -217,10 +227,17 @@ def run_push(count: int, rate: float) -> tuple[Row, list[str]]:
         (tenant, price), value = pairs[i % len(pairs)], 1 + i * 7919 % 14_400
         rollups.append(
             UsageRollup(
-                tenant=tenant, sku_id=price.sku_id, price=price, window_ms=latest - i // len(pairs) * HOUR_MS,
-                batch=1, quantity_milli=value * 1000, amount=0, currency="usd", meter_value=value,
+                tenant=tenant,
+                sku_id=price.sku_id,
+                price=price,
+                window_ms=latest - i // len(pairs) * HOUR_MS,
+                batch=1,
+                quantity_milli=value * 1000,
+                amount=0,
+                currency="usd",
+                meter_value=value,
             )
-        )  # fmt: skip
+        )
     UsageRollup.objects.bulk_create(rollups, batch_size=2000)
     began = time.perf_counter()
     report = billing_push(now=timezone.now())
@@ -267,9 +284,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     setup_scratch_django(
-        "bench.metering", args.server, args.database, STRIPE_API_KEY="sk_test_ladder",
-        STRIPE_API_BASE=f"http://127.0.0.1:{port}", STRIPE_METER_EVENTS_PER_SECOND=str(args.rate),
-    )  # fmt: skip
+        "bench.metering",
+        args.server,
+        args.database,
+        STRIPE_API_KEY="sk_test_ladder",
+        STRIPE_API_BASE=f"http://127.0.0.1:{port}",
+        STRIPE_METER_EVENTS_PER_SECOND=str(args.rate),
+    )
     from django.conf import settings
 
     [(version,)] = sql("SHOW server_version")

@@ -192,10 +192,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--policy", choices=POLICIES, default="ladder")
     parser.add_argument("--sharing", choices=SHARINGS, default="tenant")
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--order", choices=("auto", "sampled", "file"), default="auto",
-                        help="auto: sampled with replacement, file order when the pods file has no times")  # fmt: skip
-    parser.add_argument("--no-share-ratio", type=float, default=0.0,
-                        help="fraction of the 50 tenants whose policy forbids soft sharing (tenants 1..k)")  # fmt: skip
+    parser.add_argument(
+        "--order",
+        choices=("auto", "sampled", "file"),
+        default="auto",
+        help="auto: sampled with replacement, file order when the pods file has no times",
+    )
+    parser.add_argument(
+        "--no-share-ratio",
+        type=float,
+        default=0.0,
+        help="fraction of the 50 tenants whose policy forbids soft sharing (tenants 1..k)",
+    )
     parser.add_argument("--tenants", type=int, default=50, help="tenants in the --scale stream")
     parser.add_argument("--json", action="store_true")
     mode = parser.add_mutually_exclusive_group()

@@ -36,9 +36,11 @@ class SkuAdmin(admin.ModelAdmin[Sku]):
         # New prices go through the service (validated, audited), not a bare save.
         for price in formset.save(commit=False):
             price_set(
-                sku=form.instance, unit_price_per_hour=price.unit_price_per_hour,
-                effective_from=price.effective_from, actor=Actor.for_user(request.user),
-            )  # fmt: skip
+                sku=form.instance,
+                unit_price_per_hour=price.unit_price_per_hour,
+                effective_from=price.effective_from,
+                actor=Actor.for_user(request.user),
+            )
 
 
 @admin.register(UsageRollup)

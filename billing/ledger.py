@@ -110,9 +110,14 @@ def usage_open(*, allocation: Allocation, at: datetime) -> UsageInterval | None:
     start = to_ms(at)
     price = PriceBook.load([sku.pk]).at(sku.pk, start)
     return UsageInterval.objects.create(
-        tenant_id=allocation.tenant_id, allocation=allocation, sku=sku, price=price,
-        units_milli=units, start_ms=start, window_ms=window_of(start),
-    )  # fmt: skip
+        tenant_id=allocation.tenant_id,
+        allocation=allocation,
+        sku=sku,
+        price=price,
+        units_milli=units,
+        start_ms=start,
+        window_ms=window_of(start),
+    )
 
 
 def usage_close(*, allocation: Allocation, at: datetime) -> int:
@@ -206,10 +211,14 @@ def _cut_stragglers(done_ms: int) -> int:
     for row in stragglers:
         _close(row, done_ms)
         UsageInterval.objects.create(
-            tenant_id=row.tenant_id, allocation_id=row.allocation_id, sku_id=row.sku_id,
-            price=book.at(row.sku_id, done_ms), units_milli=row.units_milli, start_ms=done_ms,
+            tenant_id=row.tenant_id,
+            allocation_id=row.allocation_id,
+            sku_id=row.sku_id,
+            price=book.at(row.sku_id, done_ms),
+            units_milli=row.units_milli,
+            start_ms=done_ms,
             window_ms=window_of(done_ms),
-        )  # fmt: skip
+        )
     return len(stragglers)
 
 
@@ -353,7 +362,10 @@ def _roll_up(batch: int, sums: Counter[tuple[int, int, int | None, int]]) -> tup
         )
     UsageRollup.objects.bulk_create(rollups, batch_size=2000)
     MeterTotal.objects.bulk_create(
-        totals.values(), update_conflicts=True, unique_fields=["tenant", "sku"], update_fields=["quantity_milli"],
+        totals.values(),
+        update_conflicts=True,
+        unique_fields=["tenant", "sku"],
+        update_fields=["quantity_milli"],
         batch_size=2000,
-    )  # fmt: skip
+    )
     return len(rollups), sum(r.seq > 0 for r in rollups)

@@ -41,9 +41,12 @@ class Sku(models.Model):
     region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="skus")
     currency = models.CharField(max_length=3, default="usd", validators=[currency_validator])
     cost_basis_per_gpu_hour = models.DecimalField(
-        max_digits=12, decimal_places=4, default=Decimal(0), validators=[MinValueValidator(Decimal(0))],
+        max_digits=12,
+        decimal_places=4,
+        default=Decimal(0),
+        validators=[MinValueValidator(Decimal(0))],
         help_text="What one GPU-hour costs the operator (for margin reports).",
-    )  # fmt: skip
+    )
     stripe_product_id = models.CharField(max_length=64, blank=True)
 
     class Meta:

@@ -46,10 +46,17 @@ def price_set(*, sku: Sku, unit_price_per_hour: Decimal, effective_from: datetim
         raise Conflict("price_exists", "The SKU already has a price starting then.", field="effective_from")
     price = SkuPrice.objects.create(sku=sku, unit_price_per_hour=unit_price_per_hour, effective_from=effective_from)
     audit_record(
-        actor=actor, action="price.scheduled", target_type="sku", target_id=sku.pk,
-        data={"sku": sku.code, "unit_price_per_hour": str(unit_price_per_hour), "currency": sku.currency,
-              "effective_from": effective_from.isoformat()},
-    )  # fmt: skip
+        actor=actor,
+        action="price.scheduled",
+        target_type="sku",
+        target_id=sku.pk,
+        data={
+            "sku": sku.code,
+            "unit_price_per_hour": str(unit_price_per_hour),
+            "currency": sku.currency,
+            "effective_from": effective_from.isoformat(),
+        },
+    )
     return price
 
 
@@ -111,9 +118,13 @@ def budget_set(*, tenant: Tenant, monthly: Decimal | None, hard_stop: bool, acto
     account.budget_hard_stop = hard_stop and monthly is not None
     account.save(update_fields=["budget_monthly", "budget_hard_stop"])
     audit_record(
-        actor=actor, action="budget.set", target_type="tenant", target_id=tenant.pk, tenant=tenant,
+        actor=actor,
+        action="budget.set",
+        target_type="tenant",
+        target_id=tenant.pk,
+        tenant=tenant,
         data={"monthly": None if monthly is None else str(monthly), "hard_stop": account.budget_hard_stop},
-    )  # fmt: skip
+    )
     return account
 
 
@@ -138,11 +149,12 @@ def budget_check(*, tenant: Tenant, now: datetime) -> list[int]:
                 crossed.append(threshold)
                 stop = " New allocations are refused and running work stops." if account.budget_hard_stop else ""
                 notify(
-                    tenant=tenant, kind="budget",
+                    tenant=tenant,
+                    kind="budget",
                     subject=f"Ladder: {threshold}% of your monthly budget used",
                     body=f"This month's spend is {spend} {account.currency.upper()}, {threshold}% of the budget of "
-                         f"{account.budget_monthly}." + (stop if threshold == 100 else ""),
-                )  # fmt: skip
+                    f"{account.budget_monthly}." + (stop if threshold == 100 else ""),
+                )
     if account.budget_hard_stop and percent >= 100:
         budget_stop(tenant=tenant, now=now)
     return crossed
@@ -164,11 +176,12 @@ def budget_stop(*, tenant: Tenant, now: datetime) -> dict[str, int]:
         if Allocation.objects.filter(pk=job.pk, stop_at_checkpoint_since=None).update(stop_at_checkpoint_since=now):
             counts["jobs_noticed"] += 1
             notify(
-                tenant=tenant, kind="budget_stop",
+                tenant=tenant,
+                kind="budget_stop",
                 subject=f"Ladder: job {job.name} stops at its next checkpoint",
                 body=f"The monthly budget is used up; job {job.name} (allocation {job.pk}) stops after its next "
-                     "checkpoint so no work is lost.",
-            )  # fmt: skip
+                "checkpoint so no work is lost.",
+            )
     return counts
 
 
@@ -201,10 +214,12 @@ def payment_failed(*, account: BillingAccount, at: datetime) -> None:
         BillingAccount.objects.filter(pk=account.pk, payment_failed_at=None).update(payment_failed_at=at)
         account.payment_failed_at = at
         notify(
-            tenant=account.tenant, kind="payment_failed", subject="Ladder: a payment failed",
+            tenant=account.tenant,
+            kind="payment_failed",
+            subject="Ladder: a payment failed",
             body=f"A payment failed. Unless it is paid within {settings.LADDER_PAYMENT_GRACE_HOURS:g} hours the "
-                 "account is suspended and new work is refused.",
-        )  # fmt: skip
+            "account is suspended and new work is refused.",
+        )
     tenants_suspend_overdue(now=at, tenant_id=account.tenant_id)
 
 
@@ -216,9 +231,13 @@ def payment_succeeded(*, account: BillingAccount) -> None:
     tenant = account.tenant
     if Tenant.objects.filter(pk=tenant.pk, state=TenantState.SUSPENDED).update(state=TenantState.ACTIVE):
         audit_record(
-            actor=SYSTEM, action="tenant.reinstated", target_type="tenant", target_id=tenant.pk, tenant=tenant,
+            actor=SYSTEM,
+            action="tenant.reinstated",
+            target_type="tenant",
+            target_id=tenant.pk,
+            tenant=tenant,
             data={"why": "invoice paid"},
-        )  # fmt: skip
+        )
 
 
 def tenants_suspend_overdue(*, now: datetime, tenant_id: int | None = None) -> int:
@@ -235,8 +254,14 @@ def tenants_suspend_overdue(*, now: datetime, tenant_id: int | None = None) -> i
             ):
                 done += 1
                 audit_record(
-                    actor=SYSTEM, action="tenant.suspended", target_type="tenant", target_id=account.tenant_id,
-                    tenant=account.tenant, data={"why": "payment failed", "since": account.payment_failed_at.isoformat()
-                                                 if account.payment_failed_at else None},
-                )  # fmt: skip
+                    actor=SYSTEM,
+                    action="tenant.suspended",
+                    target_type="tenant",
+                    target_id=account.tenant_id,
+                    tenant=account.tenant,
+                    data={
+                        "why": "payment failed",
+                        "since": account.payment_failed_at.isoformat() if account.payment_failed_at else None,
+                    },
+                )
     return done

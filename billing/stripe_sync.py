@@ -264,9 +264,13 @@ def stripe_subscriptions_close() -> list[str]:
         with transaction.atomic():
             BillingAccount.objects.filter(pk=account.pk).update(subscription_status=subscription.status)
             audit_record(
-                actor=CLOSER, action="billing.subscription_closed", target_type="tenant", target_id=tenant.slug,
-                tenant=tenant, data={"subscription": subscription.id, "status": subscription.status},
-            )  # fmt: skip
+                actor=CLOSER,
+                action="billing.subscription_closed",
+                target_type="tenant",
+                target_id=tenant.slug,
+                tenant=tenant,
+                data={"subscription": subscription.id, "status": subscription.status},
+            )
         closed.append(tenant.slug)
     return closed
 
@@ -328,9 +332,13 @@ DEDUP_WINDOW = timedelta(hours=23)
 
 
 def billing_push(
-    *, now: datetime | None = None, batch_size: int | None = None, threads: int = 8, max_batches: int | None = None,
+    *,
+    now: datetime | None = None,
+    batch_size: int | None = None,
+    threads: int = 8,
+    max_batches: int | None = None,
     on_sent: Callable[[list[int]], None] | None = None,
-) -> PushReport:  # fmt: skip
+) -> PushReport:
     """Send every due rollup to Stripe, oldest window first; stop at the first sign Stripe is unavailable.
 
     ``on_sent`` is called with the ids Stripe accepted before they are recorded (tests use it to crash there)."""
@@ -373,9 +381,11 @@ def _claim(now: datetime, limit: int, token: str) -> list[UsageRollup]:
             .values_list("id", flat=True)[:limit]
         )
         UsageRollup.objects.filter(pk__in=ids).filter(due).update(
-            push_state=PushState.SENDING, lease_until=now + push_lease(), lease_token=token,
+            push_state=PushState.SENDING,
+            lease_until=now + push_lease(),
+            lease_token=token,
             uncertain_since=Coalesce("uncertain_since", Value(now)),
-        )  # fmt: skip
+        )
     rows = UsageRollup.objects.filter(lease_token=token, push_state=PushState.SENDING).select_related(
         "sku", "price__sku"
     )
@@ -516,9 +526,12 @@ def _record(
         else:
             backoff = timedelta(seconds=min(3600, 15 * 2 ** min(row.push_attempts, 8)))
             mine.filter(pk=row.pk).update(
-                push_state=PushState.PENDING, push_attempts=row.push_attempts + 1, next_attempt_at=now + backoff,
-                lease_until=None, push_error=message[:2000],
+                push_state=PushState.PENDING,
+                push_attempts=row.push_attempts + 1,
+                next_attempt_at=now + backoff,
+                lease_until=None,
+                push_error=message[:2000],
                 uncertain_since=row.uncertain_since if outcome == UNSURE else None,
-            )  # fmt: skip
+            )
             report.deferred += 1
     return any(outcome in (RETRY, UNSURE) for outcome, _ in outcomes)

@@ -89,9 +89,14 @@ def _mirror_invoice(
     status = str(obj.get("status") or "draft")
     invoice, fresh = Invoice.objects.select_for_update().get_or_create(
         stripe_id=obj["id"],
-        defaults={"tenant_id": account.tenant_id, "status": status, "currency": obj.get("currency") or "",
-                  "subtotal": 0, "total": 0},
-    )  # fmt: skip
+        defaults={
+            "tenant_id": account.tenant_id,
+            "status": status,
+            "currency": obj.get("currency") or "",
+            "subtotal": 0,
+            "total": 0,
+        },
+    )
     if invoice.tenant_id != account.tenant_id:
         log.error("Stripe invoice %s moved customers; left as it was", obj["id"])
         return None

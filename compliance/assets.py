@@ -240,9 +240,13 @@ def data_asset_create(
         raise Invalid("validation_error", f"Unknown assets in derived_from: {sorted(missing)}.", field="derived_from")
     with transaction.atomic():
         asset = DataAsset.objects.create(
-            tenant=tenant, name=name, category=category, region=where, size_bytes=size_bytes,
+            tenant=tenant,
+            name=name,
+            category=category,
+            region=where,
+            size_bytes=size_bytes,
             created_at=now or timezone.now(),
-        )  # fmt: skip
+        )
         asset.derived_from.set(sources)
         if content is not None:
             data_key = envelope.new_data_key()
@@ -260,10 +264,14 @@ def data_asset_create(
             target_id=asset.pk,
             tenant=tenant,
             data={
-                "name": name, "category": category, "region": where.code, "size_bytes": size_bytes,
-                "derived_from": sorted(s.pk for s in sources), "key_id": asset.key_id,
+                "name": name,
+                "category": category,
+                "region": where.code,
+                "size_bytes": size_bytes,
+                "derived_from": sorted(s.pk for s in sources),
+                "key_id": asset.key_id,
             },
-        )  # fmt: skip
+        )
     return asset
 
 
@@ -320,9 +328,13 @@ def data_asset_move(*, asset: DataAsset, region: str, actor: Actor) -> DataAsset
             asset.region, asset.location = where, new_location
             asset.save(update_fields=["region", "location"])
             audit_record(
-                actor=actor, action="data_asset.moved", target_type="data_asset", target_id=asset.pk,
-                tenant=asset.tenant, data={"from": before, "to": where.code},
-            )  # fmt: skip
+                actor=actor,
+                action="data_asset.moved",
+                target_type="data_asset",
+                target_id=asset.pk,
+                tenant=asset.tenant,
+                data={"from": before, "to": where.code},
+            )
             if old_location:
                 transaction.on_commit(lambda: _blobs_delete([old_location]))
     except BaseException:
@@ -352,13 +364,19 @@ def assets_schedule(
         state=AssetState.SHREDDING, shred_reason=reason, shred_requested_at=now, shred_after=after
     )
     audit_record_many(
-        actor=actor, action="data_asset.shred_scheduled", target_type="data_asset", tenant=tenant,
+        actor=actor,
+        action="data_asset.shred_scheduled",
+        target_type="data_asset",
+        tenant=tenant,
         entries=[(a.pk, {"reason": reason, "category": a.category, "shred_after": after.isoformat()}) for a in live],
-    )  # fmt: skip
+    )
     for asset in live:
         asset.state, asset.shred_reason, asset.shred_requested_at, asset.shred_after = (
-            AssetState.SHREDDING, reason, now, after
-        )  # fmt: skip
+            AssetState.SHREDDING,
+            reason,
+            now,
+            after,
+        )
     return live
 
 
@@ -378,9 +396,12 @@ def assets_shred(*, tenant: Tenant, assets: Sequence[DataAsset], actor: Actor, n
         state=AssetState.SHREDDED, wrapped_key=None, shredded_at=now
     )
     audit_record_many(
-        actor=actor, action="data_asset.shredded", target_type="data_asset", tenant=tenant,
+        actor=actor,
+        action="data_asset.shredded",
+        target_type="data_asset",
+        tenant=tenant,
         entries=[(a.pk, _evidence(a, now)) for a in due],
-    )  # fmt: skip
+    )
     locations = [a.location for a in due if a.location]
     if locations:
         transaction.on_commit(lambda: _blobs_delete(locations))
@@ -446,9 +467,13 @@ def data_asset_shred_cancel(*, asset: DataAsset, actor: Actor) -> DataAsset:
         asset.state, asset.shred_reason, asset.shred_requested_at, asset.shred_after = AssetState.LIVE, "", None, None
         asset.save(update_fields=["state", "shred_reason", "shred_requested_at", "shred_after"])
         audit_record(
-            actor=actor, action="data_asset.shred_cancelled", target_type="data_asset", target_id=asset.pk,
-            tenant=tenant, data={"reason": reason},
-        )  # fmt: skip
+            actor=actor,
+            action="data_asset.shred_cancelled",
+            target_type="data_asset",
+            target_id=asset.pk,
+            tenant=tenant,
+            data={"reason": reason},
+        )
     return asset
 
 
@@ -461,7 +486,8 @@ def content_decode(text: str) -> bytes:
     limit = settings.LADDER_ASSET_CONTENT_MAX_BYTES
     if len(content) > limit:
         raise Invalid(
-            "content_too_large", f"Inline content is limited to {limit} bytes; register larger data by size only.",
+            "content_too_large",
+            f"Inline content is limited to {limit} bytes; register larger data by size only.",
             field="content",
-        )  # fmt: skip
+        )
     return content

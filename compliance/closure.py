@@ -63,10 +63,14 @@ def export_lines(tenant: Tenant, now: datetime) -> Iterator[bytes]:
     assets = DataAsset.objects.filter(tenant=tenant, state=AssetState.LIVE).select_related("region", "tenant")
     for asset in assets.order_by("pk").iterator(chunk_size=500):
         line: dict[str, Any] = {
-            "id": asset.pk, "name": asset.name, "category": asset.category, "region": asset.region.code,
-            "size_bytes": asset.size_bytes, "created_at": asset.created_at.isoformat(),
+            "id": asset.pk,
+            "name": asset.name,
+            "category": asset.category,
+            "region": asset.region.code,
+            "size_bytes": asset.size_bytes,
+            "created_at": asset.created_at.isoformat(),
             "derived_from": sorted(asset.derived_from.values_list("pk", flat=True)),
-        }  # fmt: skip
+        }
         if asset.location:
             line["content"] = base64.b64encode(data_asset_content(asset=asset)).decode()
         yield json.dumps(line).encode() + b"\n"
@@ -86,9 +90,13 @@ def tenant_close(*, tenant: Tenant, actor: Actor, now: datetime | None = None) -
         Tenant.objects.filter(pk=tenant.pk).update(state=TenantState.CLOSING)
         tenant.state = TenantState.CLOSING
         audit_record(
-            actor=actor, action="tenant.closing", target_type="tenant", target_id=tenant.slug, tenant=tenant,
+            actor=actor,
+            action="tenant.closing",
+            target_type="tenant",
+            target_id=tenant.slug,
+            tenant=tenant,
             data={"from": "active"},
-        )  # fmt: skip
+        )
 
     # 1. Stop all work; leaving `running` closes each allocation's metering.
     stopped = 0
@@ -108,15 +116,25 @@ def tenant_close(*, tenant: Tenant, actor: Actor, now: datetime | None = None) -
         document["lines"] = [{k: _json(v) for k, v in line.items()} for line in preview.lines]
         document["final"] = True
         invoice = data_asset_create(
-            tenant=tenant, name=f"final-invoice-{now:%Y-%m}", category=Category.INVOICE, region=region.code,
-            content=json.dumps(document).encode(), actor=actor, now=now,
-        )  # fmt: skip
+            tenant=tenant,
+            name=f"final-invoice-{now:%Y-%m}",
+            category=Category.INVOICE,
+            region=region.code,
+            content=json.dumps(document).encode(),
+            actor=actor,
+            now=now,
+        )
         # 3. The export bundle (unless the tenant asked for zero retention of exports).
         try:
             export = data_asset_create(
-                tenant=tenant, name=f"closure-export-{now:%Y%m%d}", category=Category.EXPORT,
-                region=region.code, content=b"".join(export_lines(tenant, now)), actor=actor, now=now,
-            )  # fmt: skip
+                tenant=tenant,
+                name=f"closure-export-{now:%Y%m%d}",
+                category=Category.EXPORT,
+                region=region.code,
+                content=b"".join(export_lines(tenant, now)),
+                actor=actor,
+                now=now,
+            )
         except Conflict as exc:
             if exc.code != "zero_retention":
                 raise
@@ -145,11 +163,21 @@ def tenant_close(*, tenant: Tenant, actor: Actor, now: datetime | None = None) -
             "export": export.pk if export else None,
         }
         closure = AccountClosure.objects.create(
-            tenant=tenant, requested_by=actor.label, requested_at=now, closes_at=now + shred_wait(),
-            allocations_stopped=stopped, final_invoice=invoice, export=export, report=report,
-        )  # fmt: skip
+            tenant=tenant,
+            requested_by=actor.label,
+            requested_at=now,
+            closes_at=now + shred_wait(),
+            allocations_stopped=stopped,
+            final_invoice=invoice,
+            export=export,
+            report=report,
+        )
         audit_record(
-            actor=actor, action="tenant.closure_requested", target_type="tenant", target_id=tenant.slug,
-            tenant=tenant, data={**report, "closes_at": closure.closes_at.isoformat()},
-        )  # fmt: skip
+            actor=actor,
+            action="tenant.closure_requested",
+            target_type="tenant",
+            target_id=tenant.slug,
+            tenant=tenant,
+            data={**report, "closes_at": closure.closes_at.isoformat()},
+        )
     return closure

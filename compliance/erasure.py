@@ -94,7 +94,8 @@ def erasure_request_create(
         request = ErasureRequest.objects.create(
             tenant=tenant,
             scope={
-                "assets": sorted(set(asset_ids)), "categories": sorted(set(categories)),
+                "assets": sorted(set(asset_ids)),
+                "categories": sorted(set(categories)),
                 "created_from": created_from.isoformat() if created_from else None,
                 "created_to": created_to.isoformat() if created_to else None,
             },
@@ -103,21 +104,27 @@ def erasure_request_create(
             requested_by=actor.label,
             created_at=now,
             completed_at=None if withheld else now,
-        )  # fmt: skip
+        )
         ErasureItem.objects.bulk_create(
             [ErasureItem(request=request, asset=a, outcome=ErasureOutcome.DELETED) for a in deleted]
             + [ErasureItem(request=request, asset=a, outcome=ErasureOutcome.WITHHELD, hold_id=h) for a, h in withheld]
             + [ErasureItem(request=request, asset_id=a, outcome=ErasureOutcome.AFFECTED) for a in sorted(affected)]
         )
         audit_record(
-            actor=actor, action="erasure_request.created", target_type="erasure_request", target_id=request.pk,
+            actor=actor,
+            action="erasure_request.created",
+            target_type="erasure_request",
+            target_id=request.pk,
             tenant=tenant,
             data={
-                **request.scope, "on_behalf_of": on_behalf_of, "state": request.state,
-                "deleted": [a.pk for a in deleted], "withheld": [{"asset": a.pk, "hold": h} for a, h in withheld],
+                **request.scope,
+                "on_behalf_of": on_behalf_of,
+                "state": request.state,
+                "deleted": [a.pk for a in deleted],
+                "withheld": [{"asset": a.pk, "hold": h} for a, h in withheld],
                 "affected": sorted(affected),
             },
-        )  # fmt: skip
+        )
     return request
 
 
@@ -131,9 +138,13 @@ def _refresh(request_ids: Iterable[int], actor: Actor, now: datetime) -> None:
         request.state, request.completed_at = state, (None if withheld else now)
         request.save(update_fields=["state", "completed_at"])
         audit_record(
-            actor=actor, action=f"erasure_request.{state}", target_type="erasure_request", target_id=request.pk,
-            tenant=request.tenant, data={},
-        )  # fmt: skip
+            actor=actor,
+            action=f"erasure_request.{state}",
+            target_type="erasure_request",
+            target_id=request.pk,
+            tenant=request.tenant,
+            data={},
+        )
 
 
 def erasure_resume(*, hold: LegalHold, actor: Actor, now: datetime) -> list[int]:

@@ -71,23 +71,37 @@ def legal_hold_create(
     with transaction.atomic():
         tenant = lock_tenant(tenant.pk)
         hold = LegalHold.objects.create(
-            tenant=tenant, matter=matter, reason=reason, categories=sorted(set(scope.categories)),
-            created_from=scope.created_from, created_to=scope.created_to, lock_until=lock_until,
-            created_at=now, created_by=actor.label,
-        )  # fmt: skip
+            tenant=tenant,
+            matter=matter,
+            reason=reason,
+            categories=sorted(set(scope.categories)),
+            created_from=scope.created_from,
+            created_to=scope.created_to,
+            lock_until=lock_until,
+            created_at=now,
+            created_by=actor.label,
+        )
         # Shreddings already counting down for what it covers stop now, not at the end of their waiting period.
         waiting = _covered(tenant, scope).filter(state=AssetState.SHREDDING)
         stopped = assets_suspend(tenant=tenant, held=[(a, hold.pk) for a in waiting], actor=actor, now=now)
         preserves = legal_hold_preview(tenant=tenant, scope=scope)
         audit_record(
-            actor=actor, action="legal_hold.created", target_type="legal_hold", target_id=hold.pk, tenant=tenant,
+            actor=actor,
+            action="legal_hold.created",
+            target_type="legal_hold",
+            target_id=hold.pk,
+            tenant=tenant,
             data={
-                "matter": matter, "reason": reason, "categories": hold.categories,
-                "created_from": _iso(scope.created_from), "created_to": _iso(scope.created_to),
-                "lock_until": _iso(lock_until), "preserves": preserves.as_dict(),
+                "matter": matter,
+                "reason": reason,
+                "categories": hold.categories,
+                "created_from": _iso(scope.created_from),
+                "created_to": _iso(scope.created_to),
+                "lock_until": _iso(lock_until),
+                "preserves": preserves.as_dict(),
                 "shredding_stopped": [a.pk for a in stopped],
             },
-        )  # fmt: skip
+        )
     return hold
 
 
@@ -107,13 +121,20 @@ def legal_hold_release(*, hold: LegalHold, reason: str, actor: Actor, now: datet
                 "it cannot be released before.",
             )
         hold.state, hold.released_at, hold.released_by, hold.release_reason = (
-            HoldState.RELEASED, now, actor.label, reason
-        )  # fmt: skip
+            HoldState.RELEASED,
+            now,
+            actor.label,
+            reason,
+        )
         hold.save(update_fields=["state", "released_at", "released_by", "release_reason"])
         audit_record(
-            actor=actor, action="legal_hold.released", target_type="legal_hold", target_id=hold.pk, tenant=tenant,
+            actor=actor,
+            action="legal_hold.released",
+            target_type="legal_hold",
+            target_id=hold.pk,
+            tenant=tenant,
             data={"matter": hold.matter, "reason": reason},
-        )  # fmt: skip
+        )
         hold.tenant = tenant
         erasure_resume(hold=hold, actor=actor, now=now)
     return hold

@@ -33,10 +33,15 @@ def residency_report(*, tenant: Tenant) -> dict[str, Any]:
         info = HallInfo(hall.code, hall.region.code, hall.region.jurisdiction, hall.fenced_for)
         refusal = hall_allowed(policy, info)
         entry = {
-            "hall": hall.code, "region": hall.region.code, "jurisdiction": hall.region.jurisdiction,
-            "fenced_for": hall.fenced_for, "allocations": row["n"], "first": row["first"], "last": row["last"],
+            "hall": hall.code,
+            "region": hall.region.code,
+            "jurisdiction": hall.region.jurisdiction,
+            "fenced_for": hall.fenced_for,
+            "allocations": row["n"],
+            "first": row["first"],
+            "last": row["last"],
             "violation": refusal.message if refusal else None,
-        }  # fmt: skip
+        }
         if refusal:
             ids = Allocation.objects.filter(tenant=tenant, hall=hall).order_by("pk").values_list("pk", flat=True)
             entry["allocation_ids"] = list(ids[:EXAMPLES])
@@ -49,10 +54,12 @@ def residency_report(*, tenant: Tenant) -> dict[str, Any]:
         region = regions[place["region_id"]]
         refusal = region_allowed(policy, region_info(region))
         entry = {
-            "region": region.code, "jurisdiction": region.jurisdiction, "assets": place["n"],
+            "region": region.code,
+            "jurisdiction": region.jurisdiction,
+            "assets": place["n"],
             "bytes": place["size"] or 0,
             "violation": refusal.message if refusal else None,
-        }  # fmt: skip
+        }
         if refusal:
             entry["asset_ids"] = list(
                 stored.filter(region=region).order_by("pk").values_list("pk", flat=True)[:EXAMPLES]

@@ -45,9 +45,19 @@ def encode_row(row: Row) -> str:
     """The canonical encoding of a walked row (``compliance.verify.canonical_event``)."""
     seq, at, actor_type, actor_id, actor_label, prefix, tenant_id, action, target_type, target_id = row[:DATA]
     return canonical_event(
-        seq, at, actor_type, actor_id, actor_label, prefix, tenant_id, action, target_type, target_id,
-        _loads(row[DATA]), row[PREV_HASH],
-    )  # fmt: skip
+        seq,
+        at,
+        actor_type,
+        actor_id,
+        actor_label,
+        prefix,
+        tenant_id,
+        action,
+        target_type,
+        target_id,
+        _loads(row[DATA]),
+        row[PREV_HASH],
+    )
 
 
 def row_hash(row: Row) -> str | None:

@@ -62,13 +62,18 @@ def retention_policy_set(
         raise Invalid(code, str(exc), field="days") from None
     with transaction.atomic():
         policy, _ = RetentionPolicy.objects.update_or_create(
-            tenant=tenant, category=category,
+            tenant=tenant,
+            category=category,
             defaults={"days": days, "zero_retention": zero_retention, "updated_at": timezone.now()},
-        )  # fmt: skip
+        )
         audit_record(
-            actor=actor, action="retention_policy.set", target_type="retention_policy", target_id=category,
-            tenant=tenant, data={"category": category, "days": days, "zero_retention": zero_retention},
-        )  # fmt: skip
+            actor=actor,
+            action="retention_policy.set",
+            target_type="retention_policy",
+            target_id=category,
+            tenant=tenant,
+            data={"category": category, "days": days, "zero_retention": zero_retention},
+        )
     return policy
 
 
@@ -123,8 +128,9 @@ def retention_sweep(*, now: datetime | None = None, dry_run: bool = False, batch
         .distinct()
     )
     for tenant_id in sorted(due):
-        _batches(tenant_id, DataAsset.objects.filter(state=AssetState.SHREDDING, shred_after__lte=now),
-                 None, report, batch)  # fmt: skip
+        _batches(
+            tenant_id, DataAsset.objects.filter(state=AssetState.SHREDDING, shred_after__lte=now), None, report, batch
+        )
     for tenant_id in sorted(tenants):
         reason = ShredReason.CLOSURE if tenants[tenant_id] in LEAVING else ShredReason.RETENTION
         for category, days in keep[tenant_id].items():
@@ -184,9 +190,13 @@ def _closures_finish(report: SweepReport) -> None:
                 continue
             Tenant.objects.filter(pk=tenant.pk).update(state=TenantState.CLOSED)
             audit_record(
-                actor=SYSTEM, action="tenant.closed", target_type="tenant", target_id=tenant.slug, tenant=tenant,
+                actor=SYSTEM,
+                action="tenant.closed",
+                target_type="tenant",
+                target_id=tenant.slug,
+                tenant=tenant,
                 data={"closure": closure.pk},
-            )  # fmt: skip
+            )
             report.closed.append(tenant.slug)
     closed = Tenant.objects.filter(state=TenantState.CLOSED, data_key__wrapped__isnull=False)
     for tenant_id in closed.values_list("pk", flat=True):
@@ -199,7 +209,11 @@ def _closures_finish(report: SweepReport) -> None:
             key.wrapped, key.shredded_at = None, report.now
             key.save(update_fields=["wrapped", "shredded_at"])
             audit_record(
-                actor=SYSTEM, action="tenant_key.shredded", target_type="tenant_key", target_id=tenant.pk,
-                tenant=tenant, data={"master_id": key.master_id, "method": "crypto-shredding: tenant key destroyed"},
-            )  # fmt: skip
+                actor=SYSTEM,
+                action="tenant_key.shredded",
+                target_type="tenant_key",
+                target_id=tenant.pk,
+                tenant=tenant,
+                data={"master_id": key.master_id, "method": "crypto-shredding: tenant key destroyed"},
+            )
             report.tenant_keys_shredded.append(tenant.slug)

@@ -62,9 +62,19 @@ UNCOVERED = "uncovered"
 # canonical_event spells the keys in this order, the sorted order canonical_json uses; refuse to run if the chain's
 # fields ever change without it.
 _ENCODED_ORDER = (
-    "action", "actor_id", "actor_label", "actor_type", "api_key_prefix", "at", "data", "prev_hash", "seq",
-    "target_id", "target_type", "tenant_id",
-)  # fmt: skip
+    "action",
+    "actor_id",
+    "actor_label",
+    "actor_type",
+    "api_key_prefix",
+    "at",
+    "data",
+    "prev_hash",
+    "seq",
+    "target_id",
+    "target_type",
+    "tenant_id",
+)
 if tuple(sorted(HASHED_FIELDS)) != _ENCODED_ORDER:
     raise ImportError("compliance.verify's event encoding no longer matches compliance.chain.HASHED_FIELDS")
 

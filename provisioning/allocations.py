@@ -241,10 +241,18 @@ def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor
                 )
                 section.journal("placed", allocation=allocation, placement=result)
                 audit_record(
-                    actor=actor, action="allocation.placed", target_type="allocation", target_id=allocation.pk,
-                    tenant=tenant, data={"name": name, "spec": asdict(spec), "devices": len(result.devices),
-                                         "hosts": sorted({d.hostname for d in result.devices})},
-                )  # fmt: skip
+                    actor=actor,
+                    action="allocation.placed",
+                    target_type="allocation",
+                    target_id=allocation.pk,
+                    tenant=tenant,
+                    data={
+                        "name": name,
+                        "spec": asdict(spec),
+                        "devices": len(result.devices),
+                        "hosts": sorted({d.hostname for d in result.devices}),
+                    },
+                )
                 section.cache.placements[allocation.pk] = result
                 enqueue(provision_task(), allocation.pk)
             return allocation
@@ -310,9 +318,13 @@ def allocation_transition(
             for node in Node.objects.filter(pk__in=held, state=NodeState.READY):
                 _node_set_state(section, node, NodeState.SANITIZING, actor, "bare-metal tenant left")
         audit_record(
-            actor=actor, action=f"allocation.{to}", target_type="allocation", target_id=allocation.pk,
-            tenant=allocation.tenant, data={"from": current, "to": to, **({"reason": reason} if reason else {})},
-        )  # fmt: skip
+            actor=actor,
+            action=f"allocation.{to}",
+            target_type="allocation",
+            target_id=allocation.pk,
+            tenant=allocation.tenant,
+            data={"from": current, "to": to, **({"reason": reason} if reason else {})},
+        )
     return True
 
 
@@ -322,9 +334,12 @@ def _node_set_state(section: Any, node: Node, state: str, actor: Actor, why: str
         section.engine.state.set_node_state(node.pk, state)
         section.journal("node", node=node)
         audit_record(
-            actor=actor, action=f"node.{state}", target_type="node", target_id=node.pk,
+            actor=actor,
+            action=f"node.{state}",
+            target_type="node",
+            target_id=node.pk,
             data={"hostname": node.hostname, "from": old, "to": state, "why": why},
-        )  # fmt: skip
+        )
 
 
 def allocation_stop(*, allocation: Allocation, actor: Actor) -> Allocation:
@@ -382,17 +397,25 @@ def _restart_job(allocation: Allocation, node: Node, actor: Actor) -> bool:
                 failure_reason=f"node {node.hostname} failed; no room to restart: {result.message}"[:300],
             )
             audit_record(
-                actor=actor, action="allocation.failed", target_type="allocation", target_id=allocation.pk,
-                tenant=tenant, data={"from": S.RESTARTING, "reason": result.message},
-            )  # fmt: skip
+                actor=actor,
+                action="allocation.failed",
+                target_type="allocation",
+                target_id=allocation.pk,
+                tenant=tenant,
+                data={"from": S.RESTARTING, "reason": result.message},
+            )
             return False
         _persist_devices(section, allocation, result)
         section.cache.placements[allocation.pk] = result
         section.journal("placed", allocation=allocation, placement=result)
         audit_record(
-            actor=actor, action="allocation.restarting", target_type="allocation", target_id=allocation.pk,
-            tenant=tenant, data={"from": current, "failed_node": node.hostname, "devices": len(result.devices)},
-        )  # fmt: skip
+            actor=actor,
+            action="allocation.restarting",
+            target_type="allocation",
+            target_id=allocation.pk,
+            tenant=tenant,
+            data={"from": current, "failed_node": node.hostname, "devices": len(result.devices)},
+        )
         enqueue(provision_task(), allocation.pk)
     return True
 

@@ -55,13 +55,20 @@ def attestation_record(*, allocation: Allocation, evidence: dict[str, Any], acto
     judge = verifier()
     verdict = judge.verify(allocation=allocation, evidence=evidence)
     record = Attestation.objects.create(
-        allocation=allocation, verifier=judge.name, verified=verdict.verified, evidence=evidence,
+        allocation=allocation,
+        verifier=judge.name,
+        verified=verdict.verified,
+        evidence=evidence,
         detail=verdict.detail[:500],
-    )  # fmt: skip
+    )
     audit_record(
-        actor=actor, action="allocation.attested", target_type="allocation", target_id=allocation.pk,
-        tenant=allocation.tenant, data={"verified": verdict.verified, "verifier": judge.name, "detail": verdict.detail},
-    )  # fmt: skip
+        actor=actor,
+        action="allocation.attested",
+        target_type="allocation",
+        target_id=allocation.pk,
+        tenant=allocation.tenant,
+        data={"verified": verdict.verified, "verifier": judge.name, "detail": verdict.detail},
+    )
     return record
 
 

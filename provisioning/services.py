@@ -361,12 +361,19 @@ def cluster_register(*, name: str, hall: Hall, api_server: str, credentials: dic
         raise Conflict("cluster_name_taken", f"A cluster named {name} serves another hall.", field="name")
     cluster, created = Cluster.objects.update_or_create(
         name=name,
-        defaults={"hall": hall, "api_server": api_server, "credentials": seal(credentials, cluster=name),
-                  "health": ClusterHealth.UNKNOWN, "health_detail": ""},
-    )  # fmt: skip
+        defaults={
+            "hall": hall,
+            "api_server": api_server,
+            "credentials": seal(credentials, cluster=name),
+            "health": ClusterHealth.UNKNOWN,
+            "health_detail": "",
+        },
+    )
     audit_record(
-        actor=actor, action="cluster.registered" if created else "cluster.updated", target_type="cluster",
-        target_id=cluster.pk, data={"name": name, "hall": hall.code, "api_server": api_server,
-                                    "credentials": sorted(credentials)},
-    )  # fmt: skip
+        actor=actor,
+        action="cluster.registered" if created else "cluster.updated",
+        target_type="cluster",
+        target_id=cluster.pk,
+        data={"name": name, "hall": hall.code, "api_server": api_server, "credentials": sorted(credentials)},
+    )
     return cluster

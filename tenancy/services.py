@@ -147,9 +147,13 @@ def tenant_set_quota(*, tenant: Tenant, gpu_quota_milli: int | None, actor: Acto
     tenant.gpu_quota_milli = gpu_quota_milli
     tenant.save(update_fields=["gpu_quota_milli"])
     audit_record(
-        actor=actor, action="tenant.quota_set", target_type="tenant", target_id=tenant.pk, tenant=tenant,
+        actor=actor,
+        action="tenant.quota_set",
+        target_type="tenant",
+        target_id=tenant.pk,
+        tenant=tenant,
         data={"gpu_quota_milli": {"old": old, "new": gpu_quota_milli}},
-    )  # fmt: skip
+    )
     return tenant
 
 

@@ -32,9 +32,12 @@ def sku(
     rung: str = "container", model: str = H100, unit: str = Unit.GPU, mig_profile: str = "", region: str = "eu-west"
 ):
     found, _ = Sku.objects.get_or_create(
-        rung=rung, gpu_model=GpuModel.objects.get(name=model), unit=unit, mig_profile=mig_profile,
+        rung=rung,
+        gpu_model=GpuModel.objects.get(name=model),
+        unit=unit,
+        mig_profile=mig_profile,
         region=Region.objects.get(code=region),
-    )  # fmt: skip
+    )
     return found
 
 

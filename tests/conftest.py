@@ -143,9 +143,13 @@ def teammate(tenant: Tenant, role: str, username: str | None = None) -> APIClien
     hold read-only keys only, so a session is how they write, or are refused)."""
     username = username or f"{role}-user"
     user = member_invite(
-        tenant=tenant, actor_role=TenantRole.OWNER, username=username, email=f"{username}@{tenant.slug}.test",
-        role=role, actor=SYSTEM,
-    ).user  # fmt: skip
+        tenant=tenant,
+        actor_role=TenantRole.OWNER,
+        username=username,
+        email=f"{username}@{tenant.slug}.test",
+        role=role,
+        actor=SYSTEM,
+    ).user
     client = APIClient()
     client.force_authenticate(user)
     return client

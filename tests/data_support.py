@@ -21,6 +21,11 @@ def regions() -> Any:
 def asset(tenant: Any, *, category: str = "dataset", at: datetime = T0, region: str = "eu-west", **extra: Any) -> Any:
     extra.setdefault("size_bytes", None if "content" in extra else 1000)
     return data_asset_create(
-        tenant=tenant, name=extra.pop("name", f"{category}-{at:%Y%m%d}"), category=category, region=region,
-        actor=SYSTEM, now=at, **extra,
-    )  # fmt: skip
+        tenant=tenant,
+        name=extra.pop("name", f"{category}-{at:%Y%m%d}"),
+        category=category,
+        region=region,
+        actor=SYSTEM,
+        now=at,
+        **extra,
+    )

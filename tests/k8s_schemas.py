@@ -207,8 +207,15 @@ def validate_all(objs: list[dict[str, Any]]) -> None:
 # --- Pod Security "restricted" ----------------------------------------------------------------------------------
 
 RESTRICTED_VOLUMES = {
-    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim", "projected", "secret",
-}  # fmt: skip
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+}
 
 
 def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:

@@ -20,10 +20,14 @@ ONE_GPU = AllocationSpec(rung="container", gpu_models=(H100,), gpus=1)
 def one_node_fleet():
     return {
         "regions": [
-            {"code": "eu-west", "name": "EU West", "jurisdiction": "EU",
-             "halls": [{"code": "eu-west-1a", "fenced_for": None, "nodes": [node("n1", "eu-west-1a/nvl-0")]}]}
+            {
+                "code": "eu-west",
+                "name": "EU West",
+                "jurisdiction": "EU",
+                "halls": [{"code": "eu-west-1a", "fenced_for": None, "nodes": [node("n1", "eu-west-1a/nvl-0")]}],
+            }
         ]
-    }  # fmt: skip
+    }
 
 
 def test_the_database_refuses_two_holders_of_one_slice(db, acme):

@@ -31,8 +31,10 @@ def test_it_places_whole_gpus_and_states_both_axes(api, alice, fleet, django_cap
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["rung"], body["performance_isolation"], body["security_isolation"]) == (
-        "container", "whole_gpu", "container"
-    )  # fmt: skip
+        "container",
+        "whole_gpu",
+        "container",
+    )
     assert (body["gpu_model"], body["region"], body["hall"]) == (H100, "eu-west", "eu-west-1a")
     assert len(body["devices"]) == 2
     assert len({d["node"] for d in body["devices"]}) == 1
@@ -76,8 +78,9 @@ def test_a_combination_the_rung_does_not_offer_is_422(api, alice, fleet):
 def test_no_capacity(api, alice, fleet):
     body = assert_problem(ask(api(alice), gpu_model="B200", gpus=1), 409, "no_capacity")
     assert body["reasons"]
-    assert_problem(ask(api(alice), gpu_model=H100, gpus=8, gang={"size": 3, "topology": "nvlink"}, rung="job"),
-                   409, "no_capacity")  # fmt: skip
+    assert_problem(
+        ask(api(alice), gpu_model=H100, gpus=8, gang={"size": 3, "topology": "nvlink"}, rung="job"), 409, "no_capacity"
+    )
 
 
 def test_residency(api, alice, fleet):
@@ -195,6 +198,7 @@ def test_fragmentation_and_defragment_are_for_operators(api, alice, operator, fl
     plan = api(operator).post("/api/v1/ops/defragment", {"dry_run": True}, format="json")
     assert plan.status_code == 200
     assert plan.json()["moves"] == []
-    body = assert_problem(api(operator).post("/api/v1/ops/defragment", {"dry_run": False}, format="json"), 422,
-                          "validation_error")  # fmt: skip
+    body = assert_problem(
+        api(operator).post("/api/v1/ops/defragment", {"dry_run": False}, format="json"), 422, "validation_error"
+    )
     assert "dry_run" in body["errors"]

@@ -53,8 +53,12 @@ def test_a_price_cannot_be_backdated(priced):
     from tenancy.errors import Invalid
 
     with pytest.raises(Invalid) as refused:
-        price_set(sku=sku(), unit_price_per_hour=Decimal("1"), effective_from=timezone.now() - timedelta(hours=1),
-                  actor=SYSTEM)  # fmt: skip
+        price_set(
+            sku=sku(),
+            unit_price_per_hour=Decimal("1"),
+            effective_from=timezone.now() - timedelta(hours=1),
+            actor=SYSTEM,
+        )
     assert refused.value.code == "price_in_past"
 
 
@@ -66,9 +70,12 @@ def test_usage_shows_closed_and_open_windows(api, alice, acme, priced):
     rows = body["rows"]
     assert body["granularity"] == "hour"
     assert rows[0] == {
-        "sku": "container/H100-SXM-80GB/gpu/eu-west", "window_start": start.isoformat().replace("+00:00", "Z"),
-        "gpu_seconds": "180.000", "amount": "0.12", "currency": "usd",
-    }  # fmt: skip
+        "sku": "container/H100-SXM-80GB/gpu/eu-west",
+        "window_start": start.isoformat().replace("+00:00", "Z"),
+        "gpu_seconds": "180.000",
+        "amount": "0.12",
+        "currency": "usd",
+    }
     assert len(rows) >= 2  # the open interval's windows so far
     open_seconds = sum(Decimal(r["gpu_seconds"]) for r in rows[1:])
     expected = (timezone.now() - (start + timedelta(hours=1))).total_seconds()
@@ -81,12 +88,18 @@ def test_usage_shows_closed_and_open_windows(api, alice, acme, priced):
 
 def test_usage_input_is_checked(api, alice, priced):
     client = api(alice)
-    assert_problem(client.get("/api/v1/usage", {"from": "2026-11-02T00:00:00Z", "to": "2026-11-01T00:00:00Z"}),
-                   422, "validation_error")  # fmt: skip
+    assert_problem(
+        client.get("/api/v1/usage", {"from": "2026-11-02T00:00:00Z", "to": "2026-11-01T00:00:00Z"}),
+        422,
+        "validation_error",
+    )
     assert_problem(client.get("/api/v1/usage", {"from": "yesterday"}), 422, "validation_error")
     assert_problem(client.get("/api/v1/usage", {"granularity": "minute"}), 422, "validation_error")
-    assert_problem(client.get("/api/v1/usage", {"from": "2025-01-01T00:00:00Z", "to": "2025-06-01T00:00:00Z"}),
-                   422, "validation_error")  # fmt: skip
+    assert_problem(
+        client.get("/api/v1/usage", {"from": "2025-01-01T00:00:00Z", "to": "2025-06-01T00:00:00Z"}),
+        422,
+        "validation_error",
+    )
 
 
 def test_another_tenants_usage_is_never_shown(api, acme, charlie, priced):
@@ -106,11 +119,19 @@ def test_the_upcoming_invoice_prices_usage_from_the_price_book(api, alice, acme,
     assert body["mode"] == "ledger_only"
     assert body["currency"] == "usd"
     assert body["lines"] == [
-        {"sku": "container/H100-SXM-80GB/gpu/eu-west", "quantity": "0.500000", "unit_price": "2.400000",
-         "amount": "1.20"},
-        {"sku": "container/H100-SXM-80GB/mig-3g.40gb/eu-west", "quantity": "1.000000", "unit_price": "0.600000",
-         "amount": "0.60"},
-    ]  # fmt: skip
+        {
+            "sku": "container/H100-SXM-80GB/gpu/eu-west",
+            "quantity": "0.500000",
+            "unit_price": "2.400000",
+            "amount": "1.20",
+        },
+        {
+            "sku": "container/H100-SXM-80GB/mig-3g.40gb/eu-west",
+            "quantity": "1.000000",
+            "unit_price": "0.600000",
+            "amount": "0.60",
+        },
+    ]
     assert body["total"] == "1.80"
     assert "stripe_preview" not in body or body["stripe_preview"] is None
 
@@ -124,8 +145,12 @@ def test_ledger_only_invoices_are_local_previews(api, alice, acme, priced):
 
 def test_budget_is_read_by_members_and_set_by_admins(api, alice, bob, acme, priced):
     assert api(bob).get("/api/v1/budget").json() == {
-        "monthly": None, "hard_stop": False, "currency": "usd", "spend": "0.00", "alerts": []
-    }  # fmt: skip
+        "monthly": None,
+        "hard_stop": False,
+        "currency": "usd",
+        "spend": "0.00",
+        "alerts": [],
+    }
     assert_problem(api(bob).put("/api/v1/budget", {"monthly": "100.00"}, format="json"), 403, "permission_denied")
     response = api(alice).put("/api/v1/budget", {"monthly": "100.00", "hard_stop": True}, format="json")
     assert response.status_code == 200, response.content

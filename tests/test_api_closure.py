@@ -61,9 +61,13 @@ def estate(api, alice, acme, fleet, settings, django_capture_on_commit_callbacks
         "invoice": register(client, "invoice-2025-12", "invoice", b'{"total": "12.00"}'),
     }
     hold = legal_hold_create(
-        tenant=acme, matter="Acme v. Initech", reason="litigation", scope=AssetScope(categories=["checkpoint"]),
-        lock_until=None, actor=SYSTEM,
-    )  # fmt: skip
+        tenant=acme,
+        matter="Acme v. Initech",
+        reason="litigation",
+        scope=AssetScope(categories=["checkpoint"]),
+        lock_until=None,
+        actor=SYSTEM,
+    )
     return {"allocation": allocation, "assets": assets, "hold": hold}
 
 
@@ -86,9 +90,13 @@ def test_the_owner_closes_the_tenant(api, alice, acme, estate, django_capture_on
     assert closure.closes_at >= before + timedelta(days=7)
     assert body["closes_at"]
     assert body["report"] == {
-        "allocations_stopped": 1, "shredding_scheduled": 2, "kept_for_legal_minimum": 1,
-        "held": {str(estate["hold"].pk): 1}, "final_invoice": body["final_invoice"], "export": body["export"],
-    }  # fmt: skip
+        "allocations_stopped": 1,
+        "shredding_scheduled": 2,
+        "kept_for_legal_minimum": 1,
+        "held": {str(estate["hold"].pk): 1},
+        "final_invoice": body["final_invoice"],
+        "export": body["export"],
+    }
 
     # Work stopped.
     allocation = client.get(f"/api/v1/allocations/{estate['allocation']['id']}").json()
@@ -150,16 +158,18 @@ def test_a_closing_tenant_reads_but_changes_nothing(api, alice, acme, estate, dj
     dataset = estate["assets"]["dataset"]["id"]
     assert_problem(client.post(f"{ASSETS}/{dataset}/cancel-shredding"), 403, "tenant_not_active")
     assert_problem(client.delete(f"{ASSETS}/{estate['assets']['checkpoint']['id']}"), 403, "tenant_not_active")
-    assert_problem(client.put("/api/v1/retention-policies/dataset", {"days": 9}, format="json"), 403,
-                   "tenant_not_active")  # fmt: skip
+    assert_problem(
+        client.put("/api/v1/retention-policies/dataset", {"days": 9}, format="json"), 403, "tenant_not_active"
+    )
     assert client.get(ASSETS).status_code == 200
     assert client.get("/api/v1/retention-policies").status_code == 200
     assert client.get("/api/v1/residency-report").status_code == 200
 
 
 def register_response(client):
-    return client.post(ASSETS, {"name": "late", "category": "dataset", "region": "eu-west", "size_bytes": 1},
-                       format="json")  # fmt: skip
+    return client.post(
+        ASSETS, {"name": "late", "category": "dataset", "region": "eu-west", "size_bytes": 1}, format="json"
+    )
 
 
 def test_at_the_end_of_the_period_the_tenant_is_closed_and_locked_out(

@@ -184,17 +184,20 @@ def test_after_the_waiting_period_the_content_is_gone(api, alice, fleet, django_
     assert_problem(client.get(f"{URL}/{body['id']}/content"), 409, "asset_shredded")
     assert not storage.blob_exists(body["location"])
     assert_problem(client.post(f"{URL}/{body['id']}/cancel-shredding"), 409, "not_shredding")
-    assert_problem(client.post(f"{URL}/{body['id']}/move", {"region": "us-east"}, format="json"), 409,
-                   "asset_not_live")  # fmt: skip
+    assert_problem(client.post(f"{URL}/{body['id']}/move", {"region": "us-east"}, format="json"), 409, "asset_not_live")
 
 
 def test_a_legal_hold_refuses_the_delete(api, alice, acme, fleet):
     client = api(alice)
     body = made(client, category="job_log")
     hold = legal_hold_create(
-        tenant=acme, matter="Acme v. Initech", reason="litigation", scope=AssetScope(categories=["job_log"]),
-        lock_until=None, actor=SYSTEM,
-    )  # fmt: skip
+        tenant=acme,
+        matter="Acme v. Initech",
+        reason="litigation",
+        scope=AssetScope(categories=["job_log"]),
+        lock_until=None,
+        actor=SYSTEM,
+    )
     refused = assert_problem(client.delete(f"{URL}/{body['id']}"), 409, "legal_hold")
     assert refused["holds"] == [hold.pk]
     assert DataAsset.objects.get(pk=body["id"]).state == AssetState.LIVE
@@ -228,8 +231,9 @@ def test_it_moves_the_content_to_another_region(api, alice, fleet, django_captur
 def test_a_move_needs_a_known_region(api, alice, fleet):
     client = api(alice)
     body = made(client)
-    refused = assert_problem(client.post(f"{URL}/{body['id']}/move", {"region": "mars-1"}, format="json"), 422,
-                             "validation_error")  # fmt: skip
+    refused = assert_problem(
+        client.post(f"{URL}/{body['id']}/move", {"region": "mars-1"}, format="json"), 422, "validation_error"
+    )
     assert "region" in refused["errors"]
     refused = assert_problem(client.post(f"{URL}/{body['id']}/move", {}, format="json"), 422, "validation_error")
     assert "region" in refused["errors"]
@@ -298,8 +302,9 @@ def test_viewers_and_billing_users_read_but_do_not_change(api, alice, acme, flee
     assert client.get(f"{URL}/{asset['id']}/content").content == b"look, don't touch"
     assert_problem(register(client), 403, "permission_denied")
     assert_problem(client.delete(f"{URL}/{asset['id']}"), 403, "permission_denied")
-    assert_problem(client.post(f"{URL}/{asset['id']}/move", {"region": "us-east"}, format="json"), 403,
-                   "permission_denied")  # fmt: skip
+    assert_problem(
+        client.post(f"{URL}/{asset['id']}/move", {"region": "us-east"}, format="json"), 403, "permission_denied"
+    )
     assert_problem(client.post(f"{URL}/{asset['id']}/cancel-shredding"), 403, "permission_denied")
     assert DataAsset.objects.get().state == AssetState.LIVE
 

@@ -42,9 +42,13 @@ def iso(moment) -> str:
 
 def hold(tenant, **scope):
     return legal_hold_create(
-        tenant=tenant, matter="Acme v. Initech", reason="litigation", scope=AssetScope(**scope),
-        lock_until=None, actor=SYSTEM,
-    )  # fmt: skip
+        tenant=tenant,
+        matter="Acme v. Initech",
+        reason="litigation",
+        scope=AssetScope(**scope),
+        lock_until=None,
+        actor=SYSTEM,
+    )
 
 
 # --- a tenant's owner -------------------------------------------------------------------------------------------------

@@ -211,8 +211,11 @@ def test_an_operator_reads_one_node(ops, fleet):
     assert response.status_code == 200
     body = response.json()
     assert (body["hostname"], body["cc_capable"], body["cc_mode"], body["hall"]) == (
-        "euw1b-01", True, True, "eu-west-1b",
-    )  # fmt: skip
+        "euw1b-01",
+        True,
+        True,
+        "eu-west-1b",
+    )
     assert_problem(ops.get(f"{NODES_URL}/999999"), 404, "not_found")
     assert_problem(ops.get(f"{NODES_URL}/not-a-number"), 404, "not_found")
 

@@ -72,8 +72,9 @@ def test_demoting_to_viewer_strips_write_scopes(api, alice, bob, acme):
     client = api(bob)
     api(alice).patch(f"{URL}/{_member_id(acme, 'bob')}", {"role": "viewer"}, format="json")
     assert all(k.scopes == ["read"] for k in ApiKey.objects.filter(user=bob))
-    assert_problem(client.post("/api/v1/api-keys", {"name": "x", "scopes": ["read"]}, format="json"), 403,
-                   "insufficient_scope")  # fmt: skip
+    assert_problem(
+        client.post("/api/v1/api-keys", {"name": "x", "scopes": ["read"]}, format="json"), 403, "insufficient_scope"
+    )
 
 
 def test_the_last_owner_cannot_step_down_or_leave(api, alice, acme):

@@ -16,18 +16,20 @@ def fleet(db):
 
 def place(client, model, region):
     response = client.post(
-        "/api/v1/allocations", {"name": "work", "rung": "container", "gpu_model": model, "gpus": 1,
-                                "regions": [region]}, format="json",
-    )  # fmt: skip
+        "/api/v1/allocations",
+        {"name": "work", "rung": "container", "gpu_model": model, "gpus": 1, "regions": [region]},
+        format="json",
+    )
     assert response.status_code == 201, response.content
     return response.json()
 
 
 def register(client, region, size_bytes=1000):
     response = client.post(
-        "/api/v1/data-assets", {"name": "d", "category": "dataset", "region": region, "size_bytes": size_bytes},
+        "/api/v1/data-assets",
+        {"name": "d", "category": "dataset", "region": region, "size_bytes": size_bytes},
         format="json",
-    )  # fmt: skip
+    )
     assert response.status_code == 201, response.content
     return response.json()
 

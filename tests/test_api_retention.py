@@ -23,13 +23,20 @@ def test_it_lists_every_category_with_the_product_defaults(api, alice):
     rows = by_category(api(alice).get(URL))
     assert set(rows) == {c.value for c in Category}
     assert rows["dataset"] == {
-        "category": "dataset", "days": 365, "zero_retention": False, "source": "default", "legal_minimum_days": None,
-    }  # fmt: skip
+        "category": "dataset",
+        "days": 365,
+        "zero_retention": False,
+        "source": "default",
+        "legal_minimum_days": None,
+    }
     assert rows["job_log"]["days"] == 90
     assert rows["invoice"] == {
-        "category": "invoice", "days": SEVEN_YEARS_DAYS, "zero_retention": False, "source": "default",
+        "category": "invoice",
+        "days": SEVEN_YEARS_DAYS,
+        "zero_retention": False,
+        "source": "default",
         "legal_minimum_days": LEGAL_MINIMUM_DAYS["invoice"],
-    }  # fmt: skip
+    }
 
 
 def test_the_operators_setting_changes_the_defaults(api, alice, settings):
@@ -44,8 +51,12 @@ def test_the_owner_sets_days_per_category(api, alice, acme):
     response = put(client, "dataset", {"days": 30})
     assert response.status_code == 200, response.content
     assert response.json() == {
-        "category": "dataset", "days": 30, "zero_retention": False, "source": "tenant", "legal_minimum_days": None,
-    }  # fmt: skip
+        "category": "dataset",
+        "days": 30,
+        "zero_retention": False,
+        "source": "tenant",
+        "legal_minimum_days": None,
+    }
     rows = by_category(client.get(URL))
     assert rows["dataset"]["days"] == 30
     assert rows["dataset"]["source"] == "tenant"

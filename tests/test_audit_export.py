@@ -124,13 +124,18 @@ EVENTS = st.fixed_dictionaries(
     {
         "seq": st.integers(min_value=1, max_value=2**62),
         "at": st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=OFFSETS),  # noqa: DTZ001
-        "actor_type": TEXT, "actor_id": TEXT, "actor_label": TEXT, "api_key_prefix": TEXT,
+        "actor_type": TEXT,
+        "actor_id": TEXT,
+        "actor_label": TEXT,
+        "api_key_prefix": TEXT,
         "tenant_id": st.none() | st.integers(min_value=1, max_value=2**62),
-        "action": TEXT, "target_type": TEXT, "target_id": TEXT,
+        "action": TEXT,
+        "target_type": TEXT,
+        "target_id": TEXT,
         "data": st.dictionaries(TEXT, JSON, max_size=4),
         "prev_hash": st.text(alphabet="0123456789abcdef", min_size=64, max_size=64),
     }
-)  # fmt: skip
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -221,8 +226,14 @@ def test_it_reuses_a_checkpoint_that_covers_the_selection(world, tmp_path, key_f
 
     assert AuditEvent.objects.count() == events  # no new checkpoint, no new event
     records = lines_of(bundle)
-    assert records[-2] == {"type": "checkpoint", "seq": first.seq, "hash": first.hash, "at": format_time(first.at),
-                           "key_id": first.key_id, "signature": first.signature}  # fmt: skip
+    assert records[-2] == {
+        "type": "checkpoint",
+        "seq": first.seq,
+        "hash": first.hash,
+        "at": format_time(first.at),
+        "key_id": first.key_id,
+        "signature": first.signature,
+    }
     assert verify_offline(bundle, key_file).returncode == 0
 
 
@@ -495,9 +506,20 @@ def bulk_chain(count: int) -> None:
     """``count`` chained events written in bulk (as audit_record would chain them), and the head moved."""
     prev, events, now = GENESIS_HASH, [], datetime.now(UTC)
     for seq in range(1, count + 1):
-        fields = {"seq": seq, "at": now, "actor_type": "system", "actor_id": "system", "actor_label": "bulk",
-                  "api_key_prefix": "", "tenant_id": None, "action": "bulk.event", "target_type": "thing",
-                  "target_id": str(seq), "data": {"padding": "x" * 200}, "prev_hash": prev}  # fmt: skip
+        fields = {
+            "seq": seq,
+            "at": now,
+            "actor_type": "system",
+            "actor_id": "system",
+            "actor_label": "bulk",
+            "api_key_prefix": "",
+            "tenant_id": None,
+            "action": "bulk.event",
+            "target_type": "thing",
+            "target_id": str(seq),
+            "data": {"padding": "x" * 200},
+            "prev_hash": prev,
+        }
         prev = event_hash(fields)
         events.append(AuditEvent(**fields, hash=prev))
     AuditEvent.objects.bulk_create(events, batch_size=2000)

@@ -131,8 +131,21 @@ def test_it_refuses_floats_and_writes_nothing(db):
 def test_it_catches_an_event_inserted_past_the_head(db):
     signup()
     last = AuditEvent.objects.get(seq=2)
-    forged = {f: getattr(last, f) for f in ("at", "actor_type", "actor_id", "actor_label", "api_key_prefix",
-                                            "tenant_id", "action", "target_type", "target_id", "data")}  # fmt: skip
+    forged = {
+        f: getattr(last, f)
+        for f in (
+            "at",
+            "actor_type",
+            "actor_id",
+            "actor_label",
+            "api_key_prefix",
+            "tenant_id",
+            "action",
+            "target_type",
+            "target_id",
+            "data",
+        )
+    }
     forged.update(seq=3, prev_hash=last.hash)
     AuditEvent.objects.create(**forged, hash=event_hash(forged))
     result = audit_chain_verify()

@@ -18,10 +18,24 @@ def test_the_metering_benchmark_runs_and_its_checks_pass():
         reachable = False
     require(reachable, "PostgreSQL at 127.0.0.1:5432")
     result = subprocess.run(
-        [sys.executable, "-m", "bench.metering", "--rows", "2000", "--push", "50", "--rate", "500",
-         "--database", "ladder_bench_metering_smoke"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "bench.metering",
+            "--rows",
+            "2000",
+            "--push",
+            "50",
+            "--rate",
+            "500",
+            "--database",
+            "ladder_bench_metering_smoke",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "checks: OK" in result.stdout
     assert "OK (50 customer x meter totals)" in result.stdout

@@ -15,13 +15,38 @@ SAMPLE = Path(__file__).resolve().parent / "data"  # the first lines of the publ
 def test_the_benchmark_prints_one_json_object(policy, sharing):
     nodes, pods = SAMPLE / "alibaba_nodes_sample.csv", SAMPLE / "alibaba_pods_sample.csv"
     result = subprocess.run(
-        [sys.executable, "-m", "bench.placement", "--nodes", str(nodes), "--pods", str(pods),
-         "--policy", policy, "--sharing", sharing, "--seeds", "1", "--json"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "bench.placement",
+            "--nodes",
+            str(nodes),
+            "--pods",
+            str(pods),
+            "--policy",
+            policy,
+            "--sharing",
+            sharing,
+            "--seeds",
+            "1",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     figures = json.loads(result.stdout)
-    assert {"policy", "sharing", "served_ratio", "unallocated_gpus", "stranded_mig_slices", "decisions_per_s",
-            "p50_ms", "p99_ms"} <= set(figures)  # fmt: skip
+    assert {
+        "policy",
+        "sharing",
+        "served_ratio",
+        "unallocated_gpus",
+        "stranded_mig_slices",
+        "decisions_per_s",
+        "p50_ms",
+        "p99_ms",
+    } <= set(figures)
     assert (figures["policy"], figures["sharing"]) == (policy, sharing)
     assert 0.5 < figures["served_ratio"] <= 1.0
     assert figures["decisions_per_s"] > 0

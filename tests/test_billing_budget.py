@@ -66,10 +66,14 @@ def test_the_hard_stop_refuses_new_work_and_stops_what_runs(acme, alice, api):
     allocations_refresh()  # the real clock is long past that checkpoint
     assert Allocation.objects.get(pk=job.pk).state in (S.STOPPING, S.STOPPED)
     body = assert_problem(
-        api(alice).post("/api/v1/allocations", {"name": "more", "rung": "container", "gpu_model": "H100-SXM-80GB",
-                                                "gpus": 1}, format="json"),
-        402, "budget_exceeded",
-    )  # fmt: skip
+        api(alice).post(
+            "/api/v1/allocations",
+            {"name": "more", "rung": "container", "gpu_model": "H100-SXM-80GB", "gpus": 1},
+            format="json",
+        ),
+        402,
+        "budget_exceeded",
+    )
     assert body["budget"] == "2.00"
 
 

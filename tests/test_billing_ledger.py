@@ -108,8 +108,9 @@ def test_a_price_change_mid_hour_splits_usage_and_the_invoice(acme):
     stop(run(place(acme, gpus=1), at(15)), at(45))
     windows_close(now=at(80))
     assert sorted((i.quantity_milli, i.price and i.price.unit_price_per_hour) for i in UsageInterval.objects.all()) == [
-        (900_000, Decimal("2.00")), (900_000, Decimal("4.00"))
-    ]  # fmt: skip
+        (900_000, Decimal("2.00")),
+        (900_000, Decimal("4.00")),
+    ]
     # One rollup per price in the window: each goes to its price's own Stripe meter, billed at its own price.
     before, after = sorted(rollups(acme), key=lambda r: r.price.effective_from)
     assert (before.quantity_milli, before.amount, before.meter_value) == (900_000, Decimal("0.50"), 900)
@@ -132,8 +133,10 @@ def test_an_open_interval_is_cut_at_a_price_change_while_it_runs(acme):
     stop(allocation, at(75))
     windows_close(now=at(140))
     assert sorted((r.window_ms - to_ms(BASE), r.quantity_milli, r.amount) for r in rollups(acme)) == [
-        (0, 900_000, Decimal("0.50")), (0, 1_800_000, Decimal("2.00")), (3_600_000, 900_000, Decimal("1.00"))
-    ]  # fmt: skip
+        (0, 900_000, Decimal("0.50")),
+        (0, 1_800_000, Decimal("2.00")),
+        (3_600_000, 900_000, Decimal("1.00")),
+    ]
 
 
 def test_usage_arriving_after_its_window_closed_is_a_late_adjustment(acme):
@@ -161,8 +164,9 @@ def test_a_start_reported_late_is_cut_into_its_hours(acme):
     run(late, at(30))  # ran since 10:30, reported now
     windows_close(now=at(130))
     assert [(r.window_ms - to_ms(BASE), r.quantity_milli) for r in rollups(acme)] == [
-        (0, 1_800_000), (3_600_000, 3_600_000)
-    ]  # fmt: skip
+        (0, 1_800_000),
+        (3_600_000, 3_600_000),
+    ]
     assert UsageInterval.objects.get(end_ms=None).start_ms == to_ms(at(120))
 
 
@@ -184,8 +188,10 @@ def test_meter_values_carry_the_remainder_to_the_next_rollup(acme):
         stop(run(place(acme, gpus=1), at(60 * hour)), at(60 * hour, seconds=0.4))
     windows_close(now=at(300))
     assert [(r.quantity_milli, r.meter_value, r.push_state) for r in rollups(acme)] == [
-        (400, 0, "nothing"), (400, 0, "nothing"), (400, 1, "pending")
-    ]  # fmt: skip
+        (400, 0, "nothing"),
+        (400, 0, "nothing"),
+        (400, 1, "pending"),
+    ]
 
 
 lifecycles = st.lists(

@@ -441,8 +441,13 @@ def test_the_upcoming_invoice_shows_stripes_preview_beside_the_ledger(
     first, end = this_month_so_far(stripe_server, acme)
     end = hour_start(0) - timedelta(minutes=3)
     use(acme, first + timedelta(minutes=7, seconds=13.4), end - first - timedelta(minutes=7, seconds=13.4), gpus=3)
-    use(acme, first + timedelta(minutes=1), end - first - timedelta(minutes=20, seconds=0.9), gpus=0,
-        mig_profile="3g.40gb")  # fmt: skip
+    use(
+        acme,
+        first + timedelta(minutes=1),
+        end - first - timedelta(minutes=20, seconds=0.9),
+        gpus=0,
+        mig_profile="3g.40gb",
+    )
     windows_close(now=timezone.now())
     report = billing_push(now=timezone.now())
     assert report.sent >= 2

@@ -41,15 +41,30 @@ def invoice(status: str, *, id: str = "in_acme_1", customer: str = CUSTOMER, pai
     """A Stripe invoice object (the fields the mirror reads), for this month, 750.07 USD."""
     start, end = (int(moment.timestamp()) for moment in month_of(timezone.now()))
     line = {
-        "id": "il_1", "object": "line_item", "description": "18001 x GPU time (at 4.1666 / unit)",
-        "quantity": 18_001, "amount": 75_007, "currency": "usd", "period": {"start": start, "end": end},
-    }  # fmt: skip
+        "id": "il_1",
+        "object": "line_item",
+        "description": "18001 x GPU time (at 4.1666 / unit)",
+        "quantity": 18_001,
+        "amount": 75_007,
+        "currency": "usd",
+        "period": {"start": start, "end": end},
+    }
     return {
-        "id": id, "object": "invoice", "customer": customer, "status": status, "currency": "usd",
-        "period_start": start, "period_end": end, "subtotal": 75_007, "total": 75_007, "amount_due": 75_007,
-        "amount_paid": paid, "hosted_invoice_url": f"https://invoice.stripe.test/{id}", "created": start + 60,
+        "id": id,
+        "object": "invoice",
+        "customer": customer,
+        "status": status,
+        "currency": "usd",
+        "period_start": start,
+        "period_end": end,
+        "subtotal": 75_007,
+        "total": 75_007,
+        "amount_due": 75_007,
+        "amount_paid": paid,
+        "hosted_invoice_url": f"https://invoice.stripe.test/{id}",
+        "created": start + 60,
         "lines": {"object": "list", "data": [line], "has_more": False},
-    }  # fmt: skip
+    }
 
 
 @pytest.fixture
@@ -122,8 +137,11 @@ def test_invoices_are_mirrored_for_the_customers_tenant_only(client, customer, a
     accepted(client, event("invoice.finalized", invoice("open")))
     mirrored = Invoice.objects.get()
     assert (mirrored.tenant_id, mirrored.status, mirrored.amount_due, mirrored.amount_paid) == (
-        acme.pk, "open", 75_007, 0
-    )  # fmt: skip
+        acme.pk,
+        "open",
+        75_007,
+        0,
+    )
 
     accepted(client, event("invoice.paid", invoice("paid", paid=75_007)))
     mirrored = Invoice.objects.get()
@@ -131,14 +149,21 @@ def test_invoices_are_mirrored_for_the_customers_tenant_only(client, customer, a
     assert mirrored.status == "paid"
     assert (mirrored.period_start, mirrored.period_end) == (start, end)
     assert (mirrored.subtotal, mirrored.total, mirrored.amount_due, mirrored.amount_paid) == (
-        75_007, 75_007, 75_007, 75_007
-    )  # fmt: skip
+        75_007,
+        75_007,
+        75_007,
+        75_007,
+    )
     assert mirrored.lines == [
         {
-            "description": "18001 x GPU time (at 4.1666 / unit)", "quantity": 18_001, "amount": 75_007,
-            "currency": "usd", "period_start": int(start.timestamp()), "period_end": int(end.timestamp()),
+            "description": "18001 x GPU time (at 4.1666 / unit)",
+            "quantity": 18_001,
+            "amount": 75_007,
+            "currency": "usd",
+            "period_start": int(start.timestamp()),
+            "period_end": int(end.timestamp()),
         }
-    ]  # fmt: skip
+    ]
 
     listed = api(alice).get("/api/v1/invoices")
     assert listed.status_code == 200, listed.content

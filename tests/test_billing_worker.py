@@ -61,8 +61,21 @@ def start_worker(server: StripeServer, queue: str, log: Path) -> subprocess.Pope
         "LADDER_BILLING_PUSH_LEASE_SECONDS": str(LEASE),
     }
     celery = Path(sys.executable).with_name("celery")
-    command = [str(celery), "-A", "config", "worker", "--pool", "solo", "-Q", queue, "--loglevel", "info",
-               "--without-gossip", "--without-mingle", "--without-heartbeat"]  # fmt: skip
+    command = [
+        str(celery),
+        "-A",
+        "config",
+        "worker",
+        "--pool",
+        "solo",
+        "-Q",
+        queue,
+        "--loglevel",
+        "info",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
     with log.open("ab") as out:
         return subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=out, stderr=subprocess.STDOUT)
 

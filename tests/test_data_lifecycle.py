@@ -108,9 +108,14 @@ def test_a_hold_refuses_a_delete_and_stops_a_pending_shredding(acme, fleet):
     waiting = asset(acme, category="job_log", name="other")
     data_asset_delete(asset=waiting, actor=SYSTEM, now=T0)
     hold = legal_hold_create(
-        tenant=acme, matter="Acme v. Initech", reason="litigation", scope=AssetScope(categories=["job_log"]),
-        lock_until=None, actor=SYSTEM, now=T0,
-    )  # fmt: skip
+        tenant=acme,
+        matter="Acme v. Initech",
+        reason="litigation",
+        scope=AssetScope(categories=["job_log"]),
+        lock_until=None,
+        actor=SYSTEM,
+        now=T0,
+    )
     with pytest.raises(ServiceError) as refused:
         data_asset_delete(asset=held, actor=SYSTEM)
     assert refused.value.code == "legal_hold"
@@ -127,9 +132,14 @@ def test_the_sweep_shreds_expired_data_and_reports_what_holds_kept(acme, fleet, 
     young = asset(acme, category="job_log", at=T0 + timedelta(days=80))
     invoice = asset(acme, category="invoice")
     hold = legal_hold_create(
-        tenant=acme, matter="audit 2026", reason="tax audit", lock_until=None, actor=SYSTEM, now=T0,
+        tenant=acme,
+        matter="audit 2026",
+        reason="tax audit",
+        lock_until=None,
+        actor=SYSTEM,
+        now=T0,
         scope=AssetScope(categories=["job_log"], created_to=T0 + timedelta(hours=1)),
-    )  # fmt: skip
+    )
     day91 = T0 + timedelta(days=91)
     call_command("retention_sweep", "--now", day91.isoformat(), "--dry-run")
     assert "kept by legal hold" in capsys.readouterr().out

@@ -113,8 +113,9 @@ def run(acme: Any, globex: Any, script: Any) -> None:
                 asset(acme, category=action[1], at=now)
                 asset(globex, category=action[1], at=now)  # another tenant's data: holds never reach it
             elif kind == "policy":
-                retention_policy_set(tenant=acme, category=action[1], days=action[2], zero_retention=False,
-                                     actor=SYSTEM)  # fmt: skip
+                retention_policy_set(
+                    tenant=acme, category=action[1], days=action[2], zero_retention=False, actor=SYSTEM
+                )
                 policies[action[1]] = action[2]
             elif kind == "hold":
                 start = T0 + timedelta(days=action[2]) if action[2] is not None else None
@@ -122,8 +123,9 @@ def run(acme: Any, globex: Any, script: Any) -> None:
                 if start and end and start > end:
                     start, end = end, start
                 scope = AssetScope(categories=sorted(action[1]), created_from=start, created_to=end)
-                legal_hold_create(tenant=acme, matter="m", reason="r", scope=scope, lock_until=None, actor=SYSTEM,
-                                  now=now)  # fmt: skip
+                legal_hold_create(
+                    tenant=acme, matter="m", reason="r", scope=scope, lock_until=None, actor=SYSTEM, now=now
+                )
             elif kind == "release":
                 active = list(LegalHold.objects.filter(tenant=acme, state=HoldState.ACTIVE).order_by("pk"))
                 if active:

@@ -69,8 +69,11 @@ def test_it_loads_a_fleet():
     assert (cc.hall.code, cc.hall.region.code, cc.gpu_model.name) == ("eu-west-1b", "eu-west", "H200-141GB")
     assert (cc.cc_capable, cc.cc_mode, cc.gpu_count, cc.nvlink_domain) == (True, True, 8, "eu-west-1b/nvl-0")
     assert (cc.driver_version, cc.cuda_version, cc.nccl_version, cc.firmware_version) == (
-        "580.65.06", "13.0", "2.27.7", "96.00.B1.00.01",
-    )  # fmt: skip
+        "580.65.06",
+        "13.0",
+        "2.27.7",
+        "96.00.B1.00.01",
+    )
     assert set(Node.objects.values_list("state", flat=True)) == {NodeState.READY}
     small = Node.objects.get(hostname="euw1a-03")
     assert list(small.gpus.values_list("index", "uuid", "mode")) == [

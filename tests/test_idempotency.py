@@ -16,9 +16,11 @@ KEYS = "/api/v1/api-keys"
 
 def _invite(client, key, username="dora"):
     return client.post(
-        MEMBERS, {"username": username, "email": f"{username}@acme.test", "role": "member"}, format="json",
+        MEMBERS,
+        {"username": username, "email": f"{username}@acme.test", "role": "member"},
+        format="json",
         HTTP_IDEMPOTENCY_KEY=key,
-    )  # fmt: skip
+    )
 
 
 def test_the_same_key_and_body_replays_the_first_response(api, alice):

@@ -40,12 +40,18 @@ def cluster_api(settings: Any) -> Iterator[K8sServer]:
 def fleet(db: None, cluster_api: K8sServer) -> K8sServer:
     load_fleet()
     for hall in Hall.objects.all():
-        cluster_register(name=f"k8s-{hall.code}", hall=hall, api_server=cluster_api.url,
-                         credentials={"token": TOKEN}, actor=SYSTEM)  # fmt: skip
+        cluster_register(
+            name=f"k8s-{hall.code}", hall=hall, api_server=cluster_api.url, credentials={"token": TOKEN}, actor=SYSTEM
+        )
     for node in Node.objects.all():  # the cluster knows every host of the fleet
-        cluster_api.put_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node.hostname, "labels": {
-            "kubernetes.io/hostname": node.hostname}}, "spec": {"taints": [
-            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}})  # fmt: skip
+        cluster_api.put_object(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": node.hostname, "labels": {"kubernetes.io/hostname": node.hostname}},
+                "spec": {"taints": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]},
+            }
+        )
     return cluster_api
 
 
@@ -71,8 +77,13 @@ def pod_ready(server: K8sServer, allocation: Allocation, **annotations: str) -> 
         pod = live(server, "v1", "Pod", f"ldr-{allocation.pk}", ns)
         pod["metadata"].setdefault("annotations", {}).update(annotations)
         server.put_object(pod)
-    server.set_status("v1", "pods", f"ldr-{allocation.pk}", ns,
-                      {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]})  # fmt: skip
+    server.set_status(
+        "v1",
+        "pods",
+        f"ldr-{allocation.pk}",
+        ns,
+        {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    )
 
 
 def state(allocation: Allocation) -> str:
@@ -206,8 +217,13 @@ def test_a_gang_runs_when_every_member_is_ready(fleet: K8sServer, acme: Any) -> 
     fleet.set_status("batch/v1", "jobs", f"ldr-{allocation.pk}", "ladder-acme", {"active": 2, "ready": 2})
     driver.status(allocation.pk)
     assert state(allocation) == S.RUNNING
-    fleet.set_status("batch/v1", "jobs", f"ldr-{allocation.pk}", "ladder-acme",
-                     {"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 2})  # fmt: skip
+    fleet.set_status(
+        "batch/v1",
+        "jobs",
+        f"ldr-{allocation.pk}",
+        "ladder-acme",
+        {"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 2},
+    )
     driver.status(allocation.pk)
     assert state(allocation) in (S.STOPPING, S.STOPPED)
 
@@ -254,8 +270,13 @@ def test_bare_metal_taints_the_hosts_and_sanitizes_them_after(fleet: K8sServer, 
     [job] = [j for j in fleet.objects(kind="Job", namespace="ladder-system")]
     allocations_refresh()
     assert Node.objects.get(hostname=host).state == NodeState.SANITIZING  # the wipe is still running
-    fleet.set_status("batch/v1", "jobs", job["metadata"]["name"], "ladder-system",
-                     {"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 1})  # fmt: skip
+    fleet.set_status(
+        "batch/v1",
+        "jobs",
+        job["metadata"]["name"],
+        "ladder-system",
+        {"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 1},
+    )
     allocations_refresh()
     assert Node.objects.get(hostname=host).state == NodeState.READY
     node = live(fleet, "v1", "Node", host)
@@ -294,24 +315,49 @@ def test_operators_register_and_test_clusters(api: Any, operator: Any, alice: An
 
 
 def test_fleet_sync_imports_gpu_nodes_from_their_labels(api: Any, operator: Any, fleet: K8sServer) -> None:
-    fleet.put_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "euw1a-99", "labels": {
-        "kubernetes.io/hostname": "euw1a-99", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
-        "nvidia.com/gpu.count": "8", "nvidia.com/gpu.clique": "eu-west-1a/nvl-9", "nvidia.com/cc.mode": "off",
-        "nvidia.com/cuda.driver.major": "580", "nvidia.com/cuda.driver.minor": "65",
-        "nvidia.com/cuda.driver.rev": "06", "nvidia.com/cuda.runtime.major": "13",
-        "nvidia.com/cuda.runtime.minor": "0"}}})  # fmt: skip
+    fleet.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": "euw1a-99",
+                "labels": {
+                    "kubernetes.io/hostname": "euw1a-99",
+                    "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                    "nvidia.com/gpu.count": "8",
+                    "nvidia.com/gpu.clique": "eu-west-1a/nvl-9",
+                    "nvidia.com/cc.mode": "off",
+                    "nvidia.com/cuda.driver.major": "580",
+                    "nvidia.com/cuda.driver.minor": "65",
+                    "nvidia.com/cuda.driver.rev": "06",
+                    "nvidia.com/cuda.runtime.major": "13",
+                    "nvidia.com/cuda.runtime.minor": "0",
+                },
+            },
+        }
+    )
     body = api(operator).post("/api/v1/ops/clusters/k8s-eu-west-1a/sync").json()
     assert body["nodes"] == 1
     assert any("no nvidia.com/gpu.product" in why for why in body["skipped"])
     node = Node.objects.get(hostname="euw1a-99")
     assert (node.gpu_model.name, node.gpu_count, node.nvlink_domain, node.driver_version) == (
-        H100, 8, "eu-west-1a/nvl-9", "580.65.06")  # fmt: skip
+        H100,
+        8,
+        "eu-west-1a/nvl-9",
+        "580.65.06",
+    )
 
 
 def test_a_node_is_diagnosed_from_its_cluster(api: Any, operator: Any, fleet: K8sServer) -> None:
     node = Node.objects.get(hostname="euw1a-01")
-    fleet.put_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node.hostname, "labels": {}},
-                      "status": {"conditions": [{"type": "Ready", "status": "True"}]}})  # fmt: skip
+    fleet.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": node.hostname, "labels": {}},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        }
+    )
     body = api(operator).get(f"/api/v1/ops/nodes/{node.pk}/diagnosis").json()
     assert body["ok"] is False
     assert body["layer"] == "driver"
@@ -350,9 +396,16 @@ def test_a_serverless_endpoint_scales_to_zero_when_idle_and_back(fleet: K8sServe
     fleet.set_status("apps/v1", "deployments", name, ns, {"availableReplicas": 1})
     driver.status(allocation.pk)
     assert state(allocation) == S.RUNNING
-    metric = {"apiVersion": "external.metrics.k8s.io/v1beta1", "kind": "ladder_queue_depth",
-              "metadata": {"name": f"depth-{allocation.pk}", "namespace": ns,
-                           "labels": {"ladder.io/allocation": str(allocation.pk)}}, "value": "0"}  # fmt: skip
+    metric = {
+        "apiVersion": "external.metrics.k8s.io/v1beta1",
+        "kind": "ladder_queue_depth",
+        "metadata": {
+            "name": f"depth-{allocation.pk}",
+            "namespace": ns,
+            "labels": {"ladder.io/allocation": str(allocation.pk)},
+        },
+        "value": "0",
+    }
     fleet.put_object(metric)
     allocations_refresh()  # idle: noted
     assert "ladder.io/idle-since" in live(fleet, "apps/v1", "Deployment", name, ns)["metadata"]["annotations"]
@@ -382,14 +435,23 @@ def test_a_field_changed_by_hand_is_taken_back(fleet: K8sServer, acme: Any) -> N
 
 def test_a_node_that_lost_its_gpus_is_diagnosed_at_the_device_plugin(api: Any, operator: Any, fleet: K8sServer) -> None:
     node = Node.objects.get(hostname="euw1a-01")
-    labels = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.deploy.driver": "true",
-              "nvidia.com/cuda.driver-version.major": "580", "nvidia.com/gpu.count": "8",
-              "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.deploy.container-toolkit": "true",
-              "nvidia.com/gpu.deploy.device-plugin": "true"}  # fmt: skip
-    status = {"conditions": [{"type": "Ready", "status": "True"}], "capacity": {"nvidia.com/gpu": "0"},
-              "allocatable": {"nvidia.com/gpu": "0"}}  # fmt: skip
-    fleet.put_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node.hostname, "labels": labels},
-                      "status": status})  # fmt: skip
+    labels = {
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.deploy.driver": "true",
+        "nvidia.com/cuda.driver-version.major": "580",
+        "nvidia.com/gpu.count": "8",
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.deploy.container-toolkit": "true",
+        "nvidia.com/gpu.deploy.device-plugin": "true",
+    }
+    status = {
+        "conditions": [{"type": "Ready", "status": "True"}],
+        "capacity": {"nvidia.com/gpu": "0"},
+        "allocatable": {"nvidia.com/gpu": "0"},
+    }
+    fleet.put_object(
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node.hostname, "labels": labels}, "status": status}
+    )
     body = api(operator).get(f"/api/v1/ops/nodes/{node.pk}/diagnosis").json()
     assert (body["ok"], body["layer"]) == (False, "device_plugin")
 
@@ -424,14 +486,20 @@ def test_every_rung_is_provisioned_observed_and_released(
     fleet.set_status(api_version, plural, f"ldr-{allocation.pk}", "ladder-acme", ready)
     driver.status(allocation.pk)
     assert state(allocation) == S.RUNNING
-    owned = {(o["kind"], o["metadata"]["name"]) for o in fleet.objects(namespace="ladder-acme")
-             if (o["metadata"].get("labels") or {}).get("ladder.io/allocation") == str(allocation.pk)}  # fmt: skip
+    owned = {
+        (o["kind"], o["metadata"]["name"])
+        for o in fleet.objects(namespace="ladder-acme")
+        if (o["metadata"].get("labels") or {}).get("ladder.io/allocation") == str(allocation.pk)
+    }
     assert (kind, f"ldr-{allocation.pk}") in owned
     allocation_stop(allocation=allocation, actor=SYSTEM)
     driver.release(allocation.pk)
     fleet.tick()
     driver.status(allocation.pk)
     assert state(allocation) == S.STOPPED
-    left = [o for o in fleet.objects(namespace="ladder-acme")
-            if (o["metadata"].get("labels") or {}).get("ladder.io/allocation") == str(allocation.pk)]  # fmt: skip
+    left = [
+        o
+        for o in fleet.objects(namespace="ladder-acme")
+        if (o["metadata"].get("labels") or {}).get("ladder.io/allocation") == str(allocation.pk)
+    ]
     assert left == []

@@ -31,24 +31,44 @@ def whole(i: int, gpus: range) -> tuple[DeviceShape, ...]:
     return tuple(DeviceShape(hostname=f"gpu-node-{i:02d}", gpu_index=g, gpu_uuid=uuid(i, g)) for g in gpus)
 
 
-def shape(id: int, rung: str, performance: str, devices: tuple[DeviceShape, ...], nodes: tuple[NodeShape, ...],
-          security: str = "container", **kw: Any) -> AllocationShape:  # fmt: skip
+def shape(
+    id: int,
+    rung: str,
+    performance: str,
+    devices: tuple[DeviceShape, ...],
+    nodes: tuple[NodeShape, ...],
+    security: str = "container",
+    **kw: Any,
+) -> AllocationShape:
     return AllocationShape(
-        id=id, name=f"alloc-{id}", tenant="acme", rung=rung, performance=performance, security=security,
-        gpu_model=kw.pop("gpu_model", H100), devices=devices, nodes=nodes, **kw,
-    )  # fmt: skip
+        id=id,
+        name=f"alloc-{id}",
+        tenant="acme",
+        rung=rung,
+        performance=performance,
+        security=security,
+        gpu_model=kw.pop("gpu_model", H100),
+        devices=devices,
+        nodes=nodes,
+        **kw,
+    )
 
 
 CONTAINER = shape(101, "container", "whole_gpu", whole(1, range(2)), (node(1),))
 MIG = shape(
-    102, "container", "mig",
-    (DeviceShape(hostname="gpu-node-02", gpu_index=3, gpu_uuid=uuid(2, 3), mig_profile="3g.40gb"),), (node(2),),
-)  # fmt: skip
+    102,
+    "container",
+    "mig",
+    (DeviceShape(hostname="gpu-node-02", gpu_index=3, gpu_uuid=uuid(2, 3), mig_profile="3g.40gb"),),
+    (node(2),),
+)
 TIME_SLICED = shape(
-    103, "serverless", "time_slicing",
+    103,
+    "serverless",
+    "time_slicing",
     tuple(DeviceShape(hostname="gpu-node-03", gpu_index=0, gpu_uuid=uuid(3, 0), share_milli=500) for _ in range(2)),
     (node(3),),
-)  # fmt: skip
+)
 VM = shape(104, "vm", "whole_gpu", whole(4, range(4)), (node(4),), security="vm")
 CVM_SNP = shape(
     105, "confidential_vm", "whole_gpu", whole(5, range(1)), (node(5, tee="snp"),), security="confidential_vm"
@@ -57,19 +77,29 @@ CVM_TDX = shape(
     106, "confidential_vm", "whole_gpu", whole(6, range(8)), (node(6, tee="tdx"),), security="confidential_vm"
 )
 GANG = shape(
-    107, "job", "whole_gpu", tuple(d for i in range(10, 14) for d in whole(i, range(8))),
-    tuple(node(i, clique="clique-b") for i in range(10, 14)), gang_size=4,
-)  # fmt: skip
+    107,
+    "job",
+    "whole_gpu",
+    tuple(d for i in range(10, 14) for d in whole(i, range(8))),
+    tuple(node(i, clique="clique-b") for i in range(10, 14)),
+    gang_size=4,
+)
 SERVERLESS = shape(108, "serverless", "whole_gpu", whole(7, range(2)) + whole(8, range(1)), (node(7), node(8)))
 SERVERLESS_MIG = shape(
-    109, "serverless", "mig",
+    109,
+    "serverless",
+    "mig",
     tuple(DeviceShape(hostname="gpu-node-09", gpu_index=g, gpu_uuid=uuid(9, g), mig_profile="1g.10gb") for g in (0, 1)),
     (node(9),),
-)  # fmt: skip
+)
 BARE_METAL = shape(
-    110, "bare_metal", "whole_gpu", whole(20, range(8)) + whole(21, range(8)), (node(20), node(21)),
+    110,
+    "bare_metal",
+    "whole_gpu",
+    whole(20, range(8)) + whole(21, range(8)),
+    (node(20), node(21)),
     security="bare_metal",
-)  # fmt: skip
+)
 ALLOCATIONS = [CONTAINER, MIG, TIME_SLICED, VM, CVM_SNP, CVM_TDX, GANG, SERVERLESS, SERVERLESS_MIG]
 TENANT = TenantShape(slug="acme", jurisdiction="DE", gpu_quota_milli=16_000)
 
@@ -313,8 +343,14 @@ def test_namespace_set_with_quota_and_jurisdiction() -> None:
     objs = render.namespace_set(TENANT)
     schemas.validate_all(objs)
     assert [o["kind"] for o in objs] == [
-        "Namespace", "ResourceQuota", "LimitRange", "NetworkPolicy", "NetworkPolicy", "NetworkPolicy", "LocalQueue",
-    ]  # fmt: skip
+        "Namespace",
+        "ResourceQuota",
+        "LimitRange",
+        "NetworkPolicy",
+        "NetworkPolicy",
+        "NetworkPolicy",
+        "LocalQueue",
+    ]
     labels = one(objs, "Namespace")["metadata"]["labels"]
     assert labels["ladder.io/tenant"] == "acme"
     assert labels["ladder.io/jurisdiction"] == "DE"
@@ -357,8 +393,14 @@ def test_cluster_setup() -> None:
     objs = render.cluster_setup([H100, "B200", H100], gpus_per_model={H100: 64})
     schemas.validate_all(objs)
     assert [o["kind"] for o in objs] == [
-        "Namespace", "Topology", "ResourceFlavor", "ResourceFlavor", "ClusterQueue", "RuntimeClass", "RuntimeClass",
-    ]  # fmt: skip
+        "Namespace",
+        "Topology",
+        "ResourceFlavor",
+        "ResourceFlavor",
+        "ClusterQueue",
+        "RuntimeClass",
+        "RuntimeClass",
+    ]
     for obj in objs:
         if obj["apiVersion"].startswith("kueue.x-k8s.io/"):
             assert obj["apiVersion"] == schemas.kueue_storage_version(obj["kind"])
@@ -424,8 +466,14 @@ def test_every_object_is_labelled() -> None:
 
 
 def test_extra_labels_never_override_ladders() -> None:
-    labelled = shape(114, "container", "whole_gpu", whole(1, range(1)), (node(1),),
-                     extra_labels={"team": "vision", "ladder.io/tenant": "someone-else"})  # fmt: skip
+    labelled = shape(
+        114,
+        "container",
+        "whole_gpu",
+        whole(1, range(1)),
+        (node(1),),
+        extra_labels={"team": "vision", "ladder.io/tenant": "someone-else"},
+    )
     (pod,) = render.allocation_objects(labelled)
     assert pod["metadata"]["labels"]["team"] == "vision"
     assert pod["metadata"]["labels"]["ladder.io/tenant"] == "acme"

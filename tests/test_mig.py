@@ -18,8 +18,15 @@ from provisioning.placement.mig import (
     stranded_compute,
 )
 
-G1, G1ME, G1D, G2, G3, G4, G7 = (MigKind.G1, MigKind.G1_ME, MigKind.G1_DOUBLE, MigKind.G2, MigKind.G3, MigKind.G4,
-                                 MigKind.G7)  # fmt: skip
+G1, G1ME, G1D, G2, G3, G4, G7 = (
+    MigKind.G1,
+    MigKind.G1_ME,
+    MigKind.G1_DOUBLE,
+    MigKind.G2,
+    MigKind.G3,
+    MigKind.G4,
+    MigKind.G7,
+)
 
 
 def test_two_3g_use_all_memory_and_strand_one_compute_slice():

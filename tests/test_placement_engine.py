@@ -157,9 +157,14 @@ def test_skewed_nodes_at_the_front_of_a_bucket_do_not_hide_the_good_ones():
     layout = [(d, OLD) for d in range(33)] + [(d, VERSIONS) for d in range(33) for _ in range(2)]
     for node_id, (domain, versions) in enumerate(layout, start=1):  # the 33 that end up skewed come first
         state.add_node(
-            id=node_id, hostname=f"n{node_id}", hall="h", model=H100,
-            gpu_uuids=[f"g{node_id}-{i}" for i in range(8)], nvlink_domain=f"d{domain}", versions=versions,
-        )  # fmt: skip
+            id=node_id,
+            hostname=f"n{node_id}",
+            hall="h",
+            model=H100,
+            gpu_uuids=[f"g{node_id}-{i}" for i in range(8)],
+            nvlink_domain=f"d{domain}",
+            versions=versions,
+        )
     assert len(state.skewed) == 33
     placed = PlacementEngine(state).place(Request(rung=Rung.JOB, models=(H100,), gpus=8, gang_size=2), policy(1))
     assert not isinstance(placed, Refused)

@@ -76,9 +76,14 @@ def test_a_hold_placed_during_a_sweep_is_never_overtaken(acme):
 
     def hold():
         return legal_hold_create(
-            tenant=acme, matter="late", reason="placed mid-sweep", scope=AssetScope(categories=["job_log"]),
-            lock_until=None, actor=SYSTEM, now=T0 + WAIT,
-        )  # fmt: skip
+            tenant=acme,
+            matter="late",
+            reason="placed mid-sweep",
+            scope=AssetScope(categories=["job_log"]),
+            lock_until=None,
+            actor=SYSTEM,
+            now=T0 + WAIT,
+        )
 
     run_together(lambda: retention_sweep(now=T0 + WAIT, batch=10), hold)
     states = Counter(DataAsset.objects.values_list("state", flat=True))

@@ -22,9 +22,20 @@ TIMEOUT = (5, 30)  # connect, read (seconds)
 
 # Kinds whose objects live outside namespaces.
 CLUSTER_SCOPED = frozenset(
-    {"Namespace", "Node", "ClusterQueue", "ResourceFlavor", "Topology", "RuntimeClass", "ClusterRole",
-     "ClusterRoleBinding", "CustomResourceDefinition", "DeviceClass", "PersistentVolume"}
-)  # fmt: skip
+    {
+        "Namespace",
+        "Node",
+        "ClusterQueue",
+        "ResourceFlavor",
+        "Topology",
+        "RuntimeClass",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "DeviceClass",
+        "PersistentVolume",
+    }
+)
 
 
 def plural(kind: str) -> str:
@@ -77,17 +88,28 @@ class Kube:
         return cls(k8s.ApiClient(configuration))
 
     def request(
-        self, method: str, path: str, *, query: list[tuple[str, str]] | None = None, body: Any = None,
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None = None,
+        body: Any = None,
         content_type: str | None = None,
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         headers = {"Accept": "application/json"}
         if content_type:
             headers["Content-Type"] = content_type
         try:
             response = self.api.call_api(
-                path, method, query_params=query or [], header_params=headers, body=body,
-                auth_settings=["BearerToken"], _preload_content=False, _request_timeout=TIMEOUT,
-            )  # fmt: skip
+                path,
+                method,
+                query_params=query or [],
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=TIMEOUT,
+            )
         except ApiException as error:
             if error.status == 0 or error.status >= 500:
                 raise ClusterUnavailable(f"{method} {path}: {error.status} {error.reason}") from error
@@ -102,9 +124,12 @@ class Kube:
     def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Server-side apply: create or update the fields Ladder manages, idempotently."""
         result: dict[str, Any] = self.request(
-            "PATCH", object_path(obj), query=[("fieldManager", FIELD_MANAGER), ("force", "true")], body=obj,
+            "PATCH",
+            object_path(obj),
+            query=[("fieldManager", FIELD_MANAGER), ("force", "true")],
+            body=obj,
             content_type="application/apply-patch+yaml",
-        )  # fmt: skip
+        )
         return result
 
     def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
@@ -131,10 +156,11 @@ class Kube:
         """Delete with foreground propagation (dependents first); False when it was already gone."""
         try:
             self.request(
-                "DELETE", object_path(obj), body={"kind": "DeleteOptions", "apiVersion": "v1",
-                                                  "propagationPolicy": "Foreground"},
+                "DELETE",
+                object_path(obj),
+                body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"},
                 content_type="application/json",
-            )  # fmt: skip
+            )
         except ApiException as error:
             if error.status == 404:
                 return False

@@ -65,19 +65,31 @@ def allocation_shape(allocation: Allocation) -> AllocationShape:
         node = device.gpu.node if device.gpu else None
         if node is not None and node.hostname not in nodes:
             nodes[node.hostname] = NodeShape(
-                hostname=node.hostname, nvlink_domain=node.nvlink_domain,
+                hostname=node.hostname,
+                nvlink_domain=node.nvlink_domain,
                 cc_tee=(node.cpu_tee or None) if node.cc_mode else None,
-            )  # fmt: skip
+            )
     return AllocationShape(
-        id=allocation.pk, name=allocation.name, tenant=allocation.tenant.slug, rung=allocation.rung,
-        performance=allocation.performance, security=allocation.security, gpu_model=allocation.gpu_model.name,
+        id=allocation.pk,
+        name=allocation.name,
+        tenant=allocation.tenant.slug,
+        rung=allocation.rung,
+        performance=allocation.performance,
+        security=allocation.security,
+        gpu_model=allocation.gpu_model.name,
         devices=tuple(
-            DeviceShape(hostname=d.hostname, gpu_index=d.gpu_index, gpu_uuid=d.gpu_uuid,
-                        mig_profile=d.mig_profile or None, share_milli=d.share_milli)
+            DeviceShape(
+                hostname=d.hostname,
+                gpu_index=d.gpu_index,
+                gpu_uuid=d.gpu_uuid,
+                mig_profile=d.mig_profile or None,
+                share_milli=d.share_milli,
+            )
             for d in devices
         ),
-        nodes=tuple(nodes.values()), gang_size=int(allocation.spec.get("gang_size") or 1),
-    )  # fmt: skip
+        nodes=tuple(nodes.values()),
+        gang_size=int(allocation.spec.get("gang_size") or 1),
+    )
 
 
 def desired_objects(allocation: Allocation, kube: Kube) -> list[dict[str, Any]]:
@@ -256,9 +268,10 @@ class KubernetesProvisioner:
     def _queue_depth(self, kube: Kube, allocation: Allocation, namespace: str) -> float | None:
         try:
             found = kube.request(
-                "GET", f"/apis/external.metrics.k8s.io/v1beta1/namespaces/{namespace}/ladder_queue_depth",
+                "GET",
+                f"/apis/external.metrics.k8s.io/v1beta1/namespaces/{namespace}/ladder_queue_depth",
                 query=[("labelSelector", f"{LABEL_ALLOCATION}={allocation.pk}")],
-            )  # fmt: skip
+            )
         except ApiException:
             return None  # no metrics adapter serving it
         return sum(_quantity(str(item.get("value", "0"))) for item in (found or {}).get("items", []))
@@ -319,10 +332,7 @@ class KubernetesProvisioner:
             return
         if allocation.rung != Rung.BARE_METAL:
             kube = kube_for(allocation.hall)
-            left = [
-                obj for obj in render.allocation_objects(allocation_shape(allocation))
-                if _read(kube, obj)
-            ]  # fmt: skip
+            left = [obj for obj in render.allocation_objects(allocation_shape(allocation)) if _read(kube, obj)]
             if left:
                 return
         allocation_transition(allocation=allocation, to=S.STOPPED, actor=SYSTEM)
@@ -358,7 +368,9 @@ def cluster_check(cluster: Cluster) -> Cluster:
         cluster.health, cluster.health_detail = health, f"{error.status} {error.reason}"[:500]
     cluster.checked_at = timezone.now()
     Cluster.objects.filter(pk=cluster.pk).update(
-        health=cluster.health, health_detail=cluster.health_detail, server_version=cluster.server_version,
+        health=cluster.health,
+        health_detail=cluster.health_detail,
+        server_version=cluster.server_version,
         checked_at=cluster.checked_at,
-    )  # fmt: skip
+    )
     return cluster

@@ -366,8 +366,13 @@ class PlacementEngine:
                     break
         if best is None:
             if skew_would_fit:
-                blocked.append(Refusal(Reason.VERSION_SKEW, "The only NVLink domains with room have nodes whose "
-                               "driver, CUDA, NCCL or firmware versions differ from their peers."))  # fmt: skip
+                blocked.append(
+                    Refusal(
+                        Reason.VERSION_SKEW,
+                        "The only NVLink domains with room have nodes whose "
+                        "driver, CUDA, NCCL or firmware versions differ from their peers.",
+                    )
+                )
             return None
         devices: list[Device] = []
         remaining = members

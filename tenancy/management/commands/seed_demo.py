@@ -195,13 +195,22 @@ class Command(BaseCommand):
         if DataAsset.objects.filter(tenant=tenant).exists():
             return 0
         corpus = data_asset_create(
-            tenant=tenant, name="demo-corpus", category="dataset", region="eu-west",
-            content=b'{"text": "a demo training example"}\n', actor=actor,
-        )  # fmt: skip
+            tenant=tenant,
+            name="demo-corpus",
+            category="dataset",
+            region="eu-west",
+            content=b'{"text": "a demo training example"}\n',
+            actor=actor,
+        )
         data_asset_create(
-            tenant=tenant, name="demo-checkpoint-step-1000", category="checkpoint", region="eu-west",
-            size_bytes=2 * 1024**3, derived_from=[corpus.pk], actor=actor,
-        )  # fmt: skip
+            tenant=tenant,
+            name="demo-checkpoint-step-1000",
+            category="checkpoint",
+            region="eu-west",
+            size_bytes=2 * 1024**3,
+            derived_from=[corpus.pk],
+            actor=actor,
+        )
         return 2
 
     def _price_book(self, actor: Actor) -> int:
@@ -222,8 +231,12 @@ class Command(BaseCommand):
             for rung, unit, profile, per_hour in units:
                 sku = sku_get(rung=rung, gpu_model=model, unit=unit, mig_profile=profile, region=region)
                 if not sku.prices.exists():
-                    price_set(sku=sku, unit_price_per_hour=per_hour.quantize(Decimal("0.0001")), effective_from=now,
-                              actor=actor)  # fmt: skip
+                    price_set(
+                        sku=sku,
+                        unit_price_per_hour=per_hour.quantize(Decimal("0.0001")),
+                        effective_from=now,
+                        actor=actor,
+                    )
                     created += 1
         return created
 
