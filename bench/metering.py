@@ -9,7 +9,7 @@ PostgreSQL only: it drops and recreates its own database (``--database`` on ``--
 2. Physical bound: the same N rows, rendered as binary COPY data beforehand, written by psycopg's ``cursor.copy()``
    into ``CREATE TABLE ... (LIKE billing_usageinterval INCLUDING ALL)``, without and with its 4 deferred FKs.
 3. Memory: peak RSS growth (VmHWM, reset first) in the timed run; ``tracemalloc`` peak in a second, untimed run.
-4. Push: ``tests.stripe_server --rate R`` in its own process; ``--push`` pending rollups (recent windows) sent by
+4. Push: ``tests.fakes.stripe --rate R`` in its own process; ``--push`` pending rollups (recent windows) sent by
    ``billing_push`` at ``STRIPE_METER_EVENTS_PER_SECOND = R``; Stripe's totals checked against the ledger's.
 
 Exits 1 when a correctness check fails; targets (pipeline >= 20% of COPY, push >= 90% of R) are only reported.
@@ -198,7 +198,7 @@ def run_copy(window_ms: int) -> list[Row]:
 
 
 def start_stripe(port: int, rate: float) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "tests.stripe_server", "--port", str(port), "--rate", str(rate)]
+    command = [sys.executable, "-m", "tests.fakes.stripe", "--port", str(port), "--rate", str(rate)]
     server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     if server.stdout is None or not server.stdout.readline():  # it prints a line once its socket listens
         raise SystemExit("the Stripe test server did not start")
@@ -323,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for copy in copies:
         share = float(pipeline[-1]["rows_per_s"]) / float(copy["rows_per_s"])  # type: ignore[arg-type]
         print(f"\npipeline / COPY {copy['into']} at {args.rows} rows: {verdict(share, 0.2)}", end="")
-    print("\n\nPush: billing_push (batches of up to 1,000, 8 threads) to tests.stripe_server in its own process\n")
+    print("\n\nPush: billing_push (batches of up to 1,000, 8 threads) to tests.fakes.stripe in its own process\n")
     print(table([push]))
     print(f"\npush rate / configured rate: {verdict(float(push['events_per_s']) / args.rate, 0.9)}")  # type: ignore[arg-type]
     for problem in failed:

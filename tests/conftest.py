@@ -1,9 +1,7 @@
-"""Shared fixtures: the standard actors, authenticated API clients, and services found or failed under CI."""
+"""Shared fixtures: the standard actors, authenticated API clients, per-test process state and storage."""
 
 from __future__ import annotations
 
-import os
-import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -11,38 +9,10 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from compliance.actor import Actor
 from tenancy.models import ApiKeyScope, Tenant
 from tenancy.roles import StaffRole, TenantRole
 from tenancy.services import api_key_create, member_invite, staff_user_create, tenant_signup
-
-CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
-SYSTEM = Actor.system("tests")
-
-
-def require(available: bool, what: str) -> None:
-    """Skip a test whose service is missing, except under CI, where that is a failure."""
-    if available:
-        return
-    if CI:
-        pytest.fail(f"{what} is required under CI=true but is not available")
-    pytest.skip(f"{what} is not available")
-
-
-def require_postgres() -> None:
-    require(connection.vendor == "postgresql", "PostgreSQL (set DATABASE_URL=postgres://...)")
-
-
-def redis_reachable(url: str) -> bool:
-    from urllib.parse import urlparse
-
-    parsed = urlparse(url)
-    try:
-        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 6379), timeout=1):
-            return True
-    except OSError:
-        return False
-
+from tests.support import SYSTEM
 
 # --- PostgreSQL's append-only trigger vs. the flush after transactional tests --------------------------------
 # pytest-django empties the database with TRUNCATE after each transactional test, which the audit trigger
@@ -138,23 +108,6 @@ def charlie(globex: Tenant) -> Any:
     return globex.memberships.get(user__username="charlie").user
 
 
-def teammate(tenant: Tenant, role: str, username: str | None = None) -> APIClient:
-    """A client signed in by session as a new member of ``tenant`` with ``role`` (viewers and billing users may
-    hold read-only keys only, so a session is how they write, or are refused)."""
-    username = username or f"{role}-user"
-    user = member_invite(
-        tenant=tenant,
-        actor_role=TenantRole.OWNER,
-        username=username,
-        email=f"{username}@{tenant.slug}.test",
-        role=role,
-        actor=SYSTEM,
-    ).user
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
-
-
 def _staff(username: str, role: StaffRole) -> Any:
     return staff_user_create(username=username, role=role, password="pw", actor=SYSTEM)
 
@@ -191,26 +144,13 @@ def api() -> Callable[..., APIClient]:
     return make
 
 
-def assert_problem(response: Any, status: int, code: str) -> dict[str, Any]:
-    """The response is problem+json with this status and stable code; returns the body."""
-    assert response.status_code == status, response.content
-    assert response["Content-Type"] == "application/problem+json"
-    body = response.json()
-    assert body["status"] == status
-    assert body["code"] == code
-    assert body["type"] == f"urn:ladder:problem:{code}"
-    assert body["title"]
-    assert body["detail"]
-    return body
-
-
 # --- Stripe ----------------------------------------------------------------------------------------------------
 
 
 @pytest.fixture
 def stripe_server(settings: Any) -> Iterator[Any]:
-    """A local Stripe (``tests.stripe_server``) with the settings pointing at it; stopped after the test."""
-    from tests.stripe_server import StripeServer
+    """A local Stripe (``tests.fakes.stripe``) with the settings pointing at it; stopped after the test."""
+    from tests.fakes.stripe import StripeServer
 
     server = StripeServer(api_key="sk_test_ladder").start()
     settings.STRIPE_API_KEY = "sk_test_ladder"

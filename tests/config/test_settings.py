@@ -1,0 +1,46 @@
+"""Settings come from the environment with safe defaults; secrets may come from files."""
+
+import os
+import subprocess
+import sys
+
+from tests.support import ROOT
+
+
+def _settings(env: dict[str, str], expr: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "LADDER_TASKS_INLINE"}}
+    clean.update(env, DJANGO_SETTINGS_MODULE="config.settings")
+    code = f"import django; django.setup(); from django.conf import settings as s; print({expr})"
+    return subprocess.run([sys.executable, "-c", code], env=clean, cwd=ROOT, capture_output=True, text=True)
+
+
+def test_it_refuses_to_start_without_a_secret_key_unless_debug():
+    refused = _settings({}, "s.DEBUG")
+    assert refused.returncode != 0
+    assert "SECRET_KEY" in refused.stderr
+    assert _settings({"DEBUG": "1"}, "s.DEBUG").stdout.strip() == "True"
+
+
+def test_secrets_may_come_from_files(tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("from-a-file")
+    result = _settings({"SECRET_KEY_FILE": str(secret)}, "s.SECRET_KEY")
+    assert result.stdout.strip() == "from-a-file", result.stderr
+
+
+def test_production_defaults_are_safe():
+    result = _settings({"SECRET_KEY": "x"}, "s.DEBUG, s.CELERY_TASK_ALWAYS_EAGER, s.SESSION_COOKIE_SECURE")
+    assert result.stdout.strip() == "False False True", result.stderr
+
+
+def test_tasks_run_inline_only_when_asked():
+    result = _settings({"SECRET_KEY": "x", "LADDER_TASKS_INLINE": "1"}, "s.CELERY_TASK_ALWAYS_EAGER")
+    assert result.stdout.strip() == "True"
+
+
+def test_database_url_selects_the_database():
+    result = _settings(
+        {"SECRET_KEY": "x", "DATABASE_URL": "postgres://u@db.example:5433/ladder"},
+        "s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME']",
+    )
+    assert result.stdout.strip() == "django.db.backends.postgresql ladder"

@@ -1,0 +1,505 @@
+"""LADDER_PROVISIONER=kubernetes against the fake API server (tests/fakes/kubernetes.py), through the official client:
+clusters registered with sealed credentials, every rung provisioned, observed and released, objects deleted
+out of band put back, an unreachable cluster losing nothing, bare metal sanitized, nodes imported and diagnosed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from provisioning.allocations import AllocationSpec, allocation_request, allocation_stop, node_failed
+from provisioning.kubernetes.client import ClusterUnavailable
+from provisioning.kubernetes.credentials import CredentialsError, unseal
+from provisioning.kubernetes.driver import KubernetesProvisioner
+from provisioning.lifecycle import AllocationState as S
+from provisioning.models import Allocation, Attestation, Cluster, Hall, Node, NodeState
+from provisioning.provisioners import allocations_refresh
+from provisioning.services import cluster_register
+from tests.fakes.kubernetes import K8sServer
+from tests.support import SYSTEM, assert_problem
+from tests.support.billing import load_fleet
+
+TOKEN = "k8s-test-token"
+H100, H200 = "H100-SXM-80GB", "H200-141GB"
+
+
+@pytest.fixture
+def cluster_api(settings: Any) -> Iterator[K8sServer]:
+    server = K8sServer(token=TOKEN).start()
+    settings.LADDER_PROVISIONER = "kubernetes"
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fleet(db: None, cluster_api: K8sServer) -> K8sServer:
+    load_fleet()
+    for hall in Hall.objects.all():
+        cluster_register(
+            name=f"k8s-{hall.code}", hall=hall, api_server=cluster_api.url, credentials={"token": TOKEN}, actor=SYSTEM
+        )
+    for node in Node.objects.all():  # the cluster knows every host of the fleet
+        cluster_api.put_object(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": node.hostname, "labels": {"kubernetes.io/hostname": node.hostname}},
+                "spec": {"taints": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]},
+            }
+        )
+    return cluster_api
+
+
+def place(tenant: Any, **spec: Any) -> Allocation:
+    spec.setdefault("gpu_models", (H100,))
+    return allocation_request(tenant=tenant, name="work", spec=AllocationSpec(**spec), actor=SYSTEM)
+
+
+def workload(server: K8sServer, allocation: Allocation, kind: str) -> dict[str, Any] | None:
+    found = [o for o in server.objects(kind=kind) if o["metadata"]["name"] == f"ldr-{allocation.pk}"]
+    return found[0] if found else None
+
+
+def live(server: K8sServer, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+    found = server.get_object(api_version, kind, name, namespace)
+    assert found is not None, f"{kind} {name} is not in the cluster"
+    return found
+
+
+def pod_ready(server: K8sServer, allocation: Allocation, **annotations: str) -> None:
+    ns = f"ladder-{allocation.tenant.slug}"
+    if annotations:
+        pod = live(server, "v1", "Pod", f"ldr-{allocation.pk}", ns)
+        pod["metadata"].setdefault("annotations", {}).update(annotations)
+        server.put_object(pod)
+    server.set_status(
+        "v1",
+        "pods",
+        f"ldr-{allocation.pk}",
+        ns,
+        {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    )
+
+
+def state(allocation: Allocation) -> str:
+    allocation.refresh_from_db()
+    return allocation.state
+
+
+def test_credentials_are_sealed_and_bound_to_the_cluster(fleet: K8sServer) -> None:
+    cluster = Cluster.objects.get(name="k8s-eu-west-1a")
+    assert TOKEN not in cluster.credentials
+    assert unseal(cluster.credentials, cluster=cluster.name) == {"token": TOKEN}
+    with pytest.raises(CredentialsError):
+        unseal(cluster.credentials, cluster="k8s-us-east-1a")  # moved to another cluster's row: does not open
+
+
+def test_a_container_runs_and_is_released(fleet: K8sServer, acme: Any) -> None:
+    allocation = place(acme, rung="container", gpus=2)
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    assert state(allocation) == S.PROVISIONING
+    ns = "ladder-acme"
+    assert (
+        live(fleet, "v1", "Namespace", ns)["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    )
+    assert {p["metadata"]["name"] for p in fleet.objects(kind="NetworkPolicy", namespace=ns)} >= {"default-deny"}
+    pod = workload(fleet, allocation, "Pod")
+    assert pod is not None
+    assert pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] in (2, "2")
+    pod_ready(fleet, allocation)
+    driver.status(allocation.pk)
+    assert state(allocation) == S.RUNNING
+    allocation_stop(allocation=allocation, actor=SYSTEM)
+    driver.release(allocation.pk)
+    assert state(allocation) == S.STOPPING  # foreground deletion still in progress
+    fleet.tick()
+    driver.status(allocation.pk)
+    assert state(allocation) == S.STOPPED
+    assert workload(fleet, allocation, "Pod") is None
+
+
+def test_applying_twice_changes_nothing(fleet: K8sServer, acme: Any) -> None:
+    allocation = place(acme, rung="container", gpus=1)
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    before = {(o["kind"], o["metadata"]["name"]): o["metadata"]["resourceVersion"] for o in fleet.objects()}
+    driver.status(allocation.pk)  # pending pod: nothing to change
+    driver.provision(allocation.pk)  # a retried task
+    after = {(o["kind"], o["metadata"]["name"]): o["metadata"]["resourceVersion"] for o in fleet.objects()}
+    assert before == after
+
+
+def test_an_object_deleted_out_of_band_is_put_back(fleet: K8sServer, acme: Any) -> None:
+    allocation = place(acme, rung="container", gpus=1)
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    pod_ready(fleet, allocation)
+    driver.status(allocation.pk)
+    assert state(allocation) == S.RUNNING
+    fleet.delete_object("v1", "Pod", f"ldr-{allocation.pk}", "ladder-acme")
+    driver.status(allocation.pk)
+    assert workload(fleet, allocation, "Pod") is not None
+    assert state(allocation) == S.RUNNING
+
+
+def test_a_failed_pod_fails_the_allocation(fleet: K8sServer, acme: Any) -> None:
+    allocation = place(acme, rung="container", gpus=1)
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    fleet.set_status("v1", "pods", f"ldr-{allocation.pk}", "ladder-acme", {"phase": "Failed", "message": "OOMKilled"})
+    driver.status(allocation.pk)
+    assert state(allocation) == S.FAILED
+    assert "OOMKilled" in allocation.failure_reason
+
+
+def test_an_unreachable_cluster_loses_nothing(fleet: K8sServer, acme: Any) -> None:
+    allocation = place(acme, rung="container", gpus=1)
+    driver = KubernetesProvisioner()
+    fleet.down = True
+    with pytest.raises(ClusterUnavailable):
+        driver.provision(allocation.pk)
+    assert state(allocation) == S.PROVISIONING  # what was decided stands; nothing reached the cluster
+    with pytest.raises(ClusterUnavailable):
+        allocations_refresh()
+    fleet.down = False
+    allocations_refresh()  # the reconcile finds the pod missing and applies it
+    assert workload(fleet, allocation, "Pod") is not None
+    pod_ready(fleet, allocation)
+    allocations_refresh()
+    assert state(allocation) == S.RUNNING
+
+
+def test_a_mig_slice_claims_its_profile_on_the_placed_gpu(fleet: K8sServer, acme: Any) -> None:
+    allocation = place(acme, rung="container", mig_profile="3g.40gb")
+    KubernetesProvisioner().provision(allocation.pk)
+    device = allocation.devices.get()
+    [template] = fleet.objects(kind="ResourceClaimTemplate", namespace="ladder-acme")
+    text = json.dumps(template)
+    assert "3g.40gb" in text
+    assert device.gpu_uuid in text
+    assert "mig.nvidia.com" in text
+    pod = workload(fleet, allocation, "Pod")
+    assert pod is not None
+    assert pod["spec"]["resourceClaims"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "kind"),
+    [
+        ({"rung": "vm", "gpus": 4}, "VirtualMachine"),
+        ({"rung": "serverless", "gpus": 1}, "Deployment"),
+        ({"rung": "job", "gpus": 8, "gang_size": 2, "topology": "nvlink"}, "Job"),
+    ],
+)
+def test_each_rung_renders_its_workload(fleet: K8sServer, acme: Any, spec: dict[str, Any], kind: str) -> None:
+    allocation = place(acme, **spec)
+    KubernetesProvisioner().provision(allocation.pk)
+    found = workload(fleet, allocation, kind)
+    assert found is not None, [o["kind"] for o in fleet.objects(namespace="ladder-acme")]
+    assert found["metadata"]["labels"]["ladder.io/allocation"] == str(allocation.pk)
+    if kind == "Job":
+        assert found["spec"]["parallelism"] == found["spec"]["completions"] == 2
+
+
+def test_a_gang_runs_when_every_member_is_ready(fleet: K8sServer, acme: Any) -> None:
+    allocation = place(acme, rung="job", gpus=8, gang_size=2, topology="nvlink")
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    fleet.set_status("batch/v1", "jobs", f"ldr-{allocation.pk}", "ladder-acme", {"active": 2, "ready": 1})
+    driver.status(allocation.pk)
+    assert state(allocation) == S.PROVISIONING
+    fleet.set_status("batch/v1", "jobs", f"ldr-{allocation.pk}", "ladder-acme", {"active": 2, "ready": 2})
+    driver.status(allocation.pk)
+    assert state(allocation) == S.RUNNING
+    fleet.set_status(
+        "batch/v1",
+        "jobs",
+        f"ldr-{allocation.pk}",
+        "ladder-acme",
+        {"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 2},
+    )
+    driver.status(allocation.pk)
+    assert state(allocation) in (S.STOPPING, S.STOPPED)
+
+
+@pytest.fixture
+def sovereign(acme: Any) -> Any:
+    acme.residency_jurisdictions = ["EU"]
+    acme.sovereign = True
+    acme.save()
+    return acme
+
+
+def test_a_confidential_vm_runs_only_after_attestation(fleet: K8sServer, sovereign: Any) -> None:
+    Node.objects.filter(cc_mode=True).update(cpu_tee="snp")
+    allocation = place(sovereign, rung="confidential_vm", gpu_models=(H200,), gpus=1)
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    pod = workload(fleet, allocation, "Pod")
+    assert pod is not None
+    assert pod["spec"]["runtimeClassName"] == "kata-qemu-nvidia-gpu-snp"
+    pod_ready(fleet, allocation)
+    driver.status(allocation.pk)
+    assert state(allocation) == S.PROVISIONING  # ready, but no evidence yet
+    pod_ready(fleet, allocation, **{"ladder.io/attestation": json.dumps({"tee": "snp", "gpu_cc_mode": "on"})})
+    driver.status(allocation.pk)
+    assert state(allocation) == S.RUNNING
+    assert Attestation.objects.get(allocation=allocation).verified
+
+
+def test_bare_metal_taints_the_hosts_and_sanitizes_them_after(fleet: K8sServer, acme: Any) -> None:
+    allocation = place(acme, rung="bare_metal", nodes=1)
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    assert state(allocation) == S.RUNNING
+    host = allocation.devices.values_list("hostname", flat=True)[0]
+    node = live(fleet, "v1", "Node", host)
+    assert node["metadata"]["labels"]["ladder.io/dedicated"] == "acme"
+    taints = {(t["key"], t["effect"]) for t in node["spec"]["taints"]}
+    assert taints == {("ladder.io/dedicated", "NoSchedule"), ("nvidia.com/gpu", "NoSchedule")}  # others kept
+    allocation_stop(allocation=allocation, actor=SYSTEM)
+    driver.release(allocation.pk)
+    assert state(allocation) == S.STOPPED
+    assert Node.objects.get(hostname=host).state == NodeState.SANITIZING
+    [job] = [j for j in fleet.objects(kind="Job", namespace="ladder-system")]
+    allocations_refresh()
+    assert Node.objects.get(hostname=host).state == NodeState.SANITIZING  # the wipe is still running
+    fleet.set_status(
+        "batch/v1",
+        "jobs",
+        job["metadata"]["name"],
+        "ladder-system",
+        {"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 1},
+    )
+    allocations_refresh()
+    assert Node.objects.get(hostname=host).state == NodeState.READY
+    node = live(fleet, "v1", "Node", host)
+    assert {t["key"] for t in node["spec"]["taints"]} == {"nvidia.com/gpu"}
+
+
+def test_a_node_failure_places_the_gang_again(fleet: K8sServer, acme: Any) -> None:
+    allocation = place(acme, rung="job", gpus=8, gang_size=2, topology="nvlink")
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    fleet.set_status("batch/v1", "jobs", f"ldr-{allocation.pk}", "ladder-acme", {"active": 2, "ready": 2})
+    driver.status(allocation.pk)
+    node = Node.objects.filter(gpus__allocation_devices__allocation=allocation).distinct().first()
+    assert node is not None
+    counts = node_failed(node=node, actor=SYSTEM)
+    assert counts["restarted"] + counts["failed"] == 1
+
+
+# --- the operators' API --------------------------------------------------------------------------------------------
+
+
+def test_operators_register_and_test_clusters(api: Any, operator: Any, alice: Any, cluster_api: K8sServer) -> None:
+    load_fleet()
+    client = api(operator)
+    body = {"name": "frankfurt-a", "hall": "eu-west-1a", "api_server": cluster_api.url, "token": TOKEN}
+    response = client.post("/api/v1/ops/clusters", body, format="json")
+    assert response.status_code == 201, response.content
+    assert TOKEN not in response.content.decode()
+    assert client.post("/api/v1/ops/clusters/frankfurt-a/test").json()["health"] == "healthy"
+    wrong = {**body, "token": "not-the-token"}
+    assert client.post("/api/v1/ops/clusters", wrong, format="json").status_code == 201  # re-registered
+    assert client.post("/api/v1/ops/clusters/frankfurt-a/test").json()["health"] == "unauthorized"
+    no_credentials = {k: v for k, v in body.items() if k != "token"}
+    assert_problem(client.post("/api/v1/ops/clusters", no_credentials, format="json"), 422, "credentials_required")
+    assert_problem(api(alice).get("/api/v1/ops/clusters"), 403, "permission_denied")
+
+
+def test_fleet_sync_imports_gpu_nodes_from_their_labels(api: Any, operator: Any, fleet: K8sServer) -> None:
+    fleet.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": "euw1a-99",
+                "labels": {
+                    "kubernetes.io/hostname": "euw1a-99",
+                    "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                    "nvidia.com/gpu.count": "8",
+                    "nvidia.com/gpu.clique": "eu-west-1a/nvl-9",
+                    "nvidia.com/cc.mode": "off",
+                    "nvidia.com/cuda.driver.major": "580",
+                    "nvidia.com/cuda.driver.minor": "65",
+                    "nvidia.com/cuda.driver.rev": "06",
+                    "nvidia.com/cuda.runtime.major": "13",
+                    "nvidia.com/cuda.runtime.minor": "0",
+                },
+            },
+        }
+    )
+    body = api(operator).post("/api/v1/ops/clusters/k8s-eu-west-1a/sync").json()
+    assert body["nodes"] == 1
+    assert any("no nvidia.com/gpu.product" in why for why in body["skipped"])
+    node = Node.objects.get(hostname="euw1a-99")
+    assert (node.gpu_model.name, node.gpu_count, node.nvlink_domain, node.driver_version) == (
+        H100,
+        8,
+        "eu-west-1a/nvl-9",
+        "580.65.06",
+    )
+
+
+def test_a_node_is_diagnosed_from_its_cluster(api: Any, operator: Any, fleet: K8sServer) -> None:
+    node = Node.objects.get(hostname="euw1a-01")
+    fleet.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": node.hostname, "labels": {}},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        }
+    )
+    body = api(operator).get(f"/api/v1/ops/nodes/{node.pk}/diagnosis").json()
+    assert body["ok"] is False
+    assert body["layer"] == "driver"
+    fleet.down = True
+    assert_problem(api(operator).get(f"/api/v1/ops/nodes/{node.pk}/diagnosis"), 503, "cluster_unavailable")
+
+
+def test_k8s_render_prints_what_would_be_applied(fleet: K8sServer, acme: Any) -> None:
+    from io import StringIO
+
+    import yaml
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    allocation = place(acme, rung="container", gpus=1)
+    for options in ({"allocation": allocation.pk}, {"tenant": "acme"}, {"cluster_setup": True}):
+        out = StringIO()
+        call_command("k8s_render", stdout=out, **options)
+        documents = [d for d in yaml.safe_load_all(out.getvalue()) if d]
+        assert documents
+        assert all({"apiVersion", "kind", "metadata"} <= d.keys() for d in documents)
+    out = StringIO()
+    call_command("k8s_render", allocation=allocation.pk, stdout=out)
+    assert [d["kind"] for d in yaml.safe_load_all(out.getvalue()) if d] == ["Pod"]
+    assert fleet.objects() == [o for o in fleet.objects() if o["kind"] == "Node"]  # nothing was applied
+    with pytest.raises(CommandError, match="no tenant"):
+        call_command("k8s_render", tenant="nobody")
+
+
+def test_a_serverless_endpoint_scales_to_zero_when_idle_and_back(fleet: K8sServer, acme: Any, settings: Any) -> None:
+    settings.LADDER_SERVERLESS_IDLE_SECONDS = 0
+    allocation = place(acme, rung="serverless", gpus=1)
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    name, ns = f"ldr-{allocation.pk}", "ladder-acme"
+    fleet.set_status("apps/v1", "deployments", name, ns, {"availableReplicas": 1})
+    driver.status(allocation.pk)
+    assert state(allocation) == S.RUNNING
+    metric = {
+        "apiVersion": "external.metrics.k8s.io/v1beta1",
+        "kind": "ladder_queue_depth",
+        "metadata": {
+            "name": f"depth-{allocation.pk}",
+            "namespace": ns,
+            "labels": {"ladder.io/allocation": str(allocation.pk)},
+        },
+        "value": "0",
+    }
+    fleet.put_object(metric)
+    allocations_refresh()  # idle: noted
+    assert "ladder.io/idle-since" in live(fleet, "apps/v1", "Deployment", name, ns)["metadata"]["annotations"]
+    allocations_refresh()  # idle past the window: scaled to zero
+    assert live(fleet, "apps/v1", "Deployment", name, ns)["spec"]["replicas"] == 0
+    assert state(allocation) == S.RUNNING  # the endpoint lives on at zero replicas
+    fleet.put_object({**metric, "value": "3"})
+    allocations_refresh()
+    deployment = live(fleet, "apps/v1", "Deployment", name, ns)
+    assert deployment["spec"]["replicas"] == 1
+    assert "ladder.io/idle-since" not in (deployment["metadata"].get("annotations") or {})
+    assert Cluster.objects.get(name="k8s-eu-west-1a").reconciled_at is not None
+
+
+def test_a_field_changed_by_hand_is_taken_back(fleet: K8sServer, acme: Any) -> None:
+    allocation = place(acme, rung="container", gpus=1)
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    ns = "ladder-acme"
+    policy = live(fleet, "networking.k8s.io/v1", "NetworkPolicy", "default-deny", ns)
+    policy["spec"]["policyTypes"] = ["Ingress"]  # someone opened egress with kubectl
+    fleet.put_object(policy)
+    driver.provision(allocation.pk)  # Ladder's apply (forced) owns the field again
+    restored = live(fleet, "networking.k8s.io/v1", "NetworkPolicy", "default-deny", ns)
+    assert restored["spec"]["policyTypes"] == ["Ingress", "Egress"]
+
+
+def test_a_node_that_lost_its_gpus_is_diagnosed_at_the_device_plugin(api: Any, operator: Any, fleet: K8sServer) -> None:
+    node = Node.objects.get(hostname="euw1a-01")
+    labels = {
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.deploy.driver": "true",
+        "nvidia.com/cuda.driver-version.major": "580",
+        "nvidia.com/gpu.count": "8",
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.deploy.container-toolkit": "true",
+        "nvidia.com/gpu.deploy.device-plugin": "true",
+    }
+    status = {
+        "conditions": [{"type": "Ready", "status": "True"}],
+        "capacity": {"nvidia.com/gpu": "0"},
+        "allocatable": {"nvidia.com/gpu": "0"},
+    }
+    fleet.put_object(
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node.hostname, "labels": labels}, "status": status}
+    )
+    body = api(operator).get(f"/api/v1/ops/nodes/{node.pk}/diagnosis").json()
+    assert (body["ok"], body["layer"]) == (False, "device_plugin")
+
+
+READY: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "Pod": ("v1", "pods", {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}),
+    "Job": ("batch/v1", "jobs", {"active": 2, "ready": 2}),
+    "VirtualMachine": ("kubevirt.io/v1", "virtualmachines", {"ready": True, "printableStatus": "Running"}),
+    "Deployment": ("apps/v1", "deployments", {"availableReplicas": 1}),
+}
+
+
+@pytest.mark.parametrize(
+    ("spec", "kind"),
+    [
+        ({"rung": "container", "gpus": 1}, "Pod"),
+        ({"rung": "container", "mig_profile": "1g.10gb"}, "Pod"),
+        ({"rung": "vm", "gpus": 2}, "VirtualMachine"),
+        ({"rung": "job", "gpus": 8, "gang_size": 2, "topology": "nvlink"}, "Job"),
+        ({"rung": "serverless", "gpus": 1}, "Deployment"),
+        ({"rung": "serverless", "share_mode": "time_slicing", "share_milli": 250}, "Deployment"),
+    ],
+)
+def test_every_rung_is_provisioned_observed_and_released(
+    fleet: K8sServer, acme: Any, spec: dict[str, Any], kind: str
+) -> None:
+    allocation = place(acme, **spec)
+    driver = KubernetesProvisioner()
+    driver.provision(allocation.pk)
+    assert state(allocation) == S.PROVISIONING
+    api_version, plural, ready = READY[kind]
+    fleet.set_status(api_version, plural, f"ldr-{allocation.pk}", "ladder-acme", ready)
+    driver.status(allocation.pk)
+    assert state(allocation) == S.RUNNING
+    owned = {
+        (o["kind"], o["metadata"]["name"])
+        for o in fleet.objects(namespace="ladder-acme")
+        if (o["metadata"].get("labels") or {}).get("ladder.io/allocation") == str(allocation.pk)
+    }
+    assert (kind, f"ldr-{allocation.pk}") in owned
+    allocation_stop(allocation=allocation, actor=SYSTEM)
+    driver.release(allocation.pk)
+    fleet.tick()
+    driver.status(allocation.pk)
+    assert state(allocation) == S.STOPPED
+    left = [
+        o
+        for o in fleet.objects(namespace="ladder-acme")
+        if (o["metadata"].get("labels") or {}).get("ladder.io/allocation") == str(allocation.pk)
+    ]
+    assert left == []

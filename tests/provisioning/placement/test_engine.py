@@ -1,0 +1,171 @@
+"""The placement engine on small fleets: each request shape, each refusal code, and the packing choices."""
+
+import pytest
+
+from provisioning.placement.engine import PlacementEngine, Refused, Request, Share
+from provisioning.placement.isolation import Performance, Reason, Rung, Security
+from tests.support.placement_fleet import fleet, policy
+
+H100, H200 = "H100-SXM-80GB", "H200-141GB"
+
+
+@pytest.fixture
+def engine():
+    return PlacementEngine(fleet())
+
+
+def whole(n, *, rung=Rung.CONTAINER, models=(H100,), **kw):
+    return Request(rung=rung, models=models, gpus=n, **kw)
+
+
+def test_it_grants_both_axes_and_the_devices(engine):
+    placed = engine.place(whole(2), policy(1))
+    assert placed.performance is Performance.WHOLE_GPU
+    assert placed.security is Security.CONTAINER
+    assert len(placed.devices) == 2
+    assert len({d.node_id for d in placed.devices}) == 1
+
+
+def test_whole_gpus_go_best_fit(engine):
+    first = engine.place(whole(6), policy(1))
+    second = engine.place(whole(2), policy(2))
+    assert second.devices[0].node_id == first.devices[0].node_id  # the 2 left on that node, not a fresh node
+
+
+def test_best_fit_keeps_emptier_nvlink_domains_whole(engine):
+    engine.place(whole(8), policy(1))  # fills one node of domain nvl-0
+    one = engine.place(whole(1), policy(2))
+    assert one.devices[0].hostname.endswith("n1")  # the other node of the already used domain
+
+
+def test_a_gang_in_one_nvlink_domain_is_all_or_nothing(engine):
+    gang = Request(rung=Rung.JOB, models=(H100,), gpus=8, gang_size=2, topology="nvlink")
+    placed = engine.place(gang, policy(1))
+    domains = {engine.state.nodes[d.node_id].nvlink_domain for d in placed.devices}
+    assert len(placed.devices) == 16
+    assert len(domains) == 1
+    too_big = Request(rung=Rung.JOB, models=(H100,), gpus=8, gang_size=3, topology="nvlink")
+    before = engine.state.tenant_milli[2]
+    refused = engine.place(too_big, policy(2))
+    assert isinstance(refused, Refused)
+    assert refused.code is Reason.NO_CAPACITY
+    assert engine.state.tenant_milli[2] == before
+
+
+def test_a_skewed_node_never_joins_a_multi_node_gang():
+    engine = PlacementEngine(fleet(h100_nodes=2, skewed=("eu-west-1a-h100-n1",)))
+    gang = Request(rung=Rung.JOB, models=(H100,), gpus=8, gang_size=2, topology="nvlink")
+    refused = engine.place(gang, policy(1, regions=frozenset({"eu-west"})))
+    assert isinstance(refused, Refused)
+    assert refused.code is Reason.VERSION_SKEW
+    single_node = Request(rung=Rung.JOB, models=(H100,), gpus=4, gang_size=2, topology="nvlink")
+    assert not isinstance(engine.place(single_node, policy(1, regions=frozenset({"eu-west"}))), Refused)
+
+
+def test_mig_slices_pack_onto_partly_used_gpus_at_legal_starts(engine):
+    first = engine.place(Request(rung=Rung.CONTAINER, models=(H100,), mig_profile="3g.40gb"), policy(1))
+    second = engine.place(Request(rung=Rung.CONTAINER, models=(H100,), mig_profile="4g.40gb"), policy(2))
+    assert first.devices[0].mig_start == 4
+    assert (second.devices[0].gpu_uuid, second.devices[0].mig_start) == (first.devices[0].gpu_uuid, 0)
+
+
+def test_a_dedicated_tenant_never_shares_a_gpu(engine):
+    shared = engine.place(Request(rung=Rung.CONTAINER, models=(H100,), mig_profile="1g.10gb"), policy(1))
+    mine = engine.place(
+        Request(rung=Rung.CONTAINER, models=(H100,), mig_profile="1g.10gb"), policy(2, dedicated_hardware=True)
+    )
+    assert mine.devices[0].gpu_uuid != shared.devices[0].gpu_uuid
+    third = engine.place(Request(rung=Rung.CONTAINER, models=(H100,), mig_profile="1g.10gb"), policy(3))
+    assert third.devices[0].gpu_uuid != mine.devices[0].gpu_uuid
+
+
+def test_soft_shares_stay_within_one_tenant(engine):
+    share = Request(rung=Rung.SERVERLESS, models=(H100,), share=Share(Performance.TIME_SLICING, 250))
+    a1 = engine.place(share, policy(1))
+    a2 = engine.place(share, policy(1))
+    b1 = engine.place(share, policy(2))
+    assert a1.devices[0].gpu_uuid == a2.devices[0].gpu_uuid
+    assert b1.devices[0].gpu_uuid != a1.devices[0].gpu_uuid
+
+
+def test_confidential_vms_get_a_whole_cc_host_for_one_tenant(engine):
+    cvm = whole(2, rung=Rung.CONFIDENTIAL_VM)
+    first = engine.place(cvm, policy(1))
+    node = engine.state.nodes[first.devices[0].node_id]
+    assert node.cc_mode
+    refused = engine.place(cvm, policy(2))
+    assert isinstance(refused, Refused)
+    again = engine.place(cvm, policy(1))
+    assert again.devices[0].node_id == node.id
+    engine.release(first)
+    engine.release(again)
+    assert not isinstance(engine.place(cvm, policy(2)), Refused)
+
+
+def test_bare_metal_takes_whole_nodes_and_gives_them_back(engine):
+    placed = engine.place(Request(rung=Rung.BARE_METAL, models=(H200,), nodes=2), policy(1))
+    assert len(placed.held_nodes) == 2
+    assert len(placed.devices) == 16
+    assert isinstance(engine.place(whole(1, models=(H200,)), policy(2)), Refused)
+    engine.release(placed)
+    assert not isinstance(engine.place(whole(1, models=(H200,)), policy(2)), Refused)
+
+
+@pytest.mark.parametrize(
+    ("request_", "code"),
+    [
+        (Request(rung=Rung.VM, models=(H100,), share=Share(Performance.MPS, 500)), Reason.INVALID_ISOLATION),
+        (Request(rung=Rung.JOB, models=(H100,), mig_profile="1g.10gb"), Reason.INVALID_ISOLATION),
+        (Request(rung=Rung.CONTAINER, models=(H100,), nodes=1), Reason.INVALID_ISOLATION),
+        (Request(rung=Rung.CONTAINER, models=(H100,), mig_profile="9g.999gb"), Reason.INVALID_ISOLATION),
+        (Request(rung=Rung.CONTAINER, models=("A100-40GB",), gpus=1), Reason.NO_CAPACITY),
+    ],
+)
+def test_it_refuses_what_the_ladder_does_not_offer(engine, request_, code):
+    refused = engine.place(request_, policy(1))
+    assert isinstance(refused, Refused)
+    assert refused.code is code
+    assert refused.message
+
+
+def test_residency_and_fences(engine):
+    us_only = policy(1, regions=frozenset({"us-east"}))
+    placed = engine.place(whole(8), us_only)
+    assert engine.state.nodes[placed.devices[0].node_id].hall.code == "us-east-1a"
+    assert isinstance(engine.place(whole(1, models=(H200,)), us_only), Refused)
+    sovereign = policy(2, jurisdiction="EU", sovereign=True)
+    placed = engine.place(whole(8), sovereign)
+    assert engine.state.nodes[placed.devices[0].node_id].hall.code == "eu-west-1b"
+    refused = engine.place(whole(1, models=(H200,)), sovereign)
+    assert refused.code is Reason.RESIDENCY
+
+
+def test_quota_is_checked_before_placing(engine):
+    refused = engine.place(whole(4), policy(1), quota_milli=3000)
+    assert refused.code is Reason.QUOTA
+    assert not isinstance(engine.place(whole(3), policy(1), quota_milli=3000), Refused)
+    assert engine.place(whole(1), policy(1), quota_milli=3000).code is Reason.QUOTA
+
+
+def test_skewed_nodes_at_the_front_of_a_bucket_do_not_hide_the_good_ones():
+    from provisioning.placement.isolation import HallInfo
+    from provisioning.placement.state import FleetState
+    from tests.support.placement_fleet import OLD, VERSIONS
+
+    state = FleetState()
+    state.add_hall(HallInfo("h", "r", "EU", None))
+    layout = [(d, OLD) for d in range(33)] + [(d, VERSIONS) for d in range(33) for _ in range(2)]
+    for node_id, (domain, versions) in enumerate(layout, start=1):  # the 33 that end up skewed come first
+        state.add_node(
+            id=node_id,
+            hostname=f"n{node_id}",
+            hall="h",
+            model=H100,
+            gpu_uuids=[f"g{node_id}-{i}" for i in range(8)],
+            nvlink_domain=f"d{domain}",
+            versions=versions,
+        )
+    assert len(state.skewed) == 33
+    placed = PlacementEngine(state).place(Request(rung=Rung.JOB, models=(H100,), gpus=8, gang_size=2), policy(1))
+    assert not isinstance(placed, Refused)
+    assert not {d.node_id for d in placed.devices} & state.skewed

@@ -1,0 +1,130 @@
+"""Properties of the engine over random request sequences: whatever the order, no device is double-booked,
+soft-shared GPUs hold one tenant, residency and fences hold, MIG placements are legal, and releasing
+everything gives back an empty fleet."""
+
+from collections import defaultdict
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from provisioning.placement.catalog import CATALOG
+from provisioning.placement.engine import Placement, PlacementEngine, Request, Share
+from provisioning.placement.isolation import Performance, Rung, hall_allowed
+from provisioning.placement.mig import GEOMETRY, MigKind, rebuild
+from tests.support.placement_fleet import fleet, policy
+
+H100, H200 = "H100-SXM-80GB", "H200-141GB"
+MODELS = st.sampled_from([(H100,), (H200,), (H100, H200)])
+
+POLICIES = {
+    1: policy(1),
+    2: policy(2, regions=frozenset({"eu-west"})),
+    3: policy(3, jurisdiction="EU", sovereign=True),
+    4: policy(4, dedicated_hardware=True),
+    5: policy(5, jurisdictions=frozenset({"US"})),
+}
+
+REQUESTS = st.one_of(
+    st.builds(lambda m, n: Request(rung=Rung.CONTAINER, models=m, gpus=n), MODELS, st.integers(1, 8)),
+    st.builds(lambda m, n: Request(rung=Rung.VM, models=m, gpus=n), MODELS, st.integers(1, 4)),
+    st.builds(
+        lambda p: Request(rung=Rung.CONTAINER, models=(H100,), mig_profile=p),
+        st.sampled_from(sorted(CATALOG[H100].mig_profiles)),
+    ),
+    st.builds(
+        lambda mode, milli: Request(rung=Rung.SERVERLESS, models=(H100,), share=Share(mode, milli)),
+        st.sampled_from([Performance.MPS, Performance.TIME_SLICING, Performance.FRACTIONAL]),
+        st.integers(1, 999),
+    ),
+    st.builds(
+        lambda n, size, topo: Request(rung=Rung.JOB, models=(H100,), gpus=n, gang_size=size, topology=topo),
+        st.sampled_from([1, 2, 4, 8]),
+        st.integers(2, 4),
+        st.sampled_from([None, "nvlink"]),
+    ),
+    st.builds(lambda m, n: Request(rung=Rung.BARE_METAL, models=m, nodes=n), MODELS, st.integers(1, 2)),
+    st.builds(lambda n: Request(rung=Rung.CONFIDENTIAL_VM, models=(H100,), gpus=n), st.integers(1, 8)),
+)
+STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("place"), st.sampled_from(sorted(POLICIES)), REQUESTS),
+        st.tuples(st.just("release"), st.integers(0, 1000), st.none()),
+    ),
+    max_size=40,
+)
+
+
+def check_invariants(engine: PlacementEngine, active: list[Placement]) -> None:
+    whole: dict[str, int] = {}
+    mig: dict[str, list[tuple[int, MigKind, int]]] = defaultdict(list)
+    dedicated: set[str] = set()
+    soft: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for placement in active:
+        hall = None
+        for device in placement.devices:
+            node = engine.state.nodes[device.node_id]
+            hall = node.hall
+            if device.mig_profile is not None and device.mig_start is not None:
+                kind = CATALOG[placement.model].mig_profiles[device.mig_profile]
+                mig[device.gpu_uuid].append((placement.tenant_id, kind, device.mig_start))
+                if placement.dedicated:
+                    dedicated.add(device.gpu_uuid)
+            elif device.share_milli is not None:
+                soft[device.gpu_uuid].append((placement.tenant_id, device.share_milli))
+            else:
+                assert device.gpu_uuid not in whole, "a whole GPU granted twice"
+                whole[device.gpu_uuid] = placement.tenant_id
+        assert hall is not None
+        assert hall_allowed(POLICIES[placement.tenant_id], hall) is None, "residency or a fence was crossed"
+    for uuid, holders in mig.items():
+        assert uuid not in whole, "a MIG GPU is also held whole"
+        assert uuid not in soft, "a MIG GPU is also soft-shared"
+        slices = [(k, s) for _, k, s in holders]
+        rebuild(slices)  # raises on an illegal start or an overlap
+        assert sum(GEOMETRY[k].compute for k, _ in slices) <= 7
+        if uuid in dedicated:
+            assert len({t for t, _, _ in holders}) == 1, "a dedicated tenant's GPU was shared"
+    for uuid, shares in soft.items():
+        assert uuid not in whole
+        assert len({t for t, _ in shares}) == 1, "soft sharing crossed tenants"
+        assert sum(m for _, m in shares) <= 1000
+    pooled = {}
+    for key, pool in engine.state.soft_pools.items():
+        assert pool.levels == sorted(pool.by_used)
+        for used, gpus in pool.by_used.items():
+            for gpu in gpus.values():
+                assert (gpu.soft_tenant, gpu.soft_mode, gpu.node.model, gpu.node.hall.code) == key
+                assert gpu.soft_used == used
+                pooled[gpu.uuid] = gpu
+    shared_on_general = {g.uuid for n in engine.state.nodes.values() if n.general for g in n.gpus if g.soft_used}
+    assert set(pooled) == shared_on_general, "the soft-share index lost or kept a GPU"
+    for node in engine.state.nodes.values():
+        if node.cc_mode:
+            tenants = {whole[g.uuid] for g in node.gpus if g.uuid in whole}
+            assert len(tenants) <= 1, "a confidential host serves two tenants"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=STEPS)
+def test_no_sequence_of_requests_breaks_the_rules(steps):
+    engine = PlacementEngine(fleet(h100_nodes=3, h200_nodes=1, fenced_nodes=1, us_nodes=1, cc_nodes=1))
+    active: list[Placement] = []
+    for action, arg, request in steps:
+        if action == "place":
+            result = engine.place(request, POLICIES[arg])
+            if isinstance(result, Placement):
+                active.append(result)
+        elif active:
+            engine.release(active.pop(arg % len(active)))
+        check_invariants(engine, active)
+    for placement in active:
+        engine.release(placement)
+    state = engine.state
+    assert all(g.free for n in state.nodes.values() for g in n.gpus)
+    assert all(n.holder is None for n in state.nodes.values())
+    assert not any(state.tenant_milli.values())
+    for buckets in state.by_free.values():
+        for free, nodes in enumerate(buckets):
+            assert all(n.free == free and n.general for n in nodes.values())
+    indexed = {n.id for buckets in state.by_free.values() for b in buckets for n in b.values()}
+    assert indexed == {n.id for n in state.nodes.values() if n.general}

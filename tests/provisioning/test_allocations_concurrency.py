@@ -1,0 +1,113 @@
+"""Two requests never get the same GPU: the database refuses a double booking, decisions are serialized, and a
+process that did not make a decision learns of it from the journal."""
+
+import threading
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+
+from provisioning import fleet_cache
+from provisioning.allocations import AllocationSpec, PlacementRefused, allocation_request
+from provisioning.models import Gpu, GpuClaim
+from provisioning.services import fleet_load
+from tests.support import SYSTEM, require_postgres
+from tests.support.fleet_documents import node
+
+H100 = "H100-SXM-80GB"
+ONE_GPU = AllocationSpec(rung="container", gpu_models=(H100,), gpus=1)
+
+
+def one_node_fleet():
+    return {
+        "regions": [
+            {
+                "code": "eu-west",
+                "name": "EU West",
+                "jurisdiction": "EU",
+                "halls": [{"code": "eu-west-1a", "fenced_for": None, "nodes": [node("n1", "eu-west-1a/nvl-0")]}],
+            }
+        ]
+    }
+
+
+def test_the_database_refuses_two_holders_of_one_slice(db, acme):
+    fleet_load(document=one_node_fleet(), actor=SYSTEM)
+    allocation = allocation_request(tenant=acme, name="a", spec=ONE_GPU, actor=SYSTEM)
+    gpu = Gpu.objects.get(uuid=allocation.devices.get().gpu_uuid)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        GpuClaim.objects.create(gpu=gpu, slice=3, soft_tenant=acme)
+
+
+def test_a_process_learns_other_processes_decisions_from_the_journal(db, acme, monkeypatch):
+    fleet_load(document=one_node_fleet(), actor=SYSTEM)
+    first, second = fleet_cache.FleetCache(), fleet_cache.FleetCache()
+    monkeypatch.setattr(fleet_cache, "FLEET", second)
+    allocation_request(tenant=acme, name="warm", spec=ONE_GPU, actor=SYSTEM)  # the second process is now warm
+    monkeypatch.setattr(fleet_cache, "FLEET", first)
+    seven = AllocationSpec(rung="container", gpu_models=(H100,), gpus=7)
+    allocation_request(tenant=acme, name="rest", spec=seven, actor=SYSTEM)  # made by the first process
+    monkeypatch.setattr(fleet_cache, "FLEET", second)
+    with pytest.raises(PlacementRefused) as refused:
+        allocation_request(tenant=acme, name="late", spec=ONE_GPU, actor=SYSTEM)
+    assert refused.value.code == "no_capacity"
+    assert GpuClaim.objects.count() == 64
+
+
+@pytest.mark.django_db(transaction=True)
+def test_fifty_racers_for_the_last_eight_gpus_get_exactly_eight(acme):
+    require_postgres()
+    fleet_load(document=one_node_fleet(), actor=SYSTEM)
+    results: list[str] = []
+    start = threading.Barrier(60)
+
+    def race(i: int) -> None:
+        try:
+            start.wait()
+            allocation_request(tenant=acme, name=f"racer-{i}", spec=ONE_GPU, actor=SYSTEM)
+            results.append("granted")
+        except PlacementRefused as refused:
+            results.append(refused.code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(60)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count("granted") == 8
+    assert results.count("no_capacity") == 52
+    assert GpuClaim.objects.count() == 64
+    assert GpuClaim.objects.values("gpu", "slice").distinct().count() == 64
+
+
+def test_a_fresh_process_rebuilds_every_hold_from_the_database(db, acme, globex):
+    fleet_load(document=one_node_fleet(), actor=SYSTEM)
+    bare = AllocationSpec(rung="bare_metal", gpu_models=(H100,), nodes=1)
+    allocation_request(tenant=acme, name="metal", spec=bare, actor=SYSTEM)
+    fleet_cache.FLEET.invalidate()  # as a newly started process
+    with pytest.raises(PlacementRefused) as refused:
+        allocation_request(tenant=globex, name="gpu", spec=ONE_GPU, actor=SYSTEM)
+    assert refused.value.code == "no_capacity"
+    assert fleet_cache.FLEET.state.nodes[next(iter(fleet_cache.FLEET.state.nodes))].holder == acme.pk
+
+
+def test_a_process_behind_a_pruned_journal_rebuilds_its_fleet(db, acme, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    fleet_load(document=one_node_fleet(), actor=SYSTEM)
+    behind = fleet_cache.FleetCache()
+    monkeypatch.setattr(fleet_cache, "FLEET", behind)
+    allocation_request(tenant=acme, name="seen", spec=ONE_GPU, actor=SYSTEM)  # this process is now warm
+    monkeypatch.setattr(fleet_cache, "FLEET", fleet_cache.FleetCache())
+    seven = AllocationSpec(rung="container", gpu_models=(H100,), gpus=7)
+    allocation_request(tenant=acme, name="unseen", spec=seven, actor=SYSTEM)  # another process
+    assert fleet_cache.journal_prune(older_than=timezone.now() + timedelta(seconds=1)) > 0
+    monkeypatch.setattr(fleet_cache, "FLEET", behind)
+    stale_decisions = []
+    monkeypatch.setattr(behind, "invalidate", lambda: stale_decisions.append(1))
+    with pytest.raises(PlacementRefused):
+        allocation_request(tenant=acme, name="late", spec=ONE_GPU, actor=SYSTEM)
+    assert stale_decisions == []  # it rebuilt before deciding, instead of deciding on a stale fleet

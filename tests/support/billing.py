@@ -1,0 +1,66 @@
+"""Helpers for billing tests: a priced fleet, and allocations driven through their lifecycle at given times
+(the ledger's clock is injectable: ``allocation_transition(at=...)``, ``windows_close(now=...)``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from billing.models import Sku, SkuPrice, Unit
+from provisioning.allocations import AllocationSpec, allocation_request, allocation_transition
+from provisioning.lifecycle import AllocationState as S
+from provisioning.models import Allocation, GpuModel, Region
+from provisioning.services import fleet_load
+from tests.support import SYSTEM
+from tests.support.fleet_documents import small_fleet
+
+H100 = "H100-SXM-80GB"
+# An hour boundary well in the past, so every test time is "past" for Stripe-less checks and prices.
+BASE = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+
+
+def at(minutes: float = 0, seconds: float = 0) -> datetime:
+    return BASE + timedelta(minutes=minutes, seconds=seconds)
+
+
+def load_fleet() -> None:
+    fleet_load(document=small_fleet(), actor=SYSTEM)
+
+
+def sku(
+    rung: str = "container", model: str = H100, unit: str = Unit.GPU, mig_profile: str = "", region: str = "eu-west"
+):
+    found, _ = Sku.objects.get_or_create(
+        rung=rung,
+        gpu_model=GpuModel.objects.get(name=model),
+        unit=unit,
+        mig_profile=mig_profile,
+        region=Region.objects.get(code=region),
+    )
+    return found
+
+
+def price(per_hour: str, *, since: datetime = BASE - timedelta(days=60), **sku_args: Any) -> SkuPrice:
+    """A price row as setup data (the service refuses to backdate prices; tests need a past price book)."""
+    return SkuPrice.objects.create(sku=sku(**sku_args), unit_price_per_hour=Decimal(per_hour), effective_from=since)
+
+
+def place(tenant: Any, *, rung: str = "container", gpus: int = 0, mig_profile: str | None = None, **extra: Any):
+    spec = AllocationSpec(rung=rung, gpu_models=(H100,), gpus=gpus, mig_profile=mig_profile, **extra)
+    return allocation_request(tenant=tenant, name="work", spec=spec, actor=SYSTEM)
+
+
+def run(allocation: Allocation, start: datetime) -> Allocation:
+    """placed -> provisioning (a minute before) -> running at ``start``."""
+    allocation_transition(allocation=allocation, to=S.PROVISIONING, actor=SYSTEM, at=start - timedelta(minutes=1))
+    allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM, at=start)
+    allocation.refresh_from_db()
+    return allocation
+
+
+def stop(allocation: Allocation, end: datetime) -> Allocation:
+    allocation_transition(allocation=allocation, to=S.STOPPING, actor=SYSTEM, at=end)
+    allocation_transition(allocation=allocation, to=S.STOPPED, actor=SYSTEM, at=end + timedelta(seconds=5))
+    allocation.refresh_from_db()
+    return allocation
