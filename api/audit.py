@@ -16,10 +16,11 @@ from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet
 from api.problems import Problem
-from compliance.models import AuditCheckpoint, AuditEvent
+from compliance.models import AuditCheckpoint
 from compliance.selectors import audit_chain_verify, audit_checkpoint_latest
 from compliance.services import audit_checkpoint_take
 from compliance.signing import audit_signer
+from core.models import AuditEvent
 from tenancy.models import Tenant
 
 
@@ -114,14 +115,14 @@ class AuditEventViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffV
     queryset = AuditEvent.objects.select_related("tenant")
     serializer_class = AuditEventSerializer
     filterset_class = AuditEventFilter
-    required_permission = "compliance.view_auditevent"
+    required_permission = "core.view_auditevent"
     cursor_ordering = "-pk"  # newest first
 
     @extend_schema(responses=AuditVerifySerializer, filters=False)
     @action(detail=False, methods=["get"], filterset_class=None, pagination_class=None)
     def verify(self, request: Request) -> Response:
         """Walk the whole chain and report the first bad event, if any."""
-        if not request.user.has_perm("compliance.verify_auditchain"):
+        if not request.user.has_perm("core.verify_auditchain"):
             self.permission_denied(request)
         result = audit_chain_verify()
         return Response(
@@ -150,8 +151,8 @@ class AuditCheckpointViewSet(mixins.ListModelMixin, StaffViewSet):
 
     queryset = AuditCheckpoint.objects.all()
     serializer_class = AuditCheckpointSerializer
-    required_permission = "compliance.view_auditevent"
-    action_permissions: ClassVar[dict[str, str]] = {"create": "compliance.verify_auditchain"}
+    required_permission = "core.view_auditevent"
+    action_permissions: ClassVar[dict[str, str]] = {"create": "core.verify_auditchain"}
     cursor_ordering = "-seq"
 
     @extend_schema(

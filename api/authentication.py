@@ -11,7 +11,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from config.tasks import enqueue
+from core.tasks import enqueue
 from tenancy.models import ApiKey
 from tenancy.services import api_key_authenticate
 from tenancy.tasks import api_key_touch

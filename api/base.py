@@ -29,7 +29,7 @@ from api.permissions import (
     TenantRoleOrStaffPermission,
 )
 from api.problems import Problem
-from compliance.actor import Actor
+from core.actor import Actor
 from tenancy.models import ApiKey, Membership, Tenant, TenantState
 from tenancy.roles import Action
 from tenancy.selectors import membership_of

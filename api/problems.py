@@ -17,7 +17,7 @@ from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
-from tenancy.errors import ServiceError
+from core.errors import ServiceError
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 

@@ -52,7 +52,7 @@ def _manage(env: dict[str, str], *args: str) -> str:
 
 SETUP = """
 import json, sys
-from compliance.actor import Actor
+from core.actor import Actor
 from provisioning.services import fleet_load
 from tenancy.models import Tenant
 from tenancy.services import api_key_create, tenant_signup

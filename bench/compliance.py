@@ -4,11 +4,11 @@ PostgreSQL only: each part drops and recreates its own database (``--database`` 
 loading is not measured.
 
 ``--part chain [--events 1000000]``: 1,000 tenants and ``--events`` chained audit events (hashed in Python with
-``compliance.chain``, written with COPY) and one signed checkpoint. Then it times:
+``core.chain``, written with COPY) and one signed checkpoint. Then it times:
 
 a. ``audit_chain_verify()``: the walk of the whole chain in the database (events/s); and, for comparison, the
    walk as it was first written (``chain.verify`` over the ORM's ``.values()`` iterator);
-b. ``compliance.chain.verify`` over the same events already in memory (events/s);
+b. ``core.chain.verify`` over the same events already in memory (events/s);
 c. ``audit_export`` of everything and of one tenant (records/s; the ``tracemalloc`` peak in a second, untimed
    run; and ``manage.py audit_export`` in a process of its own, for its peak RSS next to ``manage.py check``'s);
 d. ``python -m compliance.verify`` on each bundle, as a subprocess without Django settings (records/s, its peak
@@ -57,7 +57,7 @@ Row = dict[str, object]
 
 def make_events(count: int, first_tenant: int) -> list[dict[str, Any]]:
     """``count`` chained events of four kinds, linked exactly as ``audit_record`` links them."""
-    from compliance.chain import GENESIS_HASH, event_hash
+    from core.chain import GENESIS_HASH, event_hash
 
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=30)
     events: list[dict[str, Any]] = []
@@ -98,7 +98,7 @@ def load_events(events: list[dict[str, Any]]) -> None:
     from django.db import connection
     from psycopg.types.json import Jsonb
 
-    from compliance.chain import HASHED_FIELDS
+    from core.chain import HASHED_FIELDS
 
     columns = ", ".join("tenant_id" if f == "tenant_id" else f for f in (*HASHED_FIELDS, "hash"))
     connection.ensure_connection()
@@ -127,9 +127,9 @@ def rate(count: int, seconds: float) -> str:
 
 
 def run_verifications(events: list[dict[str, Any]], failed: list[str]) -> list[Row]:
-    from compliance.chain import HASHED_FIELDS, verify
-    from compliance.models import AuditChainHead, AuditEvent
     from compliance.selectors import audit_chain_verify
+    from core.chain import HASHED_FIELDS, verify
+    from core.models import AuditChainHead, AuditEvent
 
     total = AuditEvent.objects.count()
     rows: list[Row] = []
@@ -468,9 +468,9 @@ def load_assets(count: int, tenants: Sequence[int], now: datetime) -> None:
 def place_holds(count: int, tenants: Sequence[int], now: datetime) -> Counter[str]:
     """``count`` holds through ``legal_hold_create`` (each audited) on random tenants: 2% over a whole tenant, 8%
     broad (1-3 categories over 3-12 months), the rest narrow (1-2 categories over 1-30 days)."""
-    from compliance.actor import Actor
     from compliance.assets import AssetScope
     from compliance.holds import legal_hold_create
+    from core.actor import Actor
     from tenancy.models import Tenant
 
     rng = random.Random(11)
@@ -616,9 +616,9 @@ def sweep_part(args: argparse.Namespace) -> int:
 
     from django.db.models import Count
 
-    from compliance.models import AuditEvent
     from compliance.selectors import audit_chain_verify
     from compliance.sweep import shred_wait
+    from core.models import AuditEvent
 
     [(version,)] = sql("SHOW server_version")
     print(

@@ -9,7 +9,7 @@ from django.http import HttpRequest
 
 from billing.models import BillingAccount, Invoice, Notification, Sku, SkuPrice, UsageRollup
 from billing.services import price_set
-from compliance.actor import Actor
+from core.actor import Actor
 
 
 class SkuPriceInline(admin.TabularInline[SkuPrice, Sku]):

@@ -31,9 +31,9 @@ from billing import metering
 from billing.metering import HOUR_MS, to_ms, window_of
 from billing.models import MeteringLock, MeterTotal, PushState, Sku, SkuPrice, Unit, UsageInterval, UsageRollup
 from billing.pricing import amount
+from core.locks import lock_singleton
 from provisioning.models import Allocation, AllocationDevice
 from provisioning.placement.isolation import Rung
-from tenancy.locks import lock_singleton
 
 # --- the price book as the ledger needs it ---------------------------------------------------------------------
 

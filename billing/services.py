@@ -15,9 +15,9 @@ from django.utils import timezone
 
 from billing.models import BillingAccount, BudgetAlert, Invoice, Notification, Sku, SkuPrice
 from billing.selectors import month_of, month_spend
-from compliance.actor import Actor
-from compliance.services import audit_record
-from tenancy.errors import Conflict, Invalid, ServiceError
+from core.actor import Actor
+from core.audit import audit_record
+from core.errors import Conflict, Invalid, ServiceError
 from tenancy.models import Membership, Tenant, TenantState
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ def billing_account_open(*, tenant: Tenant) -> BillingAccount:
     subscription."""
     from billing.stripe_sync import stripe_enabled
     from billing.tasks import stripe_account_sync
-    from config.tasks import enqueue
+    from core.tasks import enqueue
 
     account = billing_account(tenant)
     if stripe_enabled():

@@ -35,7 +35,7 @@ from django.utils import timezone
 from billing.metering import DAY_MS, to_ms
 from billing.models import BillingAccount, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
 from billing.pricing import stripe_unit_amount
-from compliance.actor import Actor
+from core.actor import Actor
 from tenancy.models import Tenant, TenantState
 
 log = logging.getLogger(__name__)
@@ -234,7 +234,7 @@ def stripe_subscriptions_close() -> list[str]:
     """Cancel the subscription of each leaving (closing or closed) tenant with a final invoice (``invoice_now``),
     once every second of its usage has reached Stripe: no piece of usage left to roll up, no rollup left to send.
     Called after each push; returns the tenants whose subscription it closed."""
-    from compliance.services import audit_record
+    from core.audit import audit_record
 
     if not stripe_enabled():
         return []

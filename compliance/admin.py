@@ -4,7 +4,8 @@ from typing import Any
 
 from django.contrib import admin
 
-from compliance.models import AuditCheckpoint, AuditEvent, DataAsset, ErasureRequest, LegalHold
+from compliance.models import AuditCheckpoint, DataAsset, ErasureRequest, LegalHold
+from core.models import AuditEvent
 
 
 class ViewOnly:

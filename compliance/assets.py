@@ -27,12 +27,12 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from compliance import envelope, retention, storage
-from compliance.actor import Actor
 from compliance.models import AssetState, DataAsset, HoldState, LegalHold, RetentionPolicy, ShredReason, TenantKey
-from compliance.services import audit_record, audit_record_many
+from core.actor import Actor
+from core.audit import audit_record, audit_record_many
+from core.errors import Conflict, Invalid, ServiceError
 from provisioning.models import Hall, Region
 from provisioning.placement.isolation import RegionInfo, region_allowed
-from tenancy.errors import Conflict, Invalid, ServiceError
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
 from tenancy.selectors import tenant_policy

@@ -22,7 +22,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from compliance import retention
-from compliance.actor import Actor
 from compliance.assets import (
     assets_schedule,
     data_asset_content,
@@ -32,10 +31,11 @@ from compliance.assets import (
     shred_wait,
 )
 from compliance.models import AccountClosure, AssetState, Category, DataAsset, ShredReason
-from compliance.services import audit_record
+from core.actor import Actor
+from core.audit import audit_record
+from core.errors import Conflict
 from provisioning.models import Region
 from provisioning.placement.isolation import region_allowed
-from tenancy.errors import Conflict
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant, TenantState
 from tenancy.selectors import tenant_policy

@@ -15,7 +15,6 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from compliance.actor import Actor
 from compliance.assets import AssetScope, assets_schedule, holds_active
 from compliance.models import (
     AssetState,
@@ -27,8 +26,9 @@ from compliance.models import (
     LegalHold,
     ShredReason,
 )
-from compliance.services import audit_record, audit_record_many
-from tenancy.errors import Invalid
+from core.actor import Actor
+from core.audit import audit_record, audit_record_many
+from core.errors import Invalid
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
 

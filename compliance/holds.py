@@ -17,12 +17,12 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from compliance.actor import Actor
 from compliance.assets import AssetScope
 from compliance.erasure import assets_suspend, erasure_resume
 from compliance.models import AssetState, DataAsset, ErasureItem, ErasureOutcome, HoldState, LegalHold
-from compliance.services import audit_record
-from tenancy.errors import Conflict, Invalid
+from core.actor import Actor
+from core.audit import audit_record
+from core.errors import Conflict, Invalid
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
 

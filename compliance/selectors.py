@@ -1,6 +1,6 @@
 """Reads of the audit log, and the fast walk of its chain.
 
-``audit_chain_verify`` checks what ``compliance.chain.verify`` checks, with the same results and messages, ~3x
+``audit_chain_verify`` checks what ``core.chain.verify`` checks, with the same results and messages, ~3x
 faster (``bench/compliance.py``): rows are tuples, not dicts; each event's canonical encoding is spelled by one
 template (``compliance.verify.canonical_event``, checked against ``chain.event_hash`` by the tests, which also
 decides whenever the two disagree); on PostgreSQL the rows stream through binary ``COPY ... TO STDOUT`` with the
@@ -20,9 +20,10 @@ from django.db import connection
 from django.db.models import Max, TextField
 from django.db.models.functions import Cast
 
-from compliance.chain import GENESIS_HASH, HASHED_FIELDS, VerifyResult, check_head, event_hash, format_time
-from compliance.models import AuditChainHead, AuditCheckpoint, AuditEvent
+from compliance.models import AuditCheckpoint
 from compliance.verify import canonical_event
+from core.chain import GENESIS_HASH, HASHED_FIELDS, VerifyResult, check_head, event_hash, format_time
+from core.models import AuditChainHead, AuditEvent
 
 # A walked row: HASHED_FIELDS in order, then the stored hash; ``at`` is already spelled (chain.format_time) and
 # ``data`` is the stored JSON text.
@@ -37,7 +38,7 @@ if [_WALKED[i] for i in (SEQ, AT, TENANT_ID, DATA, PREV_HASH, HASH)] != [
     "prev_hash",
     "hash",
 ]:
-    raise ImportError("compliance.selectors' rows no longer match compliance.chain.HASHED_FIELDS")
+    raise ImportError("compliance.selectors' rows no longer match core.chain.HASHED_FIELDS")
 _loads = json.JSONDecoder().decode
 
 
@@ -135,7 +136,7 @@ def chain_rows(lo: int = 1, hi: int | None = None, *, chunk_size: int = 5000) ->
 
 
 def verify_rows(rows: Iterator[Row], *, head: tuple[int, str] | None = None) -> VerifyResult:
-    """``compliance.chain.verify`` over walked rows: the same checks, in the same order, with the same reasons."""
+    """``core.chain.verify`` over walked rows: the same checks, in the same order, with the same reasons."""
     expected_seq = 1
     prev_hash = GENESIS_HASH
     count = 0

@@ -21,8 +21,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from compliance.chain import format_time
 from compliance.verify import checkpoint_payload, key_id, seal_payload
+from core.chain import format_time
 
 HKDF_INFO = b"ladder audit signing"
 

@@ -24,7 +24,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from compliance import retention
-from compliance.actor import Actor
 from compliance.assets import (
     SYSTEM,
     assets_schedule,
@@ -35,8 +34,9 @@ from compliance.assets import (
 )
 from compliance.erasure import assets_suspend
 from compliance.models import AccountClosure, AssetState, DataAsset, RetentionPolicy, ShredReason, TenantKey
-from compliance.services import audit_record
-from tenancy.errors import Invalid
+from core.actor import Actor
+from core.audit import audit_record
+from core.errors import Invalid
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant, TenantState
 

@@ -1,6 +1,6 @@
 """Offline verification of an audit bundle: ``python -m compliance.verify FILE --public-key KEYFILE``.
 
-This module imports only the standard library, ``cryptography`` and ``compliance.chain``: an auditor runs it on a
+This module imports only the standard library, ``cryptography`` and ``core.chain``: an auditor runs it on a
 bundle written by ``manage.py audit_export`` without Ladder's database, settings or Django. It also defines the
 two signed payloads (checkpoint and seal), so the signer (``compliance.signing``) and this verifier share one
 spelling of them.
@@ -46,7 +46,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from compliance.chain import GENESIS_HASH, HASHED_FIELDS, canonical_json, event_hash
+from core.chain import GENESIS_HASH, HASHED_FIELDS, canonical_json, event_hash
 
 BUNDLE_FORMAT = "ladder-audit-bundle"
 BUNDLE_VERSION = 1
@@ -76,7 +76,7 @@ _ENCODED_ORDER = (
     "tenant_id",
 )
 if tuple(sorted(HASHED_FIELDS)) != _ENCODED_ORDER:
-    raise ImportError("compliance.verify's event encoding no longer matches compliance.chain.HASHED_FIELDS")
+    raise ImportError("compliance.verify's event encoding no longer matches core.chain.HASHED_FIELDS")
 
 _quote: Callable[[str], str] = json.encoder.encode_basestring  # the C function json.dumps uses for str
 _dump = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode

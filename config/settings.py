@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "core",
     "tenancy",
     "compliance",
     "provisioning",

@@ -17,9 +17,10 @@ from django.utils import timezone
 
 from billing.ledger import usage_close, usage_open
 from billing.services import admission_check
-from compliance.actor import Actor
-from compliance.services import audit_record
-from config.tasks import enqueue
+from core.actor import Actor
+from core.audit import audit_record
+from core.errors import Conflict, ServiceError
+from core.tasks import enqueue
 from provisioning import fleet_cache
 from provisioning.fleet_cache import PlacementSection, placement_section
 from provisioning.lifecycle import HOLDS_DEVICES, AllocationState, can_move
@@ -36,7 +37,6 @@ from provisioning.placement.engine import Placement, Refused, Request, Share, mi
 from provisioning.placement.isolation import Performance, Refusal, Rung
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
 from provisioning.placement.state import FULL_SHARE
-from tenancy.errors import Conflict, ServiceError
 from tenancy.models import Tenant
 from tenancy.selectors import tenant_policy
 

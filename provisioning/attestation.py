@@ -14,8 +14,8 @@ from typing import Any, Protocol
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from compliance.actor import Actor
-from compliance.services import audit_record
+from core.actor import Actor
+from core.audit import audit_record
 from provisioning.models import Allocation, Attestation
 
 

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from compliance.actor import Actor
+from core.actor import Actor
 from provisioning.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.attestation import attestation_record
 from provisioning.lifecycle import AllocationState

@@ -15,9 +15,10 @@ from typing import Any
 from django.db import connection, transaction
 from django.utils import timezone
 
-from compliance.actor import Actor
-from compliance.chain import canonical_json
-from compliance.services import audit_record
+from core.actor import Actor
+from core.audit import audit_record
+from core.chain import canonical_json
+from core.errors import Conflict, Invalid
 from provisioning.allocations import node_failed
 from provisioning.fleet_cache import journal_fleet_changed, lock_placement, placement_section
 from provisioning.fleet_document import (
@@ -43,7 +44,6 @@ from provisioning.models import (
     Region,
 )
 from provisioning.placement.catalog import CATALOG
-from tenancy.errors import Conflict, Invalid
 
 # GPU UUIDs are derived from the hostname and index, so reloading a fleet never mints new ones.
 GPU_UUID_NAMESPACE = uuid.UUID("6f1d7c2e-3b8a-5e4f-9a0b-1c2d3e4f5a6b")

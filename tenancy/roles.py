@@ -27,8 +27,8 @@ STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
     StaffRole.FINANCE: ("tenancy.view_tenant", "billing.view_usagerollup", "billing.view_invoice", "billing.view_sku"),
     StaffRole.COMPLIANCE: (
         "tenancy.view_tenant",
-        "compliance.view_auditevent",
-        "compliance.verify_auditchain",
+        "core.view_auditevent",
+        "core.verify_auditchain",
         "compliance.view_legalhold",  # the hold register, previews
         "compliance.add_legalhold",
         "compliance.change_legalhold",  # release

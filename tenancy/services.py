@@ -15,9 +15,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from billing.services import billing_account_open
-from compliance.actor import Actor
-from compliance.services import audit_record
-from tenancy.errors import Conflict, Forbidden, Invalid
+from core.actor import Actor
+from core.audit import audit_record
+from core.errors import Conflict, Forbidden, Invalid
 from tenancy.locks import lock_api_keys, lock_tenant
 from tenancy.models import ApiKey, ApiKeyScope, Membership, Tenant, TenantState
 from tenancy.roles import STAFF_PERMISSIONS, Action, StaffRole, TenantRole, may_assign_role, role_allows

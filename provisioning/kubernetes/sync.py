@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from compliance.actor import Actor
+from core.actor import Actor
 from provisioning.kubernetes.shapes import model_of_product
 from provisioning.models import Cluster, Node
 from provisioning.services import FleetLoadResult, fleet_load

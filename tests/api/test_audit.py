@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from api.audit import changes_of
-from compliance.models import AuditEvent
+from core.models import AuditEvent
 from tests.support import assert_problem
 from tests.support.audit_tamper import tamper_update
 

@@ -50,7 +50,7 @@ def test_offerings_show_the_price(client, priced):
 
 
 def test_a_price_cannot_be_backdated(priced):
-    from tenancy.errors import Invalid
+    from core.errors import Invalid
 
     with pytest.raises(Invalid) as refused:
         price_set(
@@ -158,7 +158,7 @@ def test_budget_is_read_by_members_and_set_by_admins(api, alice, bob, acme, pric
     assert_problem(api(alice).put("/api/v1/budget", {"monthly": "lots"}, format="json"), 422, "validation_error")
     assert_problem(api(alice).put("/api/v1/budget", {"monthly": "-5"}, format="json"), 422, "invalid_budget")
     assert_problem(api(alice).put("/api/v1/budget", {"monthly": "0"}, format="json"), 422, "invalid_budget")
-    from compliance.models import AuditEvent
+    from core.models import AuditEvent
 
     assert AuditEvent.objects.filter(action="budget.set", tenant=acme).count() == 1
 

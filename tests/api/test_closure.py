@@ -10,8 +10,9 @@ from django.utils import timezone
 
 from compliance.assets import AssetScope
 from compliance.holds import legal_hold_create
-from compliance.models import AccountClosure, AssetState, AuditEvent, DataAsset
+from compliance.models import AccountClosure, AssetState, DataAsset
 from compliance.sweep import retention_sweep
+from core.models import AuditEvent
 from provisioning.models import Allocation
 from tenancy.models import Tenant, TenantState
 from tests.support import SYSTEM, assert_problem, teammate

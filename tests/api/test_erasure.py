@@ -9,7 +9,8 @@ import pytest
 
 from compliance.assets import AssetScope
 from compliance.holds import legal_hold_create
-from compliance.models import AssetState, AuditEvent, ErasureRequest
+from compliance.models import AssetState, ErasureRequest
+from core.models import AuditEvent
 from tests.support import SYSTEM, assert_problem
 from tests.support.data import T0, asset, regions
 

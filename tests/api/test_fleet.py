@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import Group
 
-from compliance.actor import Actor
-from compliance.models import AuditEvent
+from core.actor import Actor
+from core.models import AuditEvent
 from provisioning.models import Node, NodeState, Region
 from provisioning.services import fleet_load
 from tenancy.roles import STAFF_PERMISSIONS, StaffRole

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from compliance.models import AuditEvent
+from core.models import AuditEvent
 from tenancy.models import ApiKey
 from tests.support import assert_problem
 

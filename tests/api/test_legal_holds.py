@@ -10,8 +10,9 @@ from django.utils import timezone
 
 from compliance.assets import data_asset_delete
 from compliance.holds import legal_hold_release
-from compliance.models import AssetState, AuditEvent, LegalHold
-from tenancy.errors import ServiceError
+from compliance.models import AssetState, LegalHold
+from core.errors import ServiceError
+from core.models import AuditEvent
 from tests.support import SYSTEM, assert_problem
 from tests.support.data import T0, asset, regions
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from compliance.models import AuditEvent
+from core.models import AuditEvent
 from tenancy.models import ApiKey, Membership
 from tests.support import assert_problem
 

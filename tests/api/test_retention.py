@@ -3,8 +3,9 @@ and the cross-tenant rule."""
 
 import pytest
 
-from compliance.models import AuditEvent, RetentionPolicy
+from compliance.models import RetentionPolicy
 from compliance.retention import LEGAL_MINIMUM_DAYS, SEVEN_YEARS_DAYS, Category
+from core.models import AuditEvent
 from tests.support import assert_problem, teammate
 
 URL = "/api/v1/retention-policies"

@@ -1,6 +1,6 @@
 """GET|PATCH /api/v1/tenant — the caller's own tenant."""
 
-from compliance.models import AuditEvent
+from core.models import AuditEvent
 from tests.support import assert_problem
 
 URL = "/api/v1/tenant"

@@ -21,12 +21,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compliance import selectors
-from compliance.chain import GENESIS_HASH, HASHED_FIELDS, canonical_json, event_hash, format_time
-from compliance.models import AuditChainHead, AuditCheckpoint, AuditEvent
+from compliance.models import AuditCheckpoint
 from compliance.selectors import audit_chain_verify, chain_rows, row_hash
-from compliance.services import audit_checkpoint_take, audit_record
+from compliance.services import audit_checkpoint_take
 from compliance.signing import Signer, audit_signer
 from compliance.verify import BundleError, canonical_event, load_public_key, verify_bundle
+from core.audit import audit_record
+from core.chain import GENESIS_HASH, HASHED_FIELDS, canonical_json, event_hash, format_time
+from core.models import AuditChainHead, AuditEvent
 from tests.support import ROOT, SYSTEM
 from tests.support.audit_tamper import tamper_update
 

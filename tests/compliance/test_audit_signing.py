@@ -17,10 +17,9 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings as django_settings
 from django.db import transaction
 
-from compliance.chain import format_time
-from compliance.models import AuditChainHead, AuditCheckpoint, AuditEvent
+from compliance.models import AuditCheckpoint
 from compliance.selectors import audit_chain_verify
-from compliance.services import CHECKPOINT_ACTION, audit_checkpoint_take, audit_record
+from compliance.services import CHECKPOINT_ACTION, audit_checkpoint_take
 from compliance.signing import (
     Signer,
     SigningKeyError,
@@ -32,6 +31,9 @@ from compliance.signing import (
 )
 from compliance.tasks import audit_checkpoint_scheduled
 from compliance.verify import checkpoint_payload, key_id, load_public_key, signature_valid
+from core.audit import audit_record
+from core.chain import format_time
+from core.models import AuditChainHead, AuditEvent
 from tests.support import ROOT, SYSTEM, assert_problem
 
 

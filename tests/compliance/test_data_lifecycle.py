@@ -8,9 +8,10 @@ from django.core.management import call_command
 from compliance import envelope, storage
 from compliance.assets import AssetScope, data_asset_content, data_asset_delete, data_asset_shred_cancel
 from compliance.holds import legal_hold_create, legal_hold_release
-from compliance.models import AssetState, AuditEvent, DataAsset, TenantKey
+from compliance.models import AssetState, DataAsset, TenantKey
 from compliance.sweep import retention_policy_set, retention_sweep
-from tenancy.errors import ServiceError
+from core.errors import ServiceError
+from core.models import AuditEvent
 from tests.support import SYSTEM
 from tests.support.data import T0, asset, regions
 

@@ -24,7 +24,7 @@ from compliance.erasure import erasure_request_create
 from compliance.holds import legal_hold_create, legal_hold_release
 from compliance.models import AssetState, DataAsset, ErasureOutcome, HoldState, LegalHold
 from compliance.sweep import retention_policy_set, retention_sweep
-from tenancy.errors import ServiceError
+from core.errors import ServiceError
 from tests.support import SYSTEM
 from tests.support.data import T0, asset, regions
 

@@ -1,4 +1,4 @@
-"""The audit hash chain (compliance/chain.py) on its own, without a database: what verify() accepts and catches."""
+"""The audit hash chain (core/chain.py) on its own, without a database: what verify() accepts and catches."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from compliance.chain import (
+from core.chain import (
     GENESIS_HASH,
     HASHED_FIELDS,
     VerifyResult,

@@ -12,10 +12,10 @@ from django.db.models import F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compliance.chain import GENESIS_HASH, HASHED_FIELDS, event_hash
-from compliance.models import AuditChainHead, AuditEvent
 from compliance.selectors import audit_chain_verify
-from compliance.services import audit_record
+from core.audit import audit_record
+from core.chain import GENESIS_HASH, HASHED_FIELDS, event_hash
+from core.models import AuditChainHead, AuditEvent
 from tenancy.models import ApiKeyScope
 from tenancy.roles import StaffRole, TenantRole
 from tenancy.services import api_key_create, member_invite, staff_user_create, tenant_signup

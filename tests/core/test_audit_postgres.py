@@ -9,9 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 
-from compliance.models import AuditEvent
 from compliance.selectors import audit_chain_verify
-from compliance.services import audit_record
+from core.audit import audit_record
+from core.models import AuditEvent
 from tests.support import SYSTEM, require_postgres
 
 # Transactional tests below request ``transactional_db`` as well as carrying the marker: the conftest's version

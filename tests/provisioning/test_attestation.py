@@ -3,7 +3,7 @@
 import pytest
 from django.test import override_settings
 
-from compliance.models import AuditEvent
+from core.models import AuditEvent
 from provisioning.allocations import AllocationSpec, allocation_request
 from provisioning.attestation import SimulatedVerifier, Verdict, attested
 from provisioning.lifecycle import AllocationState as S

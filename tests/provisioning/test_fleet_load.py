@@ -14,9 +14,9 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
-from compliance.actor import Actor
-from compliance.models import AuditEvent
 from compliance.selectors import audit_chain_verify
+from core.actor import Actor
+from core.models import AuditEvent
 from provisioning.fleet_document import check, format_path, parse_text
 from provisioning.models import Gpu, GpuModel, Hall, Node, NodeState, Region
 from provisioning.placement.catalog import CATALOG

@@ -7,11 +7,11 @@ import threading
 import pytest
 from django.db import connection
 
-from compliance.actor import Actor
-from compliance.models import AuditEvent
+from core.actor import Actor
+from core.errors import Conflict
+from core.models import AuditEvent
 from provisioning.models import NODE_TRANSITIONS, Node, NodeState
 from provisioning.services import fleet_load, node_drain, node_fail, node_quarantine, node_undrain
-from tenancy.errors import Conflict
 from tests.support import require_postgres
 from tests.support.fleet_documents import small_fleet
 

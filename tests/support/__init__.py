@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from compliance.actor import Actor
+from core.actor import Actor
 from tenancy.models import Tenant
 from tenancy.roles import TenantRole
 from tenancy.services import member_invite

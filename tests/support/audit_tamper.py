@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from compliance.models import AuditEvent
+from core.models import AuditEvent
 
 ROW_TRIGGER = "audit_event_no_update_delete"
 

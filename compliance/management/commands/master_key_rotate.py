@@ -6,9 +6,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from compliance.actor import Actor
 from compliance.assets import master_key_rotate, master_ring
 from compliance.envelope import EnvelopeError
+from core.actor import Actor
 
 
 class Command(BaseCommand):

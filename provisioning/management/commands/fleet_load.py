@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from compliance.actor import Actor
+from core.actor import Actor
 from provisioning.fleet_document import JsonSyntaxError, parse_text
 from provisioning.services import FleetDocumentInvalid, fleet_load
 

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from kubernetes.client.exceptions import ApiException
 
-from compliance.actor import Actor
+from core.actor import Actor
 from provisioning.kubernetes.client import ClusterUnavailable
 from provisioning.kubernetes.credentials import CredentialsError
 from provisioning.kubernetes.driver import kube_for_cluster

@@ -23,7 +23,7 @@ from django.utils import timezone
 from billing.ledger import sku_get
 from billing.models import Unit
 from billing.services import price_set
-from compliance.actor import Actor
+from core.actor import Actor
 from provisioning.allocations import AllocationSpec, allocation_request
 from provisioning.models import Allocation, GpuModel, Node, Region
 from provisioning.placement.isolation import Rung
