@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml
 run: export DEBUG = 1
 run: export LADDER_TASKS_INLINE = 1
 run: $(STAMP)
+	@mkdir -p var
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
 	@echo ""
@@ -28,12 +29,15 @@ run: $(STAMP)
 	@echo "  Health:    http://127.0.0.1:8000/healthz  /readyz"
 	@echo "  Try:       curl -H 'Authorization: Bearer <alice key>' http://127.0.0.1:8000/api/v1/tenant"
 	@echo ""
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	@# The beat schedule runs in a process of its own beside the server (reconcile, windows, sweeps); it stops with it.
+	$(BIN)/python manage.py beat_inline > var/beat_inline.log 2>&1 & trap 'kill $$!' EXIT INT TERM; \
+		$(BIN)/python manage.py runserver 127.0.0.1:8000
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
+	$(BIN)/lint-imports
 
 test: export DJANGO_SETTINGS_MODULE = config.settings_test
 test: lint

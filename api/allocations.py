@@ -16,7 +16,8 @@ from rest_framework.response import Response
 from api.base import LadderView, StaffViewSet, TenantScopedViewSet
 from api.permissions import HasStaffPermission
 from billing.selectors import price_index
-from provisioning.allocations import AllocationSpec, allocation_request, allocation_stop
+from lifecycle.services import allocation_request
+from provisioning.allocations import AllocationSpec, allocation_stop
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, AllocationDevice, Node
 from provisioning.placement.catalog import GPU_MODEL_NAMES
@@ -24,7 +25,7 @@ from provisioning.placement.defragment import plan_defragmentation
 from provisioning.placement.fragmentation import fragmentation
 from provisioning.placement.isolation import SOFT_SHARING, Rung
 from provisioning.placement.offerings import offerings
-from provisioning.provisioners import allocations_refresh
+from provisioning.provisioners import allocations_reconcile
 from tenancy.models import Tenant
 from tenancy.roles import Action
 from tenancy.services import tenant_set_quota
@@ -137,6 +138,7 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
             "devices",
             "created",
             "state_changed_at",
+            "observed_at",
             "failure_reason",
         ]
         read_only_fields = fields
@@ -166,14 +168,6 @@ class AllocationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Tenant
         "destroy": Action.ALLOCATION_MANAGE,
     }
     cursor_ordering = "-pk"
-
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        allocations_refresh(tenant_id=self.membership.tenant_id)
-        return super().list(request, *args, **kwargs)
-
-    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        allocations_refresh(tenant_id=self.membership.tenant_id)
-        return super().retrieve(request, *args, **kwargs)
 
     @extend_schema(
         request=AllocationRequestSerializer,
@@ -291,6 +285,25 @@ class FragmentationViewSet(StaffViewSet):
     def list(self, request: Request) -> Response:
         with fleet_read() as fleet:
             return Response(_figures(fleet.state))
+
+
+class ReconcileResultSerializer(serializers.Serializer[Any]):
+    looked_at = serializers.IntegerField(help_text="Allocations in flight whose driver was asked.")
+    observed_at = serializers.DateTimeField()
+
+
+class ReconcileViewSet(StaffViewSet):
+    """Reconcile now: ask the driver about every allocation in flight (the beat task does it every
+    ``LADDER_RECONCILE_EVERY_SECONDS``). Reads never do this; they show the state last observed."""
+
+    queryset = Allocation.objects.none()
+    required_permission = "provisioning.change_node"
+
+    @extend_schema(request=None, responses=ReconcileResultSerializer)
+    def create(self, request: Request) -> Response:
+        observed = timezone.now()
+        looked_at = allocations_reconcile()
+        return Response({"looked_at": looked_at, "observed_at": observed})
 
 
 class DefragmentViewSet(StaffViewSet):

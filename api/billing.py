@@ -24,9 +24,10 @@ from api.permissions import IsTenantMember, TenantRoleAllows
 from api.problems import PROBLEM_CONTENT_TYPE, problem_body
 from billing import selectors, services
 from billing.models import BudgetAlert, Invoice, Notification
-from billing.stripe_sync import stripe_enabled, stripe_invoice_preview
+from billing.selectors import stripe_enabled
+from billing.stripe_sync import stripe_invoice_preview
 from billing.webhooks import webhook_process
-from provisioning.provisioners import allocations_refresh
+from lifecycle.services import budget_update
 from tenancy.roles import Action
 
 MODE_HELP = "`stripe` when invoices come from Stripe, `ledger_only` when they are local previews (no Stripe key)."
@@ -141,7 +142,6 @@ class UsageView(BillingView):
         query = UsageQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         q = query.validated_data
-        allocations_refresh(tenant_id=self.membership.tenant_id)  # what runs now, as the allocations list shows
         rows = selectors.usage_rows(
             tenant=self.membership.tenant,
             start=q["from_"],
@@ -177,7 +177,6 @@ class UpcomingInvoiceView(BillingView):
     @extend_schema(responses=InvoicePreviewSerializer)
     def get(self, request: Request) -> Response:
         tenant = self.membership.tenant
-        allocations_refresh(tenant_id=tenant.pk)
         preview = selectors.invoice_upcoming(tenant=tenant, now=timezone.now())
         body: dict[str, Any] = {"mode": _mode(), **preview.__dict__}
         if stripe_enabled():
@@ -276,13 +275,13 @@ class BudgetView(LadderView):
     def put(self, request: Request) -> Response:
         body = BudgetSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        services.budget_set(
+        budget_update(
             tenant=self.membership.tenant,
             monthly=body.validated_data["monthly"],
             hard_stop=body.validated_data["hard_stop"],
             actor=self.caller.actor,
+            now=timezone.now(),
         )
-        services.budget_check(tenant=self.membership.tenant, now=timezone.now())
         return Response(BudgetStatusSerializer(self._status()).data)
 
 

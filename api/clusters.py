@@ -6,20 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
-from kubernetes.client.exceptions import ApiException
 from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.base import StaffViewSet
-from api.problems import Problem
-from provisioning import services
-from provisioning.kubernetes.client import ClusterUnavailable
-from provisioning.kubernetes.diagnosis import diagnose_node
-from provisioning.kubernetes.driver import cluster_check, kube_for_cluster
-from provisioning.kubernetes.sync import fleet_sync
-from provisioning.models import Cluster, Hall, Node
+from provisioning.kubernetes.clusters import cluster_check, cluster_register, cluster_sync
+from provisioning.models import Cluster, Hall
 
 
 class ClusterSerializer(serializers.ModelSerializer[Cluster]):
@@ -55,10 +49,6 @@ class SyncSerializer(serializers.Serializer[Any]):
     skipped = serializers.ListField(child=serializers.CharField(), help_text="Node objects not imported, and why.")
 
 
-def _unavailable(error: Exception) -> Problem:
-    return Problem(503, "cluster_unavailable", f"The cluster did not answer: {error}")
-
-
 class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet):
     queryset = Cluster.objects.select_related("hall")
     serializer_class = ClusterSerializer
@@ -77,7 +67,7 @@ class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffView
         body.is_valid(raise_exception=True)
         data = body.validated_data
         credentials = {k: data[k] for k in ("kubeconfig", "token", "ca_cert") if data.get(k)}
-        cluster = services.cluster_register(
+        cluster = cluster_register(
             name=data["name"],
             hall=data["hall"],
             api_server=data["api_server"],
@@ -96,31 +86,5 @@ class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffView
     @action(detail=True, methods=["post"])
     def sync(self, request: Request, name: str) -> Response:
         """Import the cluster's GPU nodes into its hall (as ``manage.py fleet_sync``)."""
-        cluster = self.get_object()
-        try:
-            objects = kube_for_cluster(cluster).list("v1", "Node")
-        except ClusterUnavailable as error:
-            raise _unavailable(error) from None
-        _, imported = fleet_sync(cluster=cluster, objects=objects, actor=self.caller.actor)
+        imported = cluster_sync(cluster=self.get_object(), actor=self.caller.actor)
         return Response(SyncSerializer({"nodes": len(imported.nodes), "skipped": imported.skipped}).data)
-
-
-def node_diagnosis(node: Node) -> dict[str, Any]:
-    """Diagnose a fleet node from its Kubernetes Node object, layer by layer."""
-    cluster = Cluster.objects.filter(hall_id=node.hall_id).first()
-    if cluster is None:
-        raise Problem(409, "no_cluster", f"Hall {node.hall.code} has no Kubernetes cluster registered.")
-    try:
-        found = kube_for_cluster(cluster).get("v1", "Node", node.hostname)
-    except (ClusterUnavailable, ApiException) as error:
-        raise _unavailable(error) from None
-    if found is None:
-        return {
-            "ok": False,
-            "layer": "node",
-            "node": node.hostname,
-            "evidence": {},
-            "summary": f"cluster {cluster.name} has no Node named {node.hostname}",
-            "checks": [],
-        }
-    return diagnose_node(found, expected_gpus=node.gpu_count).as_dict()

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 import django_filters
 from django.db.models import Prefetch
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.urls import URLPattern, path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -34,10 +34,10 @@ from compliance.assets import (
     data_asset_shred_cancel,
     retention_keep_days,
 )
-from compliance.closure import tenant_close
 from compliance.models import AccountClosure, AssetState, Category, DataAsset, RetentionPolicy
 from compliance.reports import residency_report
 from compliance.sweep import retention_policy_set
+from lifecycle.closure import tenant_close
 from tenancy.models import Tenant
 from tenancy.roles import Action
 
@@ -400,8 +400,12 @@ class ClosureSerializer(serializers.ModelSerializer[AccountClosure]):
         fields = [
             "id",
             "state",
+            "step",
             "requested_by",
             "requested_at",
+            "updated_at",
+            "attempts",
+            "last_error",
             "closes_at",
             "allocations_stopped",
             "final_invoice",
@@ -413,10 +417,18 @@ class ClosureSerializer(serializers.ModelSerializer[AccountClosure]):
 
 class TenantCloseView(LadderView):
     """The owner closes the tenant: work stops, the final invoice and an export bundle are stored, everything else
-    not held is scheduled for shredding, and at ``closes_at`` the tenant is closed for good."""
+    not held is scheduled for shredding, and at ``closes_at`` the tenant is closed for good. The steps run in the
+    background (``step`` says where the closure is); GET shows the closure."""
 
     extra_permissions = [IsTenantMember, TenantRoleAllows]
-    role_actions: ClassVar[dict[str, Action]] = {"post": Action.TENANT_CLOSE}
+    role_actions: ClassVar[dict[str, Action]] = {"get": Action.TENANT_VIEW, "post": Action.TENANT_CLOSE}
+
+    @extend_schema(responses={200: ClosureSerializer})
+    def get(self, request: Request) -> Response:
+        closure = AccountClosure.objects.select_related("tenant").filter(tenant=self.membership.tenant).first()
+        if closure is None:
+            raise Http404("The tenant has not asked to close.")
+        return Response(ClosureSerializer(closure).data)
 
     @extend_schema(request=None, responses={202: ClosureSerializer})
     def post(self, request: Request) -> Response:

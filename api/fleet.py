@@ -14,9 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet
-from api.clusters import node_diagnosis
 from provisioning import services
 from provisioning.fleet_document import MAX_GPUS_PER_NODE
+from provisioning.kubernetes.clusters import node_diagnosis
 from provisioning.models import Gpu, Hall, Node, NodeState, Region
 from provisioning.placement.catalog import GPU_MODEL_NAMES
 

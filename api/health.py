@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from celery import current_app
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -27,10 +28,8 @@ def _check_database() -> str | None:
 def _check_broker() -> str | None:
     if settings.LADDER_TASKS_INLINE:
         return None
-    from config.celery import app
-
     try:
-        with app.connection_for_write(settings.CELERY_BROKER_URL) as conn:
+        with current_app.connection_for_write(settings.CELERY_BROKER_URL) as conn:
             conn.ensure_connection(max_retries=1, timeout=2)
     except Exception as exc:
         return f"{type(exc).__name__}: {exc}"

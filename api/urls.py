@@ -9,6 +9,7 @@ from api.allocations import (
     DefragmentViewSet,
     FragmentationViewSet,
     OfferingsView,
+    ReconcileViewSet,
     TenantQuotaView,
 )
 from api.audit import AuditCheckpointViewSet, AuditEventViewSet, AuditKeyView
@@ -29,6 +30,7 @@ router.register("regions", RegionViewSet, basename="region")
 router.register("allocations", AllocationViewSet, basename="allocation")
 router.register("ops/fragmentation", FragmentationViewSet, basename="fragmentation")
 router.register("ops/defragment", DefragmentViewSet, basename="defragment")
+router.register("ops/reconcile", ReconcileViewSet, basename="reconcile")
 router.register("invoices", InvoiceViewSet, basename="invoice")
 router.register("notifications", NotificationViewSet, basename="notification")
 data.register(router)

@@ -55,7 +55,8 @@ import json, sys
 from core.actor import Actor
 from provisioning.services import fleet_load
 from tenancy.models import Tenant
-from tenancy.services import api_key_create, tenant_signup
+from tenancy.services import api_key_create
+from lifecycle.services import tenant_signup
 nodes = int(sys.argv[1])
 actor = Actor.system("bench")
 doc = {"regions": [{"code": "bench", "name": "Bench", "jurisdiction": "EU", "halls": [

@@ -145,6 +145,10 @@ def invoice_previews(*, tenant: Tenant, now: datetime) -> list[InvoicePreview]:
     return previews[::-1]
 
 
+def stripe_enabled() -> bool:
+    return bool(settings.STRIPE_API_KEY)
+
+
 def month_spend(*, tenant: Tenant, now: datetime) -> Decimal:
     return invoice_upcoming(tenant=tenant, now=now).total
 

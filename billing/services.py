@@ -5,6 +5,7 @@ allocation passes."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -14,10 +15,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from billing.models import BillingAccount, BudgetAlert, Invoice, Notification, Sku, SkuPrice
-from billing.selectors import month_of, month_spend
+from billing.selectors import month_of, month_spend, stripe_enabled
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid, ServiceError
+from core.tasks import enqueue
 from tenancy.models import Membership, Tenant, TenantState
 
 log = logging.getLogger(__name__)
@@ -73,13 +75,9 @@ def billing_account(tenant: Tenant) -> BillingAccount:
 def billing_account_open(*, tenant: Tenant) -> BillingAccount:
     """At signup: the account, and (after commit, when Stripe is configured) its Stripe customer and
     subscription."""
-    from billing.stripe_sync import stripe_enabled
-    from billing.tasks import stripe_account_sync
-    from core.tasks import enqueue
-
     account = billing_account(tenant)
     if stripe_enabled():
-        enqueue(stripe_account_sync, tenant.pk, best_effort=True)
+        enqueue("billing.tasks.stripe_account_sync", tenant.pk, best_effort=True)
     return account
 
 
@@ -128,12 +126,17 @@ def budget_set(*, tenant: Tenant, monthly: Decimal | None, hard_stop: bool, acto
     return account
 
 
-def budget_check(*, tenant: Tenant, now: datetime) -> list[int]:
-    """Alert once per month and threshold crossed; at 100% with a hard stop, stop what runs. Returns the
-    thresholds newly crossed."""
+@dataclass(frozen=True)
+class BudgetCheck:
+    crossed: list[int]  # thresholds newly crossed (alerted now)
+    stop: bool  # a hard stop is set and the budget is used up: what runs must stop (``lifecycle.budget_enforce``)
+
+
+def budget_check(*, tenant: Tenant, now: datetime) -> BudgetCheck:
+    """Alert once per month and threshold crossed; say whether a hard stop is due."""
     account = BillingAccount.objects.filter(tenant=tenant, budget_monthly__isnull=False).first()
     if account is None or account.budget_monthly is None:
-        return []
+        return BudgetCheck(crossed=[], stop=False)
     spend = month_spend(tenant=tenant, now=now)
     percent = spend * 100 / account.budget_monthly
     month = month_of(now)[0].date()
@@ -155,34 +158,7 @@ def budget_check(*, tenant: Tenant, now: datetime) -> list[int]:
                     body=f"This month's spend is {spend} {account.currency.upper()}, {threshold}% of the budget of "
                     f"{account.budget_monthly}." + (stop if threshold == 100 else ""),
                 )
-    if account.budget_hard_stop and percent >= 100:
-        budget_stop(tenant=tenant, now=now)
-    return crossed
-
-
-def budget_stop(*, tenant: Tenant, now: datetime) -> dict[str, int]:
-    """The hard stop: running non-job allocations stop now; jobs are told and stop at their next checkpoint."""
-    from provisioning.allocations import allocation_stop
-    from provisioning.lifecycle import AllocationState as S
-    from provisioning.models import Allocation
-    from provisioning.placement.isolation import Rung
-
-    counts = {"stopped": 0, "jobs_noticed": 0}
-    live = Allocation.objects.filter(tenant=tenant, state__in=(S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING))
-    for allocation in live.exclude(rung=Rung.JOB):
-        allocation_stop(allocation=allocation, actor=SYSTEM)
-        counts["stopped"] += 1
-    for job in live.filter(rung=Rung.JOB, stop_at_checkpoint_since=None):
-        if Allocation.objects.filter(pk=job.pk, stop_at_checkpoint_since=None).update(stop_at_checkpoint_since=now):
-            counts["jobs_noticed"] += 1
-            notify(
-                tenant=tenant,
-                kind="budget_stop",
-                subject=f"Ladder: job {job.name} stops at its next checkpoint",
-                body=f"The monthly budget is used up; job {job.name} (allocation {job.pk}) stops after its next "
-                "checkpoint so no work is lost.",
-            )
-    return counts
+    return BudgetCheck(crossed=crossed, stop=account.budget_hard_stop and percent >= 100)
 
 
 def notify(*, tenant: Tenant, kind: str, subject: str, body: str) -> Notification:

@@ -35,7 +35,10 @@ from django.utils import timezone
 from billing.metering import DAY_MS, to_ms
 from billing.models import BillingAccount, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
 from billing.pricing import stripe_unit_amount
+from billing.selectors import stripe_enabled
+from billing.services import billing_account
 from core.actor import Actor
+from core.audit import audit_record
 from tenancy.models import Tenant, TenantState
 
 log = logging.getLogger(__name__)
@@ -43,10 +46,6 @@ log = logging.getLogger(__name__)
 STRIPE_MAX_AGE_MS = 35 * DAY_MS  # Stripe refuses meter events older than 35 days
 STALE_MARGIN_MS = DAY_MS  # flag a day early rather than race the limit
 SUBSCRIPTION_ITEM_LIMIT = 20  # Stripe's maximum items per subscription
-
-
-def stripe_enabled() -> bool:
-    return bool(settings.STRIPE_API_KEY)
 
 
 _clients = threading.local()
@@ -174,8 +173,6 @@ def stripe_account_sync(*, tenant: Tenant, prices: list[str] | None = None) -> B
     """Make sure the tenant has a Stripe customer and a subscription with an item for each price of ``prices``
     (default: every SKU's current price). Stripe allows 20 items per subscription: prices beyond stay off it,
     and the pusher flags usage at them for a person."""
-    from billing.services import billing_account
-
     client = stripe_client()
     account = billing_account(tenant)
     if not account.stripe_customer_id:
@@ -234,8 +231,6 @@ def stripe_subscriptions_close() -> list[str]:
     """Cancel the subscription of each leaving (closing or closed) tenant with a final invoice (``invoice_now``),
     once every second of its usage has reached Stripe: no piece of usage left to roll up, no rollup left to send.
     Called after each push; returns the tenants whose subscription it closed."""
-    from core.audit import audit_record
-
     if not stripe_enabled():
         return []
     closed = []

@@ -7,22 +7,11 @@ import logging
 from celery import shared_task
 from django.utils import timezone
 
-from billing import ledger, stripe_sync
-from billing.models import BillingAccount
-from billing.services import budget_check, tenants_suspend_overdue
+from billing import stripe_sync
+from billing.services import tenants_suspend_overdue
 from tenancy.models import Tenant
 
 log = logging.getLogger(__name__)
-
-
-@shared_task
-def billing_close_windows() -> str:
-    """Close due windows, then check budgets (spend moves with usage)."""
-    now = timezone.now()
-    report = ledger.windows_close(now=now)
-    for account in BillingAccount.objects.filter(budget_monthly__isnull=False).select_related("tenant"):
-        budget_check(tenant=account.tenant, now=now)
-    return str(report)
 
 
 @shared_task

@@ -33,9 +33,9 @@ from core.audit import audit_record, audit_record_many
 from core.errors import Conflict, Invalid, ServiceError
 from provisioning.models import Hall, Region
 from provisioning.placement.isolation import RegionInfo, region_allowed
+from provisioning.selectors import tenant_policy
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
-from tenancy.selectors import tenant_policy
 
 SYSTEM = Actor.system("data-lifecycle")
 

@@ -210,13 +210,30 @@ class ErasureItem(models.Model):
         return f"{self.request_id}:{self.asset_id} {self.outcome}"
 
 
+class ClosureStep(models.TextChoices):
+    """Where a closure is (``lifecycle/closure.py`` runs the steps)."""
+
+    STOPPING = "stopping"
+    INVOICING = "invoicing"
+    EXPORTING = "exporting"
+    SCHEDULING = "scheduling"
+    WAITING = "waiting"  # every step done; the tenant is closed at ``closes_at``
+    CLOSED = "closed"
+
+
 class AccountClosure(TenantOwned):
-    """A tenant leaving: what the closure did and when the tenant becomes ``closed`` (``closes_at``, the end of the
-    waiting period, during which the export bundle can be downloaded)."""
+    """A tenant leaving: recorded before anything else happens, then moved step by step (``step``); what it did,
+    and when the tenant becomes ``closed`` (``closes_at``, the end of the waiting period, during which the export
+    bundle can be downloaded)."""
 
     requested_by = models.CharField(max_length=150)
+    actor = models.JSONField(default=dict, help_text="Who asked (type, id, label, key prefix): the steps act as them.")
     requested_at = models.DateTimeField(default=timezone.now)
-    closes_at = models.DateTimeField()
+    step = models.CharField(max_length=16, choices=ClosureStep.choices, default=ClosureStep.STOPPING)
+    updated_at = models.DateTimeField(default=timezone.now, help_text="When the step last moved or was tried.")
+    attempts = models.PositiveIntegerField(default=0, help_text="Runs of steps so far (retries included).")
+    last_error = models.CharField(max_length=500, blank=True)
+    closes_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
     allocations_stopped = models.PositiveIntegerField(default=0)
     final_invoice = models.ForeignKey(DataAsset, on_delete=models.PROTECT, null=True, related_name="+")

@@ -12,8 +12,8 @@ from compliance.assets import region_info
 from compliance.models import AssetState, DataAsset
 from provisioning.models import Allocation, Hall, Region
 from provisioning.placement.isolation import HallInfo, hall_allowed, region_allowed
+from provisioning.selectors import tenant_policy
 from tenancy.models import Tenant
-from tenancy.selectors import tenant_policy
 
 EXAMPLES = 20  # ids listed per violating place: enough to start an investigation, bounded for big tenants
 

@@ -20,6 +20,7 @@ from functools import lru_cache
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from django.conf import settings
 
 from compliance.verify import checkpoint_payload, key_id, seal_payload
 from core.chain import format_time
@@ -97,8 +98,6 @@ def signer_for(configured: str, secret_key: str) -> Signer:
 
 def audit_signer() -> Signer:
     """The signer the settings name: ``LADDER_AUDIT_SIGNING_KEY``, or the key derived from ``SECRET_KEY``."""
-    from django.conf import settings
-
     return signer_for(settings.LADDER_AUDIT_SIGNING_KEY, settings.SECRET_KEY)
 
 

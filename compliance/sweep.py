@@ -33,7 +33,15 @@ from compliance.assets import (
     shred_wait,
 )
 from compliance.erasure import assets_suspend
-from compliance.models import AccountClosure, AssetState, DataAsset, RetentionPolicy, ShredReason, TenantKey
+from compliance.models import (
+    AccountClosure,
+    AssetState,
+    ClosureStep,
+    DataAsset,
+    RetentionPolicy,
+    ShredReason,
+    TenantKey,
+)
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Invalid
@@ -186,7 +194,9 @@ def _closures_finish(report: SweepReport) -> None:
     for closure in AccountClosure.objects.filter(closed_at=None, closes_at__lte=report.now).select_related("tenant"):
         with transaction.atomic():
             tenant = lock_tenant(closure.tenant_id)
-            if not AccountClosure.objects.filter(pk=closure.pk, closed_at=None).update(closed_at=report.now):
+            if not AccountClosure.objects.filter(pk=closure.pk, closed_at=None).update(
+                closed_at=report.now, step=ClosureStep.CLOSED
+            ):
                 continue
             Tenant.objects.filter(pk=tenant.pk).update(state=TenantState.CLOSED)
             audit_record(

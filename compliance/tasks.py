@@ -7,6 +7,7 @@ from celery import shared_task
 
 from compliance.selectors import audit_chain_verify
 from compliance.services import audit_checkpoint_take
+from compliance.sweep import retention_sweep
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +35,6 @@ def audit_checkpoint_scheduled() -> int | None:
 @shared_task
 def retention_sweep_scheduled() -> dict[str, Any]:
     """Apply retention, end waiting periods and finish closures (Celery beat, daily)."""
-    from compliance.sweep import retention_sweep
-
     report = retention_sweep()
     log.info("retention sweep: %s", report.as_dict())
     return report.as_dict()

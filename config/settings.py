@@ -22,6 +22,7 @@ env = environ.FileAwareEnv(
     DATABASE_URL=(str, f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
     CACHE_URL=(str, "locmemcache://"),
     CELERY_BROKER_URL=(str, "redis://127.0.0.1:6379/0"),
+    CELERY_TASK_DEFAULT_QUEUE=(str, "celery"),
     LADDER_TASKS_INLINE=(bool, False),
     LADDER_API_RATE=(str, "1200/min"),
     LADDER_AUDIT_VERIFY_EVERY_SECONDS=(int, 3600),
@@ -81,6 +82,7 @@ INSTALLED_APPS = [
     "compliance",
     "provisioning",
     "billing",
+    "lifecycle",
     "api",
 ]
 
@@ -182,6 +184,8 @@ SPECTACULAR_SETTINGS = {
 
 # --- Tasks --------------------------------------------------------------------------------------------------
 CELERY_BROKER_URL: str = env("CELERY_BROKER_URL")
+# The queue tasks go to and workers read unless told otherwise (one per deployment sharing a broker).
+CELERY_TASK_DEFAULT_QUEUE: str = env("CELERY_TASK_DEFAULT_QUEUE")
 LADDER_TASKS_INLINE: bool = env("LADDER_TASKS_INLINE")
 CELERY_TASK_ALWAYS_EAGER = LADDER_TASKS_INLINE
 CELERY_TASK_EAGER_PROPAGATES = True
@@ -203,7 +207,7 @@ CELERY_BEAT_SCHEDULE = {
     "idempotency-purge": {"task": "api.tasks.idempotency_purge_expired", "schedule": 3600},
     "placement-journal-prune": {"task": "provisioning.tasks.placement_journal_prune", "schedule": 3600},
     "billing-close-windows": {
-        "task": "billing.tasks.billing_close_windows",
+        "task": "lifecycle.tasks.billing_close_windows",
         "schedule": env("LADDER_BILLING_CLOSE_EVERY_SECONDS"),
     },
     "billing-push": {"task": "billing.tasks.billing_push", "schedule": env("LADDER_BILLING_PUSH_EVERY_SECONDS")},
@@ -212,6 +216,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "compliance.tasks.retention_sweep_scheduled",
         "schedule": env("LADDER_RETENTION_SWEEP_EVERY_SECONDS"),
     },
+    "closures-resume": {"task": "lifecycle.tasks.closures_resume", "schedule": 60},
     "allocations-reconcile": {
         "task": "provisioning.tasks.allocations_reconcile",
         "schedule": env("LADDER_RECONCILE_EVERY_SECONDS"),

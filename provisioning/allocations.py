@@ -7,23 +7,22 @@ double booking: ``GpuClaim`` rows are unique per GPU memory slice, so even a wro
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError
 from django.utils import timezone
 
-from billing.ledger import usage_close, usage_open
-from billing.services import admission_check
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, ServiceError
 from core.tasks import enqueue
 from provisioning import fleet_cache
+from provisioning.events import allocation_started, allocation_stopped
 from provisioning.fleet_cache import PlacementSection, placement_section
-from provisioning.lifecycle import HOLDS_DEVICES, AllocationState, can_move
 from provisioning.models import (
     Allocation,
     AllocationDevice,
@@ -37,10 +36,14 @@ from provisioning.placement.engine import Placement, Refused, Request, Share, mi
 from provisioning.placement.isolation import Performance, Refusal, Rung
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
 from provisioning.placement.state import FULL_SHARE
+from provisioning.selectors import tenant_policy
+from provisioning.states import HOLDS_DEVICES, AllocationState, can_move
 from tenancy.models import Tenant
-from tenancy.selectors import tenant_policy
 
 S = AllocationState
+# The drivers' tasks, queued by name: the drivers call these services, so the services do not import them.
+PROVISION = "provisioning.tasks.allocation_provision"
+RELEASE = "provisioning.tasks.allocation_release"
 
 
 class PlacementRefused(ServiceError):
@@ -223,10 +226,8 @@ def _release_devices(allocation: Allocation) -> list[int]:
 
 
 def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor: Actor) -> Allocation:
-    """Place and persist an allocation, or raise ``PlacementRefused`` with the engine's reasons."""
-    from provisioning.provisioners import provisioner
-
-    admission_check(tenant=tenant)  # standing, payment and budget (402 / 409)
+    """Place and persist an allocation, or raise ``PlacementRefused`` with the engine's reasons. Whether the
+    tenant may buy at all (standing, budget) is asked first by ``lifecycle.services.allocation_request``."""
     request = spec.to_request()
     for attempt in range(2):
         try:
@@ -237,7 +238,12 @@ def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor
                 if isinstance(result, Refused):
                     raise PlacementRefused(result)
                 allocation = _persist(
-                    section, tenant=tenant, name=name, spec=spec, placement=result, provisioner=provisioner().name
+                    section,
+                    tenant=tenant,
+                    name=name,
+                    spec=spec,
+                    placement=result,
+                    provisioner=settings.LADDER_PROVISIONER,
                 )
                 section.journal("placed", allocation=allocation, placement=result)
                 audit_record(
@@ -254,7 +260,7 @@ def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor
                     },
                 )
                 section.cache.placements[allocation.pk] = result
-                enqueue(provision_task(), allocation.pk)
+                enqueue(PROVISION, allocation.pk)
             return allocation
         except IntegrityError:
             # The database refused a claim the in-memory fleet thought was free: it was stale. Read it again once.
@@ -262,18 +268,6 @@ def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor
             if attempt:
                 raise Conflict("no_capacity", "The capacity was taken concurrently; try again.") from None
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-def provision_task() -> Any:
-    from provisioning.tasks import allocation_provision
-
-    return allocation_provision
-
-
-def release_task() -> Any:
-    from provisioning.tasks import allocation_release
-
-    return allocation_release
 
 
 def allocation_transition(
@@ -304,9 +298,9 @@ def allocation_transition(
             return False
         allocation.refresh_from_db()
         if to == S.RUNNING:
-            usage_open(allocation=allocation, at=now)
+            allocation_started.send(sender=Allocation, allocation=allocation, at=now)
         elif current == S.RUNNING:
-            usage_close(allocation=allocation, at=now)
+            allocation_stopped.send(sender=Allocation, allocation=allocation, at=now)
         if current in HOLDS_DEVICES and to not in HOLDS_DEVICES:
             held = _release_devices(allocation)
             placement = section.cache.placements.pop(allocation.pk, None)
@@ -348,18 +342,22 @@ def allocation_stop(*, allocation: Allocation, actor: Actor) -> Allocation:
     if state in (S.STOPPING, S.STOPPED, S.FAILED):
         return allocation  # stopping twice is harmless
     allocation_transition(allocation=allocation, to=S.STOPPING, actor=actor, expect=state)
-    enqueue(release_task(), allocation.pk)
+    enqueue(RELEASE, allocation.pk)
     allocation.refresh_from_db()
     return allocation
 
 
-def node_failed(*, node: Node, actor: Actor) -> dict[str, int]:
+# When a job last saved a checkpoint before a moment (None: unknown); the driver knows (``Provisioner``).
+LastCheckpoint = Callable[[Allocation, datetime], datetime | None]
+
+
+def node_failed(*, node: Node, actor: Actor, last_checkpoint: LastCheckpoint) -> dict[str, int]:
     """A node died: jobs on it restart elsewhere from their checkpoint, everything else on it fails."""
     counts = {"restarted": 0, "failed": 0}
     live = Allocation.objects.filter(state__in=HOLDS_DEVICES, devices__gpu__node=node, devices__active=True).distinct()
     for allocation in live:
         restartable = allocation.rung == Rung.JOB and can_move(AllocationState(allocation.state), S.RESTARTING)
-        if restartable and _restart_job(allocation, node, actor):
+        if restartable and _restart_job(allocation, node, actor, last_checkpoint):
             counts["restarted"] += 1
             continue
         allocation_transition(allocation=allocation, to=S.FAILED, actor=actor, reason=f"node {node.hostname} failed")
@@ -367,13 +365,11 @@ def node_failed(*, node: Node, actor: Actor) -> dict[str, int]:
     return counts
 
 
-def _restart_job(allocation: Allocation, node: Node, actor: Actor) -> bool:
+def _restart_job(allocation: Allocation, node: Node, actor: Actor, last_checkpoint: LastCheckpoint) -> bool:
     """Place the gang again (the failed node is out of the pool); False when it no longer fits anywhere.
 
     The provider's fault is not billed: a job is billed on goodput, so metering stops at the gang's last
     checkpoint (the work since is lost and done again) and starts again when the gang runs again."""
-    from provisioning.provisioners import provisioner
-
     current = AllocationState(allocation.state)
     now = timezone.now()
     with placement_section() as section:
@@ -382,7 +378,8 @@ def _restart_job(allocation: Allocation, node: Node, actor: Actor) -> bool:
         ):
             return True  # someone else is handling it
         if current == S.RUNNING:
-            usage_close(allocation=allocation, at=provisioner().last_checkpoint(allocation, now) or now)
+            ended = last_checkpoint(allocation, now) or now
+            allocation_stopped.send(sender=Allocation, allocation=allocation, at=ended)
         _release_devices(allocation)
         old = section.cache.placements.pop(allocation.pk, None)
         if old is not None:
@@ -416,7 +413,7 @@ def _restart_job(allocation: Allocation, node: Node, actor: Actor) -> bool:
             tenant=tenant,
             data={"from": current, "failed_node": node.hostname, "devices": len(result.devices)},
         )
-        enqueue(provision_task(), allocation.pk)
+        enqueue(PROVISION, allocation.pk)
     return True
 
 

@@ -18,11 +18,11 @@ from typing import Any
 from django.db import connection, transaction
 
 from core.locks import lock_singleton
-from provisioning.lifecycle import HOLDS_DEVICES
 from provisioning.models import Allocation, GpuModel, Hall, Node, NodeHold, PlacementJournal, PlacementLock
 from provisioning.placement.engine import Device, Placement, PlacementEngine
 from provisioning.placement.isolation import HallInfo, Performance, Rung, Security
 from provisioning.placement.state import FleetState
+from provisioning.states import HOLDS_DEVICES
 
 
 def placement_of(allocation: Allocation, held_nodes: tuple[int, ...]) -> Placement:

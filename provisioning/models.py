@@ -13,8 +13,8 @@ from django.db import models
 from django.utils import timezone
 
 from provisioning.fleet_document import JURISDICTION_RE, MAX_GPUS_PER_NODE
-from provisioning.lifecycle import AllocationState
 from provisioning.placement.isolation import Performance, Rung, Security
+from provisioning.states import AllocationState
 from tenancy.models import TenantOwned
 
 # A jurisdiction is a short upper-case name: "EU", "US", "UK", "CH", "APAC"...
@@ -221,6 +221,8 @@ class Allocation(TenantOwned):
     running_since = models.DateTimeField(null=True, blank=True)
     # A job asked to stop (its tenant's budget ran out) stops after its next checkpoint, so no work is lost.
     stop_at_checkpoint_since = models.DateTimeField(null=True, blank=True)
+    # When reconciliation last asked the driver about it: reads show the state as last observed, and when.
+    observed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

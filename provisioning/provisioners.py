@@ -1,8 +1,4 @@
-"""Provisioning drivers. One interface, so nothing above them changes with the driver:
-
-- ``provision(allocation_id)``: make the placed allocation real (placed -> provisioning -> running);
-- ``status(allocation_id)``: read the backend and move the allocation to the state it is really in;
-- ``release(allocation_id)``: tear it down (stopping -> stopped).
+"""Provisioning drivers behind one interface (``Provisioner``), so nothing above them changes with the driver.
 
 ``simulated`` (the embedded default) moves allocations along with configurable delays; node failures are
 injected by an operator failing a node (``POST /api/v1/ops/nodes/{id}/fail``). ``LADDER_PROVISIONER`` picks it.
@@ -11,40 +7,60 @@ injected by an operator failing a node (``POST /api/v1/ops/nodes/{id}/fail``). `
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import ClassVar
 
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from core.actor import Actor
 from provisioning.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.attestation import attestation_record
-from provisioning.lifecycle import AllocationState
-from provisioning.models import Allocation, Cluster, Node, NodeState
+from provisioning.models import Allocation, Node, NodeState
 from provisioning.placement.isolation import Rung
+from provisioning.states import AllocationState
 
 S = AllocationState
 SYSTEM = Actor.system("provisioner")
 
 
-class Provisioner(Protocol):
-    name: str
+class Provisioner(ABC):
+    """What every driver does; nothing above the drivers asks which one runs."""
 
-    def provision(self, allocation_id: int) -> None: ...
+    name: ClassVar[str]
+    # A running workload can fail, vanish or idle in its backend: reconciliation looks at every running one.
+    watches_running: ClassVar[bool] = False
 
-    def status(self, allocation_id: int) -> None: ...
+    @abstractmethod
+    def provision(self, allocation_id: int) -> None:
+        """Make the placed allocation real (placed -> provisioning -> running)."""
 
-    def release(self, allocation_id: int) -> None: ...
+    @abstractmethod
+    def status(self, allocation_id: int) -> None:
+        """Read the backend and move the allocation to the state it is really in."""
 
+    @abstractmethod
+    def release(self, allocation_id: int) -> None:
+        """Tear the allocation down (stopping -> stopped)."""
+
+    @abstractmethod
+    def sanitized_nodes(self, now: datetime) -> int:
+        """Return the bare-metal hosts whose wipe has finished to the pool; how many."""
+
+    @abstractmethod
     def last_checkpoint(self, allocation: Allocation, at: datetime) -> datetime | None:
         """When the job last saved a checkpoint before ``at`` (None: unknown). A job is billed on goodput:
         work since its last checkpoint, lost when a node fails under it, is not billed."""
-        ...
+
+    @abstractmethod
+    def reconciled(self, at: datetime) -> None:
+        """Every allocation in flight was looked at, at ``at``."""
 
 
-class SimulatedProvisioner:
+class SimulatedProvisioner(Provisioner):
     name = "simulated"
 
     @property
@@ -108,38 +124,41 @@ class SimulatedProvisioner:
         if allocation.state == S.STOPPING:
             allocation_transition(allocation=allocation, to=S.STOPPED, actor=SYSTEM)
 
+    def sanitized_nodes(self, now: datetime) -> int:
+        """A simulated wipe takes LADDER_SIM_SANITIZE_SECONDS."""
+        return nodes_sanitized(actor=SYSTEM, older_than=now - timedelta(seconds=settings.LADDER_SIM_SANITIZE_SECONDS))
 
-_DRIVERS: dict[str, type] = {"simulated": SimulatedProvisioner}
+    def reconciled(self, at: datetime) -> None:
+        """Nothing to record: the simulated fleet has no clusters."""
+
+
+# LADDER_PROVISIONER names a driver; each is found by its dotted path, as Django finds its backends (the
+# Kubernetes client is loaded only by the process that uses it).
+DRIVERS = {
+    "simulated": "provisioning.provisioners.SimulatedProvisioner",
+    "kubernetes": "provisioning.kubernetes.driver.KubernetesProvisioner",
+}
 
 
 def provisioner() -> Provisioner:
     name = settings.LADDER_PROVISIONER
-    if name == "kubernetes" and name not in _DRIVERS:  # imported on demand: the client is heavy to load
-        from provisioning.kubernetes.driver import KubernetesProvisioner
-
-        _DRIVERS[name] = KubernetesProvisioner
-    driver = _DRIVERS.get(name)
-    if driver is None:
-        known = ", ".join(sorted({*_DRIVERS, "kubernetes"}))
-        raise LookupError(f"LADDER_PROVISIONER={name!r} is not a known driver ({known})")
-    instance: Provisioner = driver()
-    return instance
+    if name not in DRIVERS:
+        raise LookupError(f"LADDER_PROVISIONER={name!r} is not a known driver ({', '.join(sorted(DRIVERS))})")
+    driver: Provisioner = import_string(DRIVERS[name])()
+    return driver
 
 
-def allocations_refresh(*, tenant_id: int | None = None) -> int:
+def allocations_reconcile(*, tenant_id: int | None = None) -> int:
     """Ask the driver about every allocation that is on its way somewhere; returns how many were looked at.
 
-    The simulated driver also finishes the wipes of bare-metal hosts that are due, so the embedded default
-    (no beat) still returns sanitized hosts to the pool."""
+    The only place allocations follow their backend: the ``allocations_reconcile`` beat task, the embedded
+    scheduler of ``make run``, and an operator's ``POST /api/v1/ops/reconcile``. Reads never call it."""
     driver = provisioner()
-    if isinstance(driver, SimulatedProvisioner):
-        cutoff = timezone.now() - timedelta(seconds=settings.LADDER_SIM_SANITIZE_SECONDS)
-        if Node.objects.filter(state=NodeState.SANITIZING, state_changed_at__lte=cutoff).exists():
-            nodes_sanitized(actor=SYSTEM, older_than=cutoff)
-    elif Node.objects.filter(state=NodeState.SANITIZING).exists():
-        driver.sanitized_nodes()  # type: ignore[attr-defined]
+    now = timezone.now()
+    if Node.objects.filter(state=NodeState.SANITIZING).exists():
+        driver.sanitized_nodes(now)
     watched = Q(state__in=(S.PROVISIONING, S.STOPPING)) | Q(state=S.RUNNING, stop_at_checkpoint_since__isnull=False)
-    if driver.name == "kubernetes":  # a running workload can fail, vanish or idle in its cluster
+    if driver.watches_running:
         watched |= Q(state=S.RUNNING)
     pending = Allocation.objects.filter(watched)
     if tenant_id is not None:
@@ -147,6 +166,7 @@ def allocations_refresh(*, tenant_id: int | None = None) -> int:
     ids = list(pending.values_list("pk", flat=True))
     for allocation_id in ids:
         driver.status(allocation_id)
-    if tenant_id is None and driver.name == "kubernetes":
-        Cluster.objects.update(reconciled_at=timezone.now())  # every allocation in flight was looked at
+    Allocation.objects.filter(pk__in=ids).update(observed_at=now)
+    if tenant_id is None:
+        driver.reconciled(now)
     return len(ids)

@@ -33,8 +33,6 @@ from provisioning.fleet_document import (
 from provisioning.locks import lock_fleet, lock_nodes
 from provisioning.models import (
     NODE_TRANSITIONS,
-    Cluster,
-    ClusterHealth,
     Gpu,
     GpuClaim,
     GpuModel,
@@ -44,6 +42,7 @@ from provisioning.models import (
     Region,
 )
 from provisioning.placement.catalog import CATALOG
+from provisioning.provisioners import provisioner
 
 # GPU UUIDs are derived from the hostname and index, so reloading a fleet never mints new ones.
 GPU_UUID_NAMESPACE = uuid.UUID("6f1d7c2e-3b8a-5e4f-9a0b-1c2d3e4f5a6b")
@@ -339,41 +338,5 @@ def node_fail(*, node: Node, actor: Actor, reason: str = "") -> Node:
     checkpoint, everything else on it fails (``provisioning.allocations.node_failed``)."""
     with transaction.atomic():
         node = _node_transition(node=node, action="fail", actor=actor, reason=reason)
-        node_failed(node=node, actor=actor)
+        node_failed(node=node, actor=actor, last_checkpoint=provisioner().last_checkpoint)
     return node
-
-
-# --- clusters ---------------------------------------------------------------------------------------------------
-
-
-@transaction.atomic
-def cluster_register(*, name: str, hall: Hall, api_server: str, credentials: dict[str, Any], actor: Actor) -> Cluster:
-    """Register (or re-register) the Kubernetes cluster of a hall; its credentials are sealed at rest and never
-    audited or shown again."""
-    from provisioning.kubernetes.credentials import seal
-
-    if not credentials.get("kubeconfig") and not credentials.get("token"):
-        raise Invalid("credentials_required", "Give a kubeconfig, or a token (and the CA certificate).")
-    other = Cluster.objects.filter(hall=hall).exclude(name=name).first()
-    if other is not None:
-        raise Conflict("hall_has_cluster", f"Hall {hall.code} already has cluster {other.name}.", field="hall")
-    if Cluster.objects.filter(name=name).exclude(hall=hall).exists():
-        raise Conflict("cluster_name_taken", f"A cluster named {name} serves another hall.", field="name")
-    cluster, created = Cluster.objects.update_or_create(
-        name=name,
-        defaults={
-            "hall": hall,
-            "api_server": api_server,
-            "credentials": seal(credentials, cluster=name),
-            "health": ClusterHealth.UNKNOWN,
-            "health_detail": "",
-        },
-    )
-    audit_record(
-        actor=actor,
-        action="cluster.registered" if created else "cluster.updated",
-        target_type="cluster",
-        target_id=cluster.pk,
-        data={"name": name, "hall": hall.code, "api_server": api_server, "credentials": sorted(credentials)},
-    )
-    return cluster

@@ -6,7 +6,8 @@ from celery import shared_task
 from django.utils import timezone
 
 from provisioning.fleet_cache import journal_prune
-from provisioning.provisioners import allocations_refresh, provisioner
+from provisioning.provisioners import allocations_reconcile as reconcile
+from provisioning.provisioners import provisioner
 
 
 @shared_task(autoretry_for=(ConnectionError,), retry_backoff=True, max_retries=5)
@@ -22,7 +23,7 @@ def allocation_release(allocation_id: int) -> None:
 @shared_task
 def allocations_reconcile() -> int:
     """Beat: bring every allocation in flight up to date with its driver (and, simulated, finish due wipes)."""
-    return allocations_refresh()
+    return reconcile()
 
 
 @shared_task

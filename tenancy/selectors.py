@@ -8,7 +8,6 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 
-from provisioning.placement.isolation import TenantPolicy
 from tenancy.models import ApiKey, Membership, Tenant
 
 
@@ -31,18 +30,3 @@ def api_keys_visible(*, tenant: Tenant | None, user: Any, see_all: bool) -> Quer
         return keys.filter(tenant=None, user=user)
     keys = keys.filter(tenant=tenant)
     return keys if see_all else keys.filter(user=user)
-
-
-def tenant_policy(tenant: Tenant) -> TenantPolicy:
-    """The placement engine's view of a tenant's contract."""
-    regions = tenant.residency_regions
-    jurisdictions = tenant.residency_jurisdictions
-    return TenantPolicy(
-        tenant_id=tenant.pk,
-        jurisdiction=next(iter(jurisdictions)) if tenant.sovereign and jurisdictions else None,
-        regions=frozenset(regions) if regions is not None else None,
-        jurisdictions=frozenset(jurisdictions) if jurisdictions is not None else None,
-        sovereign=tenant.sovereign,
-        dedicated_hardware=tenant.dedicated_hardware,
-        allow_soft_sharing=tenant.allow_soft_sharing,
-    )

@@ -14,7 +14,6 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from billing.services import billing_account_open
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, Invalid
@@ -58,8 +57,9 @@ def staff_user_create(*, username: str, role: StaffRole, password: str, actor: A
 
 
 @transaction.atomic
-def tenant_signup(*, slug: str, name: str, username: str, email: str, password: str | None, actor: Actor) -> Tenant:
-    """Create a tenant and its owner (a new user)."""
+def tenant_create(*, slug: str, name: str, username: str, email: str, password: str | None, actor: Actor) -> Tenant:
+    """Create a tenant and its owner (a new user). Signing up also opens a billing account:
+    ``lifecycle.services.tenant_signup``."""
     if Tenant.objects.filter(slug=slug).exists():
         raise Conflict("slug_taken", f"The tenant slug '{slug}' is taken.", field="slug")
     if User.objects.filter(username=username).exists():
@@ -83,7 +83,6 @@ def tenant_signup(*, slug: str, name: str, username: str, email: str, password: 
         tenant=tenant,
         data={"username": username, "role": TenantRole.OWNER},
     )
-    billing_account_open(tenant=tenant)
     return tenant
 
 

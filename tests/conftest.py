@@ -9,10 +9,15 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
+from lifecycle.services import tenant_signup
+from provisioning.kubernetes.clusters import cluster_register
+from provisioning.models import Hall, Node
 from tenancy.models import ApiKeyScope, Tenant
 from tenancy.roles import StaffRole, TenantRole
-from tenancy.services import api_key_create, member_invite, staff_user_create, tenant_signup
+from tenancy.services import api_key_create, member_invite, staff_user_create
+from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM
+from tests.support.billing import load_fleet
 
 # --- PostgreSQL's append-only trigger vs. the flush after transactional tests --------------------------------
 # pytest-django empties the database with TRUNCATE after each transactional test, which the audit trigger
@@ -161,3 +166,44 @@ def stripe_server(settings: Any) -> Iterator[Any]:
         yield server
     finally:
         server.stop()
+
+
+# --- Kubernetes -----------------------------------------------------------------------------------------------
+
+K8S_TOKEN = "k8s-test-token"
+
+
+@pytest.fixture
+def cluster_api(settings: Any) -> Iterator[K8sServer]:
+    """The fake Kubernetes API server (tests/fakes/kubernetes.py), and the Kubernetes provisioner pointed at it."""
+    server = K8sServer(token=K8S_TOKEN).start()
+    settings.LADDER_PROVISIONER = "kubernetes"
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def k8s_fleet(db: None, cluster_api: K8sServer) -> K8sServer:
+    """The small fleet with LADDER_PROVISIONER=kubernetes: every hall's cluster is the fake API server, which
+    knows every host."""
+    load_fleet()
+    for hall in Hall.objects.all():
+        cluster_register(
+            name=f"k8s-{hall.code}",
+            hall=hall,
+            api_server=cluster_api.url,
+            credentials={"token": K8S_TOKEN},
+            actor=SYSTEM,
+        )
+    for node in Node.objects.all():  # the cluster knows every host of the fleet
+        cluster_api.put_object(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": node.hostname, "labels": {"kubernetes.io/hostname": node.hostname}},
+                "spec": {"taints": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]},
+            }
+        )
+    return cluster_api

@@ -22,7 +22,7 @@ from core.actor import Actor
 from provisioning.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.attestation import attestation_record, attested
 from provisioning.kubernetes import render
-from provisioning.kubernetes.client import ClusterUnavailable, Kube
+from provisioning.kubernetes.client import Kube
 from provisioning.kubernetes.credentials import unseal
 from provisioning.kubernetes.shapes import (
     LABEL_ALLOCATION,
@@ -32,9 +32,10 @@ from provisioning.kubernetes.shapes import (
     NodeShape,
     TenantShape,
 )
-from provisioning.lifecycle import AllocationState
-from provisioning.models import Allocation, Cluster, ClusterHealth, Hall, Node, NodeState
+from provisioning.models import Allocation, Cluster, Hall, Node, NodeState
 from provisioning.placement.isolation import Rung
+from provisioning.provisioners import Provisioner
+from provisioning.states import AllocationState
 from tenancy.models import Tenant
 
 log = logging.getLogger(__name__)
@@ -182,8 +183,9 @@ def observed_state(obj: dict[str, Any] | None, rung: str) -> tuple[str, str]:
     return "running", ""
 
 
-class KubernetesProvisioner:
+class KubernetesProvisioner(Provisioner):
     name = "kubernetes"
+    watches_running = True
 
     def provision(self, allocation_id: int) -> None:
         allocation = Allocation.objects.select_related("tenant", "hall", "gpu_model").get(pk=allocation_id)
@@ -337,7 +339,7 @@ class KubernetesProvisioner:
                 return
         allocation_transition(allocation=allocation, to=S.STOPPED, actor=SYSTEM)
 
-    def sanitized_nodes(self) -> int:
+    def sanitized_nodes(self, now: datetime) -> int:
         """Hosts whose sanitize Job completed lose the tenant's taint and label and return to the pool."""
         done = []
         for node in Node.objects.filter(state=NodeState.SANITIZING).select_related("hall"):
@@ -348,29 +350,10 @@ class KubernetesProvisioner:
                 kube.apply(render.node_release(node.hostname, _taints(kube, node.hostname)))
                 kube.delete(job)
                 done.append(node.hostname)
-        return nodes_sanitized(actor=SYSTEM, older_than=timezone.now(), hostnames=done) if done else 0
+        return nodes_sanitized(actor=SYSTEM, older_than=now, hostnames=done) if done else 0
 
     def last_checkpoint(self, allocation: Allocation, at: datetime) -> datetime | None:
         return None  # the cluster does not report checkpoints yet: the fault's time is billed up to
 
-
-def cluster_check(cluster: Cluster) -> Cluster:
-    """Ask the cluster its version and its nodes; record health (reachable, authorized) and when."""
-    try:
-        kube = kube_for_cluster(cluster)
-        cluster.server_version = kube.version()
-        kube.list("v1", "Node")
-        cluster.health, cluster.health_detail = ClusterHealth.HEALTHY, ""
-    except ClusterUnavailable as error:
-        cluster.health, cluster.health_detail = ClusterHealth.UNREACHABLE, str(error)[:500]
-    except ApiException as error:
-        health = ClusterHealth.UNAUTHORIZED if error.status in (401, 403) else ClusterHealth.UNREACHABLE
-        cluster.health, cluster.health_detail = health, f"{error.status} {error.reason}"[:500]
-    cluster.checked_at = timezone.now()
-    Cluster.objects.filter(pk=cluster.pk).update(
-        health=cluster.health,
-        health_detail=cluster.health_detail,
-        server_version=cluster.server_version,
-        checked_at=cluster.checked_at,
-    )
-    return cluster
+    def reconciled(self, at: datetime) -> None:
+        Cluster.objects.update(reconciled_at=at)

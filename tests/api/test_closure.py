@@ -73,21 +73,27 @@ def estate(api, alice, acme, fleet, settings, django_capture_on_commit_callbacks
 
 
 def close(client, django_capture_on_commit_callbacks):
+    """Ask to close, let the steps run (inline, as the embedded default runs them), then read the closure."""
     with django_capture_on_commit_callbacks(execute=True):
-        return client.post(URL)
+        asked = client.post(URL)
+    assert asked.status_code == 202, asked.content
+    assert asked.json()["step"] == "stopping"  # recorded first; the steps follow after commit
+    return client.get(URL)
 
 
 def test_the_owner_closes_the_tenant(api, alice, acme, estate, django_capture_on_commit_callbacks):
     client = api(alice)
     before = timezone.now()
     response = close(client, django_capture_on_commit_callbacks)
-    assert response.status_code == 202, response.content
+    assert response.status_code == 200, response.content
     body = response.json()
+    assert body["step"] == "waiting"
     closure = AccountClosure.objects.get(tenant=acme)
     assert body["id"] == closure.pk
     assert body["state"] == "closing"
     assert body["requested_by"] == "alice"
     assert body["allocations_stopped"] == 1
+    assert closure.closes_at is not None
     assert closure.closes_at >= before + timedelta(days=7)
     assert body["closes_at"]
     assert body["report"] == {
@@ -151,7 +157,7 @@ def test_the_owner_closes_the_tenant(api, alice, acme, estate, django_capture_on
 
 def test_a_closing_tenant_reads_but_changes_nothing(api, alice, acme, estate, django_capture_on_commit_callbacks):
     client = api(alice)
-    assert close(client, django_capture_on_commit_callbacks).status_code == 202
+    assert close(client, django_capture_on_commit_callbacks).json()["step"] == "waiting"
     assert_problem(client.post(URL), 403, "tenant_not_active")  # a second close
     assert AccountClosure.objects.filter(tenant=acme).count() == 1
     assert AuditEvent.objects.filter(action="tenant.closing").count() == 1
@@ -178,6 +184,7 @@ def test_at_the_end_of_the_period_the_tenant_is_closed_and_locked_out(
 ):
     client = api(alice)
     closes_at = AccountClosure.objects.get(pk=close(client, django_capture_on_commit_callbacks).json()["id"]).closes_at
+    assert closes_at is not None
     with django_capture_on_commit_callbacks(execute=True):
         retention_sweep(now=closes_at + timedelta(seconds=1))
     assert Tenant.objects.get(pk=acme.pk).state == TenantState.CLOSED
@@ -223,5 +230,5 @@ def test_closing_one_tenant_leaves_another_alone(
     assert "corpus" not in names
     assert_problem(theirs.get(f"{ASSETS}/{estate['assets']['dataset']['id']}/content"), 404, "not_found")
     # Acme's own close is untouched by globex's.
-    assert close(api(alice), django_capture_on_commit_callbacks).status_code == 202
+    assert close(api(alice), django_capture_on_commit_callbacks).json()["step"] == "waiting"
     assert_problem(api(alice).get(f"{ASSETS}/{body['export']}/content"), 404, "not_found")

@@ -7,10 +7,11 @@ from django.core import mail
 from django.test import override_settings
 
 from billing.models import BudgetAlert, Notification
-from billing.services import PaymentRequired, admission_check, budget_check, budget_set
-from provisioning.lifecycle import AllocationState as S
+from billing.services import PaymentRequired, admission_check, budget_set
+from lifecycle.services import budget_enforce
 from provisioning.models import Allocation
-from provisioning.provisioners import SimulatedProvisioner, allocations_refresh
+from provisioning.provisioners import SimulatedProvisioner, allocations_reconcile
+from provisioning.states import AllocationState as S
 from tests.support import SYSTEM, assert_problem
 from tests.support.billing import at, load_fleet, place, price, run
 
@@ -20,10 +21,10 @@ def test_it_alerts_at_each_threshold_once(acme, alice):
     price("1.00")  # one GPU for one hour: 1.00
     budget_set(tenant=acme, monthly=Decimal("10.00"), hard_stop=False, actor=SYSTEM)
     run(place(acme, gpus=1), at(0))
-    assert budget_check(tenant=acme, now=at(4 * 60)) == []  # 4.00: under 50%
-    assert budget_check(tenant=acme, now=at(5 * 60)) == [50]  # open usage counts: 5.00
-    assert budget_check(tenant=acme, now=at(5 * 60 + 30)) == []
-    assert budget_check(tenant=acme, now=at(10 * 60)) == [80, 100]
+    assert budget_enforce(tenant=acme, now=at(4 * 60)) == []  # 4.00: under 50%
+    assert budget_enforce(tenant=acme, now=at(5 * 60)) == [50]  # open usage counts: 5.00
+    assert budget_enforce(tenant=acme, now=at(5 * 60 + 30)) == []
+    assert budget_enforce(tenant=acme, now=at(10 * 60)) == [80, 100]
     assert list(BudgetAlert.objects.values_list("threshold", flat=True).order_by("threshold")) == [50, 80, 100]
     subjects = [n.subject for n in Notification.objects.order_by("id")]
     assert subjects == [
@@ -40,7 +41,7 @@ def test_alerts_are_emailed_after_commit(acme, alice, django_capture_on_commit_c
     budget_set(tenant=acme, monthly=Decimal("1.00"), hard_stop=False, actor=SYSTEM)
     run(place(acme, gpus=1), at(0))
     with django_capture_on_commit_callbacks(execute=True):
-        budget_check(tenant=acme, now=at(30))
+        budget_enforce(tenant=acme, now=at(30))
     [message] = mail.outbox
     assert message.to == [alice.email]
     assert "50%" in message.subject
@@ -55,7 +56,7 @@ def test_the_hard_stop_refuses_new_work_and_stops_what_runs(acme, alice, api):
     service = run(place(acme, gpus=1), at(0))
     job = run(place(acme, rung="job", gpus=1), at(0))
     budget_set(tenant=acme, monthly=Decimal("2.00"), hard_stop=True, actor=SYSTEM)
-    assert budget_check(tenant=acme, now=at(61)) == [50, 80, 100]  # two GPUs for 61 minutes: 2.03
+    assert budget_enforce(tenant=acme, now=at(61)) == [50, 80, 100]  # two GPUs for 61 minutes: 2.03
     service.refresh_from_db()
     job.refresh_from_db()
     assert service.state == S.STOPPING  # stopped at once
@@ -63,7 +64,7 @@ def test_the_hard_stop_refuses_new_work_and_stops_what_runs(acme, alice, api):
     assert job.stop_at_checkpoint_since == at(61)
     assert Notification.objects.filter(kind="budget_stop", subject__contains=job.name).exists()
     assert SimulatedProvisioner().next_checkpoint(job) == at(70)  # checkpoints every 10 minutes of running
-    allocations_refresh()  # the real clock is long past that checkpoint
+    allocations_reconcile()  # the real clock is long past that checkpoint
     assert Allocation.objects.get(pk=job.pk).state in (S.STOPPING, S.STOPPED)
     body = assert_problem(
         api(alice).post(
@@ -82,7 +83,7 @@ def test_without_a_hard_stop_work_goes_on(acme):
     price("1.00")
     budget_set(tenant=acme, monthly=Decimal("0.50"), hard_stop=False, actor=SYSTEM)
     allocation = run(place(acme, gpus=1), at(0))
-    budget_check(tenant=acme, now=at(120))
+    budget_enforce(tenant=acme, now=at(120))
     allocation.refresh_from_db()
     assert allocation.state == S.RUNNING
     admission_check(tenant=acme)  # no exception: new work is allowed

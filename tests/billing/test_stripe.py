@@ -28,10 +28,11 @@ from billing.models import BillingAccount, PushState, Sku, SkuPrice, Unit, Usage
 from billing.pricing import stripe_unit_amount
 from billing.selectors import invoice_upcoming, month_of
 from billing.stripe_sync import billing_push, push_lease, stripe_account_sync
+from lifecycle.closure import tenant_close
+from lifecycle.services import tenant_signup
 from provisioning.allocations import allocation_transition
-from provisioning.lifecycle import AllocationState as S
+from provisioning.states import AllocationState as S
 from tenancy.models import Tenant
-from tenancy.services import tenant_signup
 from tests.fakes.stripe import StripeServer
 from tests.support import SYSTEM, require_postgres
 from tests.support.billing import load_fleet, place, price, run, stop
@@ -495,8 +496,6 @@ def test_a_price_change_bills_each_part_of_the_usage_at_its_own_price(stripe_ser
 def test_a_leaving_tenants_subscription_closes_with_a_final_invoice_once_its_usage_is_in_stripe(
     stripe_server, acme, billed
 ):
-    from compliance.closure import tenant_close
-
     stripe_account_sync(tenant=acme)
     use(acme, hour_start(3), timedelta(minutes=30))
     tenant_close(tenant=acme, actor=SYSTEM)

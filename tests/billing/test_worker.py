@@ -6,19 +6,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
-from urllib.parse import quote
 
 import pytest
-import redis
 from django.conf import settings
-from django.db import connection
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -28,77 +22,27 @@ from billing.models import BillingAccount, PushState, UsageRollup
 from billing.tasks import billing_push
 from config.celery import app
 from provisioning.allocations import allocation_transition
-from provisioning.lifecycle import AllocationState as S
+from provisioning.states import AllocationState as S
 from tests.fakes.stripe import StripeServer
 from tests.support import SYSTEM, redis_reachable, require, require_postgres
 from tests.support.billing import load_fleet, place, price, stop
+from tests.support.worker import forget_queue, wait_for, worker_start
 
 ROLLUPS = 200
 RATE = 40  # meter events a second: the whole batch takes the worker about 5 s
 LEASE = 8  # seconds a worker's claim lasts: longer than its batch takes, short enough to wait out
 
 
-def database_url() -> str:
-    """The test database (``test_<name>`` under pytest-django) as a URL for the worker process."""
-    db = connection.settings_dict
-    user = quote(db["USER"] or "")
-    if db["PASSWORD"]:
-        user += ":" + quote(db["PASSWORD"])
-    return f"postgres://{user}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 def start_worker(server: StripeServer, queue: str, log: Path) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings_test",
-        "LADDER_TASKS_INLINE": "0",
-        "DATABASE_URL": database_url(),
-        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
-        "STRIPE_API_KEY": settings.STRIPE_API_KEY,
-        "STRIPE_API_BASE": server.url,
-        "STRIPE_WEBHOOK_SECRET": settings.STRIPE_WEBHOOK_SECRET,
-        "STRIPE_METER_EVENTS_PER_SECOND": str(RATE),
-        "LADDER_BILLING_PUSH_LEASE_SECONDS": str(LEASE),
-    }
-    celery = Path(sys.executable).with_name("celery")
-    command = [
-        str(celery),
-        "-A",
-        "config",
-        "worker",
-        "--pool",
-        "solo",
-        "-Q",
+    return worker_start(
         queue,
-        "--loglevel",
-        "info",
-        "--without-gossip",
-        "--without-mingle",
-        "--without-heartbeat",
-    ]
-    with log.open("ab") as out:
-        return subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=out, stderr=subprocess.STDOUT)
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float, what: str, log: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    tail = log.read_text(errors="replace")[-4000:] if log.exists() else ""
-    pytest.fail(f"timed out after {timeout} s waiting for {what}; worker log:\n{tail}")
-
-
-def forget_queue(queue: str) -> None:
-    """Leave nothing of our queue in Redis: the killed worker's message, unacknowledged (acks_late), would otherwise
-    be restored an hour from now into a queue nobody reads, and kombu keeps the queue's bindings."""
-    client: Any = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    for tag, payload in client.hgetall("unacked").items():
-        if queue.encode() in payload:
-            client.hdel("unacked", tag)
-            client.zrem("unacked_index", tag)
-    client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+        log,
+        STRIPE_API_KEY=settings.STRIPE_API_KEY,
+        STRIPE_API_BASE=server.url,
+        STRIPE_WEBHOOK_SECRET=settings.STRIPE_WEBHOOK_SECRET,
+        STRIPE_METER_EVENTS_PER_SECOND=str(RATE),
+        LADDER_BILLING_PUSH_LEASE_SECONDS=str(LEASE),
+    )
 
 
 @pytest.mark.django_db(transaction=True)

@@ -16,9 +16,10 @@ from compliance.selectors import audit_chain_verify
 from core.audit import audit_record
 from core.chain import GENESIS_HASH, HASHED_FIELDS, event_hash
 from core.models import AuditChainHead, AuditEvent
+from lifecycle.services import tenant_signup
 from tenancy.models import ApiKeyScope
 from tenancy.roles import StaffRole, TenantRole
-from tenancy.services import api_key_create, member_invite, staff_user_create, tenant_signup
+from tenancy.services import api_key_create, member_invite, staff_user_create
 from tests.support import SYSTEM
 from tests.support.audit_tamper import tamper_delete, tamper_update
 

@@ -6,9 +6,9 @@ from django.test import override_settings
 from core.models import AuditEvent
 from provisioning.allocations import AllocationSpec, allocation_request
 from provisioning.attestation import SimulatedVerifier, Verdict, attested
-from provisioning.lifecycle import AllocationState as S
 from provisioning.models import Allocation, Attestation, Node
 from provisioning.provisioners import SimulatedProvisioner
+from provisioning.states import AllocationState as S
 from tests.support import SYSTEM
 from tests.support.billing import load_fleet
 

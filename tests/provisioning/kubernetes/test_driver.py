@@ -5,7 +5,6 @@ out of band put back, an unreachable cluster losing nothing, bare metal sanitize
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,45 +13,20 @@ from provisioning.allocations import AllocationSpec, allocation_request, allocat
 from provisioning.kubernetes.client import ClusterUnavailable
 from provisioning.kubernetes.credentials import CredentialsError, unseal
 from provisioning.kubernetes.driver import KubernetesProvisioner
-from provisioning.lifecycle import AllocationState as S
-from provisioning.models import Allocation, Attestation, Cluster, Hall, Node, NodeState
-from provisioning.provisioners import allocations_refresh
-from provisioning.services import cluster_register
+from provisioning.models import Allocation, Attestation, Cluster, Node, NodeState
+from provisioning.provisioners import allocations_reconcile
+from provisioning.states import AllocationState as S
 from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM, assert_problem
 from tests.support.billing import load_fleet
 
-TOKEN = "k8s-test-token"
+TOKEN = "k8s-test-token"  # the token of tests/conftest.py's cluster_api
 H100, H200 = "H100-SXM-80GB", "H200-141GB"
 
 
 @pytest.fixture
-def cluster_api(settings: Any) -> Iterator[K8sServer]:
-    server = K8sServer(token=TOKEN).start()
-    settings.LADDER_PROVISIONER = "kubernetes"
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def fleet(db: None, cluster_api: K8sServer) -> K8sServer:
-    load_fleet()
-    for hall in Hall.objects.all():
-        cluster_register(
-            name=f"k8s-{hall.code}", hall=hall, api_server=cluster_api.url, credentials={"token": TOKEN}, actor=SYSTEM
-        )
-    for node in Node.objects.all():  # the cluster knows every host of the fleet
-        cluster_api.put_object(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {"name": node.hostname, "labels": {"kubernetes.io/hostname": node.hostname}},
-                "spec": {"taints": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]},
-            }
-        )
-    return cluster_api
+def fleet(k8s_fleet: K8sServer) -> K8sServer:
+    return k8s_fleet
 
 
 def place(tenant: Any, **spec: Any) -> Allocation:
@@ -166,12 +140,12 @@ def test_an_unreachable_cluster_loses_nothing(fleet: K8sServer, acme: Any) -> No
         driver.provision(allocation.pk)
     assert state(allocation) == S.PROVISIONING  # what was decided stands; nothing reached the cluster
     with pytest.raises(ClusterUnavailable):
-        allocations_refresh()
+        allocations_reconcile()
     fleet.down = False
-    allocations_refresh()  # the reconcile finds the pod missing and applies it
+    allocations_reconcile()  # the reconcile finds the pod missing and applies it
     assert workload(fleet, allocation, "Pod") is not None
     pod_ready(fleet, allocation)
-    allocations_refresh()
+    allocations_reconcile()
     assert state(allocation) == S.RUNNING
 
 
@@ -268,7 +242,7 @@ def test_bare_metal_taints_the_hosts_and_sanitizes_them_after(fleet: K8sServer, 
     assert state(allocation) == S.STOPPED
     assert Node.objects.get(hostname=host).state == NodeState.SANITIZING
     [job] = [j for j in fleet.objects(kind="Job", namespace="ladder-system")]
-    allocations_refresh()
+    allocations_reconcile()
     assert Node.objects.get(hostname=host).state == NodeState.SANITIZING  # the wipe is still running
     fleet.set_status(
         "batch/v1",
@@ -277,7 +251,7 @@ def test_bare_metal_taints_the_hosts_and_sanitizes_them_after(fleet: K8sServer, 
         "ladder-system",
         {"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 1},
     )
-    allocations_refresh()
+    allocations_reconcile()
     assert Node.objects.get(hostname=host).state == NodeState.READY
     node = live(fleet, "v1", "Node", host)
     assert {t["key"] for t in node["spec"]["taints"]} == {"nvidia.com/gpu"}
@@ -291,7 +265,7 @@ def test_a_node_failure_places_the_gang_again(fleet: K8sServer, acme: Any) -> No
     driver.status(allocation.pk)
     node = Node.objects.filter(gpus__allocation_devices__allocation=allocation).distinct().first()
     assert node is not None
-    counts = node_failed(node=node, actor=SYSTEM)
+    counts = node_failed(node=node, actor=SYSTEM, last_checkpoint=driver.last_checkpoint)
     assert counts["restarted"] + counts["failed"] == 1
 
 
@@ -407,13 +381,13 @@ def test_a_serverless_endpoint_scales_to_zero_when_idle_and_back(fleet: K8sServe
         "value": "0",
     }
     fleet.put_object(metric)
-    allocations_refresh()  # idle: noted
+    allocations_reconcile()  # idle: noted
     assert "ladder.io/idle-since" in live(fleet, "apps/v1", "Deployment", name, ns)["metadata"]["annotations"]
-    allocations_refresh()  # idle past the window: scaled to zero
+    allocations_reconcile()  # idle past the window: scaled to zero
     assert live(fleet, "apps/v1", "Deployment", name, ns)["spec"]["replicas"] == 0
     assert state(allocation) == S.RUNNING  # the endpoint lives on at zero replicas
     fleet.put_object({**metric, "value": "3"})
-    allocations_refresh()
+    allocations_reconcile()
     deployment = live(fleet, "apps/v1", "Deployment", name, ns)
     assert deployment["spec"]["replicas"] == 1
     assert "ladder.io/idle-since" not in (deployment["metadata"].get("annotations") or {})

@@ -23,14 +23,17 @@ from django.utils import timezone
 from billing.ledger import sku_get
 from billing.models import Unit
 from billing.services import price_set
+from compliance.assets import data_asset_create
+from compliance.models import DataAsset
 from core.actor import Actor
-from provisioning.allocations import AllocationSpec, allocation_request
+from lifecycle.services import allocation_request, tenant_signup
+from provisioning.allocations import AllocationSpec
 from provisioning.models import Allocation, GpuModel, Node, Region
 from provisioning.placement.isolation import Rung
 from provisioning.services import fleet_load
 from tenancy.models import ApiKey, ApiKeyScope, Tenant
 from tenancy.roles import StaffRole, TenantRole
-from tenancy.services import api_key_create, api_key_revoke, member_invite, staff_user_create, tenant_signup
+from tenancy.services import api_key_create, api_key_revoke, member_invite, staff_user_create
 
 User = get_user_model()
 
@@ -188,8 +191,6 @@ class Command(BaseCommand):
 
     def _data_assets(self, actor: Actor) -> int:
         """A dataset of acme's and a checkpoint trained on it (lineage), with content; created once."""
-        from compliance.assets import data_asset_create
-        from compliance.models import DataAsset
 
         tenant = Tenant.objects.get(slug="acme")
         if DataAsset.objects.filter(tenant=tenant).exists():

@@ -1,5 +1,5 @@
 """``manage.py billing_close_windows [--now ISO-8601]``: cut open usage at passed hour boundaries and price
-changes, roll up every window whose end + grace has passed, check budgets; prints what it did."""
+changes, roll up every window whose end + grace has passed, enforce budgets; prints what it did."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from billing.ledger import windows_close
 from billing.management.commands._clock import parse_now
-from billing.models import BillingAccount
-from billing.services import budget_check
+from lifecycle.services import budgets_enforce
 
 
 class Command(BaseCommand):
@@ -23,7 +22,6 @@ class Command(BaseCommand):
         now = parse_now(options["now"])
         report = windows_close(now=now)
         self.stdout.write(str(report))
-        for account in BillingAccount.objects.filter(budget_monthly__isnull=False).select_related("tenant"):
-            crossed = budget_check(tenant=account.tenant, now=now)
+        for slug, crossed in budgets_enforce(now=now).items():
             if crossed:
-                self.stdout.write(f"budget alerts for {account.tenant.slug}: {', '.join(f'{t}%' for t in crossed)}")
+                self.stdout.write(f"budget alerts for {slug}: {', '.join(f'{t}%' for t in crossed)}")

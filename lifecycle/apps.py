@@ -1,0 +1,14 @@
+from django.apps import AppConfig
+
+
+class LifecycleConfig(AppConfig):
+    """Where the apps meet: workflows that span them, and the subscriptions that carry one app's facts to
+    another (docs/architecture.md, "Where apps meet")."""
+
+    name = "lifecycle"
+    verbose_name = "Lifecycle"
+
+    def ready(self) -> None:
+        from lifecycle import receivers  # connects the receivers; importing it has no other effect
+
+        del receivers

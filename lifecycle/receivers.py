@@ -1,0 +1,28 @@
+"""The subscriptions between apps, all in one place: what happens elsewhere when provisioning reports a fact.
+
+Signals are sent inside the transaction of the change (``provisioning/events.py``), so metering commits or rolls
+back with the state change that caused it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.dispatch import receiver
+
+from billing.ledger import usage_close, usage_open
+from provisioning.events import allocation_started, allocation_stopped
+from provisioning.models import Allocation
+
+
+@receiver(allocation_started, dispatch_uid="lifecycle.usage_open")
+def _usage_open(sender: Any, *, allocation: Allocation, at: datetime, **kwargs: Any) -> None:
+    """Entering ``running`` opens the allocation's usage interval."""
+    usage_open(allocation=allocation, at=at)
+
+
+@receiver(allocation_stopped, dispatch_uid="lifecycle.usage_close")
+def _usage_close(sender: Any, *, allocation: Allocation, at: datetime, **kwargs: Any) -> None:
+    """Leaving ``running`` closes it, at the end of the billable work."""
+    usage_close(allocation=allocation, at=at)

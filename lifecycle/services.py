@@ -1,0 +1,94 @@
+"""Workflows that span apps. Each is a function here (and, where it runs in the background, a task in
+``lifecycle/tasks.py``); the apps below never call each other, only this module calls several of them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from django.db import transaction
+
+from billing.models import BillingAccount
+from billing.services import admission_check, billing_account_open, budget_check, budget_set, notify
+from core.actor import Actor
+from provisioning.allocations import AllocationSpec, allocation_stop
+from provisioning.allocations import allocation_request as place
+from provisioning.models import Allocation
+from provisioning.placement.isolation import Rung
+from provisioning.states import AllocationState as S
+from tenancy.models import Tenant
+from tenancy.services import tenant_create
+
+BUDGET = Actor.system("billing")  # who stops work when a budget runs out
+
+
+# --- joining ------------------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def tenant_signup(*, slug: str, name: str, username: str, email: str, password: str | None, actor: Actor) -> Tenant:
+    """A new tenant with its owner, and its billing account (its Stripe customer follows after commit)."""
+    tenant = tenant_create(slug=slug, name=name, username=username, email=email, password=password, actor=actor)
+    billing_account_open(tenant=tenant)
+    return tenant
+
+
+# --- buying ---------------------------------------------------------------------------------------------------------
+
+
+def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor: Actor) -> Allocation:
+    """Admission first (standing, payment, budget: 402 / 409), then placement."""
+    admission_check(tenant=tenant)
+    return place(tenant=tenant, name=name, spec=spec, actor=actor)
+
+
+# --- budgets ------------------------------------------------------------------------------------------------------
+
+
+def budget_enforce(*, tenant: Tenant, now: datetime) -> list[int]:
+    """Alert at the thresholds newly crossed and, with a hard stop once the budget is used up, stop what runs.
+    Returns the thresholds crossed."""
+    check = budget_check(tenant=tenant, now=now)
+    if check.stop:
+        budget_stop(tenant=tenant, now=now)
+    return check.crossed
+
+
+def budgets_enforce(*, now: datetime) -> dict[str, list[int]]:
+    """``budget_enforce`` for every tenant with a budget; the thresholds crossed per tenant slug."""
+    crossed = {}
+    for account in BillingAccount.objects.filter(budget_monthly__isnull=False).select_related("tenant"):
+        crossed[account.tenant.slug] = budget_enforce(tenant=account.tenant, now=now)
+    return crossed
+
+
+@transaction.atomic
+def budget_update(
+    *, tenant: Tenant, monthly: Decimal | None, hard_stop: bool, actor: Actor, now: datetime
+) -> BillingAccount:
+    """Set the budget and apply it at once (a budget already used up alerts, and stops work with a hard stop)."""
+    account = budget_set(tenant=tenant, monthly=monthly, hard_stop=hard_stop, actor=actor)
+    budget_enforce(tenant=tenant, now=now)
+    return account
+
+
+def budget_stop(*, tenant: Tenant, now: datetime) -> dict[str, int]:
+    """The hard stop: running non-job allocations stop now; jobs are told and stop at their next checkpoint."""
+
+    counts = {"stopped": 0, "jobs_noticed": 0}
+    live = Allocation.objects.filter(tenant=tenant, state__in=(S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING))
+    for allocation in live.exclude(rung=Rung.JOB):
+        allocation_stop(allocation=allocation, actor=BUDGET)
+        counts["stopped"] += 1
+    for job in live.filter(rung=Rung.JOB, stop_at_checkpoint_since=None):
+        if Allocation.objects.filter(pk=job.pk, stop_at_checkpoint_since=None).update(stop_at_checkpoint_since=now):
+            counts["jobs_noticed"] += 1
+            notify(
+                tenant=tenant,
+                kind="budget_stop",
+                subject=f"Ladder: job {job.name} stops at its next checkpoint",
+                body=f"The monthly budget is used up; job {job.name} (allocation {job.pk}) stops after its next "
+                "checkpoint so no work is lost.",
+            )
+    return counts

@@ -1,0 +1,39 @@
+"""Lifecycle's Celery tasks: each takes ids or nothing, calls one workflow and owns its retry policy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Task, shared_task
+from django.utils import timezone
+
+from billing import ledger
+from lifecycle import closure
+from lifecycle.services import budgets_enforce
+
+
+@shared_task
+def billing_close_windows() -> str:
+    """Beat: close due usage windows, then enforce budgets (spend moves with usage)."""
+    now = timezone.now()
+    report = ledger.windows_close(now=now)
+    budgets_enforce(now=now)
+    return str(report)
+
+
+@shared_task(bind=True, max_retries=None, acks_late=True)
+def closure_advance(self: Task[Any, Any], closure_id: int) -> str:
+    """One step of an account closure (it queues the next). A failed step is noted and retried with backoff, up
+    to an hour apart; a worker killed mid-step leaves the message unacknowledged, and ``closures_resume`` also
+    finds the closure, so the step runs again (steps are idempotent)."""
+    try:
+        return closure.closure_advance(closure_id=closure_id)
+    except Exception as error:
+        closure.closure_failed(closure_id=closure_id, error=f"{type(error).__name__}: {error}")
+        raise self.retry(exc=error, countdown=min(3600, 30 * 2**self.request.retries)) from error
+
+
+@shared_task
+def closures_resume() -> list[int]:
+    """Beat: queue the next step of every closure that stopped moving."""
+    return closure.closures_resume(now=timezone.now())

@@ -1,0 +1,15 @@
+"""What provisioning announces to the apps above it, without knowing who listens.
+
+Each signal is sent inside the transaction of the change it reports, so a receiver's writes commit or roll back
+with it; a receiver that raises undoes the change. Receivers are connected in one place,
+``lifecycle/apps.py`` (see docs/architecture.md, "Where apps meet").
+
+- ``allocation_started(allocation, at)``: the allocation entered ``running`` at ``at``.
+- ``allocation_stopped(allocation, at)``: the allocation left ``running``; ``at`` is when its billable work ended
+  (for a job restarted after a fault, its last checkpoint: the work since is done again).
+"""
+
+from django.dispatch import Signal
+
+allocation_started = Signal()
+allocation_stopped = Signal()

@@ -1,0 +1,114 @@
+"""Reads never write: every GET endpoint of the API, with the Kubernetes provisioner configured and work in flight
+in the cluster, issues no INSERT, UPDATE or DELETE. Allocations follow their cluster only when reconciliation runs
+(the beat task, or an operator's POST /api/v1/ops/reconcile)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from drf_spectacular.generators import SchemaGenerator
+from rest_framework.test import APIClient
+
+from compliance.erasure import erasure_request_create
+from compliance.holds import AssetScope, legal_hold_create
+from core.models import AuditEvent
+from lifecycle.services import allocation_request
+from provisioning.allocations import AllocationSpec
+from provisioning.models import Allocation, Node
+from provisioning.states import AllocationState as S
+from tests.fakes.kubernetes import K8sServer
+from tests.support import SYSTEM
+from tests.support.data import asset
+
+WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE|MERGE)\b", re.IGNORECASE)
+
+
+def session(user: Any) -> APIClient:
+    """Signed in without an API key: a key's last-use bookkeeping is a (queued) write of its own."""
+    client = APIClient()
+    client.force_authenticate(user)
+    return client
+
+
+def get_paths() -> list[str]:
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    return sorted(path for path, operations in schema["paths"].items() if "get" in operations)
+
+
+def test_no_get_endpoint_writes(
+    k8s_fleet: K8sServer, acme: Any, alice: Any, compliance: Any, operator: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):  # the provisioning task runs inline after commit
+        allocation = allocation_request(
+            tenant=acme,
+            name="work",
+            spec=AllocationSpec(rung="container", gpu_models=("H100-SXM-80GB",), gpus=1),
+            actor=SYSTEM,
+        )
+    allocation.refresh_from_db()
+    assert allocation.state == S.PROVISIONING  # applied to the cluster, its pod not ready yet
+    k8s_fleet.set_status(
+        "v1",
+        "pods",
+        f"ldr-{allocation.pk}",
+        "ladder-acme",
+        {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    )  # the cluster now runs it: a read that reconciled would move it to running
+    data = asset(acme, name="corpus", category="dataset", content=b"the corpus")
+    hold = legal_hold_create(
+        tenant=acme, matter="m", reason="r", scope=AssetScope(categories=["checkpoint"]), lock_until=None, actor=SYSTEM
+    )
+    erasure = erasure_request_create(tenant=acme, actor=SYSTEM, asset_ids=[data.pk])
+    node = Node.objects.order_by("pk").first()
+    assert node is not None
+    values = {
+        "/api/v1/allocations/{id}": allocation.pk,
+        "/api/v1/api-keys/{id}": 0,  # 404 is a read too
+        "/api/v1/compliance/audit-events/{seq}": AuditEvent.objects.order_by("seq").values_list("seq", flat=True)[0],
+        "/api/v1/compliance/legal-holds/{id}": hold.pk,
+        "/api/v1/data-assets/{id}": data.pk,
+        "/api/v1/data-assets/{id}/content": data.pk,
+        "/api/v1/erasure-requests/{id}": erasure.pk,
+        "/api/v1/members/{id}": alice.membership.pk,
+        "/api/v1/ops/clusters/{name}": "k8s-eu-west-1a",
+        "/api/v1/ops/nodes/{id}": node.pk,
+        "/api/v1/ops/nodes/{id}/diagnosis": node.pk,
+        "/api/v1/retention-policies/{category}": "dataset",
+    }
+    clients = {"ops": session(operator), "compliance": session(compliance), "tenant": session(alice)}
+    missing, writers, answered = [], {}, {}
+    for template in get_paths():
+        path = template
+        if "{" in template:
+            if template not in values:
+                missing.append(template)
+                continue
+            path = re.sub(r"\{[^}]+\}", str(values[template]), template)
+        who = next((k for k in ("ops", "compliance") if path.startswith(f"/api/v1/{k}")), "tenant")
+        with CaptureQueriesContext(connection) as queries:
+            response = clients[who].get(path)
+        answered[template] = response.status_code
+        written = [q["sql"] for q in queries.captured_queries if WRITES.match(q["sql"])]
+        if written:
+            writers[template] = written
+    assert not missing, f"GET endpoints this test does not know how to reach: {missing}"
+    assert not writers, f"GET endpoints that wrote: {writers}"
+    assert all(status < 500 for status in answered.values()), answered
+    assert answered["/api/v1/allocations/{id}"] == 200
+
+    # What the reads showed is the state last observed; reconciliation is what moves it.
+    assert Allocation.objects.get(pk=allocation.pk).state == S.PROVISIONING
+    reconciled = session(operator).post("/api/v1/ops/reconcile")
+    assert reconciled.status_code == 200, reconciled.content
+    assert reconciled.json()["looked_at"] >= 1
+    body = session(alice).get(f"/api/v1/allocations/{allocation.pk}").json()
+    assert body["state"] == "running"
+    assert body["observed_at"] is not None
+
+
+def test_only_operators_reconcile(api: Any, alice: Any, finance: Any) -> None:
+    assert api(alice).post("/api/v1/ops/reconcile").status_code == 403
+    assert session(finance).post("/api/v1/ops/reconcile").status_code == 403
