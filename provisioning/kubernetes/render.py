@@ -1,6 +1,6 @@
 """Allocation shapes to Kubernetes manifests: pure functions returning plain dicts (no Django, no I/O).
 
-What a tenant gets (DESIGN §2, §5):
+What a tenant gets (docs/design.md §2, §5):
 - ``namespace_set``: the tenant's namespace with restricted Pod Security, a GPU ResourceQuota, a LimitRange,
   default-deny NetworkPolicies (DNS and same-namespace traffic allowed) and the Kueue LocalQueue ``ladder``.
 - ``allocation_objects``: the workload of one allocation, by rung: a Pod (whole GPUs via ``nvidia.com/gpu``, a
