@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint venv worker beat
+.PHONY: run test lint venv worker beat bench-data bench-data-check
 
 venv: $(STAMP)
 
@@ -50,3 +50,27 @@ worker: $(STAMP)
 
 beat: $(STAMP)
 	$(BIN)/celery -A config beat --loglevel=INFO
+
+# The Alibaba GPU trace the placement benchmark reads (bench/data/alibaba-gpu-v2023/README.md): fetched from its
+# source, then checked against the SHA-256 sums committed beside it. TRACE_FROM=DIR copies the files from a local
+# folder instead (a machine without access to GitHub).
+TRACE_DIR := bench/data/alibaba-gpu-v2023
+TRACE_FILES := openb_node_list_gpu_node.csv openb_pod_list_default.csv openb_pod_list_gpushare40.csv \
+	openb_pod_list_gpushare100.csv openb_pod_list_multigpu30.csv
+TRACE_REF ?= 7a6c496e
+TRACE_URL ?= https://github.com/alibaba/clusterdata/raw/$(TRACE_REF)/cluster-trace-gpu-v2023/csv
+TRACE_FROM ?=
+
+bench-data:
+	@set -e; for f in $(TRACE_FILES); do \
+		if [ -f "$(TRACE_DIR)/$$f" ]; then continue; fi; \
+		if [ -n "$(TRACE_FROM)" ]; then cp "$(TRACE_FROM)/$$f" "$(TRACE_DIR)/$$f.part"; \
+		else echo "fetching $$f"; curl -fsSL --retry 3 -o "$(TRACE_DIR)/$$f.part" "$(TRACE_URL)/$$f" \
+			|| { rm -f "$(TRACE_DIR)/$$f.part"; exit 1; }; fi; \
+		chmod 644 "$(TRACE_DIR)/$$f.part"; mv "$(TRACE_DIR)/$$f.part" "$(TRACE_DIR)/$$f"; \
+	done
+	@$(MAKE) --no-print-directory bench-data-check
+
+bench-data-check:
+	@cd $(TRACE_DIR) && if command -v sha256sum >/dev/null; then sha256sum --check SHA256SUMS; \
+		else shasum -a 256 --check SHA256SUMS; fi

@@ -7,8 +7,8 @@ Run from the repository root (pure Python over ``provisioning.placement``, no Dj
     python -m bench.placement --all [--seeds 5]     # every policy x sharing mode on every pods file
     python -m bench.placement --scale [--seeds 3] [--tenants 50]  # decision latency, 1k/10k/50k-GPU fleets
 
-Defaults resolve against the repository root: ``../shared/data/alibaba-gpu-v2023/`` (node list and
-``openb_pod_list_default.csv``). Results and the reasoning behind them: ``docs/benchmarks.md``.
+Defaults: ``bench/data/alibaba-gpu-v2023/`` (node list and ``openb_pod_list_default.csv``), fetched and checked
+by ``make bench-data``. Results and the reasoning behind them: ``docs/benchmarks.md``.
 
 Mapping (``bench/trace.py``): a trace node becomes a node of a MIG-capable catalog model with the same GPU count,
 by memory class -- P100, T4, V100M16 (16 GB) and A10 (24 GB) -> A100-40GB; V100M32 (32 GB) -> A100-80GB; G2, G3

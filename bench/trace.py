@@ -29,7 +29,8 @@ from provisioning.placement.isolation import HallInfo
 from provisioning.placement.state import FleetState
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data" / "alibaba-gpu-v2023"
+# Fetched by `make bench-data` and checked against the SHA-256 sums committed beside them (see the README there).
+DATA = REPO / "bench" / "data" / "alibaba-gpu-v2023"
 NODES_CSV = DATA / "openb_node_list_gpu_node.csv"
 PODS_CSVS = tuple(
     DATA / f"openb_pod_list_{name}.csv" for name in ("default", "gpushare40", "gpushare100", "multigpu30")
@@ -101,15 +102,22 @@ def models_of(gpu_spec: str) -> tuple[str, ...]:
     return tuple(m for m in MODEL_ORDER if m in allowed)
 
 
+def _present(path: Path) -> Path:
+    if not path.is_file():
+        hint = " (`make bench-data` fetches the trace)" if path.resolve() in (NODES_CSV, *PODS_CSVS) else ""
+        raise SystemExit(f"{path}: no such file{hint}")
+    return path
+
+
 def load_nodes(path: Path) -> list[TraceNode]:
-    with path.open(newline="") as f:
+    with _present(path).open(newline="") as f:
         return [TraceNode(row["sn"], int(row["gpu"]), row["model"]) for row in csv.DictReader(f)]
 
 
 def load_pods(path: Path) -> tuple[list[Pod], bool]:
     """The pods that ask for GPUs, in file order, and whether the file has times (else: replay in file order)."""
     pods: list[Pod] = []
-    with path.open(newline="") as f:
+    with _present(path).open(newline="") as f:
         reader = csv.DictReader(f)
         timed = "creation_time" in (reader.fieldnames or ())
         for row in reader:

@@ -281,7 +281,7 @@ def allocation_transition(
 ) -> bool:
     """Move an allocation by compare-and-swap on its current state; False when someone else moved it first.
 
-    Entering ``running`` opens its usage interval and leaving it closes it (DESIGN §6), at ``at`` (default now;
+    Entering ``running`` opens its usage interval and leaving it closes it (docs/design.md §6), at ``at`` (default now;
     the provider's own time when it reports one). Leaving the device-holding states gives the devices back
     (journaled for the engine)."""
     current = AllocationState(expect or allocation.state)

@@ -5,7 +5,7 @@
     elsewhere and provisioned from its last checkpoint).
 
 ``requested`` is the moment of the decision inside ``allocation_request``; a refused request leaves nothing
-behind, so persisted allocations start at ``placed``. Metering follows ``running`` (DESIGN §6).
+behind, so persisted allocations start at ``placed``. Metering follows ``running`` (docs/design.md §6).
 """
 
 from __future__ import annotations

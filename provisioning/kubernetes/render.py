@@ -1,6 +1,6 @@
 """Allocation shapes to Kubernetes manifests: pure functions returning plain dicts (no Django, no I/O).
 
-What a tenant gets (DESIGN §2, §5):
+What a tenant gets (docs/design.md §2, §5):
 - ``namespace_set``: the tenant's namespace with restricted Pod Security, a GPU ResourceQuota, a LimitRange,
   default-deny NetworkPolicies (DNS and same-namespace traffic allowed) and the Kueue LocalQueue ``ladder``.
 - ``allocation_objects``: the workload of one allocation, by rung: a Pod (whole GPUs via ``nvidia.com/gpu``, a
@@ -12,8 +12,8 @@ What a tenant gets (DESIGN §2, §5):
 
 Names are deterministic (``ldr-<id>``, ``ldr-<id>-gpus``, ``ldr-<id>-checkpoints``), so re-rendering is idempotent
 under server-side apply. Every object carries ``app.kubernetes.io/managed-by: ladder``; tenant objects also carry
-``ladder.io/tenant`` and ``ladder.io/allocation``. the render tests validate every manifest against
-the Kubernetes 1.34, Kueue and KubeVirt schemas.
+``ladder.io/tenant`` and ``ladder.io/allocation``. ``tests/provisioning/kubernetes/test_render.py`` validates every
+manifest against the Kubernetes 1.34, Kueue and KubeVirt schemas.
 """
 
 from __future__ import annotations

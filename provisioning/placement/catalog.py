@@ -1,6 +1,6 @@
 """The GPU model catalog: memory, confidential-computing support and MIG profile names per model.
 
-Profile names follow ``shared/reference/mig-profiles.md``; the geometry behind each name is in ``mig.py``.
+Profile names follow ``docs/reference/mig-profiles.md``; the geometry behind each name is in ``mig.py``.
 """
 
 from __future__ import annotations

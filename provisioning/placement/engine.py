@@ -405,7 +405,7 @@ class PlacementEngine:
         return self._placement(request, policy, chosen[0].model, devices, tuple(n.id for n in chosen))
 
     def _confidential(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
-        """Whole GPUs on a CC host in CC mode; the whole host goes to one tenant (DESIGN §3 rule 3)."""
+        """Whole GPUs on a CC host in CC mode; the whole host goes to one tenant (docs/design.md §3 rule 3)."""
         hall_set = set(halls)
         best: NodeSlot | None = None
         for node in self.state.cc_nodes:

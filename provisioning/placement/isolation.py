@@ -1,4 +1,4 @@
-"""The two isolation axes, what each rung offers, the tenant's policy, and the rules of DESIGN §3.
+"""The two isolation axes, what each rung offers, the tenant's policy, and the rules of docs/design.md §3.
 
 Performance isolation says how a GPU is shared; security isolation says what boundary separates tenants. The
 product states both for every allocation and never sells a partition as a boundary: soft sharing (MPS,
@@ -50,7 +50,7 @@ class RungOffer:
     unit: str
 
 
-# DESIGN §2: the ladder. A request outside its rung's row is refused (rule 5).
+# docs/design.md §2: the ladder. A request outside its rung's row is refused (rule 5).
 RUNGS: dict[Rung, RungOffer] = {
     Rung.BARE_METAL: RungOffer(frozenset({Performance.WHOLE_GPU}), Security.BARE_METAL, "node-seconds"),
     Rung.VM: RungOffer(frozenset({Performance.WHOLE_GPU}), Security.VM, "gpu-seconds"),

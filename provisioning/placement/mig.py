@@ -1,6 +1,6 @@
 """MIG geometry: profiles, legal start positions and what a partly used GPU can still take.
 
-Facts from ``shared/reference/mig-profiles.md`` (NVIDIA's tables): every MIG-capable GPU has 7 compute slices and
+Facts from ``docs/reference/mig-profiles.md`` (NVIDIA's tables): every MIG-capable GPU has 7 compute slices and
 8 memory slices; a GPU instance occupies ``size`` memory slices from one of its profile's legal starts and
 ``compute`` compute slices from the shared pool of 7.
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -24,14 +23,9 @@ import yaml
 from referencing import Registry, Resource
 
 K8S_VERSION = "1.34.0"
-# The Kueue CRDs and KubeVirt swagger live in ../shared beside the project (a clone elsewhere, as CI's, finds the
-# workplace's copy); LADDER_K8S_SCHEMAS points anywhere else.
-_CANDIDATES = [
-    os.environ.get("LADDER_K8S_SCHEMAS", ""),
-    str(Path(__file__).resolve().parents[2] / "shared" / "data" / "k8s-schemas"),
-    "/work/shared/data/k8s-schemas",
-]
-SCHEMAS = next((Path(c) for c in _CANDIDATES if c and Path(c).is_dir()), Path(_CANDIDATES[-1]))
+# The Kueue CRDs and KubeVirt's swagger the tests use, copied into the repository with their sources and licence
+# (tests/data/k8s-schemas/README.md).
+SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "k8s-schemas"
 K8S_DEFINITIONS = (
     Path(kubernetes_validate.__file__).parent
     / "kubernetes-json-schema"

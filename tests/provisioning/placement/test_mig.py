@@ -1,4 +1,4 @@
-"""MIG geometry: every consequence listed in shared/reference/mig-profiles.md, and properties of the tables."""
+"""MIG geometry: the geometric consequences listed in docs/reference/mig-profiles.md, and properties of the tables."""
 
 import pytest
 from hypothesis import given
