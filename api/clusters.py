@@ -86,5 +86,5 @@ class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffView
     @action(detail=True, methods=["post"])
     def sync(self, request: Request, name: str) -> Response:
         """Import the cluster's GPU nodes into its hall (as ``manage.py fleet_sync``)."""
-        imported = cluster_sync(cluster=self.get_object(), actor=self.caller.actor)
+        _, imported = cluster_sync(cluster=self.get_object(), actor=self.caller.actor)
         return Response(SyncSerializer({"nodes": len(imported.nodes), "skipped": imported.skipped}).data)

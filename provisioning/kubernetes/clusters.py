@@ -13,11 +13,12 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid, ServiceError
 from provisioning.kubernetes.client import ClusterUnavailable
-from provisioning.kubernetes.credentials import seal
+from provisioning.kubernetes.credentials import CredentialsError, seal
 from provisioning.kubernetes.diagnosis import diagnose_node
 from provisioning.kubernetes.driver import kube_for_cluster
 from provisioning.kubernetes.sync import NodeImport, fleet_sync
 from provisioning.models import Cluster, ClusterHealth, Hall, Node
+from provisioning.services import FleetLoadResult
 
 
 @transaction.atomic
@@ -74,14 +75,13 @@ def cluster_check(cluster: Cluster) -> Cluster:
     return cluster
 
 
-def cluster_sync(*, cluster: Cluster, actor: Actor) -> NodeImport:
-    """Import the cluster's GPU nodes into its hall (as ``manage.py fleet_sync``)."""
+def cluster_sync(*, cluster: Cluster, actor: Actor) -> tuple[FleetLoadResult, NodeImport]:
+    """Import the cluster's GPU nodes into its hall (the API's ``sync`` and ``manage.py fleet_sync``)."""
     try:
         objects = kube_for_cluster(cluster).list("v1", "Node")
-    except ClusterUnavailable as error:
+    except (ClusterUnavailable, ApiException, CredentialsError) as error:
         raise ServiceError("cluster_unavailable", f"The cluster did not answer: {error}", status=503) from None
-    _, imported = fleet_sync(cluster=cluster, objects=objects, actor=actor)
-    return imported
+    return fleet_sync(cluster=cluster, objects=objects, actor=actor)
 
 
 def node_diagnosis(node: Node) -> dict[str, Any]:

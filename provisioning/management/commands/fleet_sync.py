@@ -7,13 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from kubernetes.client.exceptions import ApiException
 
 from core.actor import Actor
-from provisioning.kubernetes.client import ClusterUnavailable
-from provisioning.kubernetes.credentials import CredentialsError
-from provisioning.kubernetes.driver import kube_for_cluster
-from provisioning.kubernetes.sync import fleet_sync
+from core.errors import ServiceError
+from provisioning.kubernetes.clusters import cluster_sync
 from provisioning.models import Cluster
 from provisioning.services import FleetDocumentInvalid
 
@@ -31,15 +28,13 @@ class Command(BaseCommand):
             known = ", ".join(Cluster.objects.values_list("name", flat=True)) or "none registered"
             raise CommandError(f"no cluster named {name!r} (known: {known})")
         try:
-            objects = kube_for_cluster(cluster).list("v1", "Node")
-        except (ClusterUnavailable, ApiException, CredentialsError) as error:
-            raise CommandError(f"cluster {name}: {error}") from None
-        try:
-            result, imported = fleet_sync(cluster=cluster, objects=objects, actor=Actor.system("fleet_sync"))
+            result, imported = cluster_sync(cluster=cluster, actor=Actor.system("fleet_sync"))
         except FleetDocumentInvalid as refused:
             for reason in refused.reasons:
                 self.stderr.write(str(reason))
             raise CommandError(f"cluster {name}: the nodes do not make a valid fleet; nothing was changed") from None
+        except ServiceError as error:  # the cluster did not answer
+            raise CommandError(f"cluster {name}: {error}") from None
         self.stdout.write(f"cluster {name} (hall {cluster.hall.code}): {len(imported.nodes)} GPU nodes imported")
         self.stdout.write(str(result.as_dict()))
         for why in imported.skipped:
