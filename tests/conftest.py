@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from lifecycle.services import tenant_signup
@@ -18,6 +20,12 @@ from tenancy.services import api_key_create, member_invite, staff_user_create
 from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM
 from tests.support.billing import load_fleet
+
+# Property tests judge correctness, not speed: on a loaded two-core machine (CI runs beside other work) input
+# generation can be slow, and that is not a failure. Timings are measured in bench/.
+hypothesis_settings.register_profile("ladder", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("ladder")
+
 
 # --- PostgreSQL's append-only trigger vs. the flush after transactional tests --------------------------------
 # pytest-django empties the database with TRUNCATE after each transactional test, which the audit trigger
