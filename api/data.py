@@ -34,7 +34,7 @@ from compliance.assets import (
     data_asset_shred_cancel,
     retention_keep_days,
 )
-from compliance.models import AccountClosure, AssetState, Category, DataAsset, RetentionPolicy
+from compliance.models import CATEGORY_CHOICES, AccountClosure, AssetState, DataAsset, RetentionPolicy
 from compliance.reports import residency_report
 from compliance.sweep import retention_policy_set
 from lifecycle.closure import tenant_close
@@ -78,7 +78,7 @@ class DataAssetSerializer(serializers.ModelSerializer[DataAsset]):
 
 class DataAssetCreateSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200)
-    category = serializers.ChoiceField(choices=Category.choices)
+    category = serializers.ChoiceField(choices=CATEGORY_CHOICES)
     region = serializers.SlugField(max_length=40, help_text="Region code; the tenant's residency must allow it.")
     size_bytes = serializers.IntegerField(
         min_value=0,
@@ -110,7 +110,7 @@ class DataAssetMoveSerializer(serializers.Serializer[Any]):
 
 
 class DataAssetFilter(django_filters.FilterSet):
-    category = django_filters.ChoiceFilter(choices=Category.choices)
+    category = django_filters.ChoiceFilter(choices=CATEGORY_CHOICES)
     state = django_filters.ChoiceFilter(choices=AssetState.choices)
     region = django_filters.CharFilter(field_name="region__code", help_text="Region code.")
 
@@ -238,7 +238,7 @@ class DataAssetViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantS
 
 
 class RetentionPolicySerializer(serializers.Serializer[Any]):
-    category = serializers.ChoiceField(choices=Category.choices)
+    category = serializers.ChoiceField(choices=CATEGORY_CHOICES)
     days = serializers.IntegerField(allow_null=True, help_text="Effective retention in days; null: zero retention.")
     zero_retention = serializers.BooleanField(help_text="The product does not persist this category at all.")
     # Declared fields leave the class namespace (DRF's metaclass), so this shadows nothing at run time.

@@ -29,8 +29,17 @@ from compliance.holds import (
     legal_hold_register,
     legal_hold_release,
 )
-from compliance.models import Category, ErasureItem, ErasureOutcome, ErasureRequest, ErasureState, HoldState, LegalHold
+from compliance.models import (
+    CATEGORY_CHOICES,
+    ErasureItem,
+    ErasureOutcome,
+    ErasureRequest,
+    ErasureState,
+    HoldState,
+    LegalHold,
+)
 from compliance.reports import residency_report
+from compliance.retention import Category
 from tenancy.models import Tenant
 from tenancy.roles import Action
 
@@ -225,7 +234,7 @@ class WithheldSerializer(serializers.Serializer[Any]):
 class AffectedSerializer(serializers.Serializer[Any]):
     asset = serializers.IntegerField()
     name = serializers.CharField()
-    category = serializers.ChoiceField(choices=Category.choices)
+    category = serializers.ChoiceField(choices=CATEGORY_CHOICES)
     note = serializers.CharField()
 
 

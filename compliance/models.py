@@ -46,14 +46,8 @@ class TenantKey(models.Model):
         return f"tenant key of {self.tenant_id} ({self.master_id})"
 
 
-class Category(models.TextChoices):
-    DATASET = retention.Category.DATASET
-    CHECKPOINT = retention.Category.CHECKPOINT
-    JOB_LOG = retention.Category.JOB_LOG
-    INFERENCE_PAYLOAD = retention.Category.INFERENCE_PAYLOAD
-    EXPORT = retention.Category.EXPORT
-    USAGE_RECORD = retention.Category.USAGE_RECORD
-    INVOICE = retention.Category.INVOICE
+# The one list of data categories is the pure ``retention.Category``; the models take their choices from it.
+CATEGORY_CHOICES = [(c.value, c.name.replace("_", " ").title()) for c in retention.Category]
 
 
 class AssetState(models.TextChoices):
@@ -74,7 +68,7 @@ class DataAsset(TenantOwned):
     from what (``derived_from``), and how far along its deletion is."""
 
     name = models.CharField(max_length=200)
-    category = models.CharField(max_length=32, choices=Category.choices)
+    category = models.CharField(max_length=32, choices=CATEGORY_CHOICES)
     region = models.ForeignKey("provisioning.Region", on_delete=models.PROTECT, related_name="data_assets")
     size_bytes = models.PositiveBigIntegerField()
     created_at = models.DateTimeField(default=timezone.now)
@@ -112,7 +106,7 @@ class DataAsset(TenantOwned):
 class RetentionPolicy(TenantOwned):
     """A tenant's own retention for one category; categories without a row keep the product default."""
 
-    category = models.CharField(max_length=32, choices=Category.choices)
+    category = models.CharField(max_length=32, choices=CATEGORY_CHOICES)
     days = models.PositiveIntegerField(null=True, blank=True)
     zero_retention = models.BooleanField(default=False)
     updated_at = models.DateTimeField(default=timezone.now)

@@ -42,7 +42,8 @@ from compliance.assets import (
     region_info,
     shred_wait,
 )
-from compliance.models import AccountClosure, AssetState, Category, ClosureStep, DataAsset, ShredReason
+from compliance.models import AccountClosure, AssetState, ClosureStep, DataAsset, ShredReason
+from compliance.retention import Category
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict

@@ -12,7 +12,8 @@ import uuid
 import pytest
 from django.utils import timezone
 
-from compliance.models import Category, ClosureStep, DataAsset
+from compliance.models import ClosureStep, DataAsset
+from compliance.retention import Category
 from config.celery import app
 from core.models import AuditEvent
 from lifecycle.closure import STALLED_AFTER, closures_resume, tenant_close
