@@ -17,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
-from api.base import Caller, LadderView, StaffViewSet, TenantOrStaffViewSet
+from api.base import LadderView, StaffViewSet, TenantOrStaffViewSet
 from api.data import ResidencyReportSerializer
 from api.permissions import HasStaffPermission
 from compliance.assets import AssetScope
@@ -42,6 +42,7 @@ from compliance.reports import residency_report
 from compliance.retention import Category
 from tenancy.models import Tenant
 from tenancy.roles import Action
+from tenancy.selectors import tenants_nameable
 
 RETRAIN_NEEDED = "retrain needed"
 MAX_NAMED_ASSETS = 1000
@@ -56,18 +57,11 @@ def category_list(help_text: str, **kwargs: Any) -> serializers.ListField:
     )
 
 
-def tenants_nameable(caller: Caller | None) -> QuerySet[Tenant]:
-    """Tenants a caller may name (in a ``tenant`` field or filter): every one for staff, its own for a tenant's
-    member, to whom another tenant's slug answers as an unknown one. No caller (the schema): none."""
-    if caller is None:
-        return Tenant.objects.none()
-    tenant = caller.tenant
-    return Tenant.objects.filter(pk=tenant.pk) if tenant is not None else Tenant.objects.all()
-
-
 def _tenants_nameable_by(request: Any) -> QuerySet[Tenant]:
     # django-filter hands a callable queryset the request; the view on it knows the caller (none: the schema).
-    return tenants_nameable(request.parser_context["view"].caller if request is not None else None)
+    if request is None:
+        return Tenant.objects.none()
+    return tenants_nameable(tenant=request.parser_context["view"].caller.tenant)
 
 
 # --- legal holds: serializers -------------------------------------------------------------------------------------
@@ -314,7 +308,7 @@ class ErasureRequestCreateSerializer(serializers.Serializer[Any]):
         caller = self.context.get("caller")
         if caller is None:  # the schema: one body for both audiences
             return
-        nameable = tenants_nameable(caller)
+        nameable = tenants_nameable(tenant=caller.tenant)
         if caller.tenant is not None:
             self.fields["tenant"] = serializers.SlugRelatedField(
                 slug_field="slug", queryset=nameable, default=caller.tenant

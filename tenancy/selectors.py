@@ -30,3 +30,9 @@ def api_keys_visible(*, tenant: Tenant | None, user: Any, see_all: bool) -> Quer
         return keys.filter(tenant=None, user=user)
     keys = keys.filter(tenant=tenant)
     return keys if see_all else keys.filter(user=user)
+
+
+def tenants_nameable(*, tenant: Tenant | None) -> QuerySet[Tenant]:
+    """Tenants a caller may name (in a ``tenant`` field or filter): every one for staff (no tenant), its own for a
+    tenant's member, to whom another tenant's slug answers as an unknown one."""
+    return Tenant.objects.filter(pk=tenant.pk) if tenant is not None else Tenant.objects.all()
