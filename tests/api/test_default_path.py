@@ -209,6 +209,11 @@ def spans_nodes(count: int) -> Callable[[list[dict[str, Any]]], None]:
     return check
 
 
+def on_cc_hosts(allocations: list[dict[str, Any]]) -> None:
+    for a in allocations:
+        assert set(Node.objects.filter(hostname__in=_nodes(a["devices"])).values_list("cc_mode", flat=True)) == {True}
+
+
 def whole_hosts(allocations: list[dict[str, Any]]) -> None:
     for a in allocations:
         held = set(NodeHold.objects.filter(allocation_id=a["id"]).values_list("node__hostname", flat=True))
@@ -299,6 +304,19 @@ SHAPES = [
     Shape("bare_metal-1node-H100", {"rung": "bare_metal", "gpu_model": H100, "nodes": 1}, check=whole_hosts),
     Shape("bare_metal-2nodes-H200", {"rung": "bare_metal", "gpu_model": H200, "nodes": 2}, check=spans_nodes(2)),
     Shape("bare_metal-1node-x2-H200", {"rung": "bare_metal", "gpu_model": H200, "nodes": 1}, 2, check=whole_hosts),
+    # confidential VMs: the demo's CC host is in the EU-fenced hall, so the tenant goes sovereign EU first
+    Shape(
+        "confidential_vm-1gpu-H200",
+        {"rung": "confidential_vm", "gpu_model": H200, "gpus": 1},
+        tenant=SOVEREIGN_EU,
+        check=on_cc_hosts,
+    ),
+    Shape(
+        "confidential_vm-8gpus-H200",
+        {"rung": "confidential_vm", "gpu_model": H200, "gpus": 8},
+        tenant=SOVEREIGN_EU,
+        check=on_cc_hosts,
+    ),
     Shape("sovereign-container-2gpus-H200", {"rung": "container", "gpu_model": H200, "gpus": 2}, tenant=SOVEREIGN_EU),
 ]
 
