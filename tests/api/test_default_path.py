@@ -306,8 +306,9 @@ SHAPES = [
     Shape("bare_metal-1node-x2-H200", {"rung": "bare_metal", "gpu_model": H200, "nodes": 1}, 2, check=whole_hosts),
     # confidential VMs: the demo's CC host is in the EU-fenced hall, so the tenant goes sovereign EU first
     Shape(
-        "confidential_vm-1gpu-H200",
+        "confidential_vm-1gpu-x2-H200",
         {"rung": "confidential_vm", "gpu_model": H200, "gpus": 1},
+        count=2,
         tenant=SOVEREIGN_EU,
         check=on_cc_hosts,
     ),
@@ -424,6 +425,30 @@ def test_the_first_request_a_newcomer_makes_answers_201(demo: Demo) -> None:
     assert mig.status_code == 201, mig.content
     assert alice.get(f"{URL}/{mig.json()['id']}").json()["state"] == "running"
     assert_fleet_consistent("after both")
+
+
+def test_a_confidential_host_stays_with_its_tenant_while_any_of_its_vms_runs(demo: Demo) -> None:
+    alice, charlie = demo.client("alice"), demo.client("charlie")
+    for client in (alice, charlie):
+        assert client.patch("/api/v1/tenant", SOVEREIGN_EU, format="json").status_code == 200
+    cvm = {"rung": "confidential_vm", "gpu_model": H200, "gpus": 1}
+    first, second = (alice.post(URL, {"name": name, **cvm}, format="json").json() for name in ("first", "second"))
+    (host,) = _nodes(first["devices"]) | _nodes(second["devices"])
+
+    assert alice.delete(f"{URL}/{first['id']}").json()["state"] == "stopped"
+    alice.get(URL)  # the list finishes due wipes: there must be none, this is no bare-metal host
+    assert Node.objects.get(hostname=host).state == "ready"
+    assert NodeHold.objects.get(node__hostname=host).tenant.slug == "acme"
+    assert_fleet_consistent("after stopping one of two VMs")
+    refused = charlie.post(URL, {"name": "intruder", **cvm}, format="json")
+    assert refused.status_code == 409, refused.json()
+
+    assert alice.delete(f"{URL}/{second['id']}").json()["state"] == "stopped"
+    assert not NodeHold.objects.filter(node__hostname=host).exists()
+    welcome = charlie.post(URL, {"name": "next", **cvm}, format="json")
+    assert welcome.status_code == 201, welcome.json()
+    assert _nodes(welcome.json()["devices"]) == {host}
+    assert_fleet_consistent("after the host changed hands")
 
 
 def test_a_job_on_a_failed_node_restarts_elsewhere_and_runs_again(demo: Demo) -> None:
