@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from django.conf import settings
+from django.db import transaction
 from django.utils.module_loading import import_string
 
 from core.actor import Actor
@@ -53,22 +54,24 @@ def verifier() -> AttestationVerifier:
 def attestation_record(*, allocation: Allocation, evidence: dict[str, Any], actor: Actor) -> Attestation:
     """Verify ``evidence`` and record the verdict (audited); the caller moves the allocation on a verified one."""
     judge = verifier()
-    verdict = judge.verify(allocation=allocation, evidence=evidence)
-    record = Attestation.objects.create(
-        allocation=allocation,
-        verifier=judge.name,
-        verified=verdict.verified,
-        evidence=evidence,
-        detail=verdict.detail[:500],
-    )
-    audit_record(
-        actor=actor,
-        action="allocation.attested",
-        target_type="allocation",
-        target_id=allocation.pk,
-        tenant=allocation.tenant,
-        data={"verified": verdict.verified, "verifier": judge.name, "detail": verdict.detail},
-    )
+    verdict = judge.verify(allocation=allocation, evidence=evidence)  # a real verifier is remote: no transaction
+    # The record and its audit event commit together. Drivers call this from their tasks, outside any transaction.
+    with transaction.atomic():
+        record = Attestation.objects.create(
+            allocation=allocation,
+            verifier=judge.name,
+            verified=verdict.verified,
+            evidence=evidence,
+            detail=verdict.detail[:500],
+        )
+        audit_record(
+            actor=actor,
+            action="allocation.attested",
+            target_type="allocation",
+            target_id=allocation.pk,
+            tenant=allocation.tenant,
+            data={"verified": verdict.verified, "verifier": judge.name, "detail": verdict.detail},
+        )
     return record
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from django.db import connection, transaction
 
 from core.locks import lock_singleton
+from core.tasks import tasks_held
 from provisioning.models import Allocation, GpuModel, Hall, Node, NodeHold, PlacementJournal, PlacementLock
 from provisioning.placement.engine import Device, Placement, PlacementEngine
 from provisioning.placement.isolation import HallInfo, Performance, Rung, Security
@@ -84,6 +85,7 @@ def placement_from_json(data: dict[str, Any]) -> Placement:
 class FleetCache:
     def __init__(self) -> None:
         self.lock = threading.RLock()
+        self.depth = 0  # placement sections open in the thread holding the lock (only that thread touches it)
         self.engine: PlacementEngine | None = None
         self.seq = 0
         self.placements: dict[int, Placement] = {}
@@ -219,8 +221,18 @@ def placement_section() -> Iterator[PlacementSection]:
     """Serialize a placement change: in-process lock, then the ``PlacementLock`` row, in one transaction.
 
     Lock order: taken after the Tenant row (tenancy/locks.py) and before allocation rows and the audit head.
+
+    No task queued in a section runs inside it. The section's own journal entries are in memory already, and
+    ``FLEET.seq`` moves past them only after the commit; a task run at the commit (``LADDER_TASKS_INLINE`` runs
+    tasks where they are sent, and ``enqueue`` sends them on commit) would enter a section of its own under the
+    re-entrant lock, and its ``sync()`` would apply those entries a second time (a MIG slice twice: ValueError;
+    a whole GPU twice: its tenant's quota counted double). So tasks are held until the section is left, lock
+    released (``tasks_held``), and a section entered while another one in this thread commits is refused.
     """
-    with FLEET.lock:
+    with tasks_held(), FLEET.lock:
+        if FLEET.depth and not connection.in_atomic_block:
+            raise RuntimeError("placement_section entered while an enclosing section commits")
+        FLEET.depth += 1
         version = None
         try:
             with transaction.atomic():
@@ -234,6 +246,8 @@ def placement_section() -> Iterator[PlacementSection]:
             if FLEET.engine is not None and version is not None and FLEET.engine.state.version != version:
                 FLEET.invalidate()  # the memory changed but the database did not: read it again next time
             raise
+        finally:
+            FLEET.depth -= 1
 
 
 @contextmanager

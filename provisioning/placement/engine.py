@@ -419,15 +419,17 @@ class PlacementEngine:
                 best = node
         if best is None:
             return None
-        newly_held = best.holder is None
         devices = [Device(best.id, best.hostname, g.index, g.uuid) for g in best.gpus if g.free][: request.gpus]
         for d in devices:
             gpu = best.gpus[d.gpu_index]
             gpu.whole_tenant = policy.tenant_id
             self.state.tenant_milli[policy.tenant_id] += FULL_SHARE
-        if newly_held:
+        if best.holder is None:
             self.state.hold_node(best, policy.tenant_id)
-        return self._placement(request, policy, best.model, devices, (best.id,) if newly_held else ())
+        # Not in ``held_nodes``: those are bare-metal hosts, held by (and wiped after) one allocation. A CC host is
+        # held while any of the tenant's GPUs on it is (``apply`` and ``release`` follow the devices), so it stays
+        # the tenant's when this VM stops and another of its VMs still runs there.
+        return self._placement(request, policy, best.model, devices)
 
     # --- MIG and soft shares ---------------------------------------------------------------------------------------
 

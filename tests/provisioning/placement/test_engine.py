@@ -97,8 +97,12 @@ def test_confidential_vms_get_a_whole_cc_host_for_one_tenant(engine):
     assert isinstance(refused, Refused)
     again = engine.place(cvm, policy(1))
     assert again.devices[0].node_id == node.id
+    assert not first.held_nodes  # the host is held by the tenant's GPUs on it, not by one VM (nor wiped after it)
     engine.release(first)
+    assert node.holder == 1  # the tenant's other VM still runs there
+    assert isinstance(engine.place(cvm, policy(2)), Refused)
     engine.release(again)
+    assert node.holder is None
     assert not isinstance(engine.place(cvm, policy(2)), Refused)
 
 
