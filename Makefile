@@ -1,19 +1,39 @@
 # The two commands: `make run` serves the product on the embedded default; `make test` runs every check.
-# Both create or update .venv from pyproject.toml first; that step is skipped when pyproject.toml is unchanged.
+# Both create or update .venv first, from requirements.lock: every package at its pinned version, checked against
+# its hashes, then the project itself. That step is skipped while requirements.lock and pyproject.toml are unchanged.
+# `make lock` recompiles requirements.lock from the ranges in pyproject.toml.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCK := requirements.lock
+PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: run test lint venv worker beat bench-data bench-data-check
+.PHONY: run test lint venv lock worker beat bench-data bench-data-check
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The project goes in without resolving dependencies and is built by the locked setuptools (no build isolation),
+# so nothing lands in .venv that the lock does not pin.
+$(STAMP): $(LOCK) pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PIP) install --quiet --require-hashes -r $(LOCK)
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
+
+# To bump a dependency: edit its range in pyproject.toml, run `make lock`, commit both files. The lock holds the
+# runtime dependencies, the dev extra and the build backend, resolved for Python 3.11 on Linux x86_64 from PyPI.
+# Pins already in the lock are kept while the ranges allow them; to move to newer releases inside the ranges:
+# `make lock LOCKFLAGS='--upgrade-package NAME'` (one package) or `make lock LOCKFLAGS=--upgrade` (all).
+LOCKFLAGS ?=
+BUILD_REQUIRES := import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))
+
+lock:
+	@test -x $(BIN)/uv || $(MAKE) venv
+	$(BIN)/python -c '$(BUILD_REQUIRES)' | $(BIN)/uv pip compile --quiet --no-config pyproject.toml - --extra dev \
+		--generate-hashes --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
+		--custom-compile-command 'make lock' $(LOCKFLAGS) --output-file $(LOCK)
 
 run: export DEBUG = 1
 run: export LADDER_TASKS_INLINE = 1
