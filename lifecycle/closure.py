@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -194,64 +194,60 @@ def _stop(closure: AccountClosure) -> None:
             transaction.set_rollback(True)  # another run recorded this step first
 
 
-def _written(closure: AccountClosure, category: str, name: str) -> DataAsset | None:
-    """The asset a previous run of this step wrote before it died, if any."""
-    return (
-        DataAsset.objects.filter(
-            tenant_id=closure.tenant_id, category=category, name=name, created_at__gte=closure.requested_at
-        )
-        .order_by("pk")
-        .first()
+def _write_once(closure: AccountClosure, *, category: str, name: str, content: Callable[[], bytes]) -> DataAsset | None:
+    """The step's record in the tenant's home region: the one a previous run of the step wrote before it died (same
+    name and category, written since the closure was asked for), else a new one. None: no region may hold it."""
+    region = _home_region(closure.tenant)
+    if region is None:
+        return None
+    written = DataAsset.objects.filter(
+        tenant_id=closure.tenant_id, category=category, name=name, created_at__gte=closure.requested_at
     )
+    return written.order_by("pk").first() or data_asset_create(
+        tenant=closure.tenant,
+        name=name,
+        category=category,
+        region=region.code,
+        content=content(),
+        actor=_actor_of(closure),
+        now=closure.requested_at,
+    )
+
+
+def _final_invoice(tenant: Tenant, now: datetime) -> bytes:
+    preview = invoice_upcoming(tenant=tenant, now=now)
+    document = {k: _json(v) for k, v in vars(preview).items()}
+    document["lines"] = [{k: _json(v) for k, v in line.items()} for line in preview.lines]
+    document["final"] = True
+    return json.dumps(document).encode()
 
 
 def _invoice(closure: AccountClosure) -> None:
     """2. The final invoice: this month's usage to the moment of closing, from the ledger."""
-    tenant, now = closure.tenant, closure.requested_at
-    region = _home_region(tenant)
-    name = f"final-invoice-{now:%Y-%m}"
-    invoice = None
-    if region is not None:
-        invoice = _written(closure, Category.INVOICE, name)
-        if invoice is None:
-            preview = invoice_upcoming(tenant=tenant, now=now)
-            document = {k: _json(v) for k, v in vars(preview).items()}
-            document["lines"] = [{k: _json(v) for k, v in line.items()} for line in preview.lines]
-            document["final"] = True
-            invoice = data_asset_create(
-                tenant=tenant,
-                name=name,
-                category=Category.INVOICE,
-                region=region.code,
-                content=json.dumps(document).encode(),
-                actor=_actor_of(closure),
-                now=now,
-            )
+    now = closure.requested_at
+    invoice = _write_once(
+        closure,
+        category=Category.INVOICE,
+        name=f"final-invoice-{now:%Y-%m}",
+        content=lambda: _final_invoice(closure.tenant, now),
+    )
     _move(closure, ClosureStep.INVOICING, ClosureStep.EXPORTING, final_invoice=invoice)
 
 
 def _export(closure: AccountClosure) -> None:
     """3. The export bundle (unless the tenant asked for zero retention of exports)."""
-    tenant, now = closure.tenant, closure.requested_at
-    region = _home_region(tenant)
-    name = f"closure-export-{now:%Y%m%d}"
-    export = None
-    if region is not None:
-        export = _written(closure, Category.EXPORT, name)
-        if export is None:
-            try:
-                export = data_asset_create(
-                    tenant=tenant,
-                    name=name,
-                    category=Category.EXPORT,
-                    region=region.code,
-                    content=b"".join(export_lines(tenant, now)),
-                    actor=_actor_of(closure),
-                    now=now,
-                )
-            except Conflict as exc:
-                if exc.code != "zero_retention":
-                    raise
+    now = closure.requested_at
+    try:
+        export = _write_once(
+            closure,
+            category=Category.EXPORT,
+            name=f"closure-export-{now:%Y%m%d}",
+            content=lambda: b"".join(export_lines(closure.tenant, now)),
+        )
+    except Conflict as exc:
+        if exc.code != "zero_retention":
+            raise
+        export = None
     _move(closure, ClosureStep.EXPORTING, ClosureStep.SCHEDULING, export=export)
 
 
