@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet, TenantScopedViewSet
 from api.permissions import HasStaffPermission
+from api.serializers import StrictSerializer
 from billing.selectors import price_index
 from provisioning.allocations import AllocationSpec, allocation_request, allocation_stop
 from provisioning.fleet_cache import fleet_read
@@ -32,7 +33,7 @@ from tenancy.services import tenant_set_quota
 # --- serializers ----------------------------------------------------------------------------------------------
 
 
-class ShareSerializer(serializers.Serializer[Any]):
+class ShareSerializer(StrictSerializer):
     mode = serializers.ChoiceField(choices=sorted(m.value for m in SOFT_SHARING))
     fraction = serializers.DecimalField(
         max_digits=4,
@@ -43,12 +44,12 @@ class ShareSerializer(serializers.Serializer[Any]):
     )
 
 
-class GangSerializer(serializers.Serializer[Any]):
+class GangSerializer(StrictSerializer):
     size = serializers.IntegerField(min_value=2, max_value=512)
     topology = serializers.ChoiceField(choices=["nvlink"], required=False, allow_null=True, default=None)
 
 
-class AllocationRequestSerializer(serializers.Serializer[Any]):
+class AllocationRequestSerializer(StrictSerializer):
     name = serializers.CharField(max_length=100)
     rung = serializers.ChoiceField(choices=[r.value for r in Rung])
     gpu_model = serializers.ChoiceField(choices=GPU_MODEL_NAMES, required=False)
@@ -257,7 +258,7 @@ def _figures(state: Any) -> list[dict[str, Any]]:
     ]
 
 
-class DefragmentRequestSerializer(serializers.Serializer[Any]):
+class DefragmentRequestSerializer(StrictSerializer):
     dry_run = serializers.BooleanField()
 
     def validate_dry_run(self, value: bool) -> bool:
@@ -322,7 +323,7 @@ class DefragmentViewSet(StaffViewSet):
         )
 
 
-class QuotaSerializer(serializers.Serializer[Any]):
+class QuotaSerializer(StrictSerializer):
     gpus = serializers.DecimalField(
         max_digits=9,
         decimal_places=3,

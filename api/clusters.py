@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from api.base import StaffViewSet
 from api.problems import Problem
+from api.serializers import StrictSerializer, refuse_body
 from provisioning import services
 from provisioning.kubernetes.client import ClusterUnavailable
 from provisioning.kubernetes.diagnosis import diagnose_node
@@ -41,7 +42,7 @@ class ClusterSerializer(serializers.ModelSerializer[Cluster]):
         read_only_fields = fields
 
 
-class ClusterRegisterSerializer(serializers.Serializer[Any]):
+class ClusterRegisterSerializer(StrictSerializer):
     name = serializers.SlugField(max_length=63)
     hall = serializers.SlugRelatedField(slug_field="code", queryset=Hall.objects.all())
     api_server = serializers.URLField(max_length=300)
@@ -90,12 +91,14 @@ class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffView
     @action(detail=True, methods=["post"])
     def test(self, request: Request, name: str) -> Response:
         """Reach the cluster with its credentials and record its health."""
+        refuse_body(request)
         return Response(ClusterSerializer(cluster_check(self.get_object())).data)
 
     @extend_schema(request=None, responses=SyncSerializer)
     @action(detail=True, methods=["post"])
     def sync(self, request: Request, name: str) -> Response:
         """Import the cluster's GPU nodes into its hall (as ``manage.py fleet_sync``)."""
+        refuse_body(request)
         cluster = self.get_object()
         try:
             objects = kube_for_cluster(cluster).list("v1", "Node")

@@ -1,0 +1,170 @@
+"""The API at its edges: fields it does not know, bodies that are not objects, paths it does not serve."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from drf_spectacular.generators import SchemaGenerator
+from rest_framework import serializers
+
+from api.serializers import StrictSerializer
+from provisioning.models import Allocation
+from tests.support import assert_problem
+from tests.support.data import asset, regions
+
+H100 = "H100-SXM-80GB"
+
+# Every POST, PUT and PATCH of the API, with who may call it (so the call gets past the permissions).
+WRITES = [
+    ("PATCH", "/api/v1/tenant", "alice"),
+    ("POST", "/api/v1/tenant/close", "alice"),
+    ("POST", "/api/v1/members", "alice"),
+    ("PATCH", "/api/v1/members/{id}", "alice"),
+    ("POST", "/api/v1/api-keys", "alice"),
+    ("POST", "/api/v1/allocations", "alice"),
+    ("PUT", "/api/v1/budget", "alice"),
+    ("POST", "/api/v1/data-assets", "alice"),
+    ("POST", "/api/v1/data-assets/{id}/move", "alice"),
+    ("POST", "/api/v1/data-assets/{id}/cancel-shredding", "alice"),
+    ("PUT", "/api/v1/retention-policies/{category}", "alice"),
+    ("POST", "/api/v1/erasure-requests", "alice"),
+    ("POST", "/api/v1/compliance/audit-checkpoints", "compliance"),
+    ("POST", "/api/v1/compliance/legal-holds", "compliance"),
+    ("POST", "/api/v1/compliance/legal-holds/preview", "compliance"),
+    ("POST", "/api/v1/compliance/legal-holds/{id}/release", "compliance"),
+    ("POST", "/api/v1/ops/fleet", "operator"),
+    ("POST", "/api/v1/ops/nodes/{id}/drain", "operator"),
+    ("POST", "/api/v1/ops/nodes/{id}/undrain", "operator"),
+    ("POST", "/api/v1/ops/nodes/{id}/quarantine", "operator"),
+    ("POST", "/api/v1/ops/nodes/{id}/fail", "operator"),
+    ("POST", "/api/v1/ops/clusters", "operator"),
+    ("POST", "/api/v1/ops/clusters/{name}/test", "operator"),
+    ("POST", "/api/v1/ops/clusters/{name}/sync", "operator"),
+    ("POST", "/api/v1/ops/defragment", "operator"),
+    ("PUT", "/api/v1/ops/tenants/{slug}/quota", "operator"),
+]
+
+
+def _schema() -> tuple[SchemaGenerator, dict[str, Any]]:
+    generator = SchemaGenerator()
+    return generator, generator.get_schema(request=None, public=True)
+
+
+@pytest.fixture
+def caller(request: pytest.FixtureRequest, api: Any) -> Any:
+    """``caller("alice")``: a client with a fresh read-write key of that standard user."""
+    return lambda name: api(request.getfixturevalue(name))
+
+
+@pytest.fixture
+def write_url(alice: Any) -> Any:
+    """A WRITES path with real values: alice's own membership as the id (the member update looks it up before
+    reading the body; every other write reads its body first)."""
+    values = {"id": alice.membership.pk, "name": "frankfurt-a", "category": "dataset", "slug": "acme"}
+    return lambda template: template.format(**values)
+
+
+# --- unknown fields ---------------------------------------------------------------------------------------------
+
+
+def test_the_writes_table_lists_every_write_of_the_api():
+    _, schema = _schema()
+    served = {
+        (method.upper(), path)
+        for path, operations in schema["paths"].items()
+        for method in operations
+        if method in {"post", "put", "patch"}
+    }
+    assert served == {(method, path) for method, path, _ in WRITES}
+
+
+def _request_serializers(serializer: serializers.BaseSerializer[Any]) -> Any:
+    """The serializer and every serializer nested in its writable fields."""
+    yield serializer
+    for field in serializer.fields.values():  # type: ignore[attr-defined]
+        if field.read_only:
+            continue
+        if isinstance(field, serializers.ListSerializer):
+            field = field.child
+        if isinstance(field, serializers.BaseSerializer):
+            yield from _request_serializers(field)
+
+
+def test_every_request_body_refuses_unknown_fields_at_every_depth():
+    generator, schema = _schema()
+    checked = set()
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            if "requestBody" not in operation:
+                continue
+            ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+            found = generator.registry[(ref.rsplit("/", 1)[1], "schemas")].object
+            body = found() if isinstance(found, type) else found
+            for serializer in _request_serializers(body):
+                assert isinstance(serializer, StrictSerializer), f"{method.upper()} {path}: {type(serializer)}"
+                checked.add(type(serializer).__name__)
+    assert {"AllocationRequestSerializer", "ShareSerializer", "ResidencySerializer", "FleetNodeSerializer"} <= checked
+
+
+@pytest.mark.parametrize(("method", "template", "who"), WRITES)
+def test_every_write_refuses_a_field_it_does_not_know(caller, write_url, method, template, who):
+    response = caller(who).generic(
+        method, write_url(template), '{"surely_not_a_field": 1}', content_type="application/json"
+    )
+    body = assert_problem(response, 422, "validation_error")
+    assert "surely_not_a_field" in body["errors"]
+
+
+def test_a_misspelt_field_is_refused_not_dropped(api, alice):
+    body = {"name": "train", "rung": "container", "gpu_model": H100, "gpus": 1, "gpu_modle": H100}
+    response = api(alice).post("/api/v1/allocations", body, format="json")
+    problem = assert_problem(response, 422, "validation_error")
+    assert problem["errors"] == {"gpu_modle": ["Unknown field."]}
+    assert problem["detail"] == "gpu_modle: Unknown field."
+    assert not Allocation.objects.exists()
+
+
+def test_unknown_fields_are_named_beside_the_known_fields_errors(api, alice):
+    body = {"username": "dora", "email": "dora@acme.test", "rolle": "viewer", "team": "ml"}
+    problem = assert_problem(api(alice).post("/api/v1/members", body, format="json"), 422, "validation_error")
+    assert problem["errors"] == {
+        "rolle": ["Unknown field."],
+        "team": ["Unknown field."],
+        "role": ["This field is required."],
+    }
+
+
+def test_nested_bodies_refuse_unknown_fields(api, alice):
+    client = api(alice)
+    share = {"mode": "time_slicing", "fraction": "0.5", "fractoin": "0.5"}
+    body = {"name": "s", "rung": "container", "gpu_model": H100, "share": share}
+    problem = assert_problem(client.post("/api/v1/allocations", body, format="json"), 422, "validation_error")
+    assert problem["errors"] == {"share.fractoin": ["Unknown field."]}
+
+    patch = {"residency": {"regoins": ["eu-west"]}, "isolation": {"dedicated": True}}
+    problem = assert_problem(client.patch("/api/v1/tenant", patch, format="json"), 422, "validation_error")
+    assert problem["errors"] == {"residency.regoins": ["Unknown field."], "isolation.dedicated": ["Unknown field."]}
+
+
+def test_a_read_only_field_sent_back_is_unknown(api, alice, acme):
+    client = api(alice)
+    tenant = client.get("/api/v1/tenant").json()
+    response = client.patch("/api/v1/tenant", {"name": "Acme Labs", "id": tenant["id"]}, format="json")
+    assert assert_problem(response, 422, "validation_error")["errors"] == {"id": ["Unknown field."]}
+    acme.refresh_from_db()
+    assert acme.name == "Acme Robotics"
+
+
+def test_an_action_without_a_body_refuses_one_with_fields(api, alice, acme):
+    client = api(alice)
+    response = client.post("/api/v1/tenant/close", {"confirm": True}, format="json")
+    assert assert_problem(response, 422, "validation_error")["errors"] == {"confirm": ["Unknown field."]}
+    acme.refresh_from_db()
+    assert acme.state == "active"
+
+    regions()
+    live = asset(acme)
+    # An empty object is no body at all: the action runs (and answers that the asset is not being shredded).
+    empty = client.post(f"/api/v1/data-assets/{live.pk}/cancel-shredding", {}, format="json")
+    assert_problem(empty, 409, "not_shredding")
