@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from django.conf import settings
+from django.middleware.csrf import REASON_NO_CSRF_COOKIE
+from django.test import Client, RequestFactory
+from django.utils.module_loading import import_string
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework import serializers
+from rest_framework.test import APIClient
 
 from api.serializers import StrictSerializer
 from provisioning.models import Allocation
@@ -61,7 +67,7 @@ def caller(request: pytest.FixtureRequest, api: Any) -> Any:
 def write_url(alice: Any) -> Any:
     """A WRITES path with real values: alice's own membership as the id (the member update looks it up before
     reading the body; every other write reads its body first)."""
-    values = {"id": alice.membership.pk, "name": "frankfurt-a", "category": "dataset", "slug": "acme"}
+    values = {"id": alice.membership.pk, "seq": 1, "name": "frankfurt-a", "category": "dataset", "slug": "acme"}
     return lambda template: template.format(**values)
 
 
@@ -168,3 +174,80 @@ def test_an_action_without_a_body_refuses_one_with_fields(api, alice, acme):
     # An empty object is no body at all: the action runs (and answers that the asset is not being shredded).
     empty = client.post(f"/api/v1/data-assets/{live.pk}/cancel-shredding", {}, format="json")
     assert_problem(empty, 409, "not_shredding")
+
+
+# --- every /api/ path answers problem+json ------------------------------------------------------------------------
+
+METHODS = ["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"]
+
+
+def _assert_problem_json(response: Any, method: str, path: str) -> None:
+    where = f"{method} {path}: {response.status_code} {response.content[:200]!r}"
+    assert response["Content-Type"] == "application/problem+json", where
+    if method != "HEAD":
+        body = response.json()
+        assert body["status"] == response.status_code, where
+        assert body["code"], where
+
+
+def _session(user: Any) -> APIClient:
+    """A browser-like client: signed in by session cookie, CSRF enforced as in production."""
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("path", ["/api/v1/no-such-thing", "/api/v1/tenant/", "/api/nothing/here"])
+def test_an_unknown_api_path_is_a_problem_404_for_any_method_and_caller(api, alice, method, path):
+    callers = {
+        "anonymous": APIClient(enforce_csrf_checks=True),
+        "session": _session(alice),
+        "api key": api(alice),
+    }
+    for name, client in callers.items():
+        response = client.generic(method, path, "{}", content_type="application/json")
+        assert response.status_code == 404, (name, response.content[:200])
+        _assert_problem_json(response, method, path)
+
+
+def test_a_session_write_without_the_csrf_token_is_a_problem_403(alice, acme):
+    client = _session(alice)
+    response = client.patch("/api/v1/tenant", {"name": "Acme Labs"}, format="json")
+    assert_problem(response, 403, "csrf_failed")
+    acme.refresh_from_db()
+    assert acme.name == "Acme Robotics"
+
+    client.get("/admin/login/")  # any page that sets the CSRF cookie
+    token = client.cookies["csrftoken"].value
+    response = client.patch("/api/v1/tenant", {"name": "Acme Labs"}, format="json", HTTP_X_CSRFTOKEN=token)
+    assert response.status_code == 200, response.content
+
+
+def test_django_csrf_refusals_are_problem_json_under_api_and_html_elsewhere(alice):
+    failure = import_string(settings.CSRF_FAILURE_VIEW)  # as CsrfViewMiddleware finds it
+    response = failure(RequestFactory().post("/api/v1/tenant"), reason=REASON_NO_CSRF_COOKIE)
+    assert response.status_code == 403
+    assert response["Content-Type"] == "application/problem+json"
+    body = json.loads(response.content)
+    assert (body["code"], body["status"]) == ("csrf_failed", 403)
+    assert REASON_NO_CSRF_COOKIE in body["detail"]
+
+    admin = Client(enforce_csrf_checks=True).post("/admin/login/", {"username": "alice", "password": "pw"})
+    assert admin.status_code == 403
+    assert admin["Content-Type"].startswith("text/html")
+
+
+def test_every_api_path_answers_its_errors_as_problem_json(alice, write_url):
+    _, schema = _schema()
+    paths = [write_url(path) for path in schema["paths"]] + ["/api/schema/", "/api/docs/"]
+    callers = {"anonymous": APIClient(enforce_csrf_checks=True), "session": _session(alice)}
+    checked = 0
+    for path in paths:
+        for method in METHODS:
+            for client in callers.values():
+                response = client.generic(method, path, "{}", content_type="application/json")
+                if response.status_code >= 400:
+                    _assert_problem_json(response, method, path)
+                    checked += 1
+    assert checked > 300
