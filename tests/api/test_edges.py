@@ -14,10 +14,12 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework import serializers
 from rest_framework.test import APIClient
 
+from api.models import IdempotencyRecord
 from api.serializers import StrictSerializer
-from provisioning.models import Allocation
+from provisioning.models import Allocation, Region
 from tests.support import assert_problem
 from tests.support.data import asset, regions
+from tests.support.fleet_documents import small_fleet
 
 H100 = "H100-SXM-80GB"
 
@@ -251,3 +253,66 @@ def test_every_api_path_answers_its_errors_as_problem_json(alice, write_url):
                     _assert_problem_json(response, method, path)
                     checked += 1
     assert checked > 300
+
+
+# --- bodies the parser refuses ----------------------------------------------------------------------------------
+
+
+def _post(client: Any, path: str, raw: str, **headers: Any) -> Any:
+    return client.generic("POST", path, raw, content_type="application/json", **headers)
+
+
+@pytest.mark.parametrize("depth", [65, 900, 5000])
+def test_json_nested_too_deep_is_a_parse_error(api, alice, depth):
+    response = _post(api(alice), "/api/v1/members", "[" * depth + "]" * depth, HTTP_IDEMPOTENCY_KEY=f"deep-{depth}")
+    assert "nest deeper than 64 levels" in assert_problem(response, 400, "parse_error")["detail"]
+    assert not IdempotencyRecord.objects.exists()
+
+
+def test_json_nested_64_levels_deep_reaches_the_validation(api, alice):
+    raw = '{"username": ' + "[" * 63 + "]" * 63 + ', "email": "dora@acme.test", "role": "viewer"}'
+    response = _post(api(alice), "/api/v1/members", raw, HTTP_IDEMPOTENCY_KEY="deep-64")
+    assert "username" in assert_problem(response, 422, "validation_error")["errors"]
+
+
+def test_an_unpaired_surrogate_is_a_parse_error_naming_where(api, alice, acme):
+    client = api(alice)
+    raw = '{"username": "dora\\ud800", "email": "dora@acme.test", "role": "viewer"}'
+    response = _post(client, "/api/v1/members", raw, HTTP_IDEMPOTENCY_KEY="lone")
+    assert assert_problem(response, 400, "parse_error")["detail"] == (
+        "JSON parse error - the string at username holds an unpaired surrogate (\\ud800): it is not Unicode text."
+    )
+    assert not IdempotencyRecord.objects.exists()
+    assert_problem(_post(client, "/api/v1/members", '{"\\udc00": 1}'), 400, "parse_error")
+    assert_problem(_post(client, "/api/v1/members", '"\\udfff"'), 400, "parse_error")
+
+    # A surrogate pair is one character like any other.
+    response = client.generic(
+        "PATCH", "/api/v1/tenant", '{"name": "Acme \\ud83d\\ude80"}', content_type="application/json"
+    )
+    assert response.status_code == 200, response.content
+    acme.refresh_from_db()
+    assert acme.name == "Acme \N{ROCKET}"
+
+
+def test_a_nul_character_in_any_string_is_refused_naming_where(api, alice, operator):
+    document = small_fleet()
+    document["regions"][0]["name"] = "EU\x00West"
+    document["regions"][1]["halls"][0]["nodes"][0]["versions"]["driver"] = "\x00"
+    response = api(operator).post("/api/v1/ops/fleet", document, format="json")
+    assert assert_problem(response, 422, "validation_error")["errors"] == {
+        "regions.0.name": ["Null characters are not allowed."],
+        "regions.1.halls.0.nodes.0.versions.driver": ["Null characters are not allowed."],
+    }
+    assert not Region.objects.exists()
+
+    # The refusal names the place without echoing the character (PostgreSQL could not store the answer for the
+    # Idempotency-Key either; a choice field's error used to quote the value).
+    invite = {"username": "dora", "email": "dora@acme.test", "role": "\x00", "a\x00b": 1}
+    response = api(alice).post("/api/v1/members", invite, format="json", HTTP_IDEMPOTENCY_KEY="nul")
+    body = assert_problem(response, 422, "validation_error")
+    assert body["errors"] == {
+        "role": ["Null characters are not allowed."],
+        "a\\u0000b": ["Null characters are not allowed."],
+    }
+    assert "\x00" not in response.content.decode()
