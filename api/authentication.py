@@ -34,7 +34,8 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         token = token.strip()
         if not token:
             raise exceptions.AuthenticationFailed("The Authorization header names no key.")
-        key = api_key_authenticate(token)
+        # A token holding NUL names no key; PostgreSQL would refuse to even look it up.
+        key = api_key_authenticate(token) if "\x00" not in token else None
         if key is None:
             raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")
         now = timezone.now()

@@ -316,3 +316,44 @@ def test_a_nul_character_in_any_string_is_refused_naming_where(api, alice, opera
         "a\\u0000b": ["Null characters are not allowed."],
     }
     assert "\x00" not in response.content.decode()
+
+
+# --- NUL in what names a thing -----------------------------------------------------------------------------------
+# PostgreSQL refuses a string holding NUL even in a comparison, so these were 500s there; they run on SQLite by
+# default and on PostgreSQL with DATABASE_URL set.
+
+NUL_PATHS = [
+    ("GET", "/api/v1/ops/clusters/%00", "operator"),
+    ("GET", "/api/v1/ops/clusters/frankfurt%00a", "operator"),
+    ("POST", "/api/v1/ops/clusters/%00/test", "operator"),
+    ("GET", "/api/v1/ops/nodes/1%00", "operator"),
+    ("GET", "/api/v1/allocations/%00", "alice"),
+    ("DELETE", "/api/v1/members/%00", "alice"),
+    ("GET", "/api/v1/data-assets/%00/content", "alice"),
+    ("GET", "/api/v1/retention-policies/dataset%00", "alice"),
+    ("PUT", "/api/v1/retention-policies/%00", "alice"),
+    ("GET", "/api/v1/compliance/legal-holds/%00", "compliance"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "who"), NUL_PATHS)
+def test_a_path_parameter_holding_nul_names_nothing(caller, method, path, who):
+    response = caller(who).generic(method, path, "{}", content_type="application/json")
+    assert_problem(response, 404, "not_found")
+
+
+def test_a_nul_path_parameter_still_needs_credentials_first():
+    assert_problem(APIClient().get("/api/v1/ops/clusters/%00"), 401, "not_authenticated")
+
+
+def test_an_api_key_holding_nul_is_unknown():
+    response = APIClient().get("/api/v1/tenant", HTTP_AUTHORIZATION="Bearer ldr_0000\x000000_secret")
+    assert_problem(response, 401, "authentication_failed")
+
+
+@pytest.mark.parametrize("key", ["a\x00b", "tab\there", "\x7f"])
+def test_an_idempotency_key_holding_a_control_character_is_refused(api, alice, key):
+    invite = {"username": "dora", "email": "dora@acme.test", "role": "viewer"}
+    response = api(alice).post("/api/v1/members", invite, format="json", HTTP_IDEMPOTENCY_KEY=key)
+    assert "Idempotency-Key" in assert_problem(response, 422, "validation_error")["errors"]
+    assert not IdempotencyRecord.objects.exists()
