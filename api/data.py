@@ -24,7 +24,7 @@ from rest_framework.routers import SimpleRouter
 
 from api.base import LadderView, TenantScopedViewSet
 from api.permissions import IsTenantMember, TenantRoleAllows
-from api.serializers import StrictSerializer, refuse_body
+from api.serializers import IdField, StrictSerializer, refuse_body
 from compliance import retention
 from compliance.assets import (
     content_decode,
@@ -90,7 +90,7 @@ class DataAssetCreateSerializer(StrictSerializer):
         help_text="Required without content; with content, it must match (or be left out).",
     )
     derived_from = serializers.ListField(
-        child=serializers.IntegerField(min_value=1),
+        child=IdField(),
         required=False,
         default=list,
         max_length=1000,

@@ -20,7 +20,7 @@ from rest_framework.routers import SimpleRouter
 from api.base import Caller, LadderView, StaffViewSet, TenantOrStaffViewSet
 from api.data import ResidencyReportSerializer
 from api.permissions import HasStaffPermission
-from api.serializers import StrictSerializer
+from api.serializers import IdField, StrictSerializer
 from compliance.assets import AssetScope
 from compliance.erasure import erasure_request_create
 from compliance.holds import (
@@ -291,7 +291,7 @@ class ErasureRequestCreateSerializer(StrictSerializer):
         help_text="The data subject who asked: required for compliance staff, optional for a tenant.",
     )
     assets = serializers.ListField(
-        child=serializers.IntegerField(min_value=1),
+        child=IdField(),
         required=False,
         default=list,
         max_length=MAX_NAMED_ASSETS,

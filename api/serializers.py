@@ -14,6 +14,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 UNKNOWN_FIELD = "Unknown field."
+MAX_ID = 2**63 - 1  # ids are bigints
 
 
 class StrictSerializer(serializers.Serializer[Any]):
@@ -35,6 +36,14 @@ class StrictSerializer(serializers.Serializer[Any]):
         if unknown:
             raise serializers.ValidationError(unknown)
         return value
+
+
+class IdField(serializers.IntegerField):
+    """The id of a row named in a body: 1 to ``MAX_ID``. A larger one could name nothing, and SQLite cannot even
+    compare it (an ``OverflowError``, not an empty match)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(min_value=1, max_value=MAX_ID, **kwargs)
 
 
 class NoBodySerializer(StrictSerializer):

@@ -357,3 +357,30 @@ def test_an_idempotency_key_holding_a_control_character_is_refused(api, alice, k
     response = api(alice).post("/api/v1/members", invite, format="json", HTTP_IDEMPOTENCY_KEY=key)
     assert "Idempotency-Key" in assert_problem(response, 422, "validation_error")["errors"]
     assert not IdempotencyRecord.objects.exists()
+
+
+# --- bodies that are not objects, numbers out of range ------------------------------------------------------------
+
+NOT_OBJECTS = ["[]", "[{}]", '"x"', "null", "1", "true", "1e999"]
+
+
+@pytest.mark.parametrize(("method", "template", "who"), WRITES)
+def test_every_write_refuses_a_body_that_is_not_an_object(caller, write_url, method, template, who):
+    client = caller(who)
+    for raw in NOT_OBJECTS:
+        headers = {"HTTP_IDEMPOTENCY_KEY": f"not-an-object-{raw}"} if method == "POST" else {}
+        response = client.generic(method, write_url(template), raw, content_type="application/json", **headers)
+        assert response.status_code == 422, (raw, response.content)
+        assert_problem(response, 422, "validation_error")
+
+
+def test_an_id_beyond_a_bigint_is_invalid_not_a_crash(api, alice, acme):
+    regions()
+    client = api(alice)
+    huge = 10**30
+    made = {"name": "n", "category": "dataset", "region": "eu-west", "size_bytes": 1, "derived_from": [huge]}
+    problem = assert_problem(client.post("/api/v1/data-assets", made, format="json"), 422, "validation_error")
+    assert list(problem["errors"]) == ["derived_from.0"]
+    erase = {"assets": [asset(acme).pk, huge]}
+    problem = assert_problem(client.post("/api/v1/erasure-requests", erase, format="json"), 422, "validation_error")
+    assert list(problem["errors"]) == ["assets.1"]
