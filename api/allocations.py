@@ -15,6 +15,7 @@ from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet, TenantScopedViewSet
 from api.permissions import HasStaffPermission
+from api.serializers import StrictSerializer, refuse_body
 from billing.selectors import price_index
 from lifecycle.services import allocation_request
 from provisioning.allocations import AllocationSpec, allocation_stop
@@ -33,7 +34,7 @@ from tenancy.services import tenant_set_quota
 # --- serializers ----------------------------------------------------------------------------------------------
 
 
-class ShareSerializer(serializers.Serializer[Any]):
+class ShareSerializer(StrictSerializer):
     mode = serializers.ChoiceField(choices=sorted(m.value for m in SOFT_SHARING))
     fraction = serializers.DecimalField(
         max_digits=4,
@@ -44,12 +45,12 @@ class ShareSerializer(serializers.Serializer[Any]):
     )
 
 
-class GangSerializer(serializers.Serializer[Any]):
+class GangSerializer(StrictSerializer):
     size = serializers.IntegerField(min_value=2, max_value=512)
     topology = serializers.ChoiceField(choices=["nvlink"], required=False, allow_null=True, default=None)
 
 
-class AllocationRequestSerializer(serializers.Serializer[Any]):
+class AllocationRequestSerializer(StrictSerializer):
     name = serializers.CharField(max_length=100)
     rung = serializers.ChoiceField(choices=[r.value for r in Rung])
     gpu_model = serializers.ChoiceField(choices=GPU_MODEL_NAMES, required=False)
@@ -251,7 +252,7 @@ def _figures(state: Any) -> list[dict[str, Any]]:
     ]
 
 
-class DefragmentRequestSerializer(serializers.Serializer[Any]):
+class DefragmentRequestSerializer(StrictSerializer):
     dry_run = serializers.BooleanField()
 
     def validate_dry_run(self, value: bool) -> bool:
@@ -301,6 +302,7 @@ class ReconcileViewSet(StaffViewSet):
 
     @extend_schema(request=None, responses=ReconcileResultSerializer)
     def create(self, request: Request) -> Response:
+        refuse_body(request)
         observed = timezone.now()
         looked_at = allocations_reconcile()
         return Response({"looked_at": looked_at, "observed_at": observed})
@@ -335,7 +337,7 @@ class DefragmentViewSet(StaffViewSet):
         )
 
 
-class QuotaSerializer(serializers.Serializer[Any]):
+class QuotaSerializer(StrictSerializer):
     gpus = serializers.DecimalField(
         max_digits=9,
         decimal_places=3,

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet
 from api.problems import Problem
+from api.serializers import refuse_body
 from compliance.models import AuditCheckpoint
 from compliance.selectors import audit_chain_verify, audit_checkpoint_latest
 from compliance.services import audit_checkpoint_take
@@ -167,6 +168,7 @@ class AuditCheckpointViewSet(mixins.ListModelMixin, StaffViewSet):
         ),
     )
     def create(self, request: Request) -> Response:
+        refuse_body(request)
         before = audit_checkpoint_latest()
         checkpoint = audit_checkpoint_take(actor=self.caller.actor)
         if checkpoint is None:

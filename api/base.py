@@ -8,6 +8,7 @@ after authentication, and implements ``Idempotency-Key`` for every POST.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -35,6 +36,7 @@ from tenancy.roles import Action
 from tenancy.selectors import membership_of
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+_CONTROL = re.compile("[\x00-\x1f\x7f]")  # HTTP allows none but a tab in a header; PostgreSQL stores no NUL
 
 
 @dataclass(frozen=True)
@@ -100,15 +102,18 @@ class LadderView(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
+        # A path parameter holding NUL names nothing; PostgreSQL would refuse to even compare it (a 500).
+        if any("\x00" in str(value) for value in kwargs.values()):
+            raise exceptions.NotFound()
         key = request.headers.get(IDEMPOTENCY_HEADER)
         if request.method != "POST" or key is None:
             return
-        if not key or len(key) > idempotency.MAX_KEY_LENGTH:
+        if not key or len(key) > idempotency.MAX_KEY_LENGTH or _CONTROL.search(key):
             raise Problem(
                 422,
                 "validation_error",
-                f"{IDEMPOTENCY_HEADER} must be 1 to 255 characters.",
-                errors={IDEMPOTENCY_HEADER: ["must be 1 to 255 characters"]},
+                f"{IDEMPOTENCY_HEADER} must be 1 to 255 characters, none of them a control character.",
+                errors={IDEMPOTENCY_HEADER: ["must be 1 to 255 characters, none of them a control character"]},
             )
         tenant = self.caller.tenant
         if tenant is not None and not self.idempotency_per_user:

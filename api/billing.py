@@ -22,6 +22,7 @@ from rest_framework.response import Response
 from api.base import LadderView, TenantScopedViewSet
 from api.permissions import IsTenantMember, TenantRoleAllows
 from api.problems import PROBLEM_CONTENT_TYPE, problem_body
+from api.serializers import StrictSerializer
 from billing import selectors, services
 from billing.models import BudgetAlert, Invoice, Notification
 from billing.selectors import stripe_enabled
@@ -233,7 +234,7 @@ class InvoiceViewSet(mixins.ListModelMixin, TenantScopedViewSet):
 # --- budget and notifications --------------------------------------------------------------------------------------
 
 
-class BudgetSerializer(serializers.Serializer[Any]):
+class BudgetSerializer(StrictSerializer):
     monthly = serializers.DecimalField(
         max_digits=14, decimal_places=2, allow_null=True, help_text="Monthly budget in the account's currency."
     )

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.base import StaffViewSet
+from api.serializers import StrictSerializer, refuse_body
 from provisioning.kubernetes.clusters import cluster_check, cluster_register, cluster_sync
 from provisioning.models import Cluster, Hall
 
@@ -35,7 +36,7 @@ class ClusterSerializer(serializers.ModelSerializer[Cluster]):
         read_only_fields = fields
 
 
-class ClusterRegisterSerializer(serializers.Serializer[Any]):
+class ClusterRegisterSerializer(StrictSerializer):
     name = serializers.SlugField(max_length=63)
     hall = serializers.SlugRelatedField(slug_field="code", queryset=Hall.objects.all())
     api_server = serializers.URLField(max_length=300)
@@ -80,11 +81,13 @@ class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffView
     @action(detail=True, methods=["post"])
     def test(self, request: Request, name: str) -> Response:
         """Reach the cluster with its credentials and record its health."""
+        refuse_body(request)
         return Response(ClusterSerializer(cluster_check(self.get_object())).data)
 
     @extend_schema(request=None, responses=SyncSerializer)
     @action(detail=True, methods=["post"])
     def sync(self, request: Request, name: str) -> Response:
         """Import the cluster's GPU nodes into its hall (as ``manage.py fleet_sync``)."""
+        refuse_body(request)
         _, imported = cluster_sync(cluster=self.get_object(), actor=self.caller.actor)
         return Response(SyncSerializer({"nodes": len(imported.nodes), "skipped": imported.skipped}).data)

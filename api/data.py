@@ -24,6 +24,7 @@ from rest_framework.routers import SimpleRouter
 
 from api.base import LadderView, TenantScopedViewSet
 from api.permissions import IsTenantMember, TenantRoleAllows
+from api.serializers import IdField, StrictSerializer, refuse_body
 from compliance import retention
 from compliance.assets import (
     content_decode,
@@ -76,7 +77,7 @@ class DataAssetSerializer(serializers.ModelSerializer[DataAsset]):
         return sorted(a.pk for a in asset.derivatives.all())
 
 
-class DataAssetCreateSerializer(serializers.Serializer[Any]):
+class DataAssetCreateSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200)
     category = serializers.ChoiceField(choices=CATEGORY_CHOICES)
     region = serializers.SlugField(max_length=40, help_text="Region code; the tenant's residency must allow it.")
@@ -89,7 +90,7 @@ class DataAssetCreateSerializer(serializers.Serializer[Any]):
         help_text="Required without content; with content, it must match (or be left out).",
     )
     derived_from = serializers.ListField(
-        child=serializers.IntegerField(min_value=1),
+        child=IdField(),
         required=False,
         default=list,
         max_length=1000,
@@ -105,7 +106,7 @@ class DataAssetCreateSerializer(serializers.Serializer[Any]):
     )
 
 
-class DataAssetMoveSerializer(serializers.Serializer[Any]):
+class DataAssetMoveSerializer(StrictSerializer):
     region = serializers.SlugField(max_length=40, help_text="Region code; the tenant's residency must allow it.")
 
 
@@ -230,6 +231,7 @@ class DataAssetViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantS
     def cancel_shredding(self, request: Request, pk: str) -> Response:
         """Take the asset back from its waiting period (a delete or retention; 409 ``not_shredding``,
         ``not_cancellable`` for an erasure or closure)."""
+        refuse_body(request)
         asset = data_asset_shred_cancel(asset=self.get_object(), actor=self.caller.actor)
         return self._answer(asset)
 
@@ -248,7 +250,7 @@ class RetentionPolicySerializer(serializers.Serializer[Any]):
     legal_minimum_days = serializers.IntegerField(allow_null=True, help_text="What the law asks; null: no minimum.")
 
 
-class RetentionPolicySetSerializer(serializers.Serializer[Any]):
+class RetentionPolicySetSerializer(StrictSerializer):
     # Bounded: the sweep adds the days to creation dates, and a date past the year 9999 would stop it.
     days = serializers.IntegerField(
         min_value=1, max_value=retention.MAX_DAYS, required=False, allow_null=True, default=None
@@ -432,6 +434,7 @@ class TenantCloseView(LadderView):
 
     @extend_schema(request=None, responses={202: ClosureSerializer})
     def post(self, request: Request) -> Response:
+        refuse_body(request)
         closure = tenant_close(tenant=self.membership.tenant, actor=self.caller.actor)
         closure = AccountClosure.objects.select_related("tenant").get(pk=closure.pk)
         return Response(ClosureSerializer(closure).data, status=status.HTTP_202_ACCEPTED)

@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet
+from api.serializers import StrictSerializer
 from provisioning import services
 from provisioning.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.kubernetes.clusters import node_diagnosis
@@ -25,14 +26,14 @@ from provisioning.placement.catalog import GPU_MODEL_NAMES
 # provisioning.fleet_document (the same rules as manage.py fleet_load), which names every problem's JSON path.
 
 
-class FleetVersionsSerializer(serializers.Serializer[Any]):
+class FleetVersionsSerializer(StrictSerializer):
     driver = serializers.CharField(max_length=32)
     cuda = serializers.CharField(max_length=32)
     nccl = serializers.CharField(max_length=32)
     firmware = serializers.CharField(max_length=32)
 
 
-class FleetNodeSerializer(serializers.Serializer[Any]):
+class FleetNodeSerializer(StrictSerializer):
     hostname = serializers.CharField(max_length=253, help_text="Lower-case DNS name; unique in the fleet.")
     gpu_model = serializers.ChoiceField(choices=GPU_MODEL_NAMES)
     gpu_count = serializers.IntegerField(min_value=1, max_value=MAX_GPUS_PER_NODE)
@@ -44,7 +45,7 @@ class FleetNodeSerializer(serializers.Serializer[Any]):
     versions = FleetVersionsSerializer()
 
 
-class FleetHallSerializer(serializers.Serializer[Any]):
+class FleetHallSerializer(StrictSerializer):
     code = serializers.SlugField(max_length=40)
     fenced_for = serializers.CharField(
         max_length=8,
@@ -54,14 +55,14 @@ class FleetHallSerializer(serializers.Serializer[Any]):
     nodes = FleetNodeSerializer(many=True)
 
 
-class FleetRegionSerializer(serializers.Serializer[Any]):
+class FleetRegionSerializer(StrictSerializer):
     code = serializers.SlugField(max_length=40)
     name = serializers.CharField(max_length=200)
     jurisdiction = serializers.RegexField(r"^[A-Z]{2,8}$", help_text="2 to 8 upper-case letters, e.g. EU, US.")
     halls = FleetHallSerializer(many=True)
 
 
-class FleetDocumentSerializer(serializers.Serializer[Any]):
+class FleetDocumentSerializer(StrictSerializer):
     regions = FleetRegionSerializer(many=True)
 
 
@@ -130,7 +131,7 @@ class NodeSerializer(serializers.ModelSerializer[Node]):
         read_only_fields = fields
 
 
-class NodeActionSerializer(serializers.Serializer[Any]):
+class NodeActionSerializer(StrictSerializer):
     reason = serializers.CharField(
         max_length=500, required=False, allow_blank=True, default="", help_text="Why; kept in the audit log."
     )

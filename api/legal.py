@@ -20,6 +20,7 @@ from rest_framework.routers import SimpleRouter
 from api.base import LadderView, StaffViewSet, TenantOrStaffViewSet
 from api.data import ResidencyReportSerializer
 from api.permissions import HasStaffPermission
+from api.serializers import IdField, StrictSerializer
 from compliance.assets import AssetScope
 from compliance.erasure import erasure_request_create
 from compliance.holds import (
@@ -82,7 +83,7 @@ class HoldPreviewSerializer(PreservationSerializer):
     tenant = serializers.CharField(help_text="Tenant slug.")
 
 
-class HoldScopeSerializer(serializers.Serializer[Any]):
+class HoldScopeSerializer(StrictSerializer):
     tenant = serializers.SlugRelatedField(slug_field="slug", queryset=Tenant.objects.all(), help_text="Tenant slug.")
     categories = category_list("Categories covered; empty or absent: every category.", required=False, default=list)
     created_from = serializers.DateTimeField(
@@ -110,7 +111,7 @@ class LegalHoldCreateSerializer(HoldScopeSerializer):
     )
 
 
-class LegalHoldReleaseSerializer(serializers.Serializer[Any]):
+class LegalHoldReleaseSerializer(StrictSerializer):
     reason = serializers.CharField()
 
 
@@ -275,7 +276,7 @@ class ErasureRequestSerializer(serializers.ModelSerializer[ErasureRequest]):
         ]
 
 
-class ErasureRequestCreateSerializer(serializers.Serializer[Any]):
+class ErasureRequestCreateSerializer(StrictSerializer):
     """Name the assets, or categories and/or a creation date range (both: the named assets among those).
     Compliance staff name the tenant and the data subject (``on_behalf_of``); a tenant's owner erases its own
     tenant's data (another tenant's slug answers as an unknown one)."""
@@ -293,7 +294,7 @@ class ErasureRequestCreateSerializer(serializers.Serializer[Any]):
         help_text="The data subject who asked: required for compliance staff, optional for a tenant.",
     )
     assets = serializers.ListField(
-        child=serializers.IntegerField(min_value=1),
+        child=IdField(),
         required=False,
         default=list,
         max_length=MAX_NAMED_ASSETS,

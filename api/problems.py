@@ -13,8 +13,10 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.views import defaults
+from django.views import csrf, defaults
 from rest_framework import exceptions, status
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.errors import ServiceError
@@ -149,3 +151,23 @@ def handler400(request: HttpRequest, exception: Exception | None = None) -> Http
     if _is_api(request):
         return _django_problem(400, "bad_request", "The request could not be understood.")
     return defaults.bad_request(request, exception or ValueError())
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """Django's ``CSRF_FAILURE_VIEW``: a request Django's CSRF check refuses. API views are exempt (DRF checks
+    CSRF itself, for session callers only), so under ``/api/`` this answers only for a view that is not."""
+    if _is_api(request):
+        return _django_problem(403, "csrf_failed", f"CSRF verification failed: {reason}")
+    return csrf.csrf_failure(request, reason)
+
+
+class ProblemsAsJson:
+    """For API views whose renderers are not JSON (the schema's YAML, the docs' HTML): their errors still go out
+    as problem+json, not rendered as YAML or as an HTML page."""
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        if isinstance(response, Response) and response.content_type == PROBLEM_CONTENT_TYPE:
+            response.accepted_renderer = JSONRenderer()
+            response.accepted_media_type = JSONRenderer.media_type
+        return response

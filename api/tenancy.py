@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from api.base import LadderView, TenantScopedViewSet
 from api.permissions import IsTenantMember, TenantRoleAllows
+from api.serializers import StrictSerializer
 from provisioning.models import Region
 from tenancy import services
 from tenancy.models import ApiKey, ApiKeyScope, Membership, Tenant
@@ -21,7 +22,7 @@ from tenancy.selectors import api_keys_visible
 # --- serializers ----------------------------------------------------------------------------------------------
 
 
-class ResidencySerializer(serializers.Serializer[Any]):
+class ResidencySerializer(StrictSerializer):
     regions = serializers.ListField(
         child=serializers.SlugField(),
         allow_null=True,
@@ -46,7 +47,7 @@ class ResidencySerializer(serializers.Serializer[Any]):
         return value
 
 
-class IsolationSerializer(serializers.Serializer[Any]):
+class IsolationSerializer(StrictSerializer):
     dedicated_hardware = serializers.BooleanField(
         required=False, help_text="Never share a GPU with another tenant, not even by MIG."
     )
@@ -81,7 +82,7 @@ class TenantSerializer(serializers.ModelSerializer[Tenant]):
         return None if tenant.gpu_quota_milli is None else f"{tenant.gpu_quota_milli / 1000:g}"
 
 
-class TenantUpdateSerializer(serializers.Serializer[Any]):
+class TenantUpdateSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200, required=False)
     residency = ResidencySerializer(required=False)
     isolation = IsolationSerializer(required=False)
@@ -97,13 +98,13 @@ class MemberSerializer(serializers.ModelSerializer[Membership]):
         read_only_fields = fields
 
 
-class MemberInviteSerializer(serializers.Serializer[Any]):
+class MemberInviteSerializer(StrictSerializer):
     username = serializers.RegexField(r"^[\w.@+-]+\Z", max_length=150)
     email = serializers.EmailField()
     role = serializers.ChoiceField(choices=[r.value for r in TenantRole])
 
 
-class MemberRoleSerializer(serializers.Serializer[Any]):
+class MemberRoleSerializer(StrictSerializer):
     role = serializers.ChoiceField(choices=[r.value for r in TenantRole])
 
 
@@ -116,7 +117,7 @@ class ApiKeySerializer(serializers.ModelSerializer[ApiKey]):
         read_only_fields = fields
 
 
-class ApiKeyCreateSerializer(serializers.Serializer[Any]):
+class ApiKeyCreateSerializer(StrictSerializer):
     name = serializers.CharField(max_length=100)
     scopes = serializers.ListField(
         child=serializers.ChoiceField(choices=[s.value for s in ApiKeyScope]), min_length=1, max_length=2

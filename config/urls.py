@@ -2,21 +2,34 @@
 
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from api.billing import stripe_webhook
 from api.health import healthz, readyz
+from api.problems import ProblemsAsJson
 from api.problems import handler404 as api_not_found
+
+
+class SchemaView(ProblemsAsJson, SpectacularAPIView):
+    metadata_class = None  # OPTIONS answers 405, as for the docs
+
+
+class DocsView(ProblemsAsJson, SpectacularSwaggerView):
+    metadata_class = None  # OPTIONS answers 405: the HTML page has no way to render DRF's metadata
+
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("api/v1/", include("api.urls")),
     path("webhooks/stripe", stripe_webhook, name="stripe-webhook"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/schema/", SchemaView.as_view(), name="schema"),
+    path("api/docs/", DocsView.as_view(url_name="schema"), name="api-docs"),
     # Unknown API paths answer problem+json even with DEBUG on (Django's handler404 only applies with it off).
-    re_path(r"^api/", api_not_found),
+    # CSRF-exempt like every API view: CsrfViewMiddleware checks a view before it runs, and would otherwise
+    # answer a POST here with its HTML 403 page instead of the 404.
+    re_path(r"^api/", csrf_exempt(api_not_found)),
     path("admin/", admin.site.urls),
 ]
 
