@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import django_filters
@@ -20,6 +21,7 @@ from provisioning.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.kubernetes.clusters import node_diagnosis
 from provisioning.models import Gpu, Hall, Node, NodeState, Region
 from provisioning.placement.catalog import GPU_MODEL_NAMES
+from provisioning.provisioners import provisioner
 
 # --- the fleet document -----------------------------------------------------------------------------------
 # These serializers describe the document in the OpenAPI schema only. The document is checked, whole, by
@@ -224,7 +226,7 @@ class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet
     @action(detail=True, methods=["post"])
     def fail(self, request: Request, pk: str) -> Response:
         """Record that a node has failed; it comes back only through quarantine."""
-        return self._change(request, services.node_fail)
+        return self._change(request, partial(services.node_fail, last_checkpoint=provisioner().last_checkpoint))
 
     @extend_schema(responses=dict[str, Any])
     @action(detail=True, methods=["get"])

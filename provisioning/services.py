@@ -19,7 +19,7 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.chain import canonical_json
 from core.errors import Conflict, Invalid
-from provisioning.allocations import node_failed
+from provisioning.allocations import LastCheckpoint, node_failed
 from provisioning.fleet_cache import journal_fleet_changed, lock_placement, placement_section
 from provisioning.fleet_document import (
     FleetSpec,
@@ -42,7 +42,6 @@ from provisioning.models import (
     Region,
 )
 from provisioning.placement.catalog import CATALOG
-from provisioning.provisioners import provisioner
 
 # GPU UUIDs are derived from the hostname and index, so reloading a fleet never mints new ones.
 GPU_UUID_NAMESPACE = uuid.UUID("6f1d7c2e-3b8a-5e4f-9a0b-1c2d3e4f5a6b")
@@ -333,10 +332,11 @@ def node_quarantine(*, node: Node, actor: Actor, reason: str = "") -> Node:
     return _node_transition(node=node, action="quarantine", actor=actor, reason=reason)
 
 
-def node_fail(*, node: Node, actor: Actor, reason: str = "") -> Node:
+def node_fail(*, node: Node, actor: Actor, last_checkpoint: LastCheckpoint, reason: str = "") -> Node:
     """Record that a node has failed (from any state but failed); jobs on it restart elsewhere from their
-    checkpoint, everything else on it fails (``provisioning.allocations.node_failed``)."""
+    checkpoint (``last_checkpoint``: the driver's, ``Provisioner.last_checkpoint``), everything else on it fails
+    (``node_failed``)."""
     with transaction.atomic():
         node = _node_transition(node=node, action="fail", actor=actor, reason=reason)
-        node_failed(node=node, actor=actor, last_checkpoint=provisioner().last_checkpoint)
+        node_failed(node=node, actor=actor, last_checkpoint=last_checkpoint)
     return node

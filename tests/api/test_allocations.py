@@ -6,9 +6,12 @@ import pytest
 from django.test import override_settings
 
 from provisioning.models import Allocation, GpuClaim, Node
+from provisioning.provisioners import SimulatedProvisioner
 from provisioning.services import fleet_load, node_fail
 from tests.support import SYSTEM, assert_problem
 from tests.support.fleet_documents import node, small_fleet
+
+SIMULATED = SimulatedProvisioner().last_checkpoint
 
 URL = "/api/v1/allocations"
 H100, H200 = "H100-SXM-80GB", "H200-141GB"
@@ -152,7 +155,7 @@ def test_a_failed_node_restarts_jobs_elsewhere_and_fails_the_rest(
     other = ask(client, gpu_model=H100, gpus=2).json()
     assert other["devices"][0]["node"] == failed_host  # best fit put it beside the job
     with django_capture_on_commit_callbacks(execute=True):
-        node_fail(node=Node.objects.get(hostname=failed_host), actor=SYSTEM)
+        node_fail(node=Node.objects.get(hostname=failed_host), actor=SYSTEM, last_checkpoint=SIMULATED)
     job_after = client.get(f"{URL}/{job['id']}").json()
     assert job_after["state"] == "provisioning"
     assert {d["node"] for d in job_after["devices"]} != {failed_host}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from functools import partial
 
 import pytest
 from django.db import connection
@@ -11,12 +13,20 @@ from core.actor import Actor
 from core.errors import Conflict
 from core.models import AuditEvent
 from provisioning.models import NODE_TRANSITIONS, Node, NodeState
+from provisioning.provisioners import SimulatedProvisioner
 from provisioning.services import fleet_load, node_drain, node_fail, node_quarantine, node_undrain
 from tests.support import require_postgres
 from tests.support.fleet_documents import small_fleet
 
+SIMULATED = SimulatedProvisioner().last_checkpoint
+
 ACTOR = Actor.system("tests")
-SERVICES = {"drain": node_drain, "undrain": node_undrain, "quarantine": node_quarantine, "fail": node_fail}
+SERVICES: dict[str, Callable[..., Node]] = {
+    "drain": node_drain,
+    "undrain": node_undrain,
+    "quarantine": node_quarantine,
+    "fail": partial(node_fail, last_checkpoint=SIMULATED),
+}
 S = NodeState
 
 
@@ -65,7 +75,7 @@ def test_a_sanitizing_node_is_never_handed_back_by_an_operator(node):
     for service in (node_drain, node_undrain, node_quarantine):
         with pytest.raises(Conflict):
             service(node=node, actor=ACTOR)
-    assert node_fail(node=node, actor=ACTOR).state == S.FAILED
+    assert SERVICES["fail"](node=node, actor=ACTOR).state == S.FAILED
     with pytest.raises(Conflict):
         node_undrain(node=node, actor=ACTOR)  # a failed node comes back through quarantine only
     node_quarantine(node=node, actor=ACTOR)
