@@ -17,8 +17,7 @@ from api.base import LadderView, StaffViewSet, TenantScopedViewSet
 from api.permissions import HasStaffPermission
 from api.serializers import StrictSerializer, refuse_body
 from billing.selectors import price_index
-from lifecycle.services import allocation_request
-from provisioning.allocations import AllocationSpec, allocation_stop
+from lifecycle.services.customers import allocation_request
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, AllocationDevice, Node
 from provisioning.placement.catalog import GPU_MODEL_NAMES
@@ -27,6 +26,7 @@ from provisioning.placement.fragmentation import fragmentation
 from provisioning.placement.isolation import SOFT_SHARING, Rung
 from provisioning.placement.offerings import offerings
 from provisioning.provisioners import allocations_reconcile
+from provisioning.services.allocations import AllocationSpec, allocation_stop
 from tenancy.models import Tenant
 from tenancy.roles import Action
 from tenancy.services import tenant_set_quota

@@ -19,7 +19,7 @@ from api.problems import Problem
 from api.serializers import refuse_body
 from compliance.models import AuditCheckpoint
 from compliance.selectors import audit_chain_verify, audit_checkpoint_latest
-from compliance.services import audit_checkpoint_take
+from compliance.services.audit import audit_checkpoint_take
 from compliance.signing import audit_signer
 from core.models import AuditEvent
 from tenancy.models import Tenant

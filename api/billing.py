@@ -23,12 +23,13 @@ from api.base import LadderView, TenantScopedViewSet
 from api.permissions import IsTenantMember, TenantRoleAllows
 from api.problems import PROBLEM_CONTENT_TYPE, problem_body
 from api.serializers import StrictSerializer
-from billing import selectors, services
+from billing import selectors
 from billing.models import BudgetAlert, Invoice, Notification
 from billing.selectors import stripe_enabled
-from billing.stripe_sync import stripe_invoice_preview
-from billing.webhooks import webhook_process
-from lifecycle.services import budget_update
+from billing.services import accounts as services
+from billing.services.stripe_sync import stripe_invoice_preview
+from billing.services.webhooks import webhook_process
+from lifecycle.services.customers import budget_update
 from tenancy.roles import Action
 
 MODE_HELP = "`stripe` when invoices come from Stripe, `ledger_only` when they are local previews (no Stripe key)."

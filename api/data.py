@@ -26,7 +26,9 @@ from api.base import LadderView, TenantScopedViewSet
 from api.permissions import IsTenantMember, TenantRoleAllows
 from api.serializers import IdField, StrictSerializer, refuse_body
 from compliance import retention
-from compliance.assets import (
+from compliance.models import CATEGORY_CHOICES, AccountClosure, AssetState, DataAsset, RetentionPolicy
+from compliance.reports import residency_report
+from compliance.services.assets import (
     content_decode,
     data_asset_content,
     data_asset_create,
@@ -35,10 +37,8 @@ from compliance.assets import (
     data_asset_shred_cancel,
     retention_keep_days,
 )
-from compliance.models import CATEGORY_CHOICES, AccountClosure, AssetState, DataAsset, RetentionPolicy
-from compliance.reports import residency_report
-from compliance.sweep import retention_policy_set
-from lifecycle.closure import tenant_close
+from compliance.services.sweep import retention_policy_set
+from lifecycle.services.closure import tenant_close
 from tenancy.models import Tenant
 from tenancy.roles import Action
 

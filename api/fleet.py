@@ -16,12 +16,12 @@ from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet
 from api.serializers import StrictSerializer
-from provisioning import services
 from provisioning.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.kubernetes.clusters import node_diagnosis
 from provisioning.models import Gpu, Hall, Node, NodeState, Region
 from provisioning.placement.catalog import GPU_MODEL_NAMES
 from provisioning.provisioners import provisioner
+from provisioning.services import fleet as services
 
 # --- the fleet document -----------------------------------------------------------------------------------
 # These serializers describe the document in the OpenAPI schema only. The document is checked, whole, by

@@ -21,15 +21,6 @@ from api.base import LadderView, StaffViewSet, TenantOrStaffViewSet
 from api.data import ResidencyReportSerializer
 from api.permissions import HasStaffPermission
 from api.serializers import IdField, StrictSerializer
-from compliance.assets import AssetScope
-from compliance.erasure import erasure_request_create
-from compliance.holds import (
-    holds_of,
-    legal_hold_create,
-    legal_hold_preview,
-    legal_hold_register,
-    legal_hold_release,
-)
 from compliance.models import (
     CATEGORY_CHOICES,
     ErasureItem,
@@ -41,6 +32,15 @@ from compliance.models import (
 )
 from compliance.reports import residency_report
 from compliance.retention import Category
+from compliance.services.assets import AssetScope
+from compliance.services.erasure import erasure_request_create
+from compliance.services.holds import (
+    holds_of,
+    legal_hold_create,
+    legal_hold_preview,
+    legal_hold_register,
+    legal_hold_release,
+)
 from tenancy.models import Tenant
 from tenancy.roles import Action
 from tenancy.selectors import tenants_nameable

@@ -53,10 +53,10 @@ def _manage(env: dict[str, str], *args: str) -> str:
 SETUP = """
 import json, sys
 from core.actor import Actor
-from provisioning.services import fleet_load
+from provisioning.services.fleet import fleet_load
 from tenancy.models import Tenant
 from tenancy.services import api_key_create
-from lifecycle.services import tenant_signup
+from lifecycle.services.customers import tenant_signup
 nodes = int(sys.argv[1])
 actor = Actor.system("bench")
 doc = {"regions": [{"code": "bench", "name": "Bench", "jurisdiction": "EU", "halls": [

@@ -16,10 +16,11 @@ d. ``python -m compliance.verify`` on each bundle, as a subprocess without Djang
 
 ``--part sweep [--assets 1000000] [--holds 1000] [--tenants 200]``: ``--assets`` live data assets (COPY) over
 ``--tenants`` tenants and the seven categories, created over the last three years, and ``--holds`` legal holds
-placed with ``legal_hold_create``. Then ``compliance.sweep.retention_sweep`` at T (schedules what expired), a dry
-run at T (schedules nothing more) and the sweep at T + the waiting period (shreds), each with its wall time, client
-CPU and peak RSS growth (VmHWM, reset first), and the ``tracemalloc`` peak of the same sweeps in a second, untimed
-run on a copy of the database made before the first (``--no-trace``: not). Checked against the hold scopes and
+placed with ``legal_hold_create``. Then ``retention_sweep`` (``compliance/services/sweep.py``) at T (schedules what
+expired), a dry run at T (schedules nothing more) and the sweep at T + the waiting period (shreds), each with its
+wall time, client CPU and peak RSS growth (VmHWM, reset first), and the ``tracemalloc`` peak of the same sweeps in
+a second, untimed run on a copy of the database made before the first (``--no-trace``: not). Checked against the
+hold scopes and
 retention in SQL: what each pass scheduled, shredded and held (per hold), every asset's state, the audit events,
 the chain.
 
@@ -177,7 +178,7 @@ def run_verifications(events: list[dict[str, Any]], failed: list[str]) -> list[R
 
 def run_export(path: Path, tenant: Any, traced: bool) -> tuple[Any, Row]:
     """``audit_export`` in this process: timed, or ``traced`` (tracemalloc peak only)."""
-    from compliance.services import audit_export
+    from compliance.services.audit import audit_export
 
     if traced:
         tracemalloc.start()
@@ -264,7 +265,7 @@ def chain_part(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     setup_scratch_django("bench.compliance", args.server, args.database)
 
-    from compliance.services import audit_checkpoint_take
+    from compliance.services.audit import audit_checkpoint_take
     from compliance.signing import audit_signer
     from tenancy.models import Tenant
 
@@ -468,8 +469,8 @@ def load_assets(count: int, tenants: Sequence[int], now: datetime) -> None:
 def place_holds(count: int, tenants: Sequence[int], now: datetime) -> Counter[str]:
     """``count`` holds through ``legal_hold_create`` (each audited) on random tenants: 2% over a whole tenant, 8%
     broad (1-3 categories over 3-12 months), the rest narrow (1-2 categories over 1-30 days)."""
-    from compliance.assets import AssetScope
-    from compliance.holds import legal_hold_create
+    from compliance.services.assets import AssetScope
+    from compliance.services.holds import legal_hold_create
     from core.actor import Actor
     from tenancy.models import Tenant
 
@@ -505,7 +506,7 @@ def place_holds(count: int, tenants: Sequence[int], now: datetime) -> Counter[st
 def asset_classes(first: datetime, later: datetime) -> Classes:
     """Every asset by its first covering active hold (None: none), whether it expired by ``first`` ("expired"), by
     ``later`` ("expiring") or neither ("kept") under the effective retention, and its state."""
-    from compliance.assets import retention_defaults
+    from compliance.services.assets import retention_defaults
 
     rows = sql(
         f"SELECT ({COVERING}), CASE WHEN a.created_at <= %(first)s - k.days * interval '86400 seconds' THEN 'expired'"  # noqa: S608
@@ -541,7 +542,7 @@ def head_seq() -> int:
 
 def sweep_pass(name: str, now: datetime, dry_run: bool, assets: int, traced: bool) -> tuple[Any, Row]:
     """One ``retention_sweep``: timed (wall, client CPU, peak RSS growth), or ``traced`` (tracemalloc peak only)."""
-    from compliance.sweep import retention_sweep
+    from compliance.services.sweep import retention_sweep
 
     before = head_seq()
     gc.collect()
@@ -617,7 +618,7 @@ def sweep_part(args: argparse.Namespace) -> int:
     from django.db.models import Count
 
     from compliance.selectors import audit_chain_verify
-    from compliance.sweep import shred_wait
+    from compliance.services.sweep import shred_wait
     from core.models import AuditEvent
 
     [(version,)] = sql("SHOW server_version")

@@ -92,8 +92,8 @@ def run_pipeline(rows: int, window_ms: int, grace_ms: int, traced: bool) -> tupl
     """One ``windows_close`` over ``rows`` open intervals: timed, or ``traced`` (tracemalloc peak only)."""
     from django.db import transaction
 
-    from billing import ledger
     from billing.metering import from_ms
+    from billing.services import ledger
 
     load_intervals(rows, window_ms)
     cut_at = window_ms + HOUR_MS
@@ -212,7 +212,7 @@ def run_push(count: int, rate: float) -> tuple[Row, list[str]]:
 
     from billing.metering import to_ms, window_of
     from billing.models import BillingAccount, SkuPrice, UsageRollup
-    from billing.stripe_sync import billing_push, stripe_account_sync, stripe_client, stripe_sync_catalog
+    from billing.services.stripe_sync import billing_push, stripe_account_sync, stripe_client, stripe_sync_catalog
     from tenancy.models import Tenant
 
     stripe_sync_catalog()

@@ -8,7 +8,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from billing.models import BillingAccount, Invoice, Notification, Sku, SkuPrice, UsageRollup
-from billing.services import price_set
+from billing.services.accounts import price_set
 from core.actor import Actor
 
 

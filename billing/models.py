@@ -2,7 +2,7 @@
 mirror (accounts, invoices, processed webhook events) and budgets.
 
 Time in the ledger is integer epoch milliseconds and quantities integer milli-unit-seconds (``billing.metering``);
-money is ``Decimal`` (``billing.pricing``). Rows change only through ``billing.services``.
+money is ``Decimal`` (``billing.pricing``). Rows change only through ``billing.services.accounts``.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ invoice priced from the price book, a month's spend, and the public price list."
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -14,7 +15,6 @@ from django.conf import settings
 from django.db.models import Sum
 
 from billing import metering
-from billing.ledger import PriceBook
 from billing.metering import DAY_MS, HOUR_MS, to_ms
 from billing.models import BillingAccount, Sku, SkuPrice, UsageInterval
 from billing.pricing import amount, invoice_lines, round_money, unit_hours, unit_seconds
@@ -22,6 +22,30 @@ from tenancy.models import Tenant
 
 # (sku id, window start ms, price or None, quantity in milli-unit-seconds)
 Usage = tuple[int, int, SkuPrice | None, int]
+
+
+@dataclass(frozen=True)
+class PriceBook:
+    """Price versions per SKU, ordered by start (epoch ms)."""
+
+    starts: dict[int, list[int]]
+    prices: dict[int, list[SkuPrice]]
+
+    @classmethod
+    def load(cls, sku_ids: Iterable[int]) -> PriceBook:
+        starts: dict[int, list[int]] = defaultdict(list)
+        prices: dict[int, list[SkuPrice]] = defaultdict(list)
+        for price in SkuPrice.objects.filter(sku_id__in=set(sku_ids)).order_by("sku_id", "effective_from"):
+            starts[price.sku_id].append(to_ms(price.effective_from))
+            prices[price.sku_id].append(price)
+        return cls(starts, prices)
+
+    def at(self, sku_id: int, ms: int) -> SkuPrice | None:
+        index = bisect.bisect_right(self.starts.get(sku_id, []), ms) - 1
+        return self.prices[sku_id][index] if index >= 0 else None
+
+    def changes(self, sku_id: int, start_ms: int, end_ms: int) -> list[int]:
+        return [s for s in self.starts.get(sku_id, []) if start_ms < s < end_ms]
 
 
 def usage_pieces(*, tenant: Tenant, first_ms: int, stop_ms: int, now: datetime) -> Iterator[Usage]:

@@ -7,8 +7,8 @@ import logging
 from celery import shared_task
 from django.utils import timezone
 
-from billing import stripe_sync
-from billing.services import tenants_suspend_overdue
+from billing.services import stripe_sync
+from billing.services.accounts import tenants_suspend_overdue
 from tenancy.models import Tenant
 
 log = logging.getLogger(__name__)

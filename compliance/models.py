@@ -205,7 +205,7 @@ class ErasureItem(models.Model):
 
 
 class ClosureStep(models.TextChoices):
-    """Where a closure is (``lifecycle/closure.py`` runs the steps)."""
+    """Where a closure is (``lifecycle/services/closure.py`` runs the steps)."""
 
     STOPPING = "stopping"
     INVOICING = "invoicing"

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.db.models import Count, Max, Min, Sum
 
-from compliance.assets import region_info
 from compliance.models import AssetState, DataAsset
+from compliance.services.assets import region_info
 from provisioning.models import Allocation, Hall, Region
 from provisioning.placement.isolation import HallInfo, hall_allowed, region_allowed
 from provisioning.selectors import tenant_policy

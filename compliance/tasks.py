@@ -6,8 +6,8 @@ from typing import Any
 from celery import shared_task
 
 from compliance.selectors import audit_chain_verify
-from compliance.services import audit_checkpoint_take
-from compliance.sweep import retention_sweep
+from compliance.services.audit import audit_checkpoint_take
+from compliance.services.sweep import retention_sweep
 
 log = logging.getLogger(__name__)
 

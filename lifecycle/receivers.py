@@ -11,7 +11,7 @@ from typing import Any
 
 from django.dispatch import receiver
 
-from billing.ledger import usage_close, usage_open
+from billing.services.ledger import usage_close, usage_open
 from provisioning.events import allocation_started, allocation_stopped
 from provisioning.models import Allocation
 

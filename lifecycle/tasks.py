@@ -7,9 +7,9 @@ from typing import Any
 from celery import Task, shared_task
 from django.utils import timezone
 
-from billing import ledger
-from lifecycle import closure
-from lifecycle.services import budgets_enforce
+from billing.services import ledger
+from lifecycle.services import closure
+from lifecycle.services.customers import budgets_enforce
 
 
 @shared_task

@@ -1,6 +1,6 @@
 """The fleet (Region -> Hall -> Node -> Gpu, and the GPU models the catalog knows) and the allocations on it.
 
-The inventory is written by ``provisioning.services.fleet_load`` (upserts from a fleet document) and node states
+The inventory is written by ``provisioning.services.fleet.fleet_load`` (upserts from a fleet document) and node states
 change only through the node services, by compare-and-swap against ``NODE_TRANSITIONS``.
 """
 

@@ -17,10 +17,10 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from core.actor import Actor
-from provisioning.allocations import allocation_stop, allocation_transition, nodes_sanitized
-from provisioning.attestation import attestation_record
 from provisioning.models import Allocation, Node, NodeState
 from provisioning.placement.isolation import Rung
+from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
+from provisioning.services.attestation import attestation_record
 from provisioning.states import AllocationState
 
 S = AllocationState

@@ -59,7 +59,7 @@ def staff_user_create(*, username: str, role: StaffRole, password: str, actor: A
 @transaction.atomic
 def tenant_create(*, slug: str, name: str, username: str, email: str, password: str | None, actor: Actor) -> Tenant:
     """Create a tenant and its owner (a new user). Signing up also opens a billing account:
-    ``lifecycle.services.tenant_signup``."""
+    ``lifecycle.services.customers.tenant_signup``."""
     if Tenant.objects.filter(slug=slug).exists():
         raise Conflict("slug_taken", f"The tenant slug '{slug}' is taken.", field="slug")
     if User.objects.filter(username=username).exists():

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
-from lifecycle.services import tenant_signup
+from lifecycle.services.customers import tenant_signup
 from provisioning.kubernetes.clusters import cluster_register
 from provisioning.models import Hall, Node
 from tenancy.models import ApiKeyScope, Tenant

@@ -18,7 +18,7 @@ from provisioning.kubernetes.diagnosis import diagnose_node
 from provisioning.kubernetes.driver import kube_for_cluster
 from provisioning.kubernetes.sync import NodeImport, fleet_sync
 from provisioning.models import Cluster, ClusterHealth, Hall, Node
-from provisioning.services import FleetLoadResult
+from provisioning.services.fleet import FleetLoadResult
 
 
 @transaction.atomic

@@ -19,8 +19,6 @@ from django.utils import timezone
 from kubernetes.client.exceptions import ApiException
 
 from core.actor import Actor
-from provisioning.allocations import allocation_stop, allocation_transition, nodes_sanitized
-from provisioning.attestation import attestation_record, attested
 from provisioning.kubernetes import render
 from provisioning.kubernetes.client import Kube
 from provisioning.kubernetes.credentials import unseal
@@ -35,6 +33,8 @@ from provisioning.kubernetes.shapes import (
 from provisioning.models import Allocation, Cluster, Hall, Node, NodeState
 from provisioning.placement.isolation import Rung
 from provisioning.provisioners import Provisioner
+from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
+from provisioning.services.attestation import attestation_record, attested
 from provisioning.states import AllocationState
 from tenancy.models import Tenant
 

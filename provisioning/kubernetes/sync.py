@@ -15,7 +15,7 @@ from typing import Any
 from core.actor import Actor
 from provisioning.kubernetes.shapes import model_of_product
 from provisioning.models import Cluster, Node
-from provisioning.services import FleetLoadResult, fleet_load
+from provisioning.services.fleet import FleetLoadResult, fleet_load
 
 TEE_LABELS = {
     "feature.node.kubernetes.io/cpu-security.sev.snp.enabled": "snp",

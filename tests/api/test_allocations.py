@@ -7,7 +7,7 @@ from django.test import override_settings
 
 from provisioning.models import Allocation, GpuClaim, Node
 from provisioning.provisioners import SimulatedProvisioner
-from provisioning.services import fleet_load, node_fail
+from provisioning.services.fleet import fleet_load, node_fail
 from tests.support import SYSTEM, assert_problem
 from tests.support.fleet_documents import node, small_fleet
 

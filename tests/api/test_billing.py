@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from billing.metering import to_ms, window_of
 from billing.models import Unit
-from billing.services import budget_set, notify, price_set
+from billing.services.accounts import budget_set, notify, price_set
 from tests.support import SYSTEM, assert_problem
 from tests.support.billing import H100, load_fleet, place, price, run, sku, stop
 

@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from compliance.assets import AssetScope
-from compliance.holds import legal_hold_create
 from compliance.models import AccountClosure, AssetState, DataAsset
-from compliance.sweep import retention_sweep
+from compliance.services.assets import AssetScope
+from compliance.services.holds import legal_hold_create
+from compliance.services.sweep import retention_sweep
 from core.models import AuditEvent
 from provisioning.models import Allocation
 from tenancy.models import Tenant, TenantState

@@ -9,10 +9,10 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from compliance import storage
-from compliance.assets import AssetScope
-from compliance.holds import legal_hold_create
 from compliance.models import AssetState, DataAsset
-from compliance.sweep import retention_policy_set, retention_sweep
+from compliance.services.assets import AssetScope
+from compliance.services.holds import legal_hold_create
+from compliance.services.sweep import retention_policy_set, retention_sweep
 from core.models import AuditEvent
 from tests.support import SYSTEM, assert_problem, teammate
 from tests.support.data import regions

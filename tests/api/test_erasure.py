@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import pytest
 
-from compliance.assets import AssetScope
-from compliance.holds import legal_hold_create
 from compliance.models import AssetState, ErasureRequest
+from compliance.services.assets import AssetScope
+from compliance.services.holds import legal_hold_create
 from core.models import AuditEvent
 from tests.support import SYSTEM, assert_problem
 from tests.support.data import T0, asset, regions

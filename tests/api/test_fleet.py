@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from core.actor import Actor
 from core.models import AuditEvent
 from provisioning.models import Node, NodeState, Region
-from provisioning.services import fleet_load
+from provisioning.services.fleet import fleet_load
 from tenancy.roles import STAFF_PERMISSIONS, StaffRole
 from tests.support import assert_problem
 from tests.support.fleet_documents import SMALL_FLEET_NODES, changed, node, small_fleet

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from compliance.assets import data_asset_delete
-from compliance.holds import legal_hold_release
 from compliance.models import AssetState, LegalHold
+from compliance.services.assets import data_asset_delete
+from compliance.services.holds import legal_hold_release
 from core.errors import ServiceError
 from core.models import AuditEvent
 from tests.support import SYSTEM, assert_problem

@@ -12,12 +12,12 @@ from django.test.utils import CaptureQueriesContext
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
-from compliance.erasure import erasure_request_create
-from compliance.holds import AssetScope, legal_hold_create
+from compliance.services.erasure import erasure_request_create
+from compliance.services.holds import AssetScope, legal_hold_create
 from core.models import AuditEvent
-from lifecycle.services import allocation_request
-from provisioning.allocations import AllocationSpec
+from lifecycle.services.customers import allocation_request
 from provisioning.models import Allocation, Node
+from provisioning.services.allocations import AllocationSpec
 from provisioning.states import AllocationState as S
 from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM

@@ -7,8 +7,8 @@ from django.core import mail
 from django.test import override_settings
 
 from billing.models import BudgetAlert, Notification
-from billing.services import PaymentRequired, admission_check, budget_set
-from lifecycle.services import budget_enforce
+from billing.services.accounts import PaymentRequired, admission_check, budget_set
+from lifecycle.services.customers import budget_enforce
 from provisioning.models import Allocation
 from provisioning.provisioners import SimulatedProvisioner, allocations_reconcile
 from provisioning.states import AllocationState as S

@@ -22,15 +22,15 @@ from django.db import connection
 from django.db.models import Sum
 from django.utils import timezone
 
-from billing import stripe_sync
-from billing.ledger import windows_close
 from billing.models import BillingAccount, PushState, Sku, SkuPrice, Unit, UsageRollup
 from billing.pricing import stripe_unit_amount
 from billing.selectors import invoice_upcoming, month_of
-from billing.stripe_sync import billing_push, push_lease, stripe_account_sync
-from lifecycle.closure import tenant_close
-from lifecycle.services import tenant_signup
-from provisioning.allocations import allocation_transition
+from billing.services import stripe_sync
+from billing.services.ledger import windows_close
+from billing.services.stripe_sync import billing_push, push_lease, stripe_account_sync
+from lifecycle.services.closure import tenant_close
+from lifecycle.services.customers import tenant_signup
+from provisioning.services.allocations import allocation_transition
 from provisioning.states import AllocationState as S
 from tenancy.models import Tenant
 from tests.fakes.stripe import StripeServer
@@ -371,7 +371,7 @@ def test_refusals_fail_and_usage_too_old_for_stripe_goes_stale(stripe_server, ac
     stripe_server.clock = lambda: time.time() + 2 * 86_400
 
     out, err = StringIO(), StringIO()
-    with caplog.at_level(logging.ERROR, logger="billing.stripe_sync"), pytest.raises(CommandError) as raised:
+    with caplog.at_level(logging.ERROR, logger="billing.services.stripe_sync"), pytest.raises(CommandError) as raised:
         call_command("billing_push", stdout=out, stderr=err)
     assert raised.value.returncode == 1
     assert "2 failed and 1 stale" in str(raised.value)

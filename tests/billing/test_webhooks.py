@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from billing.models import BillingAccount, Invoice, StripeEvent
 from billing.selectors import month_of
-from billing.services import tenants_suspend_overdue
+from billing.services.accounts import tenants_suspend_overdue
 from core.models import AuditEvent
 from tenancy.models import Tenant, TenantState
 from tests.fakes.stripe import event, signed_webhook

@@ -16,12 +16,12 @@ from django.conf import settings
 from django.db.models import Sum
 from django.utils import timezone
 
-from billing import stripe_sync
-from billing.ledger import windows_close
 from billing.models import BillingAccount, PushState, UsageRollup
+from billing.services import stripe_sync
+from billing.services.ledger import windows_close
 from billing.tasks import billing_push
 from config.celery import app
-from provisioning.allocations import allocation_transition
+from provisioning.services.allocations import allocation_transition
 from provisioning.states import AllocationState as S
 from tests.fakes.stripe import StripeServer
 from tests.support import SYSTEM, redis_reachable, require, require_postgres

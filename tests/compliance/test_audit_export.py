@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from compliance import selectors
 from compliance.models import AuditCheckpoint
 from compliance.selectors import audit_chain_verify, chain_rows, row_hash
-from compliance.services import audit_checkpoint_take
+from compliance.services.audit import audit_checkpoint_take
 from compliance.signing import Signer, audit_signer
 from compliance.verify import BundleError, canonical_event, load_public_key, verify_bundle
 from core.audit import audit_record

@@ -19,7 +19,7 @@ from django.db import transaction
 
 from compliance.models import AuditCheckpoint
 from compliance.selectors import audit_chain_verify
-from compliance.services import CHECKPOINT_ACTION, audit_checkpoint_take
+from compliance.services.audit import CHECKPOINT_ACTION, audit_checkpoint_take
 from compliance.signing import (
     Signer,
     SigningKeyError,

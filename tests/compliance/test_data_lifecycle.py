@@ -6,10 +6,10 @@ import pytest
 from django.core.management import call_command
 
 from compliance import envelope, storage
-from compliance.assets import AssetScope, data_asset_content, data_asset_delete, data_asset_shred_cancel
-from compliance.holds import legal_hold_create, legal_hold_release
 from compliance.models import AssetState, DataAsset, TenantKey
-from compliance.sweep import retention_policy_set, retention_sweep
+from compliance.services.assets import AssetScope, data_asset_content, data_asset_delete, data_asset_shred_cancel
+from compliance.services.holds import legal_hold_create, legal_hold_release
+from compliance.services.sweep import retention_policy_set, retention_sweep
 from core.errors import ServiceError
 from core.models import AuditEvent
 from tests.support import SYSTEM
@@ -195,7 +195,7 @@ def test_the_admin_shows_data_but_offers_no_way_around_a_hold(admin_client, acme
 
 
 def test_a_move_that_loses_a_race_leaves_no_copy_behind(acme, fleet, monkeypatch):
-    from compliance.assets import data_asset_move
+    from compliance.services.assets import data_asset_move
 
     made = asset(acme, content=b"moving")
     copies = []

@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compliance import retention
-from compliance.assets import AssetScope, data_asset_delete
-from compliance.erasure import erasure_request_create
-from compliance.holds import legal_hold_create, legal_hold_release
 from compliance.models import AssetState, DataAsset, ErasureOutcome, HoldState, LegalHold
-from compliance.sweep import retention_policy_set, retention_sweep
+from compliance.services.assets import AssetScope, data_asset_delete
+from compliance.services.erasure import erasure_request_create
+from compliance.services.holds import legal_hold_create, legal_hold_release
+from compliance.services.sweep import retention_policy_set, retention_sweep
 from core.errors import ServiceError
 from tests.support import SYSTEM
 from tests.support.data import T0, asset, regions

@@ -8,11 +8,11 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 
-from compliance.assets import AssetScope
-from compliance.holds import legal_hold_create
 from compliance.models import AssetState, DataAsset
 from compliance.selectors import audit_chain_verify
-from compliance.sweep import retention_sweep
+from compliance.services.assets import AssetScope
+from compliance.services.holds import legal_hold_create
+from compliance.services.sweep import retention_sweep
 from core.models import AuditEvent
 from tests.support import SYSTEM, require_postgres
 from tests.support.data import T0, asset, regions

@@ -16,7 +16,7 @@ from compliance.selectors import audit_chain_verify
 from core.audit import audit_record
 from core.chain import GENESIS_HASH, HASHED_FIELDS, event_hash
 from core.models import AuditChainHead, AuditEvent
-from lifecycle.services import tenant_signup
+from lifecycle.services.customers import tenant_signup
 from tenancy.models import ApiKeyScope
 from tenancy.roles import StaffRole, TenantRole
 from tenancy.services import api_key_create, member_invite, staff_user_create

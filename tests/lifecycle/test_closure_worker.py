@@ -16,7 +16,7 @@ from compliance.models import ClosureStep, DataAsset
 from compliance.retention import Category
 from config.celery import app
 from core.models import AuditEvent
-from lifecycle.closure import STALLED_AFTER, closures_resume, tenant_close
+from lifecycle.services.closure import STALLED_AFTER, closures_resume, tenant_close
 from provisioning.models import Allocation
 from provisioning.states import AllocationState as S
 from tenancy.models import TenantState

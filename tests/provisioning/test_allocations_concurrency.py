@@ -7,9 +7,9 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 
 from provisioning import fleet_cache
-from provisioning.allocations import AllocationSpec, PlacementRefused, allocation_request
 from provisioning.models import Gpu, GpuClaim
-from provisioning.services import fleet_load
+from provisioning.services.allocations import AllocationSpec, PlacementRefused, allocation_request
+from provisioning.services.fleet import fleet_load
 from tests.support import SYSTEM, require_postgres
 from tests.support.fleet_documents import node
 

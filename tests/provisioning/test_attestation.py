@@ -4,10 +4,10 @@ import pytest
 from django.test import override_settings
 
 from core.models import AuditEvent
-from provisioning.allocations import AllocationSpec, allocation_request
-from provisioning.attestation import SimulatedVerifier, Verdict, attested
 from provisioning.models import Allocation, Attestation, Node
 from provisioning.provisioners import SimulatedProvisioner
+from provisioning.services.allocations import AllocationSpec, allocation_request
+from provisioning.services.attestation import SimulatedVerifier, Verdict, attested
 from provisioning.states import AllocationState as S
 from tests.support import SYSTEM
 from tests.support.billing import load_fleet

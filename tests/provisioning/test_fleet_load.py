@@ -20,7 +20,7 @@ from core.models import AuditEvent
 from provisioning.fleet_document import check, format_path, parse_text
 from provisioning.models import Gpu, GpuModel, Hall, Node, NodeState, Region
 from provisioning.placement.catalog import CATALOG
-from provisioning.services import FleetDocumentInvalid, fleet_load, gpu_models_sync, gpu_uuid
+from provisioning.services.fleet import FleetDocumentInvalid, fleet_load, gpu_models_sync, gpu_uuid
 from tests.support.fleet_documents import (
     DELETE,
     SMALL_FLEET_GPUS,

@@ -14,7 +14,7 @@ from core.errors import Conflict
 from core.models import AuditEvent
 from provisioning.models import NODE_TRANSITIONS, Node, NodeState
 from provisioning.provisioners import SimulatedProvisioner
-from provisioning.services import fleet_load, node_drain, node_fail, node_quarantine, node_undrain
+from provisioning.services.fleet import fleet_load, node_drain, node_fail, node_quarantine, node_undrain
 from tests.support import require_postgres
 from tests.support.fleet_documents import small_fleet
 

@@ -8,9 +8,9 @@ from decimal import Decimal
 from typing import Any
 
 from billing.models import Sku, SkuPrice, Unit
-from provisioning.allocations import AllocationSpec, allocation_request, allocation_transition
 from provisioning.models import Allocation, GpuModel, Region
-from provisioning.services import fleet_load
+from provisioning.services.allocations import AllocationSpec, allocation_request, allocation_transition
+from provisioning.services.fleet import fleet_load
 from provisioning.states import AllocationState as S
 from tests.support import SYSTEM
 from tests.support.fleet_documents import small_fleet

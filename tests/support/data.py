@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from compliance.assets import data_asset_create
-from provisioning.services import fleet_load
+from compliance.services.assets import data_asset_create
+from provisioning.services.fleet import fleet_load
 from tests.support import SYSTEM
 from tests.support.fleet_documents import small_fleet
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from billing.management.commands._clock import parse_now
-from billing.stripe_sync import billing_push, stripe_enabled
+from billing.services.stripe_sync import billing_push, stripe_enabled
 
 
 class Command(BaseCommand):

@@ -8,8 +8,8 @@ from typing import Any
 import stripe
 from django.core.management.base import BaseCommand, CommandError
 
-from billing.stripe_sync import stripe_enabled
-from billing.stripe_sync import stripe_sync_catalog as sync
+from billing.services.stripe_sync import stripe_enabled
+from billing.services.stripe_sync import stripe_sync_catalog as sync
 
 
 class Command(BaseCommand):

@@ -11,7 +11,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
-from compliance.services import AuditExportError, audit_export
+from compliance.services.audit import AuditExportError, audit_export
 from tenancy.models import Tenant
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from compliance.assets import master_key_rotate, master_ring
 from compliance.envelope import EnvelopeError
+from compliance.services.assets import master_key_rotate, master_ring
 from core.actor import Actor
 
 

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from compliance.models import LegalHold
-from compliance.sweep import SweepReport, retention_sweep
+from compliance.services.sweep import SweepReport, retention_sweep
 
 
 def _moment(text: str) -> datetime:

@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from billing.ledger import windows_close
 from billing.management.commands._clock import parse_now
-from lifecycle.services import budgets_enforce
+from billing.services.ledger import windows_close
+from lifecycle.services.customers import budgets_enforce
 
 
 class Command(BaseCommand):

@@ -20,17 +20,17 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
-from billing.ledger import sku_get
 from billing.models import Unit
-from billing.services import price_set
-from compliance.assets import data_asset_create
+from billing.services.accounts import price_set
+from billing.services.ledger import sku_get
 from compliance.models import DataAsset
+from compliance.services.assets import data_asset_create
 from core.actor import Actor
-from lifecycle.services import allocation_request, tenant_signup
-from provisioning.allocations import AllocationSpec
+from lifecycle.services.customers import allocation_request, tenant_signup
 from provisioning.models import Allocation, GpuModel, Node, Region
 from provisioning.placement.isolation import Rung
-from provisioning.services import fleet_load
+from provisioning.services.allocations import AllocationSpec
+from provisioning.services.fleet import fleet_load
 from tenancy.models import ApiKey, ApiKeyScope, Tenant
 from tenancy.roles import StaffRole, TenantRole
 from tenancy.services import api_key_create, api_key_revoke, member_invite, staff_user_create

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.actor import Actor
 from provisioning.fleet_document import JsonSyntaxError, parse_text
-from provisioning.services import FleetDocumentInvalid, fleet_load
+from provisioning.services.fleet import FleetDocumentInvalid, fleet_load
 
 
 class Command(BaseCommand):

@@ -12,7 +12,7 @@ from core.actor import Actor
 from core.errors import ServiceError
 from provisioning.kubernetes.clusters import cluster_sync
 from provisioning.models import Cluster
-from provisioning.services import FleetDocumentInvalid
+from provisioning.services.fleet import FleetDocumentInvalid
 
 
 class Command(BaseCommand):

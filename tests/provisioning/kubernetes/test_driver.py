@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from provisioning.allocations import AllocationSpec, allocation_request, allocation_stop, node_failed
 from provisioning.kubernetes.client import ClusterUnavailable
 from provisioning.kubernetes.credentials import CredentialsError, unseal
 from provisioning.kubernetes.driver import KubernetesProvisioner
 from provisioning.models import Allocation, Attestation, Cluster, Node, NodeState
 from provisioning.provisioners import allocations_reconcile
+from provisioning.services.allocations import AllocationSpec, allocation_request, allocation_stop, node_failed
 from provisioning.states import AllocationState as S
 from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM, assert_problem

@@ -19,7 +19,6 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.chain import canonical_json
 from core.errors import Conflict, Invalid
-from provisioning.allocations import LastCheckpoint, node_failed
 from provisioning.fleet_cache import journal_fleet_changed, lock_placement, placement_section
 from provisioning.fleet_document import (
     FleetSpec,
@@ -42,6 +41,7 @@ from provisioning.models import (
     Region,
 )
 from provisioning.placement.catalog import CATALOG
+from provisioning.services.allocations import LastCheckpoint, node_failed
 
 # GPU UUIDs are derived from the hostname and index, so reloading a fleet never mints new ones.
 GPU_UUID_NAMESPACE = uuid.UUID("6f1d7c2e-3b8a-5e4f-9a0b-1c2d3e4f5a6b")

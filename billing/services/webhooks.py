@@ -14,7 +14,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from billing.models import BillingAccount, Invoice, StripeEvent
-from billing.services import payment_failed, payment_succeeded
+from billing.services.accounts import payment_failed, payment_succeeded
 
 log = logging.getLogger(__name__)
 

@@ -227,7 +227,7 @@ def _release_devices(allocation: Allocation) -> list[int]:
 
 def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor: Actor) -> Allocation:
     """Place and persist an allocation, or raise ``PlacementRefused`` with the engine's reasons. Whether the
-    tenant may buy at all (standing, budget) is asked first by ``lifecycle.services.allocation_request``."""
+    tenant may buy at all (standing, budget) is asked first by ``lifecycle.services.customers.allocation_request``."""
     request = spec.to_request()
     for attempt in range(2):
         try:

@@ -36,7 +36,7 @@ from billing.metering import DAY_MS, to_ms
 from billing.models import BillingAccount, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
 from billing.pricing import stripe_unit_amount
 from billing.selectors import stripe_enabled
-from billing.services import billing_account
+from billing.services.accounts import billing_account
 from core.actor import Actor
 from core.audit import audit_record
 from tenancy.models import Tenant, TenantState

@@ -15,9 +15,7 @@ each running interval's piece is written once when it is cut and never read agai
 
 from __future__ import annotations
 
-import bisect
 from collections import Counter, defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -31,35 +29,12 @@ from billing import metering
 from billing.metering import HOUR_MS, to_ms, window_of
 from billing.models import MeteringLock, MeterTotal, PushState, Sku, SkuPrice, Unit, UsageInterval, UsageRollup
 from billing.pricing import amount
+from billing.selectors import PriceBook
 from core.locks import lock_singleton
 from provisioning.models import Allocation, AllocationDevice
 from provisioning.placement.isolation import Rung
 
 # --- the price book as the ledger needs it ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PriceBook:
-    """Price versions per SKU, ordered by start (epoch ms)."""
-
-    starts: dict[int, list[int]]
-    prices: dict[int, list[SkuPrice]]
-
-    @classmethod
-    def load(cls, sku_ids: Iterable[int]) -> PriceBook:
-        starts: dict[int, list[int]] = defaultdict(list)
-        prices: dict[int, list[SkuPrice]] = defaultdict(list)
-        for price in SkuPrice.objects.filter(sku_id__in=set(sku_ids)).order_by("sku_id", "effective_from"):
-            starts[price.sku_id].append(to_ms(price.effective_from))
-            prices[price.sku_id].append(price)
-        return cls(starts, prices)
-
-    def at(self, sku_id: int, ms: int) -> SkuPrice | None:
-        index = bisect.bisect_right(self.starts.get(sku_id, []), ms) - 1
-        return self.prices[sku_id][index] if index >= 0 else None
-
-    def changes(self, sku_id: int, start_ms: int, end_ms: int) -> list[int]:
-        return [s for s in self.starts.get(sku_id, []) if start_ms < s < end_ms]
 
 
 def sku_of(allocation: Allocation) -> tuple[Sku, int]:

@@ -34,7 +34,9 @@ from django.utils import timezone
 
 from billing.selectors import invoice_upcoming
 from compliance import retention
-from compliance.assets import (
+from compliance.models import AccountClosure, AssetState, ClosureStep, DataAsset, ShredReason
+from compliance.retention import Category
+from compliance.services.assets import (
     assets_schedule,
     data_asset_content,
     data_asset_create,
@@ -42,16 +44,14 @@ from compliance.assets import (
     region_info,
     shred_wait,
 )
-from compliance.models import AccountClosure, AssetState, ClosureStep, DataAsset, ShredReason
-from compliance.retention import Category
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict
 from core.tasks import enqueue
-from provisioning.allocations import allocation_stop
 from provisioning.models import Allocation, Region
 from provisioning.placement.isolation import region_allowed
 from provisioning.selectors import tenant_policy
+from provisioning.services.allocations import allocation_stop
 from provisioning.states import AllocationState as S
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant, TenantState

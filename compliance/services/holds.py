@@ -17,9 +17,9 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from compliance.assets import AssetScope
-from compliance.erasure import assets_suspend, erasure_resume
 from compliance.models import AssetState, DataAsset, ErasureItem, ErasureOutcome, HoldState, LegalHold
+from compliance.services.assets import AssetScope
+from compliance.services.erasure import assets_suspend, erasure_resume
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid

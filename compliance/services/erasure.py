@@ -15,7 +15,6 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from compliance.assets import AssetScope, assets_schedule, holds_active
 from compliance.models import (
     AssetState,
     DataAsset,
@@ -26,6 +25,7 @@ from compliance.models import (
     LegalHold,
     ShredReason,
 )
+from compliance.services.assets import AssetScope, assets_schedule, holds_active
 from core.actor import Actor
 from core.audit import audit_record, audit_record_many
 from core.errors import Invalid

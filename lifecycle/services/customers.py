@@ -10,12 +10,12 @@ from decimal import Decimal
 from django.db import transaction
 
 from billing.models import BillingAccount
-from billing.services import admission_check, billing_account_open, budget_check, budget_set, notify
+from billing.services.accounts import admission_check, billing_account_open, budget_check, budget_set, notify
 from core.actor import Actor
-from provisioning.allocations import AllocationSpec, allocation_stop
-from provisioning.allocations import allocation_request as place
 from provisioning.models import Allocation
 from provisioning.placement.isolation import Rung
+from provisioning.services.allocations import AllocationSpec, allocation_stop
+from provisioning.services.allocations import allocation_request as place
 from provisioning.states import AllocationState as S
 from tenancy.models import Tenant
 from tenancy.services import tenant_create

@@ -24,15 +24,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from compliance import retention
-from compliance.assets import (
-    SYSTEM,
-    assets_schedule,
-    assets_shred,
-    holds_active,
-    retention_keep_days,
-    shred_wait,
-)
-from compliance.erasure import assets_suspend
 from compliance.models import (
     AccountClosure,
     AssetState,
@@ -42,6 +33,15 @@ from compliance.models import (
     ShredReason,
     TenantKey,
 )
+from compliance.services.assets import (
+    SYSTEM,
+    assets_schedule,
+    assets_shred,
+    holds_active,
+    retention_keep_days,
+    shred_wait,
+)
+from compliance.services.erasure import assets_suspend
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Invalid

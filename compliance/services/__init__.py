@@ -1,0 +1,1 @@
+"""Every write of compliance, one module per concern (see docs/architecture.md)."""

@@ -1,0 +1,1 @@
+"""Every write of lifecycle, one module per concern (see docs/architecture.md)."""
