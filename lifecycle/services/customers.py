@@ -1,5 +1,7 @@
-"""Workflows that span apps. Each is a function here (and, where it runs in the background, a task in
-``lifecycle/tasks.py``); the apps below never call each other, only this module calls several of them.
+"""The customer's way through the product across apps: joining, buying, budgets (leaving is ``closure.py``).
+
+Each workflow is a function here (and, where it runs in the background, a task in ``lifecycle/tasks.py``); the
+apps below never call each other, only lifecycle calls several of them.
 """
 
 from __future__ import annotations
@@ -75,7 +77,6 @@ def budget_update(
 
 def budget_stop(*, tenant: Tenant, now: datetime) -> dict[str, int]:
     """The hard stop: running non-job allocations stop now; jobs are told and stop at their next checkpoint."""
-
     counts = {"stopped": 0, "jobs_noticed": 0}
     live = Allocation.objects.filter(tenant=tenant, state__in=(S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING))
     for allocation in live.exclude(rung=Rung.JOB):
