@@ -50,7 +50,7 @@ run: $(STAMP)
 	@echo "  Try:       curl -H 'Authorization: Bearer <alice key>' http://127.0.0.1:8000/api/v1/tenant"
 	@echo ""
 	@# The beat schedule runs in a process of its own beside the server (reconcile, windows, sweeps); it stops with it.
-	$(BIN)/python manage.py beat_inline > var/beat_inline.log 2>&1 & trap 'kill $$!' EXIT INT TERM; \
+	$(BIN)/python manage.py beat_inline > var/beat_inline.log 2>&1 & trap 'kill $$! 2>/dev/null' EXIT INT TERM; \
 		$(BIN)/python manage.py runserver 127.0.0.1:8000
 
 lint: $(STAMP)
