@@ -12,8 +12,8 @@ What a tenant gets (DESIGN §2, §5):
 
 Names are deterministic (``ldr-<id>``, ``ldr-<id>-gpus``, ``ldr-<id>-checkpoints``), so re-rendering is idempotent
 under server-side apply. Every object carries ``app.kubernetes.io/managed-by: ladder``; tenant objects also carry
-``ladder.io/tenant`` and ``ladder.io/allocation``. ``tests/provisioning/kubernetes/test_render.py`` validates every manifest against
-the Kubernetes 1.34, Kueue and KubeVirt schemas.
+``ladder.io/tenant`` and ``ladder.io/allocation``. ``tests/provisioning/kubernetes/test_render.py`` validates every
+manifest against the Kubernetes 1.34, Kueue and KubeVirt schemas.
 """
 
 from __future__ import annotations
