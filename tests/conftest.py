@@ -14,6 +14,8 @@ from tenancy.roles import StaffRole, TenantRole
 from tenancy.services import api_key_create, member_invite, staff_user_create, tenant_signup
 from tests.support import SYSTEM
 
+pytest_plugins = ["tests.support.clock"]  # --clock / LADDER_TEST_CLOCK: the wall clock moved for every test
+
 # --- PostgreSQL's append-only trigger vs. the flush after transactional tests --------------------------------
 # pytest-django empties the database with TRUNCATE after each transactional test, which the audit trigger
 # rightly refuses. The trigger is switched off just for that flush and switched back on before the next test.

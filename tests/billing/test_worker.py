@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -30,7 +29,7 @@ from config.celery import app
 from provisioning.allocations import allocation_transition
 from provisioning.lifecycle import AllocationState as S
 from tests.fakes.stripe import StripeServer
-from tests.support import SYSTEM, redis_reachable, require, require_postgres
+from tests.support import SYSTEM, clock, redis_reachable, require, require_postgres
 from tests.support.billing import load_fleet, place, price, stop
 
 ROLLUPS = 200
@@ -60,9 +59,9 @@ def start_worker(server: StripeServer, queue: str, log: Path) -> subprocess.Pope
         "STRIPE_METER_EVENTS_PER_SECOND": str(RATE),
         "LADDER_BILLING_PUSH_LEASE_SECONDS": str(LEASE),
     }
-    celery = Path(sys.executable).with_name("celery")
-    command = [
-        str(celery),
+    # The worker leases rows, stamps meter events and judges them stale by its clock: the test's, moved or not.
+    command = clock.python_module(
+        "celery",
         "-A",
         "config",
         "worker",
@@ -75,7 +74,7 @@ def start_worker(server: StripeServer, queue: str, log: Path) -> subprocess.Pope
         "--without-gossip",
         "--without-mingle",
         "--without-heartbeat",
-    ]
+    )
     with log.open("ab") as out:
         return subprocess.Popen(command, cwd=settings.BASE_DIR, env=env, stdout=out, stderr=subprocess.STDOUT)
 
