@@ -27,6 +27,8 @@ hypothesis_settings.register_profile("ladder", deadline=None, suppress_health_ch
 hypothesis_settings.load_profile("ladder")
 
 
+pytest_plugins = ["tests.support.clock"]  # --clock / LADDER_TEST_CLOCK: the wall clock moved for every test
+
 # --- PostgreSQL's append-only trigger vs. the flush after transactional tests --------------------------------
 # pytest-django empties the database with TRUNCATE after each transactional test, which the audit trigger
 # rightly refuses. The trigger is switched off just for that flush and switched back on before the next test.

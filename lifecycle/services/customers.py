@@ -76,11 +76,12 @@ def budget_update(
 
 
 def budget_stop(*, tenant: Tenant, now: datetime) -> dict[str, int]:
-    """The hard stop: running non-job allocations stop now; jobs are told and stop at their next checkpoint."""
+    """The hard stop at ``now``: running non-job allocations stop then; jobs are told and stop at their next
+    checkpoint."""
     counts = {"stopped": 0, "jobs_noticed": 0}
     live = Allocation.objects.filter(tenant=tenant, state__in=(S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING))
     for allocation in live.exclude(rung=Rung.JOB):
-        allocation_stop(allocation=allocation, actor=BUDGET)
+        allocation_stop(allocation=allocation, actor=BUDGET, at=now)
         counts["stopped"] += 1
     for job in live.filter(rung=Rung.JOB, stop_at_checkpoint_since=None):
         if Allocation.objects.filter(pk=job.pk, stop_at_checkpoint_since=None).update(stop_at_checkpoint_since=now):

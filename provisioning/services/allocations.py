@@ -336,12 +336,13 @@ def _node_set_state(section: Any, node: Node, state: str, actor: Actor, why: str
         )
 
 
-def allocation_stop(*, allocation: Allocation, actor: Actor) -> Allocation:
-    """The tenant stops an allocation: it goes to ``stopping`` and the provisioner tears it down."""
+def allocation_stop(*, allocation: Allocation, actor: Actor, at: datetime | None = None) -> Allocation:
+    """The tenant stops an allocation: it goes to ``stopping`` (at ``at``, default now) and the provisioner tears
+    it down."""
     state = AllocationState(allocation.state)
     if state in (S.STOPPING, S.STOPPED, S.FAILED):
         return allocation  # stopping twice is harmless
-    allocation_transition(allocation=allocation, to=S.STOPPING, actor=actor, expect=state)
+    allocation_transition(allocation=allocation, to=S.STOPPING, actor=actor, expect=state, at=at)
     enqueue(RELEASE, allocation.pk)
     allocation.refresh_from_db()
     return allocation

@@ -16,16 +16,19 @@ from tests.support.billing import H100, load_fleet, place, price, run, sku, stop
 
 @pytest.fixture
 def priced(db):
+    """The small fleet with a price book in force since well before any usage a test makes (the API reads the
+    clock, so the price book is set relative to it, not to the fixed times of ``tests.support.billing``)."""
     load_fleet()
-    price("2.40")
-    price("0.60", unit=Unit.MIG, mig_profile="3g.40gb")
+    since = timezone.now() - timedelta(days=90)
+    price("2.40", since=since)
+    price("0.60", since=since, unit=Unit.MIG, mig_profile="3g.40gb")
 
 
-def recent():
-    """An hour boundary two hours ago (inside this month unless the month just began)."""
-    now = timezone.now()
-    start = now.replace(minute=0, second=0, microsecond=0) - timedelta(hours=2)
-    return max(start, now.replace(day=1, hour=0, minute=0, second=0, microsecond=0))
+@pytest.fixture
+def recent(mid_month):
+    """An hour boundary two hours ago, in this month: the tests make usage from then on and ask the API (which
+    reads the clock) about this month."""
+    return mid_month.replace(minute=0) - timedelta(hours=2)
 
 
 def test_prices_are_public_and_show_the_next_change(client, priced):
@@ -62,8 +65,8 @@ def test_a_price_cannot_be_backdated(priced):
     assert refused.value.code == "price_in_past"
 
 
-def test_usage_shows_closed_and_open_windows(api, alice, acme, priced):
-    start = recent()
+def test_usage_shows_closed_and_open_windows(recent, api, alice, acme, priced):
+    start = recent
     stop(run(place(acme, gpus=2), start), start + timedelta(seconds=90))
     run(place(acme, gpus=1), start + timedelta(hours=1))  # still running
     body = api(alice).get("/api/v1/usage", {"from": start.isoformat(), "granularity": "hour"}).json()
@@ -102,8 +105,8 @@ def test_usage_input_is_checked(api, alice, priced):
     )
 
 
-def test_another_tenants_usage_is_never_shown(api, acme, charlie, priced):
-    start = recent()
+def test_another_tenants_usage_is_never_shown(recent, api, acme, charlie, priced):
+    start = recent
     stop(run(place(acme, gpus=1), start), start + timedelta(seconds=60))
     client = api(charlie)
     assert client.get("/api/v1/usage", {"from": start.isoformat()}).json()["rows"] == []
@@ -111,8 +114,8 @@ def test_another_tenants_usage_is_never_shown(api, acme, charlie, priced):
     assert client.get("/api/v1/invoices").json()["results"] == []
 
 
-def test_the_upcoming_invoice_prices_usage_from_the_price_book(api, alice, acme, priced):
-    start = recent()
+def test_the_upcoming_invoice_prices_usage_from_the_price_book(recent, api, alice, acme, priced):
+    start = recent
     stop(run(place(acme, gpus=1), start), start + timedelta(minutes=30))
     stop(run(place(acme, mig_profile="3g.40gb"), start), start + timedelta(minutes=60))
     body = api(alice).get("/api/v1/invoices/upcoming").json()
@@ -136,8 +139,8 @@ def test_the_upcoming_invoice_prices_usage_from_the_price_book(api, alice, acme,
     assert "stripe_preview" not in body or body["stripe_preview"] is None
 
 
-def test_ledger_only_invoices_are_local_previews(api, alice, acme, priced):
-    start = recent()
+def test_ledger_only_invoices_are_local_previews(recent, api, alice, acme, priced):
+    start = recent
     stop(run(place(acme, gpus=1), start), start + timedelta(minutes=30))
     [invoice] = api(alice).get("/api/v1/invoices").json()["results"]
     assert (invoice["status"], invoice["mode"], invoice["total"]) == ("preview", "ledger_only", "1.20")

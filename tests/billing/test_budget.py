@@ -49,7 +49,7 @@ def test_alerts_are_emailed_after_commit(acme, alice, django_capture_on_commit_c
 
 
 @override_settings(LADDER_SIM_CHECKPOINT_SECONDS=600)
-def test_the_hard_stop_refuses_new_work_and_stops_what_runs(acme, alice, api):
+def test_the_hard_stop_refuses_new_work_and_stops_what_runs(acme, alice, api, time_machine):
     load_fleet()
     price("1.00")
     price("1.00", rung="job")
@@ -60,11 +60,13 @@ def test_the_hard_stop_refuses_new_work_and_stops_what_runs(acme, alice, api):
     service.refresh_from_db()
     job.refresh_from_db()
     assert service.state == S.STOPPING  # stopped at once
+    assert service.state_changed_at == at(61)  # at the time of the check, not of the wall clock
     assert job.state == S.RUNNING  # a job stops at its next checkpoint, not mid-step
     assert job.stop_at_checkpoint_since == at(61)
     assert Notification.objects.filter(kind="budget_stop", subject__contains=job.name).exists()
     assert SimulatedProvisioner().next_checkpoint(job) == at(70)  # checkpoints every 10 minutes of running
-    allocations_reconcile()  # the real clock is long past that checkpoint
+    time_machine.move_to(at(75))  # the clock the driver and the API read: past that checkpoint, in the same month
+    allocations_reconcile()
     assert Allocation.objects.get(pk=job.pk).state in (S.STOPPING, S.STOPPED)
     body = assert_problem(
         api(alice).post(

@@ -419,12 +419,12 @@ def test_the_pusher_keeps_to_the_meter_event_rate(stripe_server, acme, billed, s
 
 
 def this_month_so_far(server: StripeServer, tenant: Tenant) -> tuple[datetime, datetime]:
-    """Subscribe ``tenant`` with its period on the calendar month, and give the span of this month, up to a few
-    minutes before this hour, whose windows have closed (with no grace); skip in a month's first hour."""
+    """Subscribe ``tenant`` with its period on the calendar month, and give the span of this month, from five hours
+    ago up to a few minutes before this hour, whose windows have closed (with no grace). The test asks for
+    ``mid_month`` first: in a month's first hours no window of it has closed."""
     month_start, _ = month_of(timezone.now())
-    first = max(month_start, hour_start(5))
-    if hour_start(0) - first < timedelta(hours=1):
-        pytest.skip("the month began less than an hour ago: none of its windows has closed yet")
+    first = hour_start(5)
+    assert first >= month_start, "the clock is not in the middle of its month: use the mid_month fixture"
     # A Stripe subscription's period starts at its billing cycle anchor; anchor it at the start of the month so
     # Stripe's period is the ledger's (the calendar month).
     server.clock = lambda: month_start.timestamp()
@@ -434,7 +434,7 @@ def this_month_so_far(server: StripeServer, tenant: Tenant) -> tuple[datetime, d
 
 
 def test_the_upcoming_invoice_shows_stripes_preview_beside_the_ledger(
-    stripe_server, acme, alice, api, billed, settings
+    mid_month, stripe_server, acme, alice, api, billed, settings
 ):
     settings.LADDER_BILLING_GRACE_MINUTES = 0
     mig = price("0.90", since=timezone.now() - PAST, unit=Unit.MIG, mig_profile="3g.40gb").sku
@@ -472,7 +472,7 @@ def test_the_upcoming_invoice_shows_stripes_preview_beside_the_ledger(
     assert preview["amount_due"] == preview["total"]
 
 
-def test_a_price_change_bills_each_part_of_the_usage_at_its_own_price(stripe_server, acme, billed, settings):
+def test_a_price_change_bills_each_part_of_the_usage_at_its_own_price(mid_month, stripe_server, acme, billed, settings):
     settings.LADDER_BILLING_GRACE_MINUTES = 0
     first, end = this_month_so_far(stripe_server, acme)  # subscribed at 2.50
     change = first + (end - first) / 2

@@ -4,6 +4,7 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
 from compliance import envelope, storage
 from compliance.models import AssetState, DataAsset, TenantKey
@@ -174,7 +175,7 @@ def test_the_daily_beat_runs_the_sweep(acme, fleet, settings):
     from compliance.tasks import retention_sweep_scheduled
 
     assert settings.CELERY_BEAT_SCHEDULE["retention-sweep"]["task"] == "compliance.tasks.retention_sweep_scheduled"
-    asset(acme, category="job_log")  # created 2026-01-01: long expired by the time this test runs
+    asset(acme, category="job_log", at=timezone.now() - timedelta(days=91))  # by the clock the task reads: expired
     report = retention_sweep_scheduled.delay().get()
     assert report["scheduled"] == {"job_log": 1}
 

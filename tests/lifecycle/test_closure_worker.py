@@ -14,7 +14,6 @@ from django.utils import timezone
 
 from compliance.models import ClosureStep, DataAsset
 from compliance.retention import Category
-from config.celery import app
 from core.models import AuditEvent
 from lifecycle.services.closure import STALLED_AFTER, closures_resume, tenant_close
 from provisioning.models import Allocation
@@ -23,7 +22,7 @@ from tenancy.models import TenantState
 from tests.support import SYSTEM, redis_reachable, require, require_postgres
 from tests.support.billing import load_fleet, place
 from tests.support.data import asset
-from tests.support.worker import forget_queue, wait_for, worker_start
+from tests.support.worker import forget_queue, tasks_through, wait_for, worker_start
 
 
 @pytest.mark.django_db(transaction=True)
@@ -40,49 +39,46 @@ def test_a_failed_step_and_a_killed_worker_still_close_the_account_once(acme, tm
     queue = f"ladder-test-closure-{uuid.uuid4().hex[:12]}"  # ours alone: no other suite's worker takes the task
     log = tmp_path / "worker.log"
     workers: list[subprocess.Popen[bytes]] = []
-    eager, default_queue = app.conf.task_always_eager, app.conf.task_default_queue
-    app.conf.task_always_eager = False  # the suite runs tasks inline; here they go through the broker
-    app.conf.task_default_queue = queue
-    try:
-        # A worker whose blob store refuses every write: the stop step passes, the invoice step fails.
-        broken = (tmp_path / "unwritable").as_uri() + "/{region}"
-        (tmp_path / "unwritable").write_text("a file, not a directory")
-        workers.append(worker_start(queue, log, LADDER_STORAGE_URL=broken))
-        closure = tenant_close(tenant=acme, actor=SYSTEM)
-        assert closure.step == ClosureStep.STOPPING  # recorded before any step ran
+    with tasks_through(queue):
+        try:
+            # A worker whose blob store refuses every write: the stop step passes, the invoice step fails.
+            broken = (tmp_path / "unwritable").as_uri() + "/{region}"
+            (tmp_path / "unwritable").write_text("a file, not a directory")
+            workers.append(worker_start(queue, log, LADDER_STORAGE_URL=broken))
+            closure = tenant_close(tenant=acme, actor=SYSTEM)
+            assert closure.step == ClosureStep.STOPPING  # recorded before any step ran
 
-        def failed_invoicing() -> bool:
-            closure.refresh_from_db()
-            return closure.step == ClosureStep.INVOICING and bool(closure.last_error)
+            def failed_invoicing() -> bool:
+                closure.refresh_from_db()
+                return closure.step == ClosureStep.INVOICING and bool(closure.last_error)
 
-        wait_for(failed_invoicing, 60, "the invoice step to fail", log)
-        assert Allocation.objects.get(pk=running.pk).state in (S.STOPPING, S.STOPPED)
-        assert closure.allocations_stopped == 1
-        assert not DataAsset.objects.filter(tenant=acme, category=Category.INVOICE).exists()
+            wait_for(failed_invoicing, 60, "the invoice step to fail", log)
+            assert Allocation.objects.get(pk=running.pk).state in (S.STOPPING, S.STOPPED)
+            assert closure.allocations_stopped == 1
+            assert not DataAsset.objects.filter(tenant=acme, category=Category.INVOICE).exists()
 
-        # The worker dies between steps, its retry still waiting in it (unacknowledged).
-        os.kill(workers[0].pid, signal.SIGKILL)
-        workers[0].wait(timeout=10)
+            # The worker dies between steps, its retry still waiting in it (unacknowledged).
+            os.kill(workers[0].pid, signal.SIGKILL)
+            workers[0].wait(timeout=10)
 
-        # A new worker with a working store; the beat task finds the closure that stopped moving.
-        workers.append(worker_start(queue, log, LADDER_STORAGE_URL=settings.LADDER_STORAGE_URL))
-        assert closures_resume(now=timezone.now()) == []  # not stalled yet: it moved moments ago
-        assert closures_resume(now=timezone.now() + STALLED_AFTER) == [closure.pk]
+            # A new worker with a working store; the beat task finds the closure that stopped moving.
+            workers.append(worker_start(queue, log, LADDER_STORAGE_URL=settings.LADDER_STORAGE_URL))
+            assert closures_resume(now=timezone.now()) == []  # not stalled yet: it moved moments ago
+            assert closures_resume(now=timezone.now() + STALLED_AFTER) == [closure.pk]
 
-        def waiting() -> bool:
-            closure.refresh_from_db()
-            return closure.step == ClosureStep.WAITING
+            def waiting() -> bool:
+                closure.refresh_from_db()
+                return closure.step == ClosureStep.WAITING
 
-        wait_for(waiting, 60, "the closure to reach its waiting period", log)
-        # Asked again (a duplicate message, a second resume), nothing more happens.
-        assert closures_resume(now=timezone.now() + STALLED_AFTER) == []
-    finally:
-        app.conf.task_always_eager, app.conf.task_default_queue = eager, default_queue
-        for worker in workers:
-            if worker.poll() is None:
-                worker.kill()
-            worker.wait(timeout=10)
-        forget_queue(queue)
+            wait_for(waiting, 60, "the closure to reach its waiting period", log)
+            # Asked again (a duplicate message, a second resume), nothing more happens.
+            assert closures_resume(now=timezone.now() + STALLED_AFTER) == []
+        finally:
+            for worker in workers:
+                if worker.poll() is None:
+                    worker.kill()
+                worker.wait(timeout=10)
+            forget_queue(queue)
 
     closure.refresh_from_db()
     acme.refresh_from_db()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -15,6 +15,9 @@ import pytest
 import redis
 from django.conf import settings
 from django.db import connection
+
+from config.celery import app
+from tests.support import clock
 
 
 def database_url() -> str:
@@ -37,9 +40,9 @@ def worker_start(queue: str, log: Path, **env: str) -> subprocess.Popen[bytes]:
         "CELERY_TASK_DEFAULT_QUEUE": queue,
         **env,
     }
-    celery = Path(sys.executable).with_name("celery")
-    command = [
-        str(celery),
+    # The worker leases rows, stamps events and judges them stale by its clock: the test's, moved or not.
+    command = clock.python_module(
+        "celery",
         "-A",
         "config",
         "worker",
@@ -52,7 +55,7 @@ def worker_start(queue: str, log: Path, **env: str) -> subprocess.Popen[bytes]:
         "--without-gossip",
         "--without-mingle",
         "--without-heartbeat",
-    ]
+    )
     with log.open("ab") as out:
         return subprocess.Popen(command, cwd=settings.BASE_DIR, env=environment, stdout=out, stderr=subprocess.STDOUT)
 
@@ -76,3 +79,23 @@ def forget_queue(queue: str) -> None:
             client.hdel("unacked", tag)
             client.zrem("unacked_index", tag)
     client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
+
+
+def _forget_routing() -> None:
+    # Celery keeps the default queue and the router it built from the configuration on first use.
+    for cached in ("default_queue", "queues", "router"):
+        app.amqp.__dict__.pop(cached, None)
+
+
+@contextmanager
+def tasks_through(queue: str) -> Iterator[None]:
+    """Inside, tasks this process queues go through the broker to ``queue`` (the suite runs them inline); the
+    configuration and Celery's routing are as before afterwards."""
+    eager, default_queue = app.conf.task_always_eager, app.conf.task_default_queue
+    app.conf.task_always_eager, app.conf.task_default_queue = False, queue
+    _forget_routing()
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager, app.conf.task_default_queue = eager, default_queue
+        _forget_routing()
