@@ -15,7 +15,7 @@ from api.permissions import IsTenantMember, TenantRoleAllows
 from api.serializers import StrictSerializer
 from provisioning.models import Region
 from tenancy import services
-from tenancy.models import ApiKey, ApiKeyScope, Membership, Tenant
+from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey, Tenant
 from tenancy.roles import Action, TenantRole, role_allows
 from tenancy.selectors import api_keys_visible
 
@@ -244,4 +244,48 @@ class ApiKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, LadderView
     @extend_schema(responses={204: OpenApiResponse(description="Revoked (revoking twice is harmless).")})
     def destroy(self, request: Request, pk: str) -> Response:
         services.api_key_revoke(key=self.get_object(), actor=self.caller.actor)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- SSH keys ----------------------------------------------------------------------------------------------------
+
+
+class SshKeySerializer(serializers.ModelSerializer[SshKey]):
+    class Meta:
+        model = SshKey
+        fields = ["id", "name", "key_type", "bits", "fingerprint", "public_key", "created_by", "created_at"]
+        read_only_fields = fields
+
+
+class SshKeyCreateSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=100)
+    public_key = serializers.CharField(
+        max_length=16_384, trim_whitespace=True, help_text="One line, as in ~/.ssh/id_ed25519.pub."
+    )
+
+
+class SshKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantScopedViewSet):
+    """The tenant's SSH public keys (ed25519, ECDSA, RSA of 3072 bits or more), named by their fingerprint as
+    ``ssh-keygen -l`` prints it. Work that offers SSH access (bare metal, VMs, containers) names keys by id."""
+
+    queryset = SshKey.objects.all()
+    serializer_class = SshKeySerializer
+    http_method_names = ["get", "post", "delete", "head", "options"]
+    role_actions: ClassVar[dict[str, Action]] = {
+        "list": Action.SSH_KEY_VIEW,
+        "retrieve": Action.SSH_KEY_VIEW,
+        "create": Action.SSH_KEY_MANAGE,
+        "destroy": Action.SSH_KEY_MANAGE,
+    }
+
+    @extend_schema(request=SshKeyCreateSerializer, responses={201: SshKeySerializer})
+    def create(self, request: Request) -> Response:
+        body = SshKeyCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        key = services.ssh_key_add(tenant=self.membership.tenant, actor=self.caller.actor, **body.validated_data)
+        return Response(SshKeySerializer(key).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={204: OpenApiResponse(description="Removed.")})
+    def destroy(self, request: Request, pk: str) -> Response:
+        services.ssh_key_remove(key=self.get_object(), actor=self.caller.actor)
         return Response(status=status.HTTP_204_NO_CONTENT)

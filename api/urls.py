@@ -16,7 +16,7 @@ from api.audit import AuditCheckpointViewSet, AuditEventViewSet, AuditKeyView
 from api.billing import BudgetView, InvoiceViewSet, NotificationViewSet, PricesView, UpcomingInvoiceView, UsageView
 from api.clusters import ClusterViewSet
 from api.fleet import FleetViewSet, NodeViewSet, RegionViewSet
-from api.tenancy import ApiKeyViewSet, MemberViewSet, TenantView
+from api.tenancy import ApiKeyViewSet, MemberViewSet, SshKeyViewSet, TenantView
 
 router = SimpleRouter(trailing_slash=False)
 router.register("members", MemberViewSet, basename="member")
@@ -28,6 +28,7 @@ router.register("ops/nodes", NodeViewSet, basename="node")
 router.register("ops/clusters", ClusterViewSet, basename="cluster")
 router.register("regions", RegionViewSet, basename="region")
 router.register("allocations", AllocationViewSet, basename="allocation")
+router.register("ssh-keys", SshKeyViewSet, basename="ssh-key")
 router.register("ops/fragmentation", FragmentationViewSet, basename="fragmentation")
 router.register("ops/defragment", DefragmentViewSet, basename="defragment")
 router.register("ops/reconcile", ReconcileViewSet, basename="reconcile")

@@ -107,3 +107,25 @@ class ApiKey(models.Model):
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes
+
+
+class SshKey(TenantOwned):
+    """A public key the tenant registered for SSH access to its work (bare metal, VMs, containers with SSH)."""
+
+    name = models.CharField(max_length=100)
+    key_type = models.CharField(max_length=40)
+    bits = models.PositiveIntegerField()
+    fingerprint = models.CharField(max_length=60, help_text="OpenSSH's SHA256 fingerprint (ssh-keygen -l).")
+    public_key = models.TextField(help_text="One line: type, base64 and the comment, if any.")
+    created_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="ssh_key_name_unique_per_tenant"),
+            models.UniqueConstraint(fields=["tenant", "fingerprint"], name="ssh_key_unique_per_tenant"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.fingerprint})"

@@ -69,6 +69,8 @@ class Action(StrEnum):
     RETENTION_MANAGE = "retention.manage"
     ERASURE_REQUEST = "erasure.request"
     TENANT_CLOSE = "tenant.close"
+    SSH_KEY_VIEW = "ssh_key.view"
+    SSH_KEY_MANAGE = "ssh_key.manage"
 
 
 _EVERYONE = frozenset(TenantRole)
@@ -95,6 +97,9 @@ ALLOWED: dict[Action, frozenset[TenantRole]] = {
     Action.RETENTION_MANAGE: frozenset({TenantRole.OWNER}),
     Action.ERASURE_REQUEST: frozenset({TenantRole.OWNER}),
     Action.TENANT_CLOSE: frozenset({TenantRole.OWNER}),
+    Action.SSH_KEY_VIEW: _EVERYONE,
+    # Keys open the tenant's machines: registered by the people who run work on them.
+    Action.SSH_KEY_MANAGE: frozenset({TenantRole.OWNER, TenantRole.ADMIN, TenantRole.MEMBER}),
 }
 
 

@@ -17,8 +17,9 @@ from django.utils import timezone
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, Invalid
+from tenancy import ssh
 from tenancy.locks import lock_api_keys, lock_tenant
-from tenancy.models import ApiKey, ApiKeyScope, Membership, Tenant, TenantState
+from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey, Tenant, TenantState
 from tenancy.roles import STAFF_PERMISSIONS, Action, StaffRole, TenantRole, may_assign_role, role_allows
 
 User = get_user_model()
@@ -330,3 +331,54 @@ def api_key_mark_used(*, key_id: int, at: datetime) -> bool:
         last_used_at=at
     )
     return updated == 1
+
+
+# --- SSH keys -------------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def ssh_key_add(*, tenant: Tenant, name: str, public_key: str, actor: Actor) -> SshKey:
+    """Register a public key for the tenant (422 ``invalid_ssh_key`` naming why; 409 when the name or the key is
+    registered already)."""
+    try:
+        parsed = ssh.parse(public_key)
+    except ssh.SshKeyError as error:
+        raise Invalid("invalid_ssh_key", str(error), field="public_key") from None
+    lock_tenant(tenant.pk)  # two adds of one key: the second finds the first
+    existing = SshKey.objects.filter(tenant=tenant, fingerprint=parsed.fingerprint).first()
+    if existing is not None:
+        raise Conflict("ssh_key_exists", f"This key is registered already, as '{existing.name}'.", field="public_key")
+    if SshKey.objects.filter(tenant=tenant, name=name).exists():
+        raise Conflict("ssh_key_name_taken", f"A key named '{name}' is registered already.", field="name")
+    key = SshKey.objects.create(
+        tenant=tenant,
+        name=name,
+        key_type=parsed.key_type,
+        bits=parsed.bits,
+        fingerprint=parsed.fingerprint,
+        public_key=parsed.line,
+        created_by=actor.label,
+    )
+    audit_record(
+        actor=actor,
+        action="ssh_key.added",
+        target_type="ssh_key",
+        target_id=key.pk,
+        tenant=tenant,
+        data={"name": name, "fingerprint": parsed.fingerprint, "type": parsed.key_type, "bits": parsed.bits},
+    )
+    return key
+
+
+@transaction.atomic
+def ssh_key_remove(*, key: SshKey, actor: Actor) -> None:
+    """Forget a key; work started with it keeps the copy it was given, new work cannot name it."""
+    if SshKey.objects.filter(pk=key.pk).delete()[0]:
+        audit_record(
+            actor=actor,
+            action="ssh_key.removed",
+            target_type="ssh_key",
+            target_id=key.pk,
+            tenant=key.tenant,
+            data={"name": key.name, "fingerprint": key.fingerprint},
+        )

@@ -51,6 +51,7 @@ WRITES = [
     ("POST", "/api/v1/ops/clusters/{name}/sync", "operator"),
     ("POST", "/api/v1/ops/defragment", "operator"),
     ("POST", "/api/v1/ops/reconcile", "operator"),
+    ("POST", "/api/v1/ssh-keys", "alice"),
     ("PUT", "/api/v1/ops/tenants/{slug}/quota", "operator"),
 ]
 
