@@ -9,11 +9,13 @@ over after ``IN_PROGRESS_TIMEOUT``. 5xx responses are not stored, so the client 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -27,8 +29,11 @@ MAX_KEY_LENGTH = 255
 def fingerprint(method: str, path: str, data: Any) -> str:
     # Not canonical_json: that one refuses floats (they do not round-trip through jsonb), but a body may carry
     # one and must then reach the view's validation, not fail here. Python spells a float the same way each time.
+    # Keyed (HMAC with SECRET_KEY): a body may carry a secret's value, and a plain hash of it, kept a day, could be
+    # guessed back by whoever reads the table.
     body = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(f"{method} {path}\n{body}".encode()).hexdigest()
+    key = hashlib.sha256(f"idempotency:{settings.SECRET_KEY}".encode()).digest()
+    return hmac.new(key, f"{method} {path}\n{body}".encode(), hashlib.sha256).hexdigest()
 
 
 @dataclass(frozen=True)

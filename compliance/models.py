@@ -239,3 +239,24 @@ class AccountClosure(TenantOwned):
 
     def __str__(self) -> str:
         return f"closure of {self.tenant_id}"
+
+
+class TenantSecret(TenantOwned):
+    """A tenant's secret: its current value only, encrypted under a data key of its own that the tenant key wraps
+    (``compliance/services/secrets.py``). A new value is a new version under a new data key; the old one is gone.
+    Nothing but the provisioning of the tenant's own work ever reads the value back."""
+
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField(default=1)
+    wrapped_key = models.BinaryField()
+    ciphertext = models.BinaryField()
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    updated_by = models.CharField(max_length=150)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["tenant", "name"], name="secret_name_unique_per_tenant")]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"

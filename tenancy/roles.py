@@ -71,6 +71,8 @@ class Action(StrEnum):
     TENANT_CLOSE = "tenant.close"
     SSH_KEY_VIEW = "ssh_key.view"
     SSH_KEY_MANAGE = "ssh_key.manage"
+    SECRET_VIEW = "secret.view"  # noqa: S105 - an action name, not a password
+    SECRET_MANAGE = "secret.manage"  # noqa: S105 - an action name, not a password
 
 
 _EVERYONE = frozenset(TenantRole)
@@ -100,6 +102,9 @@ ALLOWED: dict[Action, frozenset[TenantRole]] = {
     Action.SSH_KEY_VIEW: _EVERYONE,
     # Keys open the tenant's machines: registered by the people who run work on them.
     Action.SSH_KEY_MANAGE: frozenset({TenantRole.OWNER, TenantRole.ADMIN, TenantRole.MEMBER}),
+    # Names and versions only: no one reads a value back.
+    Action.SECRET_VIEW: _EVERYONE,
+    Action.SECRET_MANAGE: frozenset({TenantRole.OWNER, TenantRole.ADMIN, TenantRole.MEMBER}),
 }
 
 

@@ -74,7 +74,7 @@ def master_ring() -> envelope.MasterKeyRing:
     return _ring(settings.LADDER_MASTER_KEYS, settings.SECRET_KEY)
 
 
-def _tenant_key(tenant: Tenant) -> bytes:
+def tenant_key(tenant: Tenant) -> bytes:
     """The tenant's key in the clear, made on first use. Refused once the tenant key is shredded."""
     row = TenantKey.objects.filter(tenant=tenant).first()
     if row is None:
@@ -252,7 +252,7 @@ def data_asset_create(
             data_key = envelope.new_data_key()
             sealed = envelope.encrypt(content, data_key, asset_id=asset.pk)
             asset.key_id = envelope.fingerprint(data_key)
-            asset.wrapped_key = envelope.seal_data_key(data_key, _tenant_key(tenant), asset.pk)
+            asset.wrapped_key = envelope.seal_data_key(data_key, tenant_key(tenant), asset.pk)
             # Written before the row commits: a row never points at nothing. A rollback leaves a blob nobody
             # can open (its key was never stored).
             asset.location = storage.blob_put(region=where.code, key=_storage_key(tenant, asset.pk), data=sealed)
@@ -290,7 +290,7 @@ def _readable(asset: DataAsset) -> None:
 def data_asset_content(*, asset: DataAsset) -> bytes:
     """The asset's content, decrypted."""
     _readable(asset)
-    data_key = envelope.open_data_key(bytes(asset.wrapped_key or b""), _tenant_key(asset.tenant), asset.pk)
+    data_key = envelope.open_data_key(bytes(asset.wrapped_key or b""), tenant_key(asset.tenant), asset.pk)
     return envelope.decrypt(storage.blob_get(asset.location), data_key, asset_id=asset.pk)
 
 

@@ -52,6 +52,8 @@ WRITES = [
     ("POST", "/api/v1/ops/defragment", "operator"),
     ("POST", "/api/v1/ops/reconcile", "operator"),
     ("POST", "/api/v1/ssh-keys", "alice"),
+    ("POST", "/api/v1/secrets", "alice"),
+    ("PUT", "/api/v1/secrets/{name}", "alice"),
     ("PUT", "/api/v1/ops/tenants/{slug}/quota", "operator"),
 ]
 
