@@ -148,13 +148,14 @@ def provisioner() -> Provisioner:
     return driver
 
 
-def allocations_reconcile(*, tenant_id: int | None = None) -> int:
+def allocations_reconcile(*, tenant_id: int | None = None, now: datetime | None = None) -> int:
     """Ask the driver about every allocation that is on its way somewhere; returns how many were looked at.
 
     The only place allocations follow their backend: the ``allocations_reconcile`` beat task, the embedded
-    scheduler of ``make run``, and an operator's ``POST /api/v1/ops/reconcile``. Reads never call it."""
+    scheduler of ``make run``, and an operator's ``POST /api/v1/ops/reconcile``. Reads never call it. ``now`` is
+    the moment recorded as ``observed_at`` (default: now)."""
     driver = provisioner()
-    now = timezone.now()
+    now = now or timezone.now()
     if Node.objects.filter(state=NodeState.SANITIZING).exists():
         driver.sanitized_nodes(now)
     watched = Q(state__in=(S.PROVISIONING, S.STOPPING)) | Q(state=S.RUNNING, stop_at_checkpoint_since__isnull=False)

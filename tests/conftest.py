@@ -18,7 +18,7 @@ from tenancy.models import ApiKeyScope, Tenant
 from tenancy.roles import StaffRole, TenantRole
 from tenancy.services import api_key_create, member_invite, staff_user_create
 from tests.fakes.kubernetes import K8sServer
-from tests.support import SYSTEM
+from tests.support import K8S_TOKEN, SYSTEM
 from tests.support.billing import load_fleet
 
 # Property tests judge correctness, not speed: on a loaded two-core machine (CI runs beside other work) input
@@ -179,8 +179,6 @@ def stripe_server(settings: Any) -> Iterator[Any]:
 
 
 # --- Kubernetes -----------------------------------------------------------------------------------------------
-
-K8S_TOKEN = "k8s-test-token"
 
 
 @pytest.fixture

@@ -108,7 +108,7 @@ def test_no_get_endpoint_writes(
     assert reconciled.json()["looked_at"] >= 1
     body = session(alice).get(f"/api/v1/allocations/{allocation.pk}").json()
     assert body["state"] == "running"
-    assert body["observed_at"] is not None
+    assert body["observed_at"] == reconciled.json()["observed_at"]  # the moment the reconcile recorded
 
 
 def test_only_operators_reconcile(api: Any, alice: Any, finance: Any) -> None:

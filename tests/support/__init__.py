@@ -19,6 +19,7 @@ from tenancy.services import member_invite
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 DATA = ROOT / "tests" / "data"  # sample files (see data/README.md)
+K8S_TOKEN = "k8s-test-token"  # the fake Kubernetes API server's token (tests/conftest.py cluster_api)
 CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 SYSTEM = Actor.system("tests")
 

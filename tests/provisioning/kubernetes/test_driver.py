@@ -17,10 +17,9 @@ from provisioning.provisioners import allocations_reconcile
 from provisioning.services.allocations import AllocationSpec, allocation_request, allocation_stop, node_failed
 from provisioning.states import AllocationState as S
 from tests.fakes.kubernetes import K8sServer
-from tests.support import SYSTEM, assert_problem
+from tests.support import K8S_TOKEN, SYSTEM, assert_problem
 from tests.support.billing import load_fleet
 
-TOKEN = "k8s-test-token"  # the token of tests/conftest.py's cluster_api
 H100, H200 = "H100-SXM-80GB", "H200-141GB"
 
 
@@ -67,8 +66,8 @@ def state(allocation: Allocation) -> str:
 
 def test_credentials_are_sealed_and_bound_to_the_cluster(fleet: K8sServer) -> None:
     cluster = Cluster.objects.get(name="k8s-eu-west-1a")
-    assert TOKEN not in cluster.credentials
-    assert unseal(cluster.credentials, cluster=cluster.name) == {"token": TOKEN}
+    assert K8S_TOKEN not in cluster.credentials
+    assert unseal(cluster.credentials, cluster=cluster.name) == {"token": K8S_TOKEN}
     with pytest.raises(CredentialsError):
         unseal(cluster.credentials, cluster="k8s-us-east-1a")  # moved to another cluster's row: does not open
 
@@ -275,10 +274,10 @@ def test_a_node_failure_places_the_gang_again(fleet: K8sServer, acme: Any) -> No
 def test_operators_register_and_test_clusters(api: Any, operator: Any, alice: Any, cluster_api: K8sServer) -> None:
     load_fleet()
     client = api(operator)
-    body = {"name": "frankfurt-a", "hall": "eu-west-1a", "api_server": cluster_api.url, "token": TOKEN}
+    body = {"name": "frankfurt-a", "hall": "eu-west-1a", "api_server": cluster_api.url, "token": K8S_TOKEN}
     response = client.post("/api/v1/ops/clusters", body, format="json")
     assert response.status_code == 201, response.content
-    assert TOKEN not in response.content.decode()
+    assert K8S_TOKEN not in response.content.decode()
     assert client.post("/api/v1/ops/clusters/frankfurt-a/test").json()["health"] == "healthy"
     wrong = {**body, "token": "not-the-token"}
     assert client.post("/api/v1/ops/clusters", wrong, format="json").status_code == 201  # re-registered
