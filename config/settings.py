@@ -44,6 +44,12 @@ env = environ.FileAwareEnv(
     LADDER_SECRETS_KEY=(str, ""),
     LADDER_ATTESTATION_VERIFIER=(str, "simulated"),
     LADDER_SERVERLESS_IDLE_SECONDS=(float, 300.0),
+    LADDER_PUBLIC_URL=(str, "http://127.0.0.1:8000"),
+    LADDER_BASE_DOMAIN=(str, "ladder.localhost"),
+    LADDER_SSH_GATEWAY_PORT=(int, 22),
+    LADDER_IMAGE_REGISTRIES=(list, []),
+    LADDER_OS_IMAGES=(str, ""),
+    LADDER_SIM_LOG_SECONDS=(float, 10.0),
     STRIPE_API_KEY=(str, ""),
     STRIPE_API_BASE=(str, "https://api.stripe.com"),
     STRIPE_WEBHOOK_SECRET=(str, ""),
@@ -264,6 +270,23 @@ LADDER_SECRETS_KEY: str = env("LADDER_SECRETS_KEY")
 LADDER_ATTESTATION_VERIFIER: str = env("LADDER_ATTESTATION_VERIFIER")
 # A serverless endpoint with an empty queue this long is scaled to zero replicas (Kubernetes driver).
 LADDER_SERVERLESS_IDLE_SECONDS: float = env("LADDER_SERVERLESS_IDLE_SECONDS")
+
+# --- Workloads and access -----------------------------------------------------------------------------------
+# Where Ladder's own API is reached from outside (links in answers: consoles, simulated endpoints, dataset
+# downloads for workloads); no trailing slash.
+LADDER_PUBLIC_URL: str = env("LADDER_PUBLIC_URL").rstrip("/")
+# Public hostnames: endpoints at ldr-<id>.<tenant>.<base domain> (Gateway API HTTPRoutes), SSH at
+# ssh.<hall>.<base domain> (the hall's SSH gateway, routing by the user ldr-<id>).
+LADDER_BASE_DOMAIN: str = env("LADDER_BASE_DOMAIN")
+LADDER_SSH_GATEWAY_PORT: int = env("LADDER_SSH_GATEWAY_PORT")
+# Registries a workload's image may come from (comma-separated hosts); empty: provisioning.workloads'
+# DEFAULT_REGISTRIES.
+LADDER_IMAGE_REGISTRIES: list[str] = env("LADDER_IMAGE_REGISTRIES")
+# The operating systems offered on the VM and bare-metal rungs: JSON, a list of objects with the fields of
+# provisioning.workloads.OsImage; empty: its OS_IMAGES.
+LADDER_OS_IMAGES: str = env("LADDER_OS_IMAGES")
+# The simulated provisioner's workloads print a line this often.
+LADDER_SIM_LOG_SECONDS: float = env("LADDER_SIM_LOG_SECONDS")
 
 # --- Billing ------------------------------------------------------------------------------------------------
 # Without STRIPE_API_KEY the product runs ledger-only: usage, invoices and budgets are computed locally.

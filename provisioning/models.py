@@ -212,6 +212,9 @@ class Allocation(TenantOwned):
         max_length=16, choices=[(s.value, s.value) for s in AllocationState], default=AllocationState.PLACED
     )
     spec = models.JSONField(help_text="The request as asked for; a job is placed again from it after a failure.")
+    workload = models.JSONField(
+        null=True, blank=True, help_text="What runs on it (provisioning.workloads.Workload.to_json); null: nothing."
+    )
     quota_milli = models.PositiveIntegerField(help_text="What the allocation counts against the GPU quota.")
     provisioner = models.CharField(max_length=32)
     dedicated = models.BooleanField(default=False, help_text="Placed for a tenant that demands dedicated hardware.")

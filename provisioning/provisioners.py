@@ -17,11 +17,15 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from core.actor import Actor
+from provisioning import simulated
+from provisioning.events import workload_ended
 from provisioning.models import Allocation, Node, NodeState
 from provisioning.placement.isolation import Rung
 from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.services.attestation import attestation_record
+from provisioning.services.workloads import os_images
 from provisioning.states import AllocationState
+from provisioning.workloads import DEFAULT_OS_IMAGE, Access, LogLine, Workload, WorkloadEvent, access
 
 S = AllocationState
 SYSTEM = Actor.system("provisioner")
@@ -58,6 +62,34 @@ class Provisioner(ABC):
     @abstractmethod
     def reconciled(self, at: datetime) -> None:
         """Every allocation in flight was looked at, at ``at``."""
+
+    @abstractmethod
+    def logs(self, allocation: Allocation, *, since: datetime | None = None, tail: int | None = None) -> list[LogLine]:
+        """The workload's output in time order (``since``: after that moment; ``tail``: the last lines only).
+        Reads only: never changes the allocation."""
+
+    @abstractmethod
+    def events(self, allocation: Allocation) -> list[WorkloadEvent]:
+        """What the backend reports about the workload, in time order (Ladder's own state changes are added by
+        the caller from the audit log)."""
+
+    def endpoint_url(self, allocation: Allocation) -> str | None:
+        """Where a serverless endpoint is served; None: at the gateway's hostname under the base domain."""
+        return None
+
+    def access(self, allocation: Allocation) -> Access:
+        """How the tenant reaches the allocation (the same on every driver but for ``endpoint_url``)."""
+        return access(
+            allocation_id=allocation.pk,
+            tenant=allocation.tenant.slug,
+            rung=allocation.rung,
+            hall=allocation.hall.code,
+            workload=Workload.from_json(allocation.workload) if allocation.workload else None,
+            base_domain=settings.LADDER_BASE_DOMAIN,
+            ssh_port=settings.LADDER_SSH_GATEWAY_PORT,
+            endpoint_url=self.endpoint_url(allocation),
+            console_url=f"{settings.LADDER_PUBLIC_URL}/api/v1/allocations/{allocation.pk}/logs?follow=1",
+        )
 
 
 class SimulatedProvisioner(Provisioner):
@@ -107,22 +139,74 @@ class SimulatedProvisioner(Provisioner):
         """A simulated job checkpoints every LADDER_SIM_CHECKPOINT_SECONDS of running; the first one after the
         stop was asked for."""
         asked = allocation.stop_at_checkpoint_since or allocation.running_since or allocation.state_changed_at
-        return self._checkpoints(allocation, asked) + timedelta(seconds=settings.LADDER_SIM_CHECKPOINT_SECONDS)
+        return self._checkpoints(allocation, asked) + timedelta(seconds=self._every(allocation))
 
     def last_checkpoint(self, allocation: Allocation, at: datetime) -> datetime | None:
         return self._checkpoints(allocation, at)
 
+    @staticmethod
+    def _every(allocation: Allocation) -> float:
+        """A job checkpoints at its workload's interval; without one, every LADDER_SIM_CHECKPOINT_SECONDS."""
+        checkpoint = (allocation.workload or {}).get("checkpoint")
+        return float(checkpoint["interval_s"]) if checkpoint else settings.LADDER_SIM_CHECKPOINT_SECONDS
+
     def _checkpoints(self, allocation: Allocation, at: datetime) -> datetime:
         """The last simulated checkpoint at or before ``at`` (the start of running counts as one)."""
-        every = settings.LADDER_SIM_CHECKPOINT_SECONDS
+        every = self._every(allocation)
         since = allocation.running_since or allocation.state_changed_at
         done = max(0.0, (at - since).total_seconds())
         return since + timedelta(seconds=math.floor(done / every) * every)
 
     def release(self, allocation_id: int) -> None:
-        allocation = Allocation.objects.get(pk=allocation_id)
-        if allocation.state == S.STOPPING:
-            allocation_transition(allocation=allocation, to=S.STOPPED, actor=SYSTEM)
+        allocation = Allocation.objects.select_related("tenant", "hall").get(pk=allocation_id)
+        if allocation.state != S.STOPPING:
+            return
+        if allocation.workload:
+            self._ended(allocation)
+        allocation_transition(allocation=allocation, to=S.STOPPED, actor=SYSTEM)
+
+    def _ended(self, allocation: Allocation) -> None:
+        """What the workload wrote goes to the apps above (kept as the tenant's data) before it is torn down."""
+        timeline = self.timeline(allocation)
+        at = timeline.end(timezone.now())
+        text = "".join(f"{line.at.isoformat()} [{line.source}] {line.text}\n" for line in self.logs(allocation))
+        checkpoint = None
+        step = simulated.last_checkpoint_step(timeline, at)
+        if step is not None:
+            checkpoint = {
+                "location": f"sim://{allocation.hall.code}/ladder-{allocation.tenant.slug}/ldr-{allocation.pk}-"
+                f"checkpoints/step-{step}",
+                "size_bytes": simulated.checkpoint_bytes(allocation.pk, step),
+            }
+        workload_ended.send(type(self), allocation=allocation, logs=text, checkpoint=checkpoint, at=at)
+
+    def timeline(self, allocation: Allocation) -> simulated.Timeline:
+        workload = Workload.from_json(allocation.workload) if allocation.workload else None
+        ended = allocation.state in (S.STOPPING, S.STOPPED, S.FAILED)
+        return simulated.Timeline(
+            allocation_id=allocation.pk,
+            rung=allocation.rung,
+            hosts=tuple(sorted({d.hostname for d in allocation.devices.all()})),
+            gpu_model=allocation.gpu_model.name,
+            created_at=allocation.created_at,
+            running_since=allocation.running_since,
+            ended_at=allocation.state_changed_at if ended else None,
+            workload=workload,
+            os_image=os_images().get(workload.os_image or DEFAULT_OS_IMAGE) if workload else None,
+            log_every=settings.LADDER_SIM_LOG_SECONDS,
+            checkpoint_every=self._every(allocation),
+            provision_seconds=settings.LADDER_SIM_PROVISION_SECONDS,
+        )
+
+    def logs(self, allocation: Allocation, *, since: datetime | None = None, tail: int | None = None) -> list[LogLine]:
+        return simulated.log_lines(self.timeline(allocation), now=timezone.now(), since=since, tail=tail)
+
+    def events(self, allocation: Allocation) -> list[WorkloadEvent]:
+        return simulated.events(self.timeline(allocation), now=timezone.now())
+
+    def endpoint_url(self, allocation: Allocation) -> str | None:
+        """The simulated fleet's endpoints are served by Ladder itself, so ``make run`` can call them."""
+        return f"{settings.LADDER_PUBLIC_URL}/endpoints/{allocation.pk}/"
 
     def sanitized_nodes(self, now: datetime) -> int:
         """A simulated wipe takes LADDER_SIM_SANITIZE_SECONDS."""

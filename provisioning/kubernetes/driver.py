@@ -36,6 +36,7 @@ from provisioning.provisioners import Provisioner
 from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.services.attestation import attestation_record, attested
 from provisioning.states import AllocationState
+from provisioning.workloads import LogLine, WorkloadEvent
 from tenancy.models import Tenant
 
 log = logging.getLogger(__name__)
@@ -357,3 +358,9 @@ class KubernetesProvisioner(Provisioner):
 
     def reconciled(self, at: datetime) -> None:
         Cluster.objects.update(reconciled_at=at)
+
+    def logs(self, allocation: Allocation, *, since: datetime | None = None, tail: int | None = None) -> list[LogLine]:
+        return []  # read from the pods' log subresource: being built
+
+    def events(self, allocation: Allocation) -> list[WorkloadEvent]:
+        return []  # read from the namespace's Events: being built

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from provisioning.workloads import Materials, Workload
+
 MANAGED_BY = "ladder"
 LABEL_TENANT = "ladder.io/tenant"
 LABEL_ALLOCATION = "ladder.io/allocation"
@@ -81,6 +83,10 @@ class AllocationShape:
     gang_size: int = 1
     image: str = DEFAULT_IMAGE
     extra_labels: dict[str, str] = field(default_factory=dict)
+    workload: Workload | None = None  # what the tenant runs (None: the stock image, kept up for interactive use)
+    materials: Materials = field(default_factory=Materials)
+    hall: str = ""  # the hall's code: the SSH gateway is per hall
+    base_domain: str = "ladder.localhost"  # public hostnames are <name>.<tenant>.<base_domain>
 
     @property
     def namespace(self) -> str:
