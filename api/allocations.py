@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from api.base import LadderView, StaffViewSet, TenantScopedViewSet
 from api.permissions import HasStaffPermission
 from api.serializers import StrictSerializer, refuse_body
+from api.workloads import AllocationWorkloadActions, WorkloadSerializer
 from billing.selectors import price_index
 from lifecycle.services.customers import allocation_request
 from provisioning.fleet_cache import fleet_read
@@ -25,7 +26,7 @@ from provisioning.placement.defragment import plan_defragmentation
 from provisioning.placement.fragmentation import fragmentation
 from provisioning.placement.isolation import SOFT_SHARING, Rung
 from provisioning.placement.offerings import offerings
-from provisioning.provisioners import allocations_reconcile
+from provisioning.provisioners import allocations_reconcile, provisioner
 from provisioning.services.allocations import AllocationSpec, allocation_stop
 from tenancy.models import Tenant
 from tenancy.roles import Action
@@ -67,6 +68,9 @@ class AllocationRequestSerializer(StrictSerializer):
     nodes = serializers.IntegerField(min_value=1, max_value=64, required=False, help_text="Bare-metal nodes.")
     regions = serializers.ListField(child=serializers.SlugField(), required=False, min_length=1)
     gang = GangSerializer(required=False, help_text="N members of the `gpus` shape, all or nothing.")
+    workload = WorkloadSerializer(
+        required=False, help_text="What runs on it: image and command, or os_image and cloud_init; see the README."
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "gpu_model" in attrs and "gpu_models" in attrs:
@@ -115,6 +119,20 @@ class DeviceSerializer(serializers.ModelSerializer[AllocationDevice]):
         return None if device.share_milli is None else str(Decimal(device.share_milli) / 1000)
 
 
+class SshAccessSerializer(serializers.Serializer[Any]):
+    host = serializers.CharField()
+    port = serializers.IntegerField()
+    user = serializers.CharField()
+    command = serializers.CharField(help_text="Paste it into a terminal.")
+
+
+class AccessSerializer(serializers.Serializer[Any]):
+    ssh = SshAccessSerializer(allow_null=True, help_text="Through the hall's SSH gateway, with your keys.")
+    endpoint = serializers.URLField(allow_null=True, help_text="A serverless endpoint; call it with your API key.")
+    urls = serializers.DictField(child=serializers.URLField(), help_text="Port -> HTTPS URL of each public port.")
+    console = serializers.URLField(allow_null=True, help_text="A VM's serial console, followed as NDJSON.")
+
+
 class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     performance_isolation = serializers.CharField(source="performance")
     security_isolation = serializers.CharField(source="security")
@@ -123,6 +141,8 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     hall = serializers.CharField(source="hall.code")
     created = serializers.DateTimeField(source="created_at")
     devices = serializers.SerializerMethodField()
+    workload = serializers.JSONField(read_only=True, help_text="As submitted (secrets by name only); null: none.")
+    access = serializers.SerializerMethodField()
 
     class Meta:
         model = Allocation
@@ -141,8 +161,14 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
             "state_changed_at",
             "observed_at",
             "failure_reason",
+            "workload",
+            "access",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(AccessSerializer)
+    def get_access(self, allocation: Allocation) -> Any:
+        return provisioner().access(allocation).as_dict()
 
     @extend_schema_field(DeviceSerializer(many=True))
     def get_devices(self, allocation: Allocation) -> Any:
@@ -154,12 +180,14 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
 # --- views ------------------------------------------------------------------------------------------------------
 
 
-class AllocationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantScopedViewSet):
+class AllocationViewSet(
+    AllocationWorkloadActions, mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantScopedViewSet
+):
     """A tenant's allocations. Refusals are 409 problem+json whose ``code`` names the rule (``no_capacity``,
     ``residency``, ``isolation_policy``, ``quota``, ``version_skew``) with every ``reasons`` entry; a combination
     the rung does not offer is 422 ``invalid_isolation``."""
 
-    queryset = Allocation.objects.select_related("gpu_model", "hall__region").prefetch_related("devices")
+    queryset = Allocation.objects.select_related("tenant", "gpu_model", "hall__region").prefetch_related("devices")
     serializer_class = AllocationSerializer
     http_method_names = ["get", "post", "delete", "head", "options"]
     role_actions: ClassVar[dict[str, Action]] = {
@@ -167,6 +195,8 @@ class AllocationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Tenant
         "retrieve": Action.ALLOCATION_VIEW,
         "create": Action.ALLOCATION_MANAGE,
         "destroy": Action.ALLOCATION_MANAGE,
+        "logs": Action.ALLOCATION_VIEW,
+        "events": Action.ALLOCATION_VIEW,
     }
     cursor_ordering = "-pk"
 
@@ -177,8 +207,13 @@ class AllocationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Tenant
     def create(self, request: Request) -> Response:
         data = AllocationRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        body = data.validated_data.get("workload")
         allocation = allocation_request(
-            tenant=self.membership.tenant, name=data.validated_data["name"], spec=data.spec(), actor=self.caller.actor
+            tenant=self.membership.tenant,
+            name=data.validated_data["name"],
+            spec=data.spec(),
+            actor=self.caller.actor,
+            workload=WorkloadSerializer.build(body) if body is not None else None,
         )
         return Response(AllocationSerializer(allocation).data, status=status.HTTP_201_CREATED)
 

@@ -1,5 +1,6 @@
-"""Tenant data: ``/api/v1/data-assets`` (register, read, move, delete and cancel), ``/retention-policies``, the
-tenant's ``/residency-report`` and account closure (``/tenant/close``).
+"""Tenant data: ``/api/v1/data-assets`` (register, read, move, delete and cancel), ``/retention-policies``,
+``/data/capture-policy``, signed ``/data/downloads``, the tenant's ``/residency-report`` and account closure
+(``/tenant/close``).
 
 Every write goes through one service of ``compliance``; refusals come back as problem+json with the service's
 code (``residency``, ``zero_retention``, ``legal_hold``, ``asset_shredding``, ``below_legal_minimum``, ...).
@@ -13,11 +14,13 @@ import django_filters
 from django.db.models import Prefetch
 from django.http import Http404, HttpResponse
 from django.urls import URLPattern, path
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, renderers, serializers, status
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
@@ -37,6 +40,8 @@ from compliance.services.assets import (
     data_asset_shred_cancel,
     retention_keep_days,
 )
+from compliance.services.capture import capture_policy, capture_policy_set
+from compliance.services.downloads import asset_download
 from compliance.services.sweep import retention_policy_set
 from lifecycle.services.closure import tenant_close
 from tenancy.models import Tenant
@@ -329,6 +334,64 @@ class RetentionPolicyView(LadderView):
         return Response(self._one(category))
 
 
+# --- capture policy and signed downloads ------------------------------------------------------------------------
+
+
+class CapturePolicySerializer(StrictSerializer):
+    inference_payloads = serializers.BooleanField(
+        help_text="Keep serverless request and response payloads as inference_payload assets (off by default; a "
+        "zero-retention rule for inference_payload still wins)."
+    )
+
+
+class CapturePolicyView(LadderView):
+    """What the product may capture from the tenant's running work; the owner decides."""
+
+    extra_permissions = [IsTenantMember, TenantRoleAllows]
+    role_actions: ClassVar[dict[str, Action]] = {"get": Action.DATA_VIEW, "put": Action.RETENTION_MANAGE}
+
+    @extend_schema(responses=CapturePolicySerializer)
+    def get(self, request: Request) -> Response:
+        policy = capture_policy(self.membership.tenant)
+        return Response({"inference_payloads": policy.inference_payloads})
+
+    @extend_schema(request=CapturePolicySerializer, responses=CapturePolicySerializer)
+    def put(self, request: Request) -> Response:
+        body = CapturePolicySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        policy = capture_policy_set(
+            tenant=self.membership.tenant,
+            inference_payloads=body.validated_data["inference_payloads"],
+            actor=self.caller.actor,
+        )
+        return Response({"inference_payloads": policy.inference_payloads})
+
+
+class DownloadQuerySerializer(StrictSerializer):
+    expires = serializers.CharField(max_length=20)
+    signature = serializers.CharField(max_length=64)
+
+
+class AssetDownloadView(LadderView):
+    """A data asset's content behind a signed link (how a workload's init container fetches a dataset it
+    mounts): the link is the credential, so no API key is asked. 403 ``download_refused`` for a wrong or
+    expired link."""
+
+    base_permissions: ClassVar[list[type]] = [AllowAny]
+    authentication_classes = ()
+    renderer_classes = [renderers.JSONRenderer, OctetStreamRenderer]
+
+    @extend_schema(
+        parameters=[DownloadQuerySerializer],
+        responses={(200, "application/octet-stream"): OpenApiResponse(OpenApiTypes.BINARY)},
+    )
+    def get(self, request: Request, asset_id: int) -> HttpResponse:
+        query = DownloadQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        content = asset_download(asset_id=asset_id, now=timezone.now(), **query.validated_data)
+        return HttpResponse(content, content_type="application/octet-stream")
+
+
 # --- residency report --------------------------------------------------------------------------------------------
 
 
@@ -453,4 +516,6 @@ urlpatterns: list[URLPattern] = [
     path("retention-policies/<str:category>", RetentionPolicyView.as_view(), name="retention-policy"),
     path("residency-report", ResidencyReportView.as_view(), name="residency-report"),
     path("tenant/close", TenantCloseView.as_view(), name="tenant-close"),
+    path("data/capture-policy", CapturePolicyView.as_view(), name="capture-policy"),
+    path("data/downloads/<int:asset_id>", AssetDownloadView.as_view(), name="asset-download"),
 ]

@@ -18,6 +18,7 @@ from api.clusters import ClusterViewSet
 from api.fleet import FleetViewSet, NodeViewSet, RegionViewSet
 from api.secrets import SecretViewSet
 from api.tenancy import ApiKeyViewSet, MemberViewSet, SshKeyViewSet, TenantView
+from api.workloads import GatewayAuthorizeView
 
 router = SimpleRouter(trailing_slash=False)
 router.register("members", MemberViewSet, basename="member")
@@ -48,6 +49,7 @@ urlpatterns = [
     path("budget", BudgetView.as_view(), name="budget"),
     path("compliance/audit-key", AuditKeyView.as_view(), name="audit-key"),
     path("ops/tenants/<slug:slug>/quota", TenantQuotaView.as_view(), name="tenant-quota"),
+    path("gateway/authorize", GatewayAuthorizeView.as_view(), name="gateway-authorize"),
     *data.urlpatterns,
     *legal.urlpatterns,
     path("", include(router.urls)),

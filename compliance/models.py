@@ -260,3 +260,19 @@ class TenantSecret(TenantOwned):
 
     def __str__(self) -> str:
         return f"{self.name} v{self.version}"
+
+
+class CapturePolicy(TenantOwned):
+    """What the product may capture from a tenant's work beyond what the work itself writes. Off unless the tenant
+    turns it on; a zero-retention rule for the category still wins (nothing is persisted)."""
+
+    inference_payloads = models.BooleanField(
+        default=False, help_text="Keep serverless request and response payloads as inference_payload assets."
+    )
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant"], name="capture_policy_once")]
+
+    def __str__(self) -> str:
+        return f"capture policy of {self.tenant_id}"

@@ -50,6 +50,8 @@ env = environ.FileAwareEnv(
     LADDER_IMAGE_REGISTRIES=(list, []),
     LADDER_OS_IMAGES=(str, ""),
     LADDER_SIM_LOG_SECONDS=(float, 10.0),
+    LADDER_LOG_FOLLOW_SECONDS=(float, 300.0),
+    LADDER_LOG_FOLLOW_POLL_SECONDS=(float, 1.0),
     STRIPE_API_KEY=(str, ""),
     STRIPE_API_BASE=(str, "https://api.stripe.com"),
     STRIPE_WEBHOOK_SECRET=(str, ""),
@@ -287,6 +289,9 @@ LADDER_IMAGE_REGISTRIES: list[str] = env("LADDER_IMAGE_REGISTRIES")
 LADDER_OS_IMAGES: str = env("LADDER_OS_IMAGES")
 # The simulated provisioner's workloads print a line this often.
 LADDER_SIM_LOG_SECONDS: float = env("LADDER_SIM_LOG_SECONDS")
+# GET .../logs?follow=1 streams new lines this long at most (the client reconnects with since=), looking this often.
+LADDER_LOG_FOLLOW_SECONDS: float = env("LADDER_LOG_FOLLOW_SECONDS")
+LADDER_LOG_FOLLOW_POLL_SECONDS: float = env("LADDER_LOG_FOLLOW_POLL_SECONDS")
 
 # --- Billing ------------------------------------------------------------------------------------------------
 # Without STRIPE_API_KEY the product runs ledger-only: usage, invoices and budgets are computed locally.

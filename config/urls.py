@@ -9,6 +9,7 @@ from api.billing import stripe_webhook
 from api.health import healthz, readyz
 from api.problems import ProblemsAsJson
 from api.problems import handler404 as api_not_found
+from api.workloads import SimulatedEndpointView
 
 
 class SchemaView(ProblemsAsJson, SpectacularAPIView):
@@ -24,6 +25,8 @@ urlpatterns = [
     path("readyz", readyz, name="readyz"),
     path("api/v1/", include("api.urls")),
     path("webhooks/stripe", stripe_webhook, name="stripe-webhook"),
+    # Serverless endpoints of the simulated fleet (on Kubernetes they are served at the gateway's hostnames).
+    re_path(r"^endpoints/(?P<allocation_id>[0-9]+)/(?P<path>.*)$", SimulatedEndpointView.as_view(), name="endpoint"),
     path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", DocsView.as_view(url_name="schema"), name="api-docs"),
     # Unknown API paths answer problem+json even with DEBUG on (Django's handler404 only applies with it off).

@@ -10,5 +10,8 @@ class LifecycleConfig(AppConfig):
 
     def ready(self) -> None:
         from lifecycle import receivers  # connects the receivers; importing it has no other effect
+        from lifecycle.services.workloads import allocation_materials
+        from provisioning.services.workloads import materials_source_set
 
         del receivers
+        materials_source_set(allocation_materials)  # drivers render what workloads name through it

@@ -12,7 +12,8 @@ from typing import Any
 from django.dispatch import receiver
 
 from billing.services.ledger import usage_close, usage_open
-from provisioning.events import allocation_started, allocation_stopped
+from lifecycle.services.workloads import workload_output_keep
+from provisioning.events import allocation_started, allocation_stopped, workload_ended
 from provisioning.models import Allocation
 
 
@@ -26,3 +27,11 @@ def _usage_open(sender: Any, *, allocation: Allocation, at: datetime, **kwargs: 
 def _usage_close(sender: Any, *, allocation: Allocation, at: datetime, **kwargs: Any) -> None:
     """Leaving ``running`` closes it, at the end of the billable work."""
     usage_close(allocation=allocation, at=at)
+
+
+@receiver(workload_ended, dispatch_uid="lifecycle.workload_output_keep")
+def _workload_output_keep(
+    sender: Any, *, allocation: Allocation, logs: str, checkpoint: dict[str, object] | None, at: datetime, **kwargs: Any
+) -> None:
+    """What a workload wrote (its logs, its last checkpoint) becomes the tenant's governed data."""
+    workload_output_keep(allocation=allocation, logs=logs, checkpoint=checkpoint, at=at)

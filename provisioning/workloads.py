@@ -2,7 +2,7 @@
 references, the operating-system catalog, and the access details each rung gives.
 
 A workload is optional on every rung. ``workload_check`` refuses anything the rung cannot run, naming the field
-(``WorkloadInvalid.field`` is a path such as ``ports[1].expose``); the API turns it into 422 ``validation_error``.
+(``WorkloadInvalid.field`` is a path such as ``ports.1.expose``); the API turns it into 422 ``validation_error``.
 What the workload names outside itself (secrets, SSH keys, datasets) is resolved by the services, not here.
 """
 
@@ -22,6 +22,7 @@ DEFAULT_REGISTRIES = ("docker.io", "ghcr.io", "nvcr.io", "quay.io", "registry.k8
 IMPLICIT_REGISTRY = "docker.io"  # "pytorch/pytorch" means docker.io/pytorch/pytorch, as the container runtimes read it
 
 SECRET_FILES = "/var/run/secrets/ladder"  # noqa: S105 - a directory, not a password; a secret "as": "file" is the file <SECRET_FILES>/<NAME>
+OS_SECRET_FILES = "/etc/ladder/secrets"  # noqa: S105 - a directory: where a VM's or host's secrets are files
 CHECKPOINTS = "/checkpoints"  # a job's checkpoint volume, unless ``checkpoint.path`` moves it
 RESERVED_ENV = "LADDER_"  # Ladder's own variables (checkpoint dir, restart code, GPU share) start with it
 SERVE_PORT = 8000  # a serverless endpoint's port when the workload names none
@@ -101,7 +102,7 @@ class Materials:
 
 
 class WorkloadInvalid(ValueError):
-    """A workload the rung cannot run; ``field`` names where (``image``, ``ports[0].expose``, ...)."""
+    """A workload the rung cannot run; ``field`` names where (``image``, ``ports.0.expose``, ...)."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
@@ -286,33 +287,29 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
             raise WorkloadInvalid(name, f"At most {MAX_ARGV} items.")
         for i, arg in enumerate(argv):
             if len(arg.encode()) > MAX_ARG_BYTES or "\x00" in arg:
-                raise WorkloadInvalid(f"{name}[{i}]", f"Each item is at most {MAX_ARG_BYTES} bytes, without NUL.")
+                raise WorkloadInvalid(f"{name}.{i}", f"Each item is at most {MAX_ARG_BYTES} bytes, without NUL.")
 
-    if w.env and rung in OS_RUNGS:
-        raise WorkloadInvalid("env", f"The {rung} rung takes its environment from cloud_init.")
     names: set[str] = set()
     for i, (name, value) in enumerate(w.env):
         if not ENV_NAME_RE.match(name):
-            raise WorkloadInvalid(f"env[{i}].name", f"{name!r} is not an environment variable name.")
+            raise WorkloadInvalid(f"env.{i}.name", f"{name!r} is not an environment variable name.")
         if name.startswith(RESERVED_ENV):
-            raise WorkloadInvalid(f"env[{i}].name", f"Names starting {RESERVED_ENV} are Ladder's own.")
+            raise WorkloadInvalid(f"env.{i}.name", f"Names starting {RESERVED_ENV} are Ladder's own.")
         if name in names:
-            raise WorkloadInvalid(f"env[{i}].name", f"{name} is set twice.")
+            raise WorkloadInvalid(f"env.{i}.name", f"{name} is set twice.")
         if "\x00" in value:
-            raise WorkloadInvalid(f"env[{i}].value", "A value may not contain NUL.")
+            raise WorkloadInvalid(f"env.{i}.value", "A value may not contain NUL.")
         names.add(name)
     if sum(len(k) + len(v) for k, v in w.env) > MAX_ENV_BYTES:
         raise WorkloadInvalid("env", f"The environment is at most {MAX_ENV_BYTES} bytes.")
 
-    if w.secrets and rung in OS_RUNGS:
-        raise WorkloadInvalid("secrets", f"The {rung} rung takes its secrets through cloud_init.")
     for i, secret in enumerate(w.secrets):
         if secret.as_ not in ("env", "file"):
-            raise WorkloadInvalid(f"secrets[{i}].as", 'A secret goes in as "env" or "file".')
+            raise WorkloadInvalid(f"secrets.{i}.as", 'A secret goes in as "env" or "file".')
         if secret.as_ == "env" and secret.name in names:
-            raise WorkloadInvalid(f"secrets[{i}].name", f"{secret.name} is already a variable (env or secrets).")
+            raise WorkloadInvalid(f"secrets.{i}.name", f"{secret.name} is already a variable (env or secrets).")
         if secret.as_ == "env" and secret.name.startswith(RESERVED_ENV):
-            raise WorkloadInvalid(f"secrets[{i}].name", f"Names starting {RESERVED_ENV} are Ladder's own.")
+            raise WorkloadInvalid(f"secrets.{i}.name", f"Names starting {RESERVED_ENV} are Ladder's own.")
         names.add(secret.name)
 
     if w.ports:
@@ -320,20 +317,20 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
     seen_ports: set[tuple[int, str]] = set()
     for i, port in enumerate(w.ports):
         if not 1 <= port.port <= 65535:
-            raise WorkloadInvalid(f"ports[{i}].port", "A port is 1 to 65535.")
+            raise WorkloadInvalid(f"ports.{i}.port", "A port is 1 to 65535.")
         if port.protocol not in ("http", "tcp", "udp"):
-            raise WorkloadInvalid(f"ports[{i}].protocol", 'A protocol is "http", "tcp" or "udp".')
+            raise WorkloadInvalid(f"ports.{i}.protocol", 'A protocol is "http", "tcp" or "udp".')
         if port.expose not in ("none", "tenant", "public"):
-            raise WorkloadInvalid(f"ports[{i}].expose", 'expose is "none", "tenant" or "public".')
+            raise WorkloadInvalid(f"ports.{i}.expose", 'expose is "none", "tenant" or "public".')
         if port.expose == "public" and port.protocol != "http":
             raise WorkloadInvalid(
-                f"ports[{i}].expose", "Only http ports are public (through the HTTPS gateway); use ssh for the rest."
+                f"ports.{i}.expose", "Only http ports are public (through the HTTPS gateway); use ssh for the rest."
             )
         if port.port == SSH_PORT and w.ssh_keys:
-            raise WorkloadInvalid(f"ports[{i}].port", "Port 22 is the SSH access Ladder gives with ssh_keys.")
+            raise WorkloadInvalid(f"ports.{i}.port", "Port 22 is the SSH access Ladder gives with ssh_keys.")
         key = (port.port, "udp" if port.protocol == "udp" else "tcp")
         if key in seen_ports:
-            raise WorkloadInvalid(f"ports[{i}].port", f"Port {port.port} is named twice.")
+            raise WorkloadInvalid(f"ports.{i}.port", f"Port {port.port} is named twice.")
         seen_ports.add(key)
     if rung == "serverless" and len(w.public_ports()) > 1:
         raise WorkloadInvalid("ports", "A serverless endpoint serves one public http port.")
@@ -342,13 +339,13 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
         _only_on(VOLUME_RUNGS, rung, "volumes", "volumes (datasets reach VMs and hosts through cloud_init)")
     mounts: set[str] = set()
     for i, volume in enumerate(w.volumes):
-        path = _path_check(f"volumes[{i}].mount_path", volume.mount_path)
+        path = _path_check(f"volumes.{i}.mount_path", volume.mount_path)
         if (volume.dataset is None) == (volume.scratch_gb is None):
-            raise WorkloadInvalid(f"volumes[{i}]", "A volume is a dataset (its asset id) or scratch_gb, not both.")
+            raise WorkloadInvalid(f"volumes.{i}", "A volume is a dataset (its asset id) or scratch_gb, not both.")
         if volume.scratch_gb is not None and not 1 <= volume.scratch_gb <= 4096:
-            raise WorkloadInvalid(f"volumes[{i}].scratch_gb", "Scratch is 1 to 4096 GB.")
+            raise WorkloadInvalid(f"volumes.{i}.scratch_gb", "Scratch is 1 to 4096 GB.")
         if any(path == m or path.startswith(m + "/") or m.startswith(path + "/") for m in mounts):
-            raise WorkloadInvalid(f"volumes[{i}].mount_path", f"{path} overlaps another mount.")
+            raise WorkloadInvalid(f"volumes.{i}.mount_path", f"{path} overlaps another mount.")
         mounts.add(path)
 
     if w.checkpoint is not None:
@@ -388,23 +385,59 @@ def cloud_init_check(text: str) -> None:
         raise WorkloadInvalid("cloud_init", "A #cloud-config is a YAML mapping.")
 
 
-def cloud_config(user_data: str | None, *, user: str, ssh_keys: Iterable[str]) -> str:
-    """The user data a VM or host boots with: the tenant's, with its SSH keys given to ``user``. A script is
-    kept as it is and the keys go in a ``#cloud-config`` part beside it (MIME multipart)."""
-    keys = list(ssh_keys)
+def cloud_config(
+    user_data: str | None,
+    *,
+    user: str,
+    ssh_keys: Iterable[str],
+    env: Mapping[str, str] | None = None,
+    files: Mapping[str, str] | None = None,
+) -> str:
+    """The user data a VM or host boots with: the tenant's, with its SSH keys given to ``user``, its variables in
+    ``/etc/environment`` and its secret files written readable by ``user`` only. A script is kept as it is and
+    Ladder's part goes beside it as a ``#cloud-config`` (MIME multipart)."""
+    keys = sorted(set(ssh_keys))
+    ours: dict[str, Any] = {}
+    if keys:
+        ours["users"] = ["default", {"name": user, "ssh_authorized_keys": keys}]
+    writes = []
+    if env:
+        lines = "".join(f"{name}={_env_quote(value)}\n" for name, value in sorted(env.items()))
+        writes.append({"path": "/etc/environment", "append": True, "content": lines})
+    for path, content in sorted((files or {}).items()):
+        writes.append({"path": path, "content": content, "permissions": "0400", "owner": f"{user}:{user}"})
+    if writes:
+        ours["write_files"] = writes
     if user_data and user_data.startswith("#!"):
-        if not keys:
+        if not ours:
             return user_data
-        users_part = {"users": ["default", {"name": user, "ssh_authorized_keys": keys}]}
-        part = "#cloud-config\n" + yaml.safe_dump(users_part)
+        part = "#cloud-config\n" + yaml.safe_dump(ours, sort_keys=True)
         return _multipart([("text/cloud-config", part), ("text/x-shellscript", user_data)])
     config: dict[str, Any] = (yaml.safe_load(user_data) if user_data else None) or {}
     if keys:
-        users = [u for u in config.get("users") or ["default"] if not (isinstance(u, dict) and u.get("name") == user)]
-        mine = next((u for u in config.get("users") or [] if isinstance(u, dict) and u.get("name") == user), {})
+        theirs = config.get("users") or ["default"]
+        others = [u for u in theirs if not (isinstance(u, dict) and u.get("name") == user)]
+        mine = next((u for u in theirs if isinstance(u, dict) and u.get("name") == user), {})
         merged = sorted({*(mine.get("ssh_authorized_keys") or []), *keys})
-        config["users"] = [*users, {**mine, "name": user, "ssh_authorized_keys": merged}]
+        config["users"] = [*others, {**mine, "name": user, "ssh_authorized_keys": merged}]
+    if writes:
+        config["write_files"] = [*(config.get("write_files") or []), *writes]
     return "#cloud-config\n" + yaml.safe_dump(config, sort_keys=True)
+
+
+def os_user_data(workload: Workload | None, materials: Materials) -> str:
+    """The whole user data of a VM or bare-metal host: the tenant's cloud_init with its SSH keys, variables and
+    secrets (files in ``OS_SECRET_FILES``: a VM has no secret volume; every secret is a file there)."""
+    w = workload or Workload()
+    image = materials.os_image or next(i for i in OS_IMAGES if i.name == DEFAULT_OS_IMAGE)
+    files = {f"{OS_SECRET_FILES}/{name}": value for name, value in materials.secrets.items()}
+    return cloud_config(w.cloud_init, user=image.user, ssh_keys=materials.ssh_keys, env=dict(w.env), files=files)
+
+
+def _env_quote(value: str) -> str:
+    """A value as /etc/environment (pam_env) reads it: double-quoted, with quotes and backslashes escaped."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
 
 
 def _multipart(parts: list[tuple[str, str]]) -> str:

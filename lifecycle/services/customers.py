@@ -14,11 +14,13 @@ from django.db import transaction
 from billing.models import BillingAccount
 from billing.services.accounts import admission_check, billing_account_open, budget_check, budget_set, notify
 from core.actor import Actor
+from lifecycle.services.workloads import workload_admit
 from provisioning.models import Allocation
 from provisioning.placement.isolation import Rung
 from provisioning.services.allocations import AllocationSpec, allocation_stop
 from provisioning.services.allocations import allocation_request as place
 from provisioning.states import AllocationState as S
+from provisioning.workloads import Workload
 from tenancy.models import Tenant
 from tenancy.services import tenant_create
 
@@ -39,10 +41,15 @@ def tenant_signup(*, slug: str, name: str, username: str, email: str, password: 
 # --- buying ---------------------------------------------------------------------------------------------------------
 
 
-def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor: Actor) -> Allocation:
-    """Admission first (standing, payment, budget: 402 / 409), then placement."""
+def allocation_request(
+    *, tenant: Tenant, name: str, spec: AllocationSpec, actor: Actor, workload: Workload | None = None
+) -> Allocation:
+    """Admission first (standing, payment, budget: 402 / 409), then the workload (422, or 409 ``residency`` for
+    datasets elsewhere), then placement."""
     admission_check(tenant=tenant)
-    return place(tenant=tenant, name=name, spec=spec, actor=actor)
+    if workload is not None:
+        spec = workload_admit(tenant=tenant, workload=workload, spec=spec)
+    return place(tenant=tenant, name=name, spec=spec, actor=actor, workload=workload)
 
 
 # --- budgets ------------------------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
 from provisioning.placement.state import FULL_SHARE
 from provisioning.selectors import tenant_policy
 from provisioning.states import HOLDS_DEVICES, AllocationState, can_move
+from provisioning.workloads import Workload
 from tenancy.models import Tenant
 
 S = AllocationState
@@ -98,6 +99,13 @@ class AllocationSpec:
         return cls(**data)
 
 
+def _workload_evidence(workload: Workload | None) -> dict[str, Any] | None:
+    """The workload as the audit log keeps it: everything but the values of its variables (secrets are names)."""
+    if workload is None:
+        return None
+    return {**workload.to_json(), "env": [name for name, _ in workload.env], "cloud_init": bool(workload.cloud_init)}
+
+
 # --- claims: the database's guard ---------------------------------------------------------------------------
 
 
@@ -142,6 +150,7 @@ def _persist(
     spec: AllocationSpec,
     placement: Placement,
     provisioner: str,
+    workload: Workload | None,
 ) -> Allocation:
     """Write the allocation, its devices and its claims. Ids come from the in-memory fleet: no reads here."""
     hall, gpu_model = section.cache.node_rows[placement.devices[0].node_id]
@@ -158,6 +167,7 @@ def _persist(
         quota_milli=_quota_milli(placement),
         provisioner=provisioner,
         dedicated=placement.dedicated,
+        workload=workload.to_json() if workload else None,
     )
     _persist_devices(section, allocation, placement)
     return allocation
@@ -225,9 +235,12 @@ def _release_devices(allocation: Allocation) -> list[int]:
 # --- services -------------------------------------------------------------------------------------------------
 
 
-def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor: Actor) -> Allocation:
+def allocation_request(
+    *, tenant: Tenant, name: str, spec: AllocationSpec, actor: Actor, workload: Workload | None = None
+) -> Allocation:
     """Place and persist an allocation, or raise ``PlacementRefused`` with the engine's reasons. Whether the
-    tenant may buy at all (standing, budget) is asked first by ``lifecycle.services.customers.allocation_request``."""
+    tenant may buy at all (standing, budget) and whether its workload is runnable are asked first by
+    ``lifecycle.services.customers.allocation_request``."""
     request = spec.to_request()
     for attempt in range(2):
         try:
@@ -244,6 +257,7 @@ def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor
                     spec=spec,
                     placement=result,
                     provisioner=settings.LADDER_PROVISIONER,
+                    workload=workload,
                 )
                 section.journal("placed", allocation=allocation, placement=result)
                 audit_record(
@@ -257,6 +271,7 @@ def allocation_request(*, tenant: Tenant, name: str, spec: AllocationSpec, actor
                         "spec": asdict(spec),
                         "devices": len(result.devices),
                         "hosts": sorted({d.hostname for d in result.devices}),
+                        "workload": _workload_evidence(workload),
                     },
                 )
                 section.cache.placements[allocation.pk] = result

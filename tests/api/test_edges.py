@@ -26,6 +26,7 @@ H100 = "H100-SXM-80GB"
 # Every POST, PUT and PATCH of the API, with who may call it (so the call gets past the permissions).
 WRITES = [
     ("PATCH", "/api/v1/tenant", "alice"),
+    ("PUT", "/api/v1/data/capture-policy", "alice"),
     ("POST", "/api/v1/tenant/close", "alice"),
     ("POST", "/api/v1/members", "alice"),
     ("PATCH", "/api/v1/members/{id}", "alice"),
@@ -73,7 +74,14 @@ def caller(request: pytest.FixtureRequest, api: Any) -> Any:
 def write_url(alice: Any) -> Any:
     """A WRITES path with real values: alice's own membership as the id (the member update looks it up before
     reading the body; every other write reads its body first)."""
-    values = {"id": alice.membership.pk, "seq": 1, "name": "frankfurt-a", "category": "dataset", "slug": "acme"}
+    values = {
+        "id": alice.membership.pk,
+        "seq": 1,
+        "name": "frankfurt-a",
+        "category": "dataset",
+        "slug": "acme",
+        "asset_id": 1,
+    }
     return lambda template: template.format(**values)
 
 

@@ -1,0 +1,311 @@
+"""Workloads at the API: the ``workload`` object of ``POST /api/v1/allocations``, an allocation's logs and events,
+the gateway's check of who may call a serverless endpoint, and the simulated fleet's endpoints themselves.
+
+The serializers check shapes and types; the rules per rung are ``provisioning.workloads.workload_check``'s (run
+by the lifecycle service), so the API and every other caller refuse the same things with the same words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.http import HttpRequest, StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, serializers
+from rest_framework.decorators import action
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from api.base import LadderView
+from api.serializers import StrictSerializer
+from core.models import AuditEvent
+from lifecycle.services.workloads import endpoint_call
+from provisioning.models import Allocation
+from provisioning.provisioners import provisioner
+from provisioning.simulated import MAX_LINES
+from provisioning.states import AllocationState as S
+from provisioning.workloads import (
+    CHECKPOINTS,
+    MAX_ARG_BYTES,
+    MAX_ARGV,
+    MAX_CLOUD_INIT_BYTES,
+    Checkpoint,
+    LogLine,
+    Port,
+    SecretRef,
+    Volume,
+    Workload,
+)
+
+# --- the workload object -------------------------------------------------------------------------------------
+
+
+class PortSerializer(StrictSerializer):
+    port = serializers.IntegerField(min_value=1, max_value=65535)
+    protocol = serializers.ChoiceField(choices=["http", "tcp", "udp"], default="http")
+    expose = serializers.ChoiceField(
+        choices=["none", "tenant", "public"],
+        default="none",
+        help_text="none: inside the pod; tenant: your other allocations; public: HTTPS under the base domain.",
+    )
+
+
+class EnvSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=128)
+    value = serializers.CharField(max_length=32_768, allow_blank=True, trim_whitespace=False)
+
+
+class SecretRefSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=100)
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        fields = super().get_fields()
+        # "as" is a Python keyword, so it cannot be declared as a class attribute.
+        fields["as"] = serializers.ChoiceField(
+            choices=["env", "file"],
+            default="env",
+            help_text="env: a variable of that name; file: a file in /var/run/secrets/ladder (on vm and bare_metal "
+            "every secret is a file in /etc/ladder/secrets).",
+        )
+        return fields
+
+
+class VolumeSerializer(StrictSerializer):
+    mount_path = serializers.CharField(max_length=256)
+    dataset = serializers.IntegerField(min_value=1, required=False, help_text="A data asset of yours, read-only.")
+    scratch_gb = serializers.IntegerField(min_value=1, max_value=4096, required=False, help_text="An empty volume.")
+
+
+class CheckpointSerializer(StrictSerializer):
+    path = serializers.CharField(max_length=256, default=CHECKPOINTS)
+    interval_s = serializers.IntegerField(min_value=30, max_value=86_400, default=600)
+
+
+_ARG = serializers.CharField(max_length=MAX_ARG_BYTES, trim_whitespace=False, allow_blank=True)
+
+
+class WorkloadSerializer(StrictSerializer):
+    image = serializers.CharField(
+        max_length=512, required=False, help_text="An OCI reference from an allowed registry."
+    )
+    command = serializers.ListField(
+        child=serializers.CharField(max_length=MAX_ARG_BYTES, trim_whitespace=False),
+        max_length=MAX_ARGV,
+        required=False,
+    )
+    args = serializers.ListField(
+        child=serializers.CharField(max_length=MAX_ARG_BYTES, trim_whitespace=False),
+        max_length=MAX_ARGV,
+        required=False,
+    )
+    env = EnvSerializer(many=True, required=False, help_text="Plain values; use secrets for anything sensitive.")
+    secrets = SecretRefSerializer(many=True, required=False, help_text="Names of your secrets (/api/v1/secrets).")
+    ports = PortSerializer(many=True, required=False)
+    volumes = VolumeSerializer(many=True, required=False)
+    checkpoint = CheckpointSerializer(required=False, help_text="Jobs: where and how often they save.")
+    os_image = serializers.CharField(max_length=64, required=False, help_text="vm and bare_metal: from the catalog.")
+    cloud_init = serializers.CharField(max_length=MAX_CLOUD_INIT_BYTES, required=False, trim_whitespace=False)
+    ssh_keys = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), max_length=32, required=False, help_text="Ids of your SSH keys."
+    )
+    pull_secret = serializers.CharField(
+        max_length=100, required=False, help_text='A secret of yours holding "user:token" for the image\'s registry.'
+    )
+
+    @staticmethod
+    def build(data: dict[str, Any]) -> Workload:
+        """The workload of validated data."""
+        checkpoint = data.get("checkpoint")
+        return Workload(
+            image=data.get("image"),
+            command=tuple(data.get("command") or ()),
+            args=tuple(data.get("args") or ()),
+            env=tuple((e["name"], e["value"]) for e in data.get("env") or ()),
+            secrets=tuple(SecretRef(s["name"], s["as"]) for s in data.get("secrets") or ()),
+            ports=tuple(Port(**p) for p in data.get("ports") or ()),
+            volumes=tuple(Volume(**v) for v in data.get("volumes") or ()),
+            checkpoint=Checkpoint(**checkpoint) if checkpoint else None,
+            os_image=data.get("os_image"),
+            cloud_init=data.get("cloud_init"),
+            ssh_keys=tuple(data.get("ssh_keys") or ()),
+            pull_secret=data.get("pull_secret"),
+        )
+
+
+# --- logs and events ----------------------------------------------------------------------------------------
+
+
+class LogLineSerializer(serializers.Serializer[Any]):
+    at = serializers.DateTimeField()
+    # Declared fields leave the class namespace (DRF's metaclass), so this shadows nothing at run time.
+    source = serializers.CharField()  # type: ignore[assignment]
+    text = serializers.CharField()
+
+
+class LogsSerializer(serializers.Serializer[Any]):
+    lines = LogLineSerializer(many=True)
+    next_since = serializers.DateTimeField(allow_null=True, help_text="Pass as since= to read only newer lines.")
+
+
+class EventSerializer(serializers.Serializer[Any]):
+    at = serializers.DateTimeField()
+    source = serializers.CharField(  # type: ignore[assignment]
+        help_text='"ladder" for the allocation\'s own changes, else what reported it.'
+    )
+    type = serializers.CharField()
+    reason = serializers.CharField()
+    message = serializers.CharField()
+
+
+class LogsQuerySerializer(StrictSerializer):
+    since = serializers.DateTimeField(required=False, help_text="Only lines after this moment (ISO 8601).")
+    tail = serializers.IntegerField(min_value=1, max_value=MAX_LINES, required=False, help_text="The last N lines.")
+    follow = serializers.BooleanField(default=False, help_text="Keep the answer open and stream new lines (NDJSON).")
+
+
+def _line(line: LogLine) -> dict[str, Any]:
+    return {"at": line.at, "source": line.source, "text": line.text}
+
+
+def _ndjson(line: LogLine) -> bytes:
+    return (json.dumps({"at": line.at.isoformat(), "source": line.source, "text": line.text}) + "\n").encode()
+
+
+LIVE = (S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING)
+
+
+def _follow(allocation_id: int, since: datetime | None, tail: int | None) -> Iterator[bytes]:
+    """New lines as they are written, until the allocation ends or LADDER_LOG_FOLLOW_SECONDS pass."""
+    driver = provisioner()
+    deadline = time.monotonic() + settings.LADDER_LOG_FOLLOW_SECONDS
+    first = True
+    while True:
+        allocation = Allocation.objects.select_related("tenant", "hall", "gpu_model").get(pk=allocation_id)
+        lines = driver.logs(allocation, since=since, tail=tail if first else None)
+        first = False
+        for line in lines:
+            yield _ndjson(line)
+        if lines:
+            since = lines[-1].at
+        if allocation.state not in LIVE or time.monotonic() >= deadline:
+            return
+        time.sleep(settings.LADDER_LOG_FOLLOW_POLL_SECONDS)
+
+
+class AllocationWorkloadActions:
+    """The logs and events of an allocation (mixed into ``AllocationViewSet``: same tenant scoping, same 404)."""
+
+    role_actions: ClassVar[dict[str, Any]]
+    get_object: Any
+
+    @extend_schema(
+        parameters=[LogsQuerySerializer],
+        responses={(200, "application/json"): LogsSerializer, (200, "application/x-ndjson"): OpenApiTypes.STR},
+    )
+    @action(detail=True, methods=["get"])
+    def logs(self, request: Request, pk: str) -> Any:
+        """The workload's output in time order (a VM's serial console; a job's members, merged). ``follow=1``
+        streams new lines as NDJSON until the allocation ends."""
+        query = LogsQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        allocation = self.get_object()
+        since, tail = query.validated_data.get("since"), query.validated_data.get("tail")
+        if query.validated_data["follow"]:
+            response = StreamingHttpResponse(_follow(allocation.pk, since, tail), content_type="application/x-ndjson")
+            response["Cache-Control"] = "no-cache"
+            response["X-Accel-Buffering"] = "no"  # proxies pass lines on as they come
+            return response
+        lines = provisioner().logs(allocation, since=since, tail=tail)
+        body = {"lines": [_line(x) for x in lines], "next_since": lines[-1].at if lines else since}
+        return Response(LogsSerializer(body).data)
+
+    @extend_schema(responses=EventSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def events(self, request: Request, pk: str) -> Response:
+        """What happened to the allocation, in time order: Ladder's own changes (placed, provisioning, running,
+        stopped...) and what the backend reports (scheduling, pulls, starts, restarts, faults, checkpoints)."""
+        allocation = self.get_object()
+        ours = AuditEvent.objects.filter(
+            tenant=allocation.tenant_id, target_type="allocation", target_id=str(allocation.pk)
+        ).order_by("seq")
+        events = [
+            {
+                "at": e.at,
+                "source": "ladder",
+                "type": "Warning" if e.action in ("allocation.failed",) else "Normal",
+                "reason": e.action.removeprefix("allocation."),
+                "message": str(e.data.get("reason") or e.data.get("name") or e.action),
+            }
+            for e in ours
+        ]
+        events += [
+            {"at": e.at, "source": e.source or "workload", "type": e.type, "reason": e.reason, "message": e.message}
+            for e in provisioner().events(allocation)
+        ]
+        events.sort(key=lambda e: e["at"])
+        return Response(EventSerializer(events, many=True).data)
+
+
+# --- serverless endpoints -------------------------------------------------------------------------------------
+
+
+def _bearer(request: HttpRequest) -> str:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+class GatewayAuthorizeView(LadderView):
+    """The gateway's check before it forwards a request to a serverless endpoint: ``Host`` (or
+    ``X-Forwarded-Host``) names the endpoint (``ldr-<id>.<tenant>.<base domain>``), ``Authorization`` carries
+    an API key of that tenant. 200 lets the request through; 401 without a valid key; 403 with another
+    tenant's key or for an endpoint that does not serve."""
+
+    base_permissions: ClassVar[list[type]] = [AllowAny]
+    authentication_classes = ()
+
+    @extend_schema(responses={200: None, 401: None, 403: None})
+    def get(self, request: Request) -> Response:
+        host = request.headers.get("X-Forwarded-Host") or request.get_host()
+        match = re.fullmatch(
+            rf"ldr-(\d+)\.([a-z0-9-]+)\.{re.escape(settings.LADDER_BASE_DOMAIN)}(?::\d+)?", host.split(",")[0].strip()
+        )
+        if match is None:
+            raise exceptions.PermissionDenied("That host names no endpoint.", code="not_an_endpoint")
+        endpoint_call(allocation_id=int(match[1]), tenant_slug=match[2], api_key=_bearer(request))
+        return Response(status=200)
+
+
+@extend_schema(exclude=True)  # the tenant's own service, not Ladder's API
+class SimulatedEndpointView(LadderView):
+    """A serverless endpoint on the simulated fleet, served by Ladder itself so ``make run`` can call it: the
+    same key check as the gateway's, then an answer in the shape a model server gives. Payloads are kept as
+    ``inference_payload`` assets only when the tenant's capture policy asks."""
+
+    base_permissions: ClassVar[list[type]] = [AllowAny]
+    authentication_classes = ()
+
+    def _call(self, request: Request, allocation_id: int, path: str) -> Response:
+        answer = endpoint_call(
+            allocation_id=allocation_id,
+            tenant_slug=None,
+            api_key=_bearer(request),
+            request_body=request.body,
+            path=path,
+        )
+        return Response(answer)
+
+    @extend_schema(request=OpenApiTypes.BINARY, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request, allocation_id: int, path: str = "") -> Response:
+        return self._call(request, allocation_id, path)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request, allocation_id: int, path: str = "") -> Response:
+        return self._call(request, allocation_id, path)

@@ -1,0 +1,232 @@
+"""A tenant's workload across the apps: admitted before placement, resolved when a driver renders it, and what it
+wrote kept as the tenant's governed data when it ends.
+
+- ``workload_admit``: the spec's own rules (``provisioning.workloads``), then what it names: the tenant's SSH keys
+  (tenancy), secrets and datasets (compliance). Datasets pin the placement to their region: a request that names
+  another region is refused 409 ``residency``.
+- ``allocation_materials``: secret values, pull credentials, SSH public keys, signed dataset links and the OS
+  image, for the driver to render into the tenant's own namespace (installed in ``lifecycle/apps.py``).
+- ``endpoint_call``: who may call a serverless endpoint (the gateway asks; the simulated fleet serves it here).
+- ``workload_output_keep``: the logs and last checkpoint a workload left become ``job_log`` / ``checkpoint``
+  assets with lineage to the datasets it mounted, in the region it ran in.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import datetime
+
+from django.utils import timezone
+
+from compliance.models import AssetState, DataAsset, TenantSecret
+from compliance.retention import Category
+from compliance.services.assets import data_asset_create
+from compliance.services.capture import inference_payload_capture, kept
+from compliance.services.downloads import asset_download_url
+from compliance.services.secrets import secret_values
+from core.actor import Actor
+from core.errors import Conflict, Invalid, ServiceError
+from provisioning.models import Allocation
+from provisioning.placement.isolation import Rung
+from provisioning.services.allocations import AllocationSpec
+from provisioning.services.workloads import image_registries, os_images
+from provisioning.states import AllocationState as S
+from provisioning.workloads import (
+    DEFAULT_OS_IMAGE,
+    OS_RUNGS,
+    Materials,
+    Workload,
+    WorkloadInvalid,
+    image_parse,
+    workload_check,
+)
+from tenancy.models import SshKey, Tenant
+from tenancy.services import api_key_authenticate
+
+WORKLOADS = Actor.system("workloads")
+
+
+def _invalid(field: str, message: str) -> Invalid:
+    return Invalid("validation_error", message, field=f"workload.{field}")
+
+
+def workload_admit(*, tenant: Tenant, workload: Workload, spec: AllocationSpec) -> AllocationSpec:
+    """Refuse a workload the rung cannot run or that names what the tenant does not have; the spec to place,
+    narrowed to the region of the datasets it mounts."""
+    try:
+        workload_check(workload, rung=spec.rung, registries=image_registries(), os_images=os_images())
+    except WorkloadInvalid as error:
+        raise _invalid(error.field, error.message) from None
+
+    keys = set(SshKey.objects.filter(tenant=tenant, pk__in=workload.ssh_keys).values_list("pk", flat=True))
+    for i, key_id in enumerate(workload.ssh_keys):
+        if key_id not in keys:
+            raise _invalid(f"ssh_keys.{i}", f"You have no SSH key {key_id} (GET /api/v1/ssh-keys lists them).")
+
+    secrets = set(
+        TenantSecret.objects.filter(tenant=tenant, name__in=workload.secret_names).values_list("name", flat=True)
+    )
+    for i, ref in enumerate(workload.secrets):
+        if ref.name not in secrets:
+            raise _invalid(f"secrets.{i}.name", f"You have no secret named {ref.name} (POST /api/v1/secrets).")
+    if workload.pull_secret is not None:
+        if workload.pull_secret not in secrets:
+            raise _invalid("pull_secret", f"You have no secret named {workload.pull_secret}.")
+        value = secret_values(tenant=tenant, names=[workload.pull_secret])[workload.pull_secret]
+        if ":" not in value:
+            raise _invalid("pull_secret", f'The secret {workload.pull_secret} is not "user:token" for the registry.')
+
+    return replace(spec, regions=_dataset_region(tenant, workload, spec))
+
+
+def _dataset_region(tenant: Tenant, workload: Workload, spec: AllocationSpec) -> tuple[str, ...] | None:
+    """The regions the allocation may run in: the request's, narrowed to where its datasets live."""
+    if not workload.datasets:
+        return spec.regions
+    assets = {
+        a.pk: a for a in DataAsset.objects.filter(tenant=tenant, pk__in=workload.datasets).select_related("region")
+    }
+    indexes = {v.dataset: i for i, v in enumerate(workload.volumes) if v.dataset is not None}
+    for asset_id, i in indexes.items():
+        asset = assets.get(asset_id)
+        if asset is None:
+            raise _invalid(f"volumes.{i}.dataset", f"You have no data asset {asset_id}.")
+        if asset.state != AssetState.LIVE:
+            raise Conflict("asset_not_live", f"Data asset {asset_id} is {asset.state}: it cannot be mounted.")
+        if not asset.location:
+            raise _invalid(f"volumes.{i}.dataset", f"Data asset {asset_id} was registered without content.")
+    regions = sorted({a.region.code for a in assets.values()})
+    if len(regions) > 1:
+        raise Conflict(
+            "residency",
+            f"The datasets live in {', '.join(regions)}: an allocation runs in one region, and data does not leave "
+            "its region to reach it. Move them to one region first.",
+            field="workload.volumes",
+        )
+    if spec.regions is not None and regions[0] not in spec.regions:
+        raise Conflict(
+            "residency",
+            f"The datasets live in {regions[0]}, outside the regions asked for ({', '.join(spec.regions)}): data "
+            "does not leave its region.",
+            field="workload.volumes",
+        )
+    return (regions[0],)
+
+
+def allocation_materials(allocation: Allocation, workload: Workload) -> Materials:
+    """What the workload names, resolved for rendering into the tenant's namespace."""
+    tenant = allocation.tenant
+    values = secret_values(tenant=tenant, names=workload.secret_names) if workload.secret_names else {}
+    pull = None
+    if workload.pull_secret and workload.image:
+        user, _, token = values[workload.pull_secret].partition(":")
+        pull = (image_parse(workload.image).registry, user, token)
+    keys = SshKey.objects.filter(tenant=tenant, pk__in=workload.ssh_keys).order_by("pk")
+    now = timezone.now()
+    datasets = {
+        asset.pk: asset_download_url(asset=asset, now=now)
+        for asset in DataAsset.objects.filter(tenant=tenant, pk__in=workload.datasets)
+    }
+    os_image = os_images().get(workload.os_image or DEFAULT_OS_IMAGE) if allocation.rung in OS_RUNGS else None
+    return Materials(
+        secrets={ref.name: values[ref.name] for ref in workload.secrets},
+        pull=pull,
+        ssh_keys=tuple(key.public_key for key in keys),
+        datasets=datasets,
+        os_image=os_image,
+    )
+
+
+def workload_output_keep(
+    *, allocation: Allocation, logs: str, checkpoint: dict[str, object] | None, at: datetime
+) -> list[DataAsset]:
+    """Register what the workload wrote as the tenant's data, where retention lets the product keep it."""
+    tenant = allocation.tenant
+    workload = Workload.from_json(allocation.workload) if allocation.workload else Workload()
+    region = allocation.hall.region.code
+    live = DataAsset.objects.filter(tenant=tenant, pk__in=workload.datasets, state=AssetState.LIVE)
+    sources = list(live.values_list("pk", flat=True))
+    kept_assets = []
+    if logs and kept(tenant, Category.JOB_LOG):
+        kept_assets.append(
+            data_asset_create(
+                tenant=tenant,
+                name=f"logs of {allocation.name} (allocation {allocation.pk})",
+                category=Category.JOB_LOG,
+                region=region,
+                content=logs.encode(),
+                derived_from=sources,
+                actor=WORKLOADS,
+                now=at,
+            )
+        )
+    if checkpoint is not None and kept(tenant, Category.CHECKPOINT):
+        kept_assets.append(
+            data_asset_create(
+                tenant=tenant,
+                name=f"checkpoint of {allocation.name} (allocation {allocation.pk}) at {checkpoint['location']}",
+                category=Category.CHECKPOINT,
+                region=region,
+                size_bytes=int(str(checkpoint["size_bytes"])),
+                derived_from=sources,
+                actor=WORKLOADS,
+                now=at,
+            )
+        )
+    return kept_assets
+
+
+# --- serverless endpoints -------------------------------------------------------------------------------------
+
+
+def endpoint_call(
+    *,
+    allocation_id: int,
+    tenant_slug: str | None,
+    api_key: str,
+    request_body: bytes | None = None,
+    path: str = "",
+) -> dict[str, object] | None:
+    """Who may call a serverless endpoint: an API key of its tenant, while it runs (401 without a valid key, 403
+    with another tenant's key or for what is not an endpoint, 503 while it does not run). With a request body,
+    the simulated fleet's answer (and its payloads kept when the tenant's capture policy asks)."""
+    key = api_key_authenticate(api_key) if api_key and "\x00" not in api_key else None
+    if key is None:
+        raise ServiceError(
+            "not_authenticated",
+            "Call an endpoint with an API key of its tenant (Authorization: Bearer ...).",
+            status=401,
+        )
+    allocation = (
+        Allocation.objects.select_related("tenant", "hall__region")
+        .filter(pk=allocation_id, rung=Rung.SERVERLESS)
+        .first()
+    )
+    if allocation is None or allocation.tenant_id != key.tenant_id or tenant_slug not in (None, allocation.tenant.slug):
+        raise ServiceError("endpoint_forbidden", "This key may not call that endpoint.", status=403)
+    if allocation.state != S.RUNNING:
+        raise ServiceError("endpoint_not_running", f"The endpoint is {allocation.state}, not running.", status=503)
+    if request_body is None:
+        return None
+    workload = Workload.from_json(allocation.workload) if allocation.workload else Workload()
+    now = timezone.now()
+    answer: dict[str, object] = {
+        "endpoint": allocation.pk,
+        "path": "/" + path,
+        "model": workload.image or allocation.name,
+        "received_bytes": len(request_body),
+        "output": f"simulated answer from {allocation.name} ({len(request_body)} bytes in)",
+        "at": now.isoformat(),
+    }
+    sources = DataAsset.objects.filter(tenant=allocation.tenant, pk__in=workload.datasets, state=AssetState.LIVE)
+    inference_payload_capture(
+        tenant=allocation.tenant,
+        name=f"payload of {allocation.name} (allocation {allocation.pk}) at {now.isoformat()}",
+        region=allocation.hall.region.code,
+        request=request_body,
+        response=json.dumps(answer).encode(),
+        derived_from=list(sources.values_list("pk", flat=True)),
+        now=now,
+    )
+    return answer
