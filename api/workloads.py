@@ -200,6 +200,15 @@ def _follow(allocation_id: int, since: datetime | None, tail: int | None) -> Ite
         time.sleep(settings.LADDER_LOG_FOLLOW_POLL_SECONDS)
 
 
+def _said(event: AuditEvent) -> str:
+    """One of Ladder's own allocation events in words."""
+    if event.data.get("reason"):
+        return str(event.data["reason"])
+    if event.action == "allocation.placed":
+        return f"Placed on {', '.join(event.data.get('hosts') or [])} by {event.actor_label}"
+    return f"The allocation is {event.action.removeprefix('allocation.')} ({event.actor_label})"
+
+
 class AllocationWorkloadActions:
     """The logs and events of an allocation (mixed into ``AllocationViewSet``: same tenant scoping, same 404)."""
 
@@ -242,7 +251,7 @@ class AllocationWorkloadActions:
                 "source": "ladder",
                 "type": "Warning" if e.action in ("allocation.failed",) else "Normal",
                 "reason": e.action.removeprefix("allocation."),
-                "message": str(e.data.get("reason") or e.data.get("name") or e.action),
+                "message": _said(e),
             }
             for e in ours
         ]

@@ -80,14 +80,15 @@ def owned(api: Any, alice: Any) -> dict[str, Any]:
 
 
 def shape_of(rung: str) -> dict[str, Any]:
-    return {
+    shapes: dict[str, dict[str, Any]] = {
         "bare_metal": {"gpu_model": H100, "nodes": 1},
         "vm": {"gpu_model": H100, "gpus": 2},
         "confidential_vm": {"gpu_model": H200, "gpus": 1},
         "container": {"gpu_model": H100, "gpus": 1},
         "job": {"gpu_model": H100, "gpus": 2, "gang": {"size": 2, "topology": "nvlink"}},
         "serverless": {"gpu_model": H100, "mig_profile": "1g.10gb"},
-    }[rung]
+    }
+    return shapes[rung]
 
 
 def workload_of(rung: str, key: int) -> dict[str, Any]:
@@ -125,6 +126,13 @@ def launch(client: Any, rung: str, workload: dict[str, Any], capture: Any, **ext
         return client.post(
             URL, {"name": f"my-{rung}", "rung": rung, **shape_of(rung), "workload": workload, **extra}, format="json"
         )
+
+
+def backdate(allocation_id: int) -> None:
+    """The allocation has been running since 2000: plenty of output."""
+    since = Allocation.objects.get(pk=allocation_id).running_since
+    assert since is not None
+    Allocation.objects.filter(pk=allocation_id).update(running_since=since.replace(year=2000))
 
 
 def everything_said(client: Any, allocation_id: int) -> str:
@@ -208,8 +216,7 @@ def test_logs_read_since_and_tail_and_follow_streams_until_the_end(
     made = launch(client, "container", workload_of("container", owned["key"]), django_capture_on_commit_callbacks)
     allocation_id = made.json()["id"]
     allocations_reconcile()
-    allocation = Allocation.objects.get(pk=allocation_id)
-    Allocation.objects.filter(pk=allocation_id).update(running_since=allocation.running_since.replace(year=2000))
+    backdate(allocation_id)
     tail = client.get(f"{URL}/{allocation_id}/logs?tail=5").json()
     assert len(tail["lines"]) == 5
     newer = client.get(f"{URL}/{allocation_id}/logs", {"since": tail["lines"][2]["at"]}).json()["lines"]
@@ -370,8 +377,7 @@ def test_a_jobs_logs_and_checkpoint_become_governed_data_with_lineage(
     workload = {**workload_of("job", owned["key"]), "volumes": [{"mount_path": "/data", "dataset": dataset}]}
     allocation_id = launch(client, "job", workload, django_capture_on_commit_callbacks).json()["id"]
     allocations_reconcile()
-    allocation = Allocation.objects.get(pk=allocation_id)
-    Allocation.objects.filter(pk=allocation_id).update(running_since=allocation.running_since.replace(year=2000))
+    backdate(allocation_id)
     with django_capture_on_commit_callbacks(execute=True):
         client.delete(f"{URL}/{allocation_id}")
     allocations_reconcile()

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric import ed25519
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -23,17 +25,19 @@ from django.utils import timezone
 from billing.models import Unit
 from billing.services.accounts import price_set
 from billing.services.ledger import sku_get
-from compliance.models import DataAsset
+from compliance.models import DataAsset, TenantSecret
 from compliance.services.assets import data_asset_create
+from compliance.services.secrets import secret_create
 from core.actor import Actor
 from lifecycle.services.customers import allocation_request, tenant_signup
 from provisioning.models import Allocation, GpuModel, Node, Region
 from provisioning.placement.isolation import Rung
 from provisioning.services.allocations import AllocationSpec
 from provisioning.services.fleet import fleet_load
-from tenancy.models import ApiKey, ApiKeyScope, Tenant
+from provisioning.workloads import Workload
+from tenancy.models import ApiKey, ApiKeyScope, SshKey, Tenant
 from tenancy.roles import StaffRole, TenantRole
-from tenancy.services import api_key_create, api_key_revoke, member_invite, staff_user_create
+from tenancy.services import api_key_create, api_key_revoke, member_invite, ssh_key_add, staff_user_create
 
 User = get_user_model()
 
@@ -85,7 +89,7 @@ DEMO_FLEET: dict[str, Any] = {
             "name": "EU West (Frankfurt)",
             "jurisdiction": "EU",
             "halls": [
-                {"code": "eu-west-1a", "fenced_for": None, "nodes": _demo_nodes("eu-west-1a", "H100-SXM-80GB", 2, 2)},
+                {"code": "eu-west-1a", "fenced_for": None, "nodes": _demo_nodes("eu-west-1a", "H100-SXM-80GB", 3, 2)},
                 {
                     "code": "eu-west-1b",
                     "fenced_for": "EU",
@@ -115,10 +119,62 @@ DEMO_RUNG_FACTOR = {  # bare metal first: it is priced per node
     Rung.JOB: Decimal("1.00"),
     Rung.SERVERLESS: Decimal("1.20"),
 }
-DEMO_ALLOCATIONS = [
-    ("acme", "notebook", AllocationSpec(rung="container", gpu_models=(H100,), gpus=1)),
-    ("acme", "inference", AllocationSpec(rung="container", gpu_models=(H100,), mig_profile="3g.40gb")),
-    ("globex", "pretrain", AllocationSpec(rung="job", gpu_models=(H100,), gpus=8, gang_size=2, topology="nvlink")),
+PYTORCH = "nvcr.io/nvidia/pytorch:25.01-py3"
+SSH = "ssh-key"  # stands for the demo SSH key's id in a workload below
+DEMO_SECRET = ("HF_TOKEN", "hf_demo-token-not-a-real-one")
+DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
+    (
+        "acme",
+        "notebook",
+        AllocationSpec(rung="container", gpu_models=(H100,), gpus=1),
+        {
+            "image": PYTORCH,
+            "command": ["jupyter", "lab", "--ip=0.0.0.0", "--port=8888", "--no-browser"],
+            "env": [("JUPYTER_ENABLE_LAB", "yes")],
+            "secrets": ["HF_TOKEN"],
+            "ports": [{"port": 8888, "protocol": "http", "expose": "public"}],
+            "ssh_keys": [SSH],
+        },
+    ),
+    (
+        "acme",
+        "inference",
+        AllocationSpec(rung="serverless", gpu_models=(H100,), mig_profile="3g.40gb"),
+        {
+            "image": "docker.io/vllm/vllm-openai:v0.8.4",
+            "command": ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--port", "8000"],
+            "secrets": ["HF_TOKEN"],
+            "ports": [{"port": 8000, "protocol": "http", "expose": "public"}],
+        },
+    ),
+    (
+        "acme",
+        "workstation",
+        AllocationSpec(rung="vm", gpu_models=(H100,), gpus=1),
+        {
+            "os_image": "ubuntu-24.04",
+            "cloud_init": "#cloud-config\npackages: [nvtop, tmux]\n",
+            "ssh_keys": [SSH],
+        },
+    ),
+    (
+        "acme",
+        "metal",
+        AllocationSpec(rung="bare_metal", gpu_models=(H100,), nodes=1),
+        {"os_image": "ubuntu-22.04", "ssh_keys": [SSH]},
+    ),
+    (
+        "globex",
+        "pretrain",
+        AllocationSpec(rung="job", gpu_models=(H100,), gpus=8, gang_size=2, topology="nvlink"),
+        {
+            "image": PYTORCH,
+            "command": ["torchrun", "--nnodes=2", "--nproc-per-node=8", "train.py"],
+            "args": ["--model", "llama-3-8b", "--steps", "100000"],
+            "env": [("NCCL_DEBUG", "WARN")],
+            "checkpoint": {"path": "/checkpoints", "interval_s": 600},
+        },
+    ),
 ]
 
 
@@ -242,14 +298,37 @@ class Command(BaseCommand):
         return created
 
     def _allocations(self, actor: Actor) -> int:
-        """A few allocations so the demo shows a fleet in use; created once."""
+        """A workload a user would recognise on most rungs (a notebook, an inference endpoint, a VM, a bare-metal
+        host, a training job), so the demo shows access details, logs and events; created once."""
         created = 0
-        for slug, name, spec in DEMO_ALLOCATIONS:
+        for slug, name, spec, fields in DEMO_ALLOCATIONS:
             tenant = Tenant.objects.get(slug=slug)
             if not Allocation.objects.filter(tenant=tenant, name=name).exists():
-                allocation_request(tenant=tenant, name=name, spec=spec, actor=actor)
+                workload = self._workload(tenant, fields, actor)
+                allocation_request(tenant=tenant, name=name, spec=spec, actor=actor, workload=workload)
                 created += 1
         return created
+
+    def _workload(self, tenant: Tenant, fields: dict[str, Any], actor: Actor) -> Workload:
+        """The workload, with the tenant's demo secret and SSH key made on first use."""
+        if fields.get("secrets") and not TenantSecret.objects.filter(tenant=tenant, name=DEMO_SECRET[0]).exists():
+            secret_create(tenant=tenant, name=DEMO_SECRET[0], value=DEMO_SECRET[1], actor=actor)
+        keys = []
+        if fields.get("ssh_keys"):
+            key = SshKey.objects.filter(tenant=tenant, name="demo").first()
+            if key is None:
+                private = ed25519.Ed25519PrivateKey.generate()
+                line = private.public_key().public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH).decode()
+                key = ssh_key_add(tenant=tenant, name="demo", public_key=f"{line} demo@{tenant.slug}", actor=actor)
+            keys = [key.pk]
+        return Workload.from_json(
+            {
+                **fields,
+                "env": [{"name": k, "value": v} for k, v in fields.get("env", [])],
+                "secrets": [{"name": n} for n in fields.get("secrets", [])],
+                "ssh_keys": keys,
+            }
+        )
 
     def _credentials(self, username: str, actor: Actor) -> dict[str, str]:
         user = User.objects.get(username=username)
