@@ -20,6 +20,9 @@ from compliance.services.assets import tenant_key
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid
+from provisioning.models import Allocation
+from provisioning.states import HOLDS_DEVICES
+from provisioning.workloads import Workload
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
 
@@ -108,9 +111,29 @@ def secret_update(*, secret: TenantSecret, value: str, actor: Actor) -> TenantSe
     return current
 
 
+def _users(secret: TenantSecret) -> list[int]:
+    """The tenant's allocations, still holding devices, whose workload names the secret."""
+    live = Allocation.objects.filter(tenant_id=secret.tenant_id, state__in=HOLDS_DEVICES, workload__isnull=False)
+    return [
+        allocation.pk
+        for allocation in live.only("pk", "workload")
+        if secret.name in Workload.from_json(allocation.workload or {}).secret_names
+    ]
+
+
 @transaction.atomic
 def secret_delete(*, secret: TenantSecret, actor: Actor) -> None:
-    """Delete the secret: its wrapped data key goes with the row, so the value is gone for good."""
+    """Delete the secret: its wrapped data key goes with the row, so the value is gone for good. Refused (409
+    ``secret_in_use``) while a live allocation's workload names it: its workload is rendered from it again on
+    every reconcile and restart."""
+    lock_tenant(secret.tenant_id)
+    users = _users(secret)
+    if users:
+        raise Conflict(
+            "secret_in_use",
+            f"Allocations {', '.join(map(str, users))} use the secret {secret.name}; stop them first (PUT gives it "
+            "a new value instead).",
+        )
     if TenantSecret.objects.filter(pk=secret.pk).delete()[0]:
         audit_record(
             actor=actor,

@@ -150,8 +150,15 @@ def everything_said(client: Any, allocation_id: int) -> str:
 @override_settings(LADDER_SIM_PROVISION_SECONDS=0, LADDER_SIM_LOG_SECONDS=0.001)
 @pytest.mark.parametrize("rung", ["bare_metal", "vm", "confidential_vm", "container", "job", "serverless"])
 def test_each_rung_runs_the_tenants_workload_and_shows_how_to_reach_it(
-    api: Any, alice: Any, fleet: Any, owned: dict[str, Any], rung: str, django_capture_on_commit_callbacks: Any
+    api: Any,
+    alice: Any,
+    fleet: Any,
+    owned: dict[str, Any],
+    rung: str,
+    django_capture_on_commit_callbacks: Any,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level("DEBUG")
     client = api(alice)
     made = launch(client, rung, workload_of(rung, owned["key"]), django_capture_on_commit_callbacks)
     assert made.status_code == 201, made.content
@@ -197,10 +204,12 @@ def test_each_rung_runs_the_tenants_workload_and_shows_how_to_reach_it(
     assert "running" in reasons
     assert "Started" in reasons
 
+    assert_problem(client.delete("/api/v1/secrets/HF_TOKEN"), 409, "secret_in_use")
     with django_capture_on_commit_callbacks(execute=True):
         assert client.delete(f"{URL}/{allocation_id}").status_code == 200
     allocations_reconcile()
     assert Allocation.objects.get(pk=allocation_id).state == "stopped"
+    assert VALUE not in caplog.text
     kept = DataAsset.objects.filter(tenant=alice.membership.tenant, category="job_log")
     assert kept.count() == 1
     assert kept.get().region.code == "eu-west"
