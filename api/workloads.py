@@ -18,7 +18,7 @@ from django.conf import settings
 from django.http import HttpRequest, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 from rest_framework.decorators import action
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -26,6 +26,7 @@ from rest_framework.response import Response
 
 from api.base import LadderView
 from api.serializers import StrictSerializer
+from core.errors import ServiceError
 from core.models import AuditEvent
 from lifecycle.services.workloads import endpoint_call
 from provisioning.models import Allocation
@@ -287,7 +288,7 @@ class GatewayAuthorizeView(LadderView):
             rf"ldr-(\d+)\.([a-z0-9-]+)\.{re.escape(settings.LADDER_BASE_DOMAIN)}(?::\d+)?", host.split(",")[0].strip()
         )
         if match is None:
-            raise exceptions.PermissionDenied("That host names no endpoint.", code="not_an_endpoint")
+            raise ServiceError("endpoint_forbidden", "That host names no endpoint.", status=403)
         endpoint_call(allocation_id=int(match[1]), tenant_slug=match[2], api_key=_bearer(request))
         return Response(status=200)
 

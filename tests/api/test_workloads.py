@@ -369,7 +369,7 @@ def test_a_serverless_endpoint_answers_its_tenants_key_only_and_captures_payload
     assert client.get(gateway, HTTP_X_FORWARDED_HOST=host).status_code == 200
     assert api(charlie).get(gateway, HTTP_X_FORWARDED_HOST=host).status_code == 403
     assert api().get(gateway, HTTP_X_FORWARDED_HOST=host).status_code == 401
-    assert api().get(gateway, HTTP_X_FORWARDED_HOST="example.com").status_code == 403
+    assert_problem(api().get(gateway, HTTP_X_FORWARDED_HOST="example.com"), 403, "endpoint_forbidden")
 
 
 @override_settings(LADDER_SIM_PROVISION_SECONDS=0, LADDER_SIM_LOG_SECONDS=0.001)
