@@ -35,8 +35,9 @@ from provisioning.placement.isolation import Rung
 from provisioning.provisioners import Provisioner
 from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.services.attestation import attestation_record, attested
+from provisioning.services.workloads import workload_materials
 from provisioning.states import AllocationState
-from provisioning.workloads import LogLine, WorkloadEvent
+from provisioning.workloads import LogLine, Materials, Workload, WorkloadEvent
 from tenancy.models import Tenant
 
 log = logging.getLogger(__name__)
@@ -57,8 +58,9 @@ def tenant_shape(tenant: Tenant) -> TenantShape:
     )
 
 
-def allocation_shape(allocation: Allocation) -> AllocationShape:
-    """The allocation as placed now; once released (no active device), as it was last placed."""
+def allocation_shape(allocation: Allocation, materials: Materials | None = None) -> AllocationShape:
+    """The allocation as placed now; once released (no active device), as it was last placed. With its workload
+    and what the workload names (``materials``: resolved by the services unless given)."""
     devices = list(allocation.devices.filter(active=True).select_related("gpu__node").order_by("pk"))
     if not devices:
         devices = list(allocation.devices.select_related("gpu__node").order_by("pk"))
@@ -91,18 +93,22 @@ def allocation_shape(allocation: Allocation) -> AllocationShape:
         ),
         nodes=tuple(nodes.values()),
         gang_size=int(allocation.spec.get("gang_size") or 1),
+        workload=Workload.from_json(allocation.workload) if allocation.workload else None,
+        materials=materials if materials is not None else workload_materials(allocation),
+        hall=allocation.hall.code,
+        base_domain=settings.LADDER_BASE_DOMAIN,
     )
 
 
 def desired_objects(allocation: Allocation, kube: Kube) -> list[dict[str, Any]]:
     """Everything the allocation needs in its cluster, in apply order: the tenant's namespace set first. Bare
-    metal patches the held nodes, keeping the taints others put there (a node's taint list is applied whole)."""
+    metal patches the held nodes, keeping the taints others put there (a node's taint list is applied whole), then
+    has Metal3 boot the tenant's OS on them (with a workload)."""
     shape = allocation_shape(allocation)
     objects = render.namespace_set(tenant_shape(allocation.tenant))
     if allocation.rung == Rung.BARE_METAL:
-        return objects + render.bare_metal_node_patches(
-            shape, {n.hostname: _taints(kube, n.hostname) for n in shape.nodes}
-        )
+        taints = {n.hostname: _taints(kube, n.hostname) for n in shape.nodes}
+        return objects + render.bare_metal_node_patches(shape, taints) + render.bare_metal_host_objects(shape)
     return objects + render.allocation_objects(shape)
 
 

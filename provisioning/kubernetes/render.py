@@ -1,49 +1,100 @@
 """Allocation shapes to Kubernetes manifests: pure functions returning plain dicts (no Django, no I/O).
 
-What a tenant gets (docs/design.md §2, §5):
+What a tenant gets (docs/design.md §2, §5; docs/kubernetes.md §2):
 - ``namespace_set``: the tenant's namespace with restricted Pod Security, a GPU ResourceQuota, a LimitRange,
   default-deny NetworkPolicies (DNS and same-namespace traffic allowed) and the Kueue LocalQueue ``ladder``.
-- ``allocation_objects``: the workload of one allocation, by rung: a Pod (whole GPUs via ``nvidia.com/gpu``, a
-  MIG slice via a DRA ``resource.k8s.io/v1`` claim), a KubeVirt VirtualMachine, a Kata confidential Pod, a
-  Kueue-queued Indexed Job with a checkpoint volume, or a Deployment + Service + HPA for serverless.
-- ``bare_metal_node_patches`` / ``node_release`` / ``sanitize_job``: bare metal holds whole nodes, no workload.
+- ``allocation_objects``: one allocation, by rung: a Pod (whole GPUs via ``nvidia.com/gpu``, a MIG slice via a DRA
+  ``resource.k8s.io/v1`` claim), a KubeVirt VirtualMachine, a Kata confidential Pod, a Kueue-queued Indexed Job with
+  a checkpoint volume, or a Deployment + Service + HPA for serverless; with the tenant's workload in it
+  (``render_workload``) and the ways in (``render_access``: Services, HTTPRoutes, SSH, NetworkPolicies).
+- bare metal (``render_metal``): node taints and labels, the BareMetalHost patches that boot the tenant's OS, and
+  the sanitize Job between tenants.
 - ``cluster_setup``: what an operator installs once (``ladder-system``, Kueue Topology, ResourceFlavors and
-  ClusterQueue, the Kata confidential RuntimeClasses).
+  ClusterQueue, the Kata confidential RuntimeClasses, the shared Gateway and the SSH gateway's Service and RBAC).
 
-Names are deterministic (``ldr-<id>``, ``ldr-<id>-gpus``, ``ldr-<id>-checkpoints``), so re-rendering is idempotent
+Names are deterministic (``ldr-<id>``, ``ldr-<id>-gpus``, ``ldr-<id>-secrets``, ...), so re-rendering is idempotent
 under server-side apply. Every object carries ``app.kubernetes.io/managed-by: ladder``; tenant objects also carry
-``ladder.io/tenant`` and ``ladder.io/allocation``. ``tests/provisioning/kubernetes/test_render.py`` validates every
-manifest against the Kubernetes 1.34, Kueue and KubeVirt schemas.
+``ladder.io/tenant`` and ``ladder.io/allocation``. ``tests/provisioning/kubernetes/test_render*.py`` validate every
+manifest against the Kubernetes 1.34, Kueue, KubeVirt, Gateway API and Metal3 schemas.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
 
+from provisioning.kubernetes.manifest import (
+    DEFAULT_BASE_DOMAIN,
+    HOSTNAME,
+    MANAGED_BY_LABEL,
+    NAMESPACE_NAME,
+    SYSTEM_NAMESPACE,
+    UID,
+    Obj,
+    hosts,
+    labels_of,
+    meta,
+    obj,
+    own,
+    pinned_to,
+    restricted,
+    secret,
+    selector,
+    single_host,
+)
+from provisioning.kubernetes.render_access import access_objects, gateway, serve_port, ssh_gateway
+from provisioning.kubernetes.render_metal import (
+    METAL3_NAMESPACE,
+    bare_metal_host_objects,
+    bare_metal_host_release,
+    bare_metal_node_patches,
+    node_release,
+    sanitize_job,
+    sanitize_job_name,
+)
+from provisioning.kubernetes.render_workload import (
+    PodParts,
+    os_image_of,
+    placeholder_materials,
+    pod_parts,
+    user_data,
+    userdata_name,
+    workload_secrets,
+)
 from provisioning.kubernetes.shapes import (
     DEFAULT_IMAGE,
     GPU_PRODUCTS,
-    LABEL_ALLOCATION,
-    LABEL_DEDICATED,
     LABEL_JURISDICTION,
     LABEL_TENANT,
     MANAGED_BY,
-    TAINT_DEDICATED,
     AllocationShape,
     TenantShape,
     namespace_of,
 )
 from provisioning.placement.catalog import CATALOG
+from provisioning.workloads import Checkpoint
 
-Obj = dict[str, Any]
+__all__ = [  # what the driver, k8s_render and the tests use, wherever it is defined
+    "METAL3_NAMESPACE",
+    "SYSTEM_NAMESPACE",
+    "allocation_objects",
+    "bare_metal_host_objects",
+    "bare_metal_host_release",
+    "bare_metal_node_patches",
+    "cluster_setup",
+    "documents",
+    "flavor_name",
+    "namespace_set",
+    "node_release",
+    "placeholder_materials",
+    "sanitize_job",
+    "sanitize_job_name",
+    "system_namespace",
+]
 
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-HOSTNAME = "kubernetes.io/hostname"
 CLIQUE = "nvidia.com/gpu.clique"
 GPU_PRODUCT = "nvidia.com/gpu.product"
 CC_MODE = "nvidia.com/cc.mode"
@@ -53,7 +104,6 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 LOCAL_QUEUE = "ladder"
 CLUSTER_QUEUE = "ladder-gpu"
 TOPOLOGY = "ladder-gpu"
-SYSTEM_NAMESPACE = "ladder-system"
 
 GPU = "nvidia.com/gpu"
 GPU_SHARED = "nvidia.com/gpu.shared"  # time-slicing/MPS replicas under the device plugin's renameByDefault
@@ -62,63 +112,16 @@ MIG_CLASS = "mig.nvidia.com"  # NVIDIA's DRA device class for MIG devices
 DRA_DOMAIN = "gpu.nvidia.com"  # the NVIDIA DRA driver's attribute domain
 KATA_RUNTIME = {"snp": "kata-qemu-nvidia-gpu-snp", "tdx": "kata-qemu-nvidia-gpu-tdx"}
 
-UID = 1000  # tenant containers run as this user: restricted refuses images that would start as root
-SERVE_PORT = 8000
 RESTART_FROM_CHECKPOINT = 75  # exit code of a gang member that lost a peer: restart the gang, not a failure
 QUEUE_DEPTH_PER_REPLICA = "4"
 VM_IMAGE = "quay.io/containerdisks/ubuntu:24.04"
-SCRATCH = "/var/lib/ladder/scratch"
-SANITIZE_SCRIPT = """set -eu
-# Reset every GPU (clears the memory and state the tenant left), then empty the node's scratch directory.
-nvidia-smi --query-gpu=index --format=csv,noheader | while read -r gpu; do nvidia-smi --gpu-reset -i "$gpu"; done
-find /host-scratch -mindepth 1 -xdev -delete
-"""
 
 
 # --- building blocks ----------------------------------------------------------------------------------------------
 
 
-def _meta(name: str, namespace: str | None = None, labels: Mapping[str, str] | None = None) -> Obj:
-    meta: Obj = {"name": name, "labels": {MANAGED_BY_LABEL: MANAGED_BY, **(labels or {})}}
-    if namespace:
-        meta["namespace"] = namespace
-    return meta
-
-
-def _obj(api_version: str, kind: str, metadata: Obj, **fields: Any) -> Obj:
-    return {"apiVersion": api_version, "kind": kind, "metadata": metadata, **fields}
-
-
-def _labels(a: AllocationShape) -> dict[str, str]:
-    # Extra labels never override Ladder's own: the driver and the Services select on those.
-    return {**a.extra_labels, LABEL_TENANT: a.tenant, LABEL_ALLOCATION: str(a.id), MANAGED_BY_LABEL: MANAGED_BY}
-
-
-def _own(a: AllocationShape, name: str | None = None) -> Obj:
-    return _meta(name or a.object_name, a.namespace, _labels(a))
-
-
-def _hosts(a: AllocationShape) -> list[str]:
-    return sorted({d.hostname for d in a.devices} | {n.hostname for n in a.nodes})
-
-
-def _single_host(a: AllocationShape) -> str:
-    hosts = {d.hostname for d in a.devices}
-    if len(hosts) != 1:
-        raise ValueError(f"allocation {a.id}: a {a.rung} runs on one host, placed on {sorted(hosts)}")
-    return hosts.pop()
-
-
 def _whole_gpus(a: AllocationShape) -> int:
     return len({d.gpu_uuid for d in a.devices})
-
-
-def _pinned_to(hosts: Iterable[str]) -> Obj:
-    """Required node affinity on the placed hosts. Not ``spec.nodeName``: that bypasses the scheduler, so DRA
-    claims would never be allocated, device-plugin resources would not be checked before the kubelet admits the
-    pod, and Kueue's topology-aware scheduling could not place a gang among its hosts."""
-    term = {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": sorted(set(hosts))}]}
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
 
 
 def _resources(gpu_key: str | None, count: int, whole_gpus: int) -> Obj:
@@ -129,30 +132,49 @@ def _resources(gpu_key: str | None, count: int, whole_gpus: int) -> Obj:
     return {"requests": {"cpu": str(cpu), "memory": f"{memory}Gi"}, "limits": limits}
 
 
-def _container(a: AllocationShape, resources: Obj, interactive: bool = False, **extra: Any) -> Obj:
-    # Pod Security "restricted": no privilege escalation, no capabilities, non-root, RuntimeDefault seccomp.
-    security = {
-        "allowPrivilegeEscalation": False,
-        "capabilities": {"drop": ["ALL"]},
-        "runAsNonRoot": True,
-        "seccompProfile": {"type": "RuntimeDefault"},
-    }
-    container: Obj = {"name": "worker", "image": a.image, "resources": resources, "securityContext": security}
-    if interactive and a.image == DEFAULT_IMAGE:
+def _container(
+    a: AllocationShape,
+    parts: PodParts,
+    resources: Obj,
+    interactive: bool = False,
+    env: list[Obj] | None = None,
+    mounts: list[Obj] | None = None,
+    **extra: Any,
+) -> Obj:
+    """The worker: the rung's resources, environment and mounts first, then the workload's."""
+    container: Obj = {"name": "worker", "image": parts.image, "resources": resources, "securityContext": restricted()}
+    if interactive and a.workload is None and parts.image == DEFAULT_IMAGE:
         # The stock CUDA image has no long-running process: keep the tenant's GPU box up until it is released.
         container["command"] = ["sleep", "infinity"]
-    return {**container, **{k: v for k, v in extra.items() if v is not None}}
+    fields = {
+        "command": parts.command,
+        "args": parts.args,
+        "env": [*(env or []), *parts.env] or None,
+        "ports": parts.ports or None,
+        "volumeMounts": [*(mounts or []), *parts.mounts] or None,
+        **extra,
+    }
+    return {**container, **{k: v for k, v in fields.items() if v is not None}}
 
 
-def _pod_spec(containers: list[Obj], restart: str, **extra: Any) -> Obj:
+def _pod_spec(
+    parts: PodParts, containers: list[Obj], restart: str, volumes: list[Obj] | None = None, **extra: Any
+) -> Obj:
     security = {"runAsNonRoot": True, "runAsUser": UID, "runAsGroup": UID, "fsGroup": UID}
     spec: Obj = {
-        "containers": containers,
+        "containers": [*containers, *parts.sidecars],
         "restartPolicy": restart,
         "securityContext": {**security, "seccompProfile": {"type": "RuntimeDefault"}},
         "automountServiceAccountToken": False,  # tenant code has no business with the Kubernetes API
     }
-    return {**spec, **{k: v for k, v in extra.items() if v is not None}}
+    fields = {
+        "initContainers": parts.init_containers or None,
+        "imagePullSecrets": parts.pull_secrets or None,
+        "shareProcessNamespace": parts.share_processes or None,
+        "volumes": [*(volumes or []), *parts.volumes] or None,
+        **extra,
+    }
+    return {**spec, **{k: v for k, v in fields.items() if v is not None}}
 
 
 def _mig_claim_template(a: AllocationShape) -> Obj:
@@ -167,8 +189,8 @@ def _mig_claim_template(a: AllocationShape) -> Obj:
     parent = f"{attrs}.parentUUID == {quoted}" if len(parents) == 1 else f"{attrs}.parentUUID in [{quoted}]"
     selectors = [{"cel": {"expression": f'{attrs}.profile == "{profiles.pop()}"'}}, {"cel": {"expression": parent}}]
     request = {"name": "mig", "exactly": {"deviceClassName": MIG_CLASS, "selectors": selectors}}
-    spec = {"metadata": {"labels": _labels(a)}, "spec": {"devices": {"requests": [request]}}}
-    return _obj("resource.k8s.io/v1", "ResourceClaimTemplate", _own(a, f"{a.object_name}-gpus"), spec=spec)
+    spec = {"metadata": {"labels": labels_of(a)}, "spec": {"devices": {"requests": [request]}}}
+    return obj("resource.k8s.io/v1", "ResourceClaimTemplate", own(a, f"{a.object_name}-gpus"), spec=spec)
 
 
 def _mig_fields(a: AllocationShape) -> tuple[list[Obj], Obj]:
@@ -188,7 +210,7 @@ def namespace_set(tenant: TenantShape) -> list[Obj]:
     for mode in ("enforce", "warn", "audit"):
         ns_labels[f"pod-security.kubernetes.io/{mode}"] = "restricted"
         ns_labels[f"pod-security.kubernetes.io/{mode}-version"] = "latest"
-    objs = [_obj("v1", "Namespace", _meta(ns, labels=ns_labels))]
+    objs = [obj("v1", "Namespace", meta(ns, labels=ns_labels))]
 
     if tenant.gpu_quota_milli is not None:
         # A backstop: the placement engine enforces the quota exactly. Each key caps one way to get a GPU at the
@@ -200,24 +222,24 @@ def namespace_set(tenant: TenantShape) -> list[Obj]:
             f"requests.{PASSTHROUGH_GPU}": whole,
             f"{MIG_CLASS}.deviceclass.resource.k8s.io/devices": str(7 * tenant.gpu_quota_milli // 1000),
         }
-        objs.append(_obj("v1", "ResourceQuota", _meta("ladder-gpu-quota", ns, labels), spec={"hard": hard}))
+        objs.append(obj("v1", "ResourceQuota", meta("ladder-gpu-quota", ns, labels), spec={"hard": hard}))
 
     # Defaults for containers that state no cpu/memory (Ladder's GPU containers always state theirs).
     defaults = {"default": {"cpu": "2", "memory": "4Gi"}, "defaultRequest": {"cpu": "250m", "memory": "512Mi"}}
     objs.append(
-        _obj(
+        obj(
             "v1",
             "LimitRange",
-            _meta("ladder-defaults", ns, labels),
+            meta("ladder-defaults", ns, labels),
             spec={"limits": [{"type": "Container", **defaults}]},
         )
     )
 
     def policy(name: str, **spec: Any) -> Obj:
-        return _obj("networking.k8s.io/v1", "NetworkPolicy", _meta(name, ns, labels), spec={"podSelector": {}, **spec})
+        return obj("networking.k8s.io/v1", "NetworkPolicy", meta(name, ns, labels), spec={"podSelector": {}, **spec})
 
     kube_dns = {
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+        "namespaceSelector": {"matchLabels": {NAMESPACE_NAME: "kube-system"}},
         "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
     }
     dns_ports = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
@@ -227,7 +249,7 @@ def namespace_set(tenant: TenantShape) -> list[Obj]:
         policy("default-deny", policyTypes=both),
         policy("allow-dns", policyTypes=["Egress"], egress=[{"to": [kube_dns], "ports": dns_ports}]),
         policy("allow-same-namespace", policyTypes=both, ingress=[{"from": here}], egress=[{"to": here}]),
-        _obj(KUEUE_API, "LocalQueue", _meta(LOCAL_QUEUE, ns, labels), spec={"clusterQueue": CLUSTER_QUEUE}),
+        obj(KUEUE_API, "LocalQueue", meta(LOCAL_QUEUE, ns, labels), spec={"clusterQueue": CLUSTER_QUEUE}),
     ]
     return objs
 
@@ -236,21 +258,24 @@ def namespace_set(tenant: TenantShape) -> list[Obj]:
 
 
 def allocation_objects(a: AllocationShape) -> list[Obj]:
-    """The allocation's objects in apply order (dependencies first; delete them in reverse)."""
+    """The allocation's objects in apply order (Secrets first, then the workload, then the ways in; delete them in
+    reverse). Bare metal has none here: see ``bare_metal_node_patches`` and ``bare_metal_host_objects``."""
     rung, performance = a.rung, a.performance
     if rung == "bare_metal":
-        return []  # the tenant holds whole nodes: see bare_metal_node_patches
+        return []
     if rung == "container" and performance in ("whole_gpu", "mig"):
-        return [_mig_claim_template(a), _container_pod(a)] if performance == "mig" else [_container_pod(a)]
-    if rung == "vm" and performance == "whole_gpu":
-        return [_virtual_machine(a)]
-    if rung == "confidential_vm" and performance == "whole_gpu":
-        return [_confidential_pod(a)]
-    if rung == "job" and performance == "whole_gpu":
-        return _gang_job(a)
-    if rung == "serverless" and performance in ("whole_gpu", "mig", "mps", "time_slicing", "fractional"):
-        return _serverless(a)
-    raise ValueError(f"allocation {a.id}: the {rung} rung does not offer {performance} performance isolation")
+        workload = [_mig_claim_template(a), _container_pod(a)] if performance == "mig" else [_container_pod(a)]
+    elif rung == "vm" and performance == "whole_gpu":
+        workload = _virtual_machine(a)
+    elif rung == "confidential_vm" and performance == "whole_gpu":
+        workload = [_confidential_pod(a)]
+    elif rung == "job" and performance == "whole_gpu":
+        workload = _gang_job(a)
+    elif rung == "serverless" and performance in ("whole_gpu", "mig", "mps", "time_slicing", "fractional"):
+        workload = _serverless(a)
+    else:
+        raise ValueError(f"allocation {a.id}: the {rung} rung does not offer {performance} performance isolation")
+    return workload_secrets(a) + workload + access_objects(a)
 
 
 def _container_pod(a: AllocationShape) -> Obj:
@@ -259,41 +284,57 @@ def _container_pod(a: AllocationShape) -> Obj:
         claims, resources = _mig_fields(a)
     else:
         resources = _resources(GPU, _whole_gpus(a), _whole_gpus(a))
-    container = _container(a, resources, interactive=True)
-    affinity = _pinned_to([_single_host(a)])
-    return _obj("v1", "Pod", _own(a), spec=_pod_spec([container], "Always", affinity=affinity, resourceClaims=claims))
+    parts = pod_parts(a)
+    container = _container(a, parts, resources, interactive=True)
+    affinity = pinned_to([single_host(a)])
+    spec = _pod_spec(parts, [container], "Always", affinity=affinity, resourceClaims=claims)
+    return obj("v1", "Pod", own(a), spec=spec)
 
 
 def _confidential_pod(a: AllocationShape) -> Obj:
     """A Kata confidential pod: the whole GPUs pass through (VFIO) into a TEE guest of the node's CPU vendor."""
-    host = _single_host(a)
+    host = single_host(a)
     tee = next((n.cc_tee for n in a.nodes if n.hostname == host), None)
     if tee is None or tee not in KATA_RUNTIME:
         raise ValueError(f"allocation {a.id}: host {host} is not a confidential-computing host in CC mode")
     gpus = _whole_gpus(a)
     resources = _resources(PASSTHROUGH_GPU, gpus, gpus)
     resources["limits"]["cpu"] = resources["requests"]["cpu"]  # Kata sizes the guest from the limits
-    container = _container(a, resources, interactive=True)
+    parts = pod_parts(a)
+    container = _container(a, parts, resources, interactive=True)
     spec = _pod_spec(
-        [container], "Always", runtimeClassName=KATA_RUNTIME[tee], nodeSelector={CC_MODE: "on", HOSTNAME: host}
+        parts, [container], "Always", runtimeClassName=KATA_RUNTIME[tee], nodeSelector={CC_MODE: "on", HOSTNAME: host}
     )
-    return _obj("v1", "Pod", _own(a), spec=spec)
+    return obj("v1", "Pod", own(a), spec=spec)
 
 
-def _virtual_machine(a: AllocationShape) -> Obj:
+def _virtual_machine(a: AllocationShape) -> list[Obj]:
     """A KubeVirt VM with the placed GPUs passed through. ``deviceName`` is ``nvidia.com/<catalog model>``: the
     operator aliases the PCI-database names of NVIDIA's KubeVirt GPU device plugin to the catalog's (its
-    ``GPUAliases`` config) and permits them in the KubeVirt CR, so one name holds across pci.ids versions."""
-    host, gpus = _single_host(a), _whole_gpus(a)
+    ``GPUAliases`` config) and permits them in the KubeVirt CR, so one name holds across pci.ids versions.
+
+    With a workload, the VM boots the catalog's disk for its ``os_image`` and cloud-init user data (the tenant's,
+    with its SSH keys for the image's user) from the Secret ``ldr-<id>-userdata``: user data may hold secrets, so
+    it never sits in the VirtualMachine itself."""
+    host, gpus = single_host(a), _whole_gpus(a)
     memory_gb = CATALOG[a.gpu_model].memory_gb if a.gpu_model in CATALOG else 80
-    image = a.image if a.image != DEFAULT_IMAGE else VM_IMAGE  # the CUDA container image is not a VM disk
+    # Without a workload: the shape's image, unless it is the CUDA container image, which is no VM disk.
+    stock = a.image if a.image != DEFAULT_IMAGE else VM_IMAGE
+    image = os_image_of(a).vm_disk if a.workload is not None else stock
+    disks = [{"name": "rootdisk", "disk": {"bus": "virtio"}}]
+    volumes: list[Obj] = [{"name": "rootdisk", "containerDisk": {"image": image}}]
+    objs = []
+    if a.workload is not None:
+        objs.append(secret(own(a, userdata_name(a)), {"userdata": user_data(a)}))
+        disks.append({"name": "cloudinitdisk", "disk": {"bus": "virtio"}})
+        volumes.append({"name": "cloudinitdisk", "cloudInitNoCloud": {"secretRef": {"name": userdata_name(a)}}})
     domain = {
         "cpu": {"cores": 8 * gpus, "sockets": 1, "threads": 1},
         "resources": {"requests": {"memory": f"{2 * memory_gb * gpus}Gi"}},  # twice the GPU memory, for staging
         "firmware": {"bootloader": {"efi": {"secureBoot": False}}},  # the GPUs' large BARs need UEFI
         "devices": {
             "gpus": [{"name": f"gpu{i}", "deviceName": f"nvidia.com/{a.gpu_model}"} for i in range(gpus)],
-            "disks": [{"name": "rootdisk", "disk": {"bus": "virtio"}}],
+            "disks": disks,
             "interfaces": [{"name": "default", "masquerade": {}}],
         },
     }
@@ -302,11 +343,12 @@ def _virtual_machine(a: AllocationShape) -> Obj:
         "nodeSelector": {HOSTNAME: host},
         "evictionStrategy": "None",  # passthrough GPUs cannot live-migrate: a drain stops the VM
         "networks": [{"name": "default", "pod": {}}],
-        "volumes": [{"name": "rootdisk", "containerDisk": {"image": image}}],
+        "volumes": volumes,
     }
-    # runStrategy, not the deprecated ``running``.
-    spec = {"runStrategy": "Always", "template": {"metadata": {"labels": _labels(a)}, "spec": vmi}}
-    return _obj("kubevirt.io/v1", "VirtualMachine", _own(a), spec=spec)
+    # runStrategy, not the deprecated ``running``. The template's labels reach the launcher pod, which the
+    # allocation's Services and NetworkPolicies select.
+    spec = {"runStrategy": "Always", "template": {"metadata": {"labels": labels_of(a)}, "spec": vmi}}
+    return [*objs, obj("kubevirt.io/v1", "VirtualMachine", own(a), spec=spec)]
 
 
 def _gang_job(a: AllocationShape) -> list[Obj]:
@@ -315,39 +357,46 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
 
     A pod lost to a node failure or a drain (condition DisruptionTarget) does not count against ``backoffLimit``
     and is recreated; its peers, having lost the NCCL world, exit with ``RESTART_FROM_CHECKPOINT`` and are
-    recreated too (also not counted). The gang resumes from ``$LADDER_CHECKPOINT_DIR``; only other failures count.
+    recreated too (also not counted). The gang resumes from ``$LADDER_CHECKPOINT_DIR`` (the workload's
+    ``checkpoint.path``, else /checkpoints) and saves every ``$LADDER_CHECKPOINT_INTERVAL_S`` seconds; only other
+    failures count.
     """
     gang, total = a.gang_size, len(a.devices)
     if gang < 1 or total % gang:
         raise ValueError(f"allocation {a.id}: {total} GPUs do not split into {gang} equal members")
-    per_member, name, labels = total // gang, a.object_name, _labels(a)
+    per_member, name, labels = total // gang, a.object_name, labels_of(a)
     checkpoints = f"{name}-checkpoints"
+    checkpoint = (a.workload.checkpoint if a.workload else None) or Checkpoint()
     # Every member writes its shards from its own node: ReadWriteMany, from the cluster's default class.
     pvc_spec = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": f"{64 * total}Gi"}}}
     # publishNotReadyAddresses: members rendezvous before any of them is ready.
-    ranks = {"clusterIP": "None", "selector": {LABEL_ALLOCATION: str(a.id)}, "publishNotReadyAddresses": True}
+    ranks = {"clusterIP": "None", "selector": selector(a), "publishNotReadyAddresses": True}
     env = {
-        "LADDER_CHECKPOINT_DIR": "/checkpoints",
+        "LADDER_CHECKPOINT_DIR": checkpoint.path,
+        "LADDER_CHECKPOINT_INTERVAL_S": str(checkpoint.interval_s),
         "LADDER_RESTART_EXIT_CODE": str(RESTART_FROM_CHECKPOINT),
         "MASTER_ADDR": f"{name}-0.{name}",  # index 0's hostname under the headless Service (spec.subdomain)
         "WORLD_SIZE": str(gang),
         "NPROC_PER_NODE": str(per_member),
     }
+    parts = pod_parts(a)
     container = _container(
         a,
+        parts,
         _resources(GPU, per_member, per_member),
         env=[{"name": k, "value": v} for k, v in env.items()],
-        volumeMounts=[{"name": "checkpoints", "mountPath": "/checkpoints"}],
+        mounts=[{"name": "checkpoints", "mountPath": checkpoint.path}],
     )
     pod = _pod_spec(
+        parts,
         [container],
         "Never",  # podFailurePolicy requires it
-        affinity=_pinned_to(_hosts(a)),
+        volumes=[{"name": "checkpoints", "persistentVolumeClaim": {"claimName": checkpoints}}],
+        affinity=pinned_to(hosts(a)),
         # The product label lets Kueue pick this model's ResourceFlavor (hostnames alone do not).
         nodeSelector={GPU_PRODUCT: GPU_PRODUCTS[a.gpu_model][0]} if a.gpu_model in GPU_PRODUCTS else None,
         subdomain=name,
         terminationGracePeriodSeconds=300,  # members checkpoint on SIGTERM
-        volumes=[{"name": "checkpoints", "persistentVolumeClaim": {"claimName": checkpoints}}],
     )
     restart = {"containerName": "worker", "operator": "In", "values": [RESTART_FROM_CHECKPOINT]}
     failure_policy = [
@@ -365,21 +414,21 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
         "template": {**template, "spec": pod},
     }
     return [
-        _obj("v1", "PersistentVolumeClaim", _own(a, checkpoints), spec=pvc_spec),
-        _obj("v1", "Service", _own(a), spec=ranks),
-        _obj("batch/v1", "Job", _meta(name, a.namespace, {**labels, QUEUE_LABEL: LOCAL_QUEUE}), spec=job),
+        obj("v1", "PersistentVolumeClaim", own(a, checkpoints), spec=pvc_spec),
+        obj("v1", "Service", own(a), spec=ranks),
+        obj("batch/v1", "Job", meta(name, a.namespace, {**labels, QUEUE_LABEL: LOCAL_QUEUE}), spec=job),
     ]
 
 
 def _serverless(a: AllocationShape) -> list[Obj]:
-    """A Deployment of 1..N replicas (one placed device each), its Service, an HPA on queue depth, and ingress
-    from ``ladder-system`` (the gateway) through the tenant's default deny.
+    """A Deployment of 1..N replicas (one placed device each) and an HPA on queue depth; its Service (port 80 to
+    the serving port), HTTPRoute and ingress from ``ladder-system`` come with the other ways in (render_access).
 
     ``spec.replicas`` is left out, so re-applying never fights the HPA. Scale to zero is the driver's: the HPA
     cannot go below 1 (HPAScaleToZero is alpha), so when ``ladder_queue_depth`` has been 0 for the idle window
     the driver sets the Deployment's scale to 0 (an HPA does not act on a target at 0 replicas), and on the
     first queued request it sets 1 and the HPA takes over again."""
-    name, labels, selector = a.object_name, _labels(a), {LABEL_ALLOCATION: str(a.id)}
+    name, labels = a.object_name, labels_of(a)
     objs: list[Obj] = []
     claims: list[Obj] | None = None
     env: list[Obj] = []
@@ -396,18 +445,20 @@ def _serverless(a: AllocationShape) -> list[Obj]:
             env.append({"name": "LADDER_GPU_SHARE_MILLI", "value": str(share)})
             if a.performance in ("mps", "fractional"):  # MPS enforces a compute cap per client
                 env.append({"name": "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "value": str(-(-share // 10))})
-    probe = {"httpGet": {"path": "/ready", "port": "http"}, "initialDelaySeconds": 30, "periodSeconds": 5}
-    ports = [{"name": "http", "containerPort": SERVE_PORT, "protocol": "TCP"}]
-    container = _container(a, resources, ports=ports, readinessProbe=probe, env=env or None)
-    pod = _pod_spec([container], "Always", affinity=_pinned_to(_hosts(a)), resourceClaims=claims)
+    parts = pod_parts(a, serve_port(a))
+    # The stock image answers /ready; a tenant's server is ready when it accepts connections on its port.
+    ready = {"tcpSocket": {"port": "http"}} if a.workload else {"httpGet": {"path": "/ready", "port": "http"}}
+    probe = {**ready, "initialDelaySeconds": 30, "periodSeconds": 5}
+    container = _container(a, parts, resources, env=env, readinessProbe=probe)
+    pod = _pod_spec(parts, [container], "Always", affinity=pinned_to(hosts(a)), resourceClaims=claims)
     deployment = {
-        "selector": {"matchLabels": selector},
+        "selector": {"matchLabels": selector(a)},
         # Only the placed devices exist: replace a replica in place, never surge onto a GPU that is not ours.
         "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
         "template": {"metadata": {"labels": labels}, "spec": pod},
     }
     metric = {
-        "metric": {"name": "ladder_queue_depth", "selector": {"matchLabels": selector}},
+        "metric": {"name": "ladder_queue_depth", "selector": {"matchLabels": selector(a)}},
         "target": {"type": "AverageValue", "averageValue": QUEUE_DEPTH_PER_REPLICA},
     }
     hpa = {
@@ -416,98 +467,11 @@ def _serverless(a: AllocationShape) -> list[Obj]:
         "maxReplicas": max(len(a.devices), 1),
         "metrics": [{"type": "External", "external": metric}],
     }
-    gateway = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": SYSTEM_NAMESPACE}}}
-    ingress = [{"from": [gateway], "ports": [{"protocol": "TCP", "port": SERVE_PORT}]}]
     return [
         *objs,
-        _obj("apps/v1", "Deployment", _own(a), spec=deployment),
-        _obj(
-            "v1",
-            "Service",
-            _own(a),
-            spec={"selector": selector, "ports": [{"name": "http", "port": 80, "targetPort": "http"}]},
-        ),
-        _obj("autoscaling/v2", "HorizontalPodAutoscaler", _own(a), spec=hpa),
-        _obj(
-            "networking.k8s.io/v1",
-            "NetworkPolicy",
-            _own(a, f"{name}-ingress"),
-            spec={"podSelector": {"matchLabels": selector}, "policyTypes": ["Ingress"], "ingress": ingress},
-        ),
+        obj("apps/v1", "Deployment", own(a), spec=deployment),
+        obj("autoscaling/v2", "HorizontalPodAutoscaler", own(a), spec=hpa),
     ]
-
-
-# --- bare metal ---------------------------------------------------------------------------------------------------
-
-
-def _without_ours(taints: Iterable[Obj]) -> list[Obj]:
-    return [t for t in taints if t.get("key") != TAINT_DEDICATED]
-
-
-def bare_metal_node_patches(a: AllocationShape, current_taints: Mapping[str, list[Obj]] | None = None) -> list[Obj]:
-    """A server-side-apply Node object per held node: label and NoSchedule taint ``ladder.io/dedicated=<tenant>``.
-
-    ``spec.taints`` is an atomic list: whoever applies it owns all of it. Pass each node's current taints
-    (``current_taints[hostname]``) so the others (GPU operator, cordon) are kept; without them only Ladder's taint
-    is rendered, which would replace the node's other taints."""
-    ours = {"key": TAINT_DEDICATED, "value": a.tenant, "effect": "NoSchedule"}
-    return [
-        _obj(
-            "v1",
-            "Node",
-            _meta(host, labels={LABEL_DEDICATED: a.tenant}),
-            spec={"taints": [*_without_ours((current_taints or {}).get(host, [])), ours]},
-        )
-        for host in _hosts(a)
-    ]
-
-
-def node_release(hostname: str, current_taints: Iterable[Obj] = ()) -> Obj:
-    """The Node object to apply once sanitized: Ladder's label and taint gone, the node's other taints kept.
-    (Applying a bare ``{"metadata": {"name": ...}}`` drops the whole atomic taint list Ladder owns.)"""
-    return _obj("v1", "Node", {"name": hostname}, spec={"taints": _without_ours(current_taints)})
-
-
-def sanitize_job_name(hostname: str) -> str:
-    """``sanitize-<host>``: DNS-1123, short enough for the job-name label (a hash keeps long names unique)."""
-    name = "sanitize-" + re.sub(r"[^a-z0-9-]+", "-", hostname.lower()).strip("-")
-    if len(name) > 52:
-        name = f"{name[:43].rstrip('-')}-{hashlib.sha256(hostname.encode()).hexdigest()[:8]}"
-    return name
-
-
-def sanitize_job(hostname: str, tenant: str) -> Obj:
-    """The wipe of a bare-metal host between tenants: a privileged Job in ``ladder-system`` (Ladder's own namespace
-    at the privileged Pod Security level; tenant namespaces stay restricted), pinned to the host and tolerating
-    the tenant's taint and a cordon. Its name depends on the host only, so the driver finds it without the
-    tenant. No TTL: the driver reads its completion, then deletes it."""
-    labels = {"ladder.io/sanitize": "true", **({LABEL_TENANT: tenant} if tenant else {})}
-    tolerations = [
-        {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
-        {"key": TAINT_DEDICATED, "operator": "Exists", "effect": "NoSchedule"},
-    ]
-    container = {
-        "name": "sanitize",
-        "image": DEFAULT_IMAGE,
-        "command": ["/bin/sh", "-c", SANITIZE_SCRIPT],
-        "env": [  # the NVIDIA container runtime injects nvidia-smi and every GPU of the host
-            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
-            {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"},
-        ],
-        "securityContext": {"privileged": True},
-        "volumeMounts": [{"name": "scratch", "mountPath": "/host-scratch"}],
-    }
-    pod = {
-        "restartPolicy": "Never",
-        "nodeSelector": {HOSTNAME: hostname},
-        "tolerations": tolerations,
-        "automountServiceAccountToken": False,
-        "containers": [container],
-        "volumes": [{"name": "scratch", "hostPath": {"path": SCRATCH, "type": "DirectoryOrCreate"}}],
-    }
-    template = {"metadata": {"labels": {MANAGED_BY_LABEL: MANAGED_BY, **labels}}, "spec": pod}
-    spec = {"backoffLimit": 2, "activeDeadlineSeconds": 3600, "template": template}
-    return _obj("batch/v1", "Job", _meta(sanitize_job_name(hostname), SYSTEM_NAMESPACE, labels), spec=spec)
 
 
 # --- once per cluster ---------------------------------------------------------------------------------------------
@@ -521,23 +485,26 @@ def system_namespace() -> Obj:
     """``ladder-system``: Ladder's own namespace. The sanitize Job is privileged, so it is at the privileged Pod
     Security level (tenant namespaces stay restricted)."""
     labels = {f"pod-security.kubernetes.io/{m}": "privileged" for m in ("enforce", "warn", "audit")}
-    return _obj("v1", "Namespace", _meta(SYSTEM_NAMESPACE, labels=labels))
+    return obj("v1", "Namespace", meta(SYSTEM_NAMESPACE, labels=labels))
 
 
-def cluster_setup(models: list[str], gpus_per_model: Mapping[str, int] | None = None) -> list[Obj]:
+def cluster_setup(
+    models: list[str], gpus_per_model: Mapping[str, int] | None = None, *, base_domain: str = DEFAULT_BASE_DOMAIN
+) -> list[Obj]:
     """What an operator installs once per cluster: ``ladder-system``, the Kueue Topology (NVLink clique, then
-    host), a ResourceFlavor per GPU model, the ClusterQueue ``ladder-gpu`` for Ladder's namespaces, and the Kata
-    confidential RuntimeClasses. Kueue's GPU quota is the fleet's size per model (``gpus_per_model``, default
+    host), a ResourceFlavor per GPU model, the ClusterQueue ``ladder-gpu`` for Ladder's namespaces, the Kata
+    confidential RuntimeClasses, the Gateway ``ladder`` for ``*.<base_domain>`` and the SSH gateway's
+    ServiceAccount, RBAC and Service. Kueue's GPU quota is the fleet's size per model (``gpus_per_model``, default
     1024): the placement engine already decided who gets which GPU; Kueue only gates when a gang starts."""
     unknown = sorted(set(models) - set(GPU_PRODUCTS))
     if unknown:
         raise ValueError(f"unknown GPU models: {unknown}")
     levels = [{"nodeLabel": CLIQUE}, {"nodeLabel": HOSTNAME}]  # Kueue wants the hostname level last
-    objs = [system_namespace(), _obj(KUEUE_API, "Topology", _meta(TOPOLOGY), spec={"levels": levels})]
+    objs = [system_namespace(), obj(KUEUE_API, "Topology", meta(TOPOLOGY), spec={"levels": levels})]
     flavors = []
     for model in sorted(set(models)):
         flavor = {"nodeLabels": {GPU_PRODUCT: GPU_PRODUCTS[model][0]}, "topologyName": TOPOLOGY}
-        objs.append(_obj(KUEUE_API, "ResourceFlavor", _meta(flavor_name(model)), spec=flavor))
+        objs.append(obj(KUEUE_API, "ResourceFlavor", meta(flavor_name(model)), spec=flavor))
         gpus = (gpus_per_model or {}).get(model, 1024)
         # Kueue admits only resources its ClusterQueue covers, so cpu and memory are covered too (per GPU).
         quotas = {"cpu": str(32 * gpus), "memory": f"{256 * gpus}Gi", GPU: str(gpus)}
@@ -549,13 +516,23 @@ def cluster_setup(models: list[str], gpus_per_model: Mapping[str, int] | None = 
         "queueingStrategy": "BestEffortFIFO",
         "resourceGroups": [{"coveredResources": ["cpu", "memory", GPU], "flavors": flavors}],
     }
-    objs.append(_obj(KUEUE_API, "ClusterQueue", _meta(CLUSTER_QUEUE), spec=queue))
+    objs.append(obj(KUEUE_API, "ClusterQueue", meta(CLUSTER_QUEUE), spec=queue))
     for handler in sorted(KATA_RUNTIME.values()):
         scheduling = {"nodeSelector": {CC_MODE: "on"}}
-        objs.append(_obj("node.k8s.io/v1", "RuntimeClass", _meta(handler), handler=handler, scheduling=scheduling))
-    return objs
+        objs.append(obj("node.k8s.io/v1", "RuntimeClass", meta(handler), handler=handler, scheduling=scheduling))
+    return [*objs, gateway(base_domain), *ssh_gateway()]
+
+
+class _Dumper(yaml.SafeDumper):
+    """Writes a value shared by two places twice, never as a YAML anchor and alias: reviewers read each document
+    on its own, and some tools that apply manifests reject aliases."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def documents(objs: Iterable[Obj]) -> str:
     """Multi-document YAML (keys sorted, each document opened by ``---``) for ``k8s_render`` and reviews."""
-    return yaml.safe_dump_all(list(objs), sort_keys=True, default_flow_style=False, explicit_start=True, width=4096)
+    return yaml.dump_all(
+        list(objs), Dumper=_Dumper, sort_keys=True, default_flow_style=False, explicit_start=True, width=4096
+    )

@@ -1,6 +1,6 @@
-"""Offline validation of rendered manifests: Kubernetes 1.34 kinds with ``kubernetes-validate`` (strict), Kueue
-objects against their CRDs' ``openAPIV3Schema``, KubeVirt objects against KubeVirt's swagger, plus the checks no
-schema expresses (object names, label syntax, Pod Security "restricted").
+"""Offline validation of rendered manifests: Kubernetes 1.34 kinds with ``kubernetes-validate`` (strict), Kueue,
+Gateway API and Metal3 objects against their CRDs' ``openAPIV3Schema``, KubeVirt objects against KubeVirt's
+swagger, plus the checks no schema expresses (object names, label syntax, Pod Security "restricted").
 
 Unknown fields fail everywhere. CRD and swagger schemas rarely say ``additionalProperties: false`` (the API server
 prunes or, with strict field validation, rejects unknown fields instead), so every object schema that lists
@@ -23,8 +23,8 @@ import yaml
 from referencing import Registry, Resource
 
 K8S_VERSION = "1.34.0"
-# The Kueue CRDs and KubeVirt's swagger the tests use, copied into the repository with their sources and licence
-# (tests/data/k8s-schemas/README.md).
+# The Kueue, Gateway API and Metal3 CRDs and KubeVirt's swagger the tests use, copied into the repository with their
+# sources and licence (tests/data/k8s-schemas/README.md).
 SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "k8s-schemas"
 K8S_DEFINITIONS = (
     Path(kubernetes_validate.__file__).parent
@@ -115,46 +115,79 @@ def validate_core(obj: dict[str, Any]) -> None:
         raise ManifestError(f"validated against Kubernetes {used}, not 1.34")
 
 
-# --- Kueue ------------------------------------------------------------------------------------------------------
+# --- CustomResourceDefinitions: Kueue, Gateway API, Metal3 ------------------------------------------------------
+
+# API group -> (the project's name in messages, its directory under SCHEMAS).
+CRD_GROUPS = {
+    "kueue.x-k8s.io": ("Kueue", "kueue"),
+    "gateway.networking.k8s.io": ("Gateway API", "gateway-api"),
+    "metal3.io": ("Metal3", "metal3"),
+}
 
 
 @functools.cache
-def kueue_crds() -> dict[str, dict[str, Any]]:
-    """Kind -> CRD, from the Kueue CRD files."""
-    crds = {}
-    for path in sorted((SCHEMAS / "kueue").glob("*.yaml")):
+def crds(group: str) -> dict[str, dict[str, Any]]:
+    """Kind -> CRD, from the CRD files of one API group."""
+    found = {}
+    for path in sorted((SCHEMAS / CRD_GROUPS[group][1]).glob("*.yaml")):
         crd = yaml.safe_load(path.read_text())
-        crds[crd["spec"]["names"]["kind"]] = crd
-    return crds
+        if crd["spec"]["group"] == group:
+            found[crd["spec"]["names"]["kind"]] = crd
+    return found
+
+
+def kueue_crds() -> dict[str, dict[str, Any]]:
+    return crds("kueue.x-k8s.io")
+
+
+def storage_version(group: str, kind: str) -> str:
+    crd = crds(group)[kind]
+    version = next(v["name"] for v in crd["spec"]["versions"] if v.get("storage"))
+    return f"{group}/{version}"
 
 
 def kueue_storage_version(kind: str) -> str:
-    crd = kueue_crds()[kind]
-    version = next(v["name"] for v in crd["spec"]["versions"] if v.get("storage"))
-    return f"{crd['spec']['group']}/{version}"
+    return storage_version("kueue.x-k8s.io", kind)
 
 
 @functools.cache
-def _kueue_validator(kind: str, version: str) -> jsonschema.protocols.Validator:
-    crd = kueue_crds()[kind]
+def _crd_validator(group: str, kind: str, version: str) -> jsonschema.protocols.Validator:
+    crd = crds(group)[kind]
     served = {v["name"]: v for v in crd["spec"]["versions"] if v.get("served")}
     if version not in served:
-        raise ManifestError(f"Kueue {kind} does not serve {version} (serves {sorted(served)})")
+        raise ManifestError(f"{CRD_GROUPS[group][0]} {kind} does not serve {version} (serves {sorted(served)})")
     return jsonschema.Draft202012Validator(closed(served[version]["schema"]["openAPIV3Schema"]))
 
 
-def validate_kueue(obj: dict[str, Any]) -> None:
+def validate_crd(obj: dict[str, Any], group: str | None = None) -> None:
+    """An object of a group in ``CRD_GROUPS`` (``group``, when given, is the one it must be in)."""
     kind = obj.get("kind", "")
-    if kind not in kueue_crds():
-        raise ManifestError(f"no Kueue CRD for kind {kind!r}")
-    group, _, version = obj.get("apiVersion", "").partition("/")
-    if group != kueue_crds()[kind]["spec"]["group"]:
-        raise ManifestError(f"{kind} apiVersion {obj.get('apiVersion')!r} is not in group kueue.x-k8s.io")
-    scope = kueue_crds()[kind]["spec"]["scope"]
+    found, _, version = obj.get("apiVersion", "").rpartition("/")
+    expected = group or found
+    if expected not in CRD_GROUPS:
+        raise ManifestError(f"no CRDs for API group {expected!r}")
+    project = CRD_GROUPS[expected][0]
+    if kind not in crds(expected):
+        raise ManifestError(f"no {project} CRD for kind {kind!r}")
+    if found != expected:
+        raise ManifestError(f"{kind} apiVersion {obj.get('apiVersion')!r} is not in group {expected}")
+    scope = crds(expected)[kind]["spec"]["scope"]
     if (scope == "Namespaced") != ("namespace" in obj.get("metadata", {})):
         raise ManifestError(f"{kind} is {scope}: metadata.namespace is wrong")
-    _kueue_validator(kind, version).validate(obj)
+    _crd_validator(expected, kind, version).validate(obj)
     _object_meta_validator().validate(obj.get("metadata", {}))
+
+
+def validate_kueue(obj: dict[str, Any]) -> None:
+    validate_crd(obj, "kueue.x-k8s.io")
+
+
+def validate_gateway_api(obj: dict[str, Any]) -> None:
+    validate_crd(obj, "gateway.networking.k8s.io")
+
+
+def validate_metal3(obj: dict[str, Any]) -> None:
+    validate_crd(obj, "metal3.io")
 
 
 # --- KubeVirt ---------------------------------------------------------------------------------------------------
@@ -180,8 +213,8 @@ def validate_kubevirt(obj: dict[str, Any]) -> None:
 def validate(obj: dict[str, Any]) -> None:
     """Validate one manifest with the validator of its API group; raises on the first problem."""
     group = obj.get("apiVersion", "").partition("/")[0] if "/" in obj.get("apiVersion", "") else ""
-    if group == "kueue.x-k8s.io":
-        validate_kueue(obj)
+    if group in CRD_GROUPS:
+        validate_crd(obj, group)
     elif group == "kubevirt.io":
         validate_kubevirt(obj)
     else:

@@ -256,8 +256,9 @@ def test_gang_must_split_evenly() -> None:
 def test_serverless_whole_gpu() -> None:
     objs = render.allocation_objects(SERVERLESS)
     schemas.validate_all(objs)
-    assert [o["kind"] for o in objs] == ["Deployment", "Service", "HorizontalPodAutoscaler", "NetworkPolicy"]
-    deployment, service, hpa, ingress = objs
+    kinds = ["Deployment", "HorizontalPodAutoscaler", "Service", "HTTPRoute", "NetworkPolicy"]
+    assert [o["kind"] for o in objs] == kinds
+    deployment, hpa, service, route, ingress = objs
     assert "replicas" not in deployment["spec"]  # the HPA and the driver own the scale
     pod = deployment["spec"]["template"]["spec"]
     container = worker(pod)
@@ -277,6 +278,7 @@ def test_serverless_whole_gpu() -> None:
     }
     assert metric["external"]["target"]["type"] == "AverageValue"
     assert ingress["spec"]["podSelector"] == {"matchLabels": {"ladder.io/allocation": "108"}}
+    assert route["spec"]["hostnames"] == ["ldr-108.acme.ladder.localhost"]  # the endpoint, even without a workload
 
 
 def test_serverless_mig_replicas_share_one_claim_template_over_the_placed_gpus() -> None:
@@ -400,6 +402,11 @@ def test_cluster_setup() -> None:
         "ClusterQueue",
         "RuntimeClass",
         "RuntimeClass",
+        "Gateway",
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Service",
     ]
     for obj in objs:
         if obj["apiVersion"].startswith("kueue.x-k8s.io/"):
@@ -554,3 +561,20 @@ def test_metadata_and_pod_security_checks_catch_mistakes() -> None:
     spec["containers"][0]["securityContext"]["allowPrivilegeEscalation"] = True
     spec["volumes"] = [{"name": "host", "hostPath": {"path": "/"}}]
     assert len(schemas.restricted_violations(spec)) == 2
+
+
+def test_the_renderers_are_pure() -> None:
+    """No Django and no I/O in the render modules: ``k8s_render`` and the tests build shapes by hand."""
+    import ast
+    from pathlib import Path
+
+    package = Path(render.__file__).parent
+    for name in ("render.py", "render_workload.py", "render_access.py", "render_metal.py", "manifest.py", "shapes.py"):
+        tree = ast.parse((package / name).read_text())
+        imported = {
+            node.module if isinstance(node, ast.ImportFrom) else alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+        }
+        assert not {m for m in imported if m and m.split(".")[0] in ("django", "kubernetes", "requests")}, name
