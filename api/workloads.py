@@ -8,7 +8,6 @@ by the lifecycle service), so the API and every other caller refuse the same thi
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -26,9 +25,8 @@ from rest_framework.response import Response
 
 from api.base import LadderView
 from api.serializers import StrictSerializer
-from core.errors import ServiceError
 from core.models import AuditEvent
-from lifecycle.services.workloads import endpoint_call
+from lifecycle.services.workloads import endpoint_call, gateway_authorize
 from provisioning.models import Allocation
 from provisioning.provisioners import provisioner
 from provisioning.simulated import MAX_LINES
@@ -273,23 +271,18 @@ def _bearer(request: HttpRequest) -> str:
 
 
 class GatewayAuthorizeView(LadderView):
-    """The gateway's check before it forwards a request to a serverless endpoint: ``Host`` (or
-    ``X-Forwarded-Host``) names the endpoint (``ldr-<id>.<tenant>.<base domain>``), ``Authorization`` carries
-    an API key of that tenant. 200 lets the request through; 401 without a valid key; 403 with another
-    tenant's key or for an endpoint that does not serve."""
+    """The gateway's check before it forwards a request: ``Host`` (or ``X-Forwarded-Host``) names what is called.
+    A serverless endpoint (``ldr-<id>.<base domain>``) needs an API key of its tenant in ``Authorization``: 200,
+    401 without a valid key, 403 with another tenant's key; 503 while it does not run. A public port
+    (``ldr-<id>-<port>.<base domain>``) is public: 200 while the allocation exposes it. Any other host: 403."""
 
     base_permissions: ClassVar[list[type]] = [AllowAny]
     authentication_classes = ()
 
-    @extend_schema(responses={200: None, 401: None, 403: None})
+    @extend_schema(responses={200: None, 401: None, 403: None, 503: None})
     def get(self, request: Request) -> Response:
-        host = request.headers.get("X-Forwarded-Host") or request.get_host()
-        match = re.fullmatch(
-            rf"ldr-(\d+)\.([a-z0-9-]+)\.{re.escape(settings.LADDER_BASE_DOMAIN)}(?::\d+)?", host.split(",")[0].strip()
-        )
-        if match is None:
-            raise ServiceError("endpoint_forbidden", "That host names no endpoint.", status=403)
-        endpoint_call(allocation_id=int(match[1]), tenant_slug=match[2], api_key=_bearer(request))
+        host = (request.headers.get("X-Forwarded-Host") or request.get_host()).split(",")[0].strip()
+        gateway_authorize(host=host, api_key=_bearer(request))
         return Response(status=200)
 
 
@@ -305,7 +298,6 @@ class SimulatedEndpointView(LadderView):
     def _call(self, request: Request, allocation_id: int, path: str) -> Response:
         answer = endpoint_call(
             allocation_id=allocation_id,
-            tenant_slug=None,
             api_key=_bearer(request),
             request_body=request.body,
             path=path,

@@ -277,7 +277,7 @@ LADDER_SERVERLESS_IDLE_SECONDS: float = env("LADDER_SERVERLESS_IDLE_SECONDS")
 # Where Ladder's own API is reached from outside (links in answers: consoles, simulated endpoints, dataset
 # downloads for workloads); no trailing slash.
 LADDER_PUBLIC_URL: str = env("LADDER_PUBLIC_URL").rstrip("/")
-# Public hostnames: endpoints at ldr-<id>.<tenant>.<base domain> (Gateway API HTTPRoutes), SSH at
+# Public hostnames: endpoints at ldr-<id>[-<port>].<base domain> (Gateway API HTTPRoutes), SSH at
 # ssh.<hall>.<base domain> (the hall's SSH gateway, routing by the user ldr-<id>).
 LADDER_BASE_DOMAIN: str = env("LADDER_BASE_DOMAIN")
 LADDER_SSH_GATEWAY_PORT: int = env("LADDER_SSH_GATEWAY_PORT")

@@ -496,10 +496,10 @@ class Access:
         }
 
 
-def route_host(allocation_id: int, tenant: str, base_domain: str, port: int | None = None) -> str:
+def route_host(allocation_id: int, base_domain: str, port: int | None = None) -> str:
     """The public hostname of an allocation's endpoint (or of one of its ports) under the base domain."""
     label = f"ldr-{allocation_id}" if port is None else f"ldr-{allocation_id}-{port}"
-    return f"{label}.{tenant}.{base_domain}"
+    return f"{label}.{base_domain}"  # one label under the base domain: a single wildcard certificate covers all
 
 
 def ssh_host(hall: str, base_domain: str) -> str:
@@ -531,9 +531,9 @@ def access(
         host, user = ssh_host(hall, base_domain), ssh_user(allocation_id)
         command = f"ssh {user}@{host}" if ssh_port == SSH_PORT else f"ssh -p {ssh_port} {user}@{host}"
         ssh = Ssh(host=host, port=ssh_port, user=user, command=command)
-    urls = {p.port: f"https://{route_host(allocation_id, tenant, base_domain, p.port)}/" for p in w.public_ports()}
+    urls = {p.port: f"https://{route_host(allocation_id, base_domain, p.port)}/" for p in w.public_ports()}
     endpoint = None
     if rung == "serverless":
-        endpoint = endpoint_url or f"https://{route_host(allocation_id, tenant, base_domain)}/"
+        endpoint = endpoint_url or f"https://{route_host(allocation_id, base_domain)}/"
         urls = {}  # the endpoint is the serverless rung's one public port
     return Access(ssh=ssh, endpoint=endpoint, urls=urls, console=console_url if rung == "vm" else None)

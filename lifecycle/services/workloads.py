@@ -14,9 +14,11 @@ wrote kept as the tenant's governed data when it ends.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from datetime import datetime
 
+from django.conf import settings
 from django.utils import timezone
 
 from compliance.models import AssetState, DataAsset, TenantSecret
@@ -177,13 +179,12 @@ def workload_output_keep(
     return kept_assets
 
 
-# --- serverless endpoints -------------------------------------------------------------------------------------
+# --- the gateway and serverless endpoints ---------------------------------------------------------------
 
 
 def endpoint_call(
     *,
     allocation_id: int,
-    tenant_slug: str | None,
     api_key: str,
     request_body: bytes | None = None,
     path: str = "",
@@ -203,7 +204,7 @@ def endpoint_call(
         .filter(pk=allocation_id, rung=Rung.SERVERLESS)
         .first()
     )
-    if allocation is None or allocation.tenant_id != key.tenant_id or tenant_slug not in (None, allocation.tenant.slug):
+    if allocation is None or allocation.tenant_id != key.tenant_id:
         raise ServiceError("endpoint_forbidden", "This key may not call that endpoint.", status=403)
     if allocation.state != S.RUNNING:
         raise ServiceError("endpoint_not_running", f"The endpoint is {allocation.state}, not running.", status=503)
@@ -230,3 +231,18 @@ def endpoint_call(
         now=now,
     )
     return answer
+
+
+def gateway_authorize(*, host: str, api_key: str) -> None:
+    """Whether the gateway may forward a request for ``host`` (raises when not; see ``endpoint_call``)."""
+    match = re.fullmatch(rf"ldr-(\d+)(?:-(\d+))?\.{re.escape(settings.LADDER_BASE_DOMAIN)}(?::\d+)?", host.lower())
+    if match is None:
+        raise ServiceError("endpoint_forbidden", "That host names no endpoint.", status=403)
+    allocation_id, port = int(match[1]), match[2]
+    if port is None:
+        endpoint_call(allocation_id=allocation_id, api_key=api_key)
+        return
+    allocation = Allocation.objects.filter(pk=allocation_id, state=S.RUNNING).first()
+    workload = Workload.from_json(allocation.workload) if allocation and allocation.workload else Workload()
+    if int(port) not in {p.port for p in workload.public_ports()}:
+        raise ServiceError("endpoint_forbidden", "That host names no public port.", status=403)

@@ -110,13 +110,13 @@ def routes(a: AllocationShape) -> list[Obj]:
     """An HTTPRoute ``ldr-<id>-<port>`` per public port, and ``ldr-<id>`` for a serverless endpoint, which only
     answers callers with the tenant's API key (label ``ladder.io/gateway-auth: api-key``, docs/kubernetes.md)."""
     if a.rung == "serverless":
-        host = route_host(a.id, a.tenant, a.base_domain)
+        host = route_host(a.id, a.base_domain)
         return [_route(a, a.object_name, host, a.object_name, 80, **{LABEL_GATEWAY_AUTH: "api-key"})]
     return [
         _route(
             a,
             f"{a.object_name}-{p.port}",
-            route_host(a.id, a.tenant, a.base_domain, p.port),
+            route_host(a.id, a.base_domain, p.port),
             ports_service_name(a),
             p.port,
         )

@@ -86,7 +86,7 @@ class AllocationShape:
     workload: Workload | None = None  # what the tenant runs (None: the stock image, kept up for interactive use)
     materials: Materials = field(default_factory=Materials)
     hall: str = ""  # the hall's code: the SSH gateway is per hall
-    base_domain: str = "ladder.localhost"  # public hostnames are <name>.<tenant>.<base_domain>
+    base_domain: str = "ladder.localhost"  # public hostnames are <name>.<base_domain>
 
     @property
     def namespace(self) -> str:

@@ -185,9 +185,9 @@ def test_each_rung_runs_the_tenants_workload_and_shows_how_to_reach_it(
     else:
         assert access["endpoint"] is None
     if rung in ("container", "job", "confidential_vm"):
-        assert access["urls"] == {"8000": f"https://ldr-{allocation_id}-8000.acme.ladder.localhost/"}
+        assert access["urls"] == {"8000": f"https://ldr-{allocation_id}-8000.ladder.localhost/"}
     if rung == "vm":
-        assert access["urls"] == {"8888": f"https://ldr-{allocation_id}-8888.acme.ladder.localhost/"}
+        assert access["urls"] == {"8888": f"https://ldr-{allocation_id}-8888.ladder.localhost/"}
         assert access["console"] == f"http://127.0.0.1:8000/api/v1/allocations/{allocation_id}/logs?follow=1"
     else:
         assert access["console"] is None
@@ -364,12 +364,18 @@ def test_a_serverless_endpoint_answers_its_tenants_key_only_and_captures_payload
     client.post(path, {"prompt": "not this"}, format="json")
     assert DataAsset.objects.filter(category="inference_payload").count() == 1
 
-    host = f"ldr-{allocation_id}.acme.ladder.localhost"
+    host = f"ldr-{allocation_id}.ladder.localhost"
     gateway = "/api/v1/gateway/authorize"
     assert client.get(gateway, HTTP_X_FORWARDED_HOST=host).status_code == 200
     assert api(charlie).get(gateway, HTTP_X_FORWARDED_HOST=host).status_code == 403
     assert api().get(gateway, HTTP_X_FORWARDED_HOST=host).status_code == 401
     assert_problem(api().get(gateway, HTTP_X_FORWARDED_HOST="example.com"), 403, "endpoint_forbidden")
+    # A public port is public while it is exposed (the endpoint itself needs the key).
+    notebook = launch(client, "container", workload_of("container", owned["key"]), django_capture_on_commit_callbacks)
+    allocations_reconcile()
+    port_host = f"ldr-{notebook.json()['id']}-8000.ladder.localhost"
+    assert api().get(gateway, HTTP_X_FORWARDED_HOST=port_host).status_code == 200
+    assert_problem(api().get(gateway, HTTP_X_FORWARDED_HOST=port_host.replace("8000", "9")), 403, "endpoint_forbidden")
 
 
 @override_settings(LADDER_SIM_PROVISION_SECONDS=0, LADDER_SIM_LOG_SECONDS=0.001)

@@ -150,9 +150,9 @@ def test_access_per_rung() -> None:
 
     vm = of("vm", Workload(ssh_keys=(1,), ports=(Port(8888, "http", "public"),)))
     assert vm["ssh"]["command"] == "ssh -p 2222 ldr-7@ssh.h1.gpu.example"
-    assert vm["urls"] == {"8888": "https://ldr-7-8888.acme.gpu.example/"}
+    assert vm["urls"] == {"8888": "https://ldr-7-8888.gpu.example/"}
     assert vm["console"] == "https://api/console"
-    assert of("serverless", Workload(image="x"))["endpoint"] == "https://ldr-7.acme.gpu.example/"
+    assert of("serverless", Workload(image="x"))["endpoint"] == "https://ldr-7.gpu.example/"
     assert of("job", Workload(image="x", ssh_keys=()))["ssh"] is None
 
 

@@ -278,7 +278,7 @@ def test_serverless_whole_gpu() -> None:
     }
     assert metric["external"]["target"]["type"] == "AverageValue"
     assert ingress["spec"]["podSelector"] == {"matchLabels": {"ladder.io/allocation": "108"}}
-    assert route["spec"]["hostnames"] == ["ldr-108.acme.ladder.localhost"]  # the endpoint, even without a workload
+    assert route["spec"]["hostnames"] == ["ldr-108.ladder.localhost"]  # the endpoint, even without a workload
 
 
 def test_serverless_mig_replicas_share_one_claim_template_over_the_placed_gpus() -> None:

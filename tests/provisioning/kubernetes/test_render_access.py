@@ -65,7 +65,7 @@ def test_a_public_port_is_an_httproute_on_the_shared_gateway(allocation: Allocat
     assert route["metadata"]["name"] == f"ldr-{allocation.id}-{port.port}"
     assert route["metadata"]["namespace"] == "ladder-acme"
     assert route["spec"]["parentRefs"] == [PARENT]
-    assert route["spec"]["hostnames"] == [f"ldr-{allocation.id}-{port.port}.acme.ladder.localhost"]
+    assert route["spec"]["hostnames"] == [f"ldr-{allocation.id}-{port.port}.ladder.localhost"]
     (rule,) = route["spec"]["rules"]
     (backend,) = rule["backendRefs"]
     service = named(objs, "Service", backend["name"])  # the route's Service exists and serves the port
@@ -97,7 +97,7 @@ def test_serverless_endpoint_needs_the_tenants_api_key_at_the_gateway() -> None:
     route = one(objs, "HTTPRoute")
     assert route["metadata"]["name"] == "ldr-203"
     assert route["metadata"]["labels"]["ladder.io/gateway-auth"] == "api-key"
-    assert route["spec"]["hostnames"] == [route_host(203, "acme", "ladder.localhost")]
+    assert route["spec"]["hostnames"] == [route_host(203, "ladder.localhost")]
     assert route["spec"]["parentRefs"] == [PARENT]
     (rule,) = route["spec"]["rules"]
     assert rule["backendRefs"] == [{"name": "ldr-203", "port": 80}]
@@ -110,7 +110,7 @@ def test_serverless_endpoint_needs_the_tenants_api_key_at_the_gateway() -> None:
 def test_routes_follow_the_base_domain() -> None:
     elsewhere = replace(CONTAINER, base_domain="gpu.example.net")
     route = one(render.allocation_objects(elsewhere), "HTTPRoute")
-    assert route["spec"]["hostnames"] == ["ldr-201-8888.acme.gpu.example.net"]
+    assert route["spec"]["hostnames"] == ["ldr-201-8888.gpu.example.net"]
 
 
 def test_no_route_without_a_public_port() -> None:
@@ -280,7 +280,7 @@ def test_gateway_api_validator_catches_a_wrong_field() -> None:
     with pytest.raises(jsonschema.ValidationError):
         schemas.validate_gateway_api(bad)
     bad = copy.deepcopy(route)
-    bad["spec"]["hostnames"] = ["LDR-203.acme.ladder.localhost"]
+    bad["spec"]["hostnames"] = ["LDR-203.ladder.localhost"]
     with pytest.raises(jsonschema.ValidationError):
         schemas.validate_gateway_api(bad)
     bad = copy.deepcopy(route)

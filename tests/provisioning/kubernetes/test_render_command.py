@@ -82,7 +82,7 @@ def test_the_driver_applies_the_workloads_objects(k8s_fleet: K8sServer, acme: An
     assert base64.b64decode(secret["data"]["HF_TOKEN"]).decode() == TOKEN
     route = k8s_fleet.get_object("gateway.networking.k8s.io/v1", "HTTPRoute", f"{name}-8080", ns)
     assert route is not None
-    assert route["spec"]["hostnames"] == [f"{name}-8080.acme.ladder.localhost"]
+    assert route["spec"]["hostnames"] == [f"{name}-8080.ladder.localhost"]
     ssh = k8s_fleet.get_object("v1", "Service", f"{name}-ssh", ns)
     assert ssh is not None
     assert ssh["metadata"]["labels"]["ladder.io/ssh-user"] == name
