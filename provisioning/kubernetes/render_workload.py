@@ -24,9 +24,9 @@ from provisioning.workloads import (
     Port,
     Volume,
     Workload,
-    cloud_config,
     image_parse,
     os_catalog,
+    os_user_data,
 )
 
 SSH_IMAGE = "ghcr.io/ladder-cloud/ssh-sidecar:1.0.0"  # sshd as UID 1000 on SSH_SIDECAR_PORT: docs/kubernetes.md §7
@@ -157,9 +157,9 @@ def os_image_of(a: AllocationShape) -> OsImage:
 
 
 def user_data(a: AllocationShape) -> str:
-    """The cloud-init user data a VM or host boots with: the tenant's, with its SSH keys for the image's user."""
-    w = a.workload
-    return cloud_config(w.cloud_init if w else None, user=os_image_of(a).user, ssh_keys=a.materials.ssh_keys)
+    """The cloud-init user data a VM or host boots with: the tenant's, with its SSH keys for the image's user,
+    its variables and its secrets as files (``provisioning.workloads.os_user_data``)."""
+    return os_user_data(a.workload, a.materials)
 
 
 # --- the pod --------------------------------------------------------------------------------------------------
