@@ -47,6 +47,7 @@ env = environ.FileAwareEnv(
     LADDER_PUBLIC_URL=(str, "http://127.0.0.1:8000"),
     LADDER_BASE_DOMAIN=(str, "ladder.localhost"),
     LADDER_SSH_GATEWAY_PORT=(int, 22),
+    LADDER_SSH_GATEWAY_CA=(str, ""),
     LADDER_IMAGE_REGISTRIES=(list, []),
     LADDER_OS_IMAGES=(str, ""),
     LADDER_SIM_LOG_SECONDS=(float, 10.0),
@@ -281,6 +282,10 @@ LADDER_PUBLIC_URL: str = env("LADDER_PUBLIC_URL").rstrip("/")
 # ssh.<hall>.<base domain> (the hall's SSH gateway, routing by the user ldr-<id>).
 LADDER_BASE_DOMAIN: str = env("LADDER_BASE_DOMAIN")
 LADDER_SSH_GATEWAY_PORT: int = env("LADDER_SSH_GATEWAY_PORT")
+# The public key of the CA that signs the SSH gateways' own upstream certificates (one line, "ssh-ed25519 AAAA..."):
+# every workload with SSH trusts it for the gateway's login, so a hall gateway reaches the sidecar, VM or host
+# after checking the caller's key. Empty: workloads trust only the tenant's keys (no gateway hop).
+LADDER_SSH_GATEWAY_CA: str = env("LADDER_SSH_GATEWAY_CA")
 # Registries a workload's image may come from (comma-separated hosts); empty: provisioning.workloads'
 # DEFAULT_REGISTRIES.
 LADDER_IMAGE_REGISTRIES: list[str] = env("LADDER_IMAGE_REGISTRIES")

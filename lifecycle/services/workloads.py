@@ -131,10 +131,16 @@ def allocation_materials(allocation: Allocation, workload: Workload) -> Material
         for asset in DataAsset.objects.filter(tenant=tenant, pk__in=workload.datasets)
     }
     os_image = os_images().get(workload.os_image or DEFAULT_OS_IMAGE) if allocation.rung in OS_RUNGS else None
+    ssh_keys = tuple(key.public_key for key in keys)
+    if ssh_keys and settings.LADDER_SSH_GATEWAY_CA:
+        # The hall's gateway logs in upstream with a certificate for the allocation's user, after it checked the
+        # caller's own key: the workload trusts the gateways' CA for that principal only.
+        principal = f"ldr-{allocation.pk}"
+        ssh_keys += (f'cert-authority,principals="{principal}" {settings.LADDER_SSH_GATEWAY_CA.strip()}',)
     return Materials(
         secrets={ref.name: values[ref.name] for ref in workload.secrets},
         pull=pull,
-        ssh_keys=tuple(key.public_key for key in keys),
+        ssh_keys=ssh_keys,
         datasets=datasets,
         os_image=os_image,
     )

@@ -422,3 +422,19 @@ def test_another_tenant_sees_nothing_of_a_workload(
         URL, {"name": "x", "rung": "container", **shape_of("container"), "workload": theirs}, format="json"
     )
     assert_problem(refused, 422, "validation_error")
+
+
+def test_workloads_with_ssh_trust_the_gateways_ca_for_their_own_principal_only(
+    api: Any, alice: Any, fleet: Any, owned: dict[str, Any], settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from lifecycle.services.workloads import allocation_materials
+    from provisioning.workloads import Workload
+
+    settings.LADDER_SSH_GATEWAY_CA = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGatewayCA hall-ca"
+    made = launch(api(alice), "container", workload_of("container", owned["key"]), django_capture_on_commit_callbacks)
+    allocation = Allocation.objects.get(pk=made.json()["id"])
+    materials = allocation_materials(allocation, Workload.from_json(allocation.workload or {}))
+    assert materials.ssh_keys[-1] == (
+        f'cert-authority,principals="ldr-{allocation.pk}" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGatewayCA hall-ca'
+    )
+    assert materials.secrets == {"HF_TOKEN": VALUE}
