@@ -17,7 +17,7 @@ import yaml
 
 from provisioning.kubernetes import render
 from provisioning.kubernetes.render_workload import DATASET_IMAGE
-from provisioning.kubernetes.shapes import AllocationShape, DeviceShape
+from provisioning.kubernetes.shapes import AllocationShape, DeviceShape, TenantShape
 from provisioning.workloads import (
     DEFAULT_REGISTRIES,
     SECRET_FILES,
@@ -30,7 +30,9 @@ from provisioning.workloads import (
     os_catalog,
     workload_check,
 )
+from tests.fakes.kubernetes import plural_of
 from tests.provisioning.kubernetes.test_render import node, one, shape, uuid, whole
+from tests.support import ROOT
 from tests.support import k8s_schemas as schemas
 
 CATALOG = os_catalog()
@@ -478,3 +480,32 @@ def test_kubevirt_validator_catches_a_wrong_cloud_init_field() -> None:
     bad["spec"]["template"]["spec"]["volumes"][1]["cloudInitNoCloud"] = {"userDataSecretRef": {"name": "x"}}
     with pytest.raises(jsonschema.ValidationError):
         schemas.validate_kubevirt(bad)
+
+
+# --- deploy/rbac.yaml covers it ---------------------------------------------------------------------------------
+
+
+def _granted(role: str) -> set[tuple[str, str]]:
+    documents = [d for d in yaml.safe_load_all((ROOT / "deploy" / "rbac.yaml").read_text()) if d]
+    rules = next(d for d in documents if d["kind"] == "ClusterRole" and d["metadata"]["name"] == role)["rules"]
+    return {
+        (group, resource)
+        for rule in rules
+        if "patch" in rule["verbs"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+    }
+
+
+def _kinds(objs: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    return {(o["apiVersion"].rpartition("/")[0], plural_of(o["kind"])) for o in objs}
+
+
+def test_the_rbac_lets_ladder_apply_everything_it_renders() -> None:
+    """Every kind an allocation of any rung (with a full workload) renders is patchable by ladder-provisioner; the
+    cluster setup's by the two roles together."""
+    day_to_day = _granted("ladder-provisioner")
+    rendered = set().union(*(_kinds(objects(a)) for a in ALL)) | _kinds(render.namespace_set(TenantShape("acme")))
+    assert rendered - day_to_day == set()
+    setup = _kinds(render.cluster_setup(["H100-SXM-80GB"]))
+    assert setup - day_to_day - _granted("ladder-cluster-setup") == set()
