@@ -1,5 +1,6 @@
 """Talking to one cluster through the official ``kubernetes`` client, for any kind: server-side apply with field
-manager ``ladder``, get, list by labels, delete with foreground propagation, merge patches.
+manager ``ladder``, get, list by labels or fields, delete with foreground propagation, merge patches; and a pod's
+container log (text, not JSON).
 
 Generic on purpose: the same five calls serve core kinds and CRDs (Kueue, KubeVirt, DRA) alike, by Kubernetes'
 REST path conventions, without a discovery round trip per object.
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import tempfile
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import yaml
@@ -96,7 +98,20 @@ class Kube:
         body: Any = None,
         content_type: str | None = None,
     ) -> Any:
-        headers = {"Accept": "application/json"}
+        data = self._call(method, path, query=query, body=body, content_type=content_type, accept="application/json")
+        return json.loads(data) if data else None
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: list[tuple[str, str]] | None,
+        body: Any,
+        content_type: str | None,
+        accept: str,
+    ) -> bytes:
+        headers = {"Accept": accept}
         if content_type:
             headers["Content-Type"] = content_type
         try:
@@ -118,8 +133,8 @@ class Kube:
             if type(error).__module__.startswith("urllib3"):
                 raise ClusterUnavailable(f"{method} {path}: {error}") from error
             raise
-        data = response.data
-        return json.loads(data) if data else None
+        data: bytes = response.data
+        return data
 
     def apply(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Server-side apply: create or update the fields Ladder manages, idempotently."""
@@ -142,15 +157,40 @@ class Kube:
         return found
 
     def list(
-        self, api_version: str, kind: str, *, namespace: str | None = None, labels: dict[str, str] | None = None
+        self,
+        api_version: str,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        labels: dict[str, str] | None = None,
+        fields: dict[str, str] | None = None,
     ) -> list[dict[str, Any]]:
         query = [("labelSelector", ",".join(f"{k}={v}" for k, v in sorted(labels.items())))] if labels else []
+        if fields:
+            query.append(("fieldSelector", ",".join(f"{k}={v}" for k, v in sorted(fields.items()))))
         found = self.request("GET", collection_path(api_version, kind, namespace), query=query)
         items: list[dict[str, Any]] = found.get("items", [])
         for item in items:  # a list's items carry no apiVersion/kind
             item.setdefault("apiVersion", api_version)
             item.setdefault("kind", kind)
         return items
+
+    def pod_log(
+        self, namespace: str, pod: str, container: str, *, since: datetime | None = None, tail: int | None = None
+    ) -> str:
+        """A container's log, each line prefixed with its RFC 3339 time (``timestamps=true``): the lines written at
+        or after ``since`` (to the second: the API takes no finer), the last ``tail`` of them.
+
+        Through ``ApiClient.call_api`` rather than ``CoreV1Api.read_namespaced_pod_log``, which has no
+        ``sinceTime`` (only ``sinceSeconds``, relative to the kubelet's clock)."""
+        query = [("container", container), ("timestamps", "true")]
+        if since is not None:
+            query.append(("sinceTime", since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")))
+        if tail is not None:
+            query.append(("tailLines", str(tail)))
+        path = f"{collection_path('v1', 'Pod', namespace)}/{pod}/log"
+        data = self._call("GET", path, query=query, body=None, content_type=None, accept="text/plain")
+        return data.decode("utf-8", errors="replace")  # a program may write any bytes
 
     def delete(self, obj: dict[str, Any]) -> bool:
         """Delete with foreground propagation (dependents first); False when it was already gone."""

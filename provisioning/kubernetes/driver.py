@@ -5,13 +5,20 @@ hall's cluster with server-side apply, and reading their status back.
 Nothing here holds a database transaction across a call to a cluster. A cluster that does not answer raises
 ``ClusterUnavailable`` (the task retries with backoff; the beat reconcile looks again), and the allocation keeps
 its state: a state changes only on what the cluster reported.
+
+``logs`` and ``events`` read what the workload's pods wrote (their ``log`` subresource) and what the cluster
+reported about its objects (core/v1 Events), and change nothing. ``release`` sends ``workload_ended`` with both
+before the teardown, as the simulated driver does.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from datetime import datetime
+from decimal import Decimal
+from math import ceil
 from typing import Any
 
 from django.conf import settings
@@ -19,6 +26,7 @@ from django.utils import timezone
 from kubernetes.client.exceptions import ApiException
 
 from core.actor import Actor
+from provisioning.events import workload_ended
 from provisioning.kubernetes import render
 from provisioning.kubernetes.client import Kube
 from provisioning.kubernetes.credentials import unseal
@@ -29,6 +37,7 @@ from provisioning.kubernetes.shapes import (
     DeviceShape,
     NodeShape,
     TenantShape,
+    namespace_of,
 )
 from provisioning.models import Allocation, Cluster, Hall, Node, NodeState
 from provisioning.placement.isolation import Rung
@@ -129,13 +138,25 @@ def kube_for_cluster(cluster: Cluster) -> Kube:
 # --- reading status back ---------------------------------------------------------------------------------------------
 
 
-_SUFFIXES = {"m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9}
+_SUFFIXES = {
+    **{"": Decimal(1), "m": Decimal("0.001"), "k": Decimal(10**3), "M": Decimal(10**6), "G": Decimal(10**9)},
+    **{"T": Decimal(10**12), "P": Decimal(10**15), "E": Decimal(10**18), "Ki": Decimal(2**10), "Mi": Decimal(2**20)},
+    **{"Gi": Decimal(2**30), "Ti": Decimal(2**40), "Pi": Decimal(2**50), "Ei": Decimal(2**60)},
+}
+_QUANTITY = re.compile(r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)")
+
+
+def _exact_quantity(value: str) -> Decimal:
+    """A Kubernetes quantity ("500m", "2k", "128Gi", "1e9") as an exact number."""
+    m = _QUANTITY.fullmatch(value.strip())
+    if not m or m[2] not in _SUFFIXES:
+        raise ValueError(f"{value!r} is not a Kubernetes quantity")
+    return Decimal(m[1]) * _SUFFIXES[m[2]]
 
 
 def _quantity(value: str) -> float:
     """A Kubernetes quantity as a number ("500m" is 0.5, "2k" is 2000)."""
-    scale = _SUFFIXES.get(value[-1:], 1.0)
-    return float(value[:-1] if value[-1:] in _SUFFIXES else value) * scale
+    return float(_exact_quantity(value))
 
 
 def _read(kube: Kube, obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -319,21 +340,49 @@ class KubernetesProvisioner(Provisioner):
             allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM)
 
     def release(self, allocation_id: int) -> None:
+        """Tear the allocation down; first, when it runs a workload, send ``workload_ended`` with what the workload
+        wrote and, for a job, what its checkpoint volume holds (as the simulated driver does).
+
+        A cluster that does not answer while the logs are read raises ``ClusterUnavailable`` before anything is sent
+        or deleted: the task retries and nothing is lost. The workload's object is deleted first, so a release
+        retried after its teardown began (the object deleting or gone) does not send again."""
         allocation = Allocation.objects.select_related("tenant", "hall", "gpu_model").get(pk=allocation_id)
         if allocation.state != S.STOPPING:
             return
-        kube = kube_for(allocation.hall)
+        cluster = Cluster.objects.get(hall=allocation.hall)
+        kube = kube_for_cluster(cluster)
         shape = allocation_shape(allocation)
         if allocation.rung == Rung.BARE_METAL:
             # The wipe runs before the host returns to the pool (the node stays sanitizing until it is done), in
             # Ladder's own namespace (normally installed once with the cluster setup).
+            wipes = [render.sanitize_job(node.hostname, allocation.tenant.slug) for node in shape.nodes]
+            if allocation.workload and not any(_read(kube, job) for job in wipes):
+                self._ended(kube, cluster, allocation, [])
             kube.apply(render.system_namespace())
-            for node in shape.nodes:
-                kube.apply(render.sanitize_job(node.hostname, allocation.tenant.slug))
+            for job in wipes:
+                kube.apply(job)
         else:
-            for obj in reversed(render.allocation_objects(shape)):
+            objects = render.allocation_objects(shape)
+            primary = _primary(objects, allocation)
+            if allocation.workload and not _teardown_begun(kube, primary):
+                self._ended(kube, cluster, allocation, objects)
+            first = [primary] if primary is not None else []
+            for obj in [*first, *(o for o in reversed(objects) if o is not primary)]:
                 kube.delete(obj)
         self._finish_release(allocation)
+
+    def _ended(self, kube: Kube, cluster: Cluster, allocation: Allocation, objects: list[dict[str, Any]]) -> None:
+        """Everything is read before anything is sent: a partial log is never sent."""
+        lines = _read_logs(kube, allocation, tail=LOG_KEPT_LINES + 1)
+        head = ""
+        if len(lines) > LOG_KEPT_LINES:
+            lines = lines[1:]
+            head = (
+                f"{lines[0].at.isoformat()} [ladder] earlier output not kept: its last {LOG_KEPT_LINES} lines follow\n"
+            )
+        text = head + "".join(f"{line.at.isoformat()} [{line.source}] {line.text}\n" for line in lines)
+        checkpoint = _checkpoint(kube, cluster, allocation, objects)
+        workload_ended.send(type(self), allocation=allocation, logs=text, checkpoint=checkpoint, at=timezone.now())
 
     def _finish_release(self, allocation: Allocation) -> None:
         """``stopped`` once the cluster holds nothing of the allocation any more."""
@@ -366,7 +415,147 @@ class KubernetesProvisioner(Provisioner):
         Cluster.objects.update(reconciled_at=at)
 
     def logs(self, allocation: Allocation, *, since: datetime | None = None, tail: int | None = None) -> list[LogLine]:
-        return []  # read from the pods' log subresource: being built
+        """The containers of the allocation's pods (label ``ladder.io/allocation`` in the tenant's namespace), from
+        their ``log`` subresource, merged in time order, at most ``LOG_READ_LINES``. A line's source is the pod's
+        name, a gang member's ``worker-<completion index>``, or ``console`` for a VM: KubeVirt's serial console log,
+        the ``guest-console-log`` container of the VM's virt-launcher pod.
+
+        Bare metal has none: the tenant holds the whole host and Ladder runs no pod on it, so its console is the
+        host's BMC (Metal3/Ironic), which the cluster's API does not serve."""
+        if allocation.rung == Rung.BARE_METAL:
+            return []
+        limit = max(0, min(tail, LOG_READ_LINES)) if tail is not None else LOG_READ_LINES
+        return _read_logs(kube_for(allocation.hall), allocation, since=since, tail=limit)
 
     def events(self, allocation: Allocation) -> list[WorkloadEvent]:
-        return []  # read from the namespace's Events: being built
+        """The core/v1 Events of the tenant's namespace about the allocation's objects and pods (the Job's, VM's
+        and Deployment's events, and their pods' scheduling, pulls, starts, restarts), in time order. The
+        events.k8s.io/v1 API serves the same Events, so they are read once. Bare metal has no object there: none."""
+        if not allocation.devices.exists():
+            return []  # never placed: nothing of it was ever in the cluster
+        kube = kube_for(allocation.hall)
+        namespace = namespace_of(allocation.tenant.slug)
+        names = {
+            obj["metadata"]["name"]
+            for obj in render.allocation_objects(allocation_shape(allocation))
+            if obj["metadata"].get("namespace") == namespace
+        }
+        names |= {pod["metadata"]["name"] for pod in _pods(kube, allocation)}
+        found = [
+            _workload_event(event)
+            for name in sorted(names)
+            for event in kube.list("v1", "Event", namespace=namespace, fields={"involvedObject.name": name})
+        ]
+        return sorted(found, key=lambda event: event.at)
+
+
+# --- what the workload wrote and what the cluster reported ---------------------------------------------------------
+
+LOG_READ_LINES = 10_000  # the most one read of the logs returns, as on the simulated fleet
+LOG_KEPT_LINES = 100_000  # the most kept when the workload ends: its last lines
+CONSOLE_CONTAINER = "guest-console-log"  # KubeVirt's serial console log, beside ``compute`` in virt-launcher
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"  # an Indexed Job's member: label (1.28+), annotation
+
+
+def _time(value: str) -> datetime:
+    """An RFC 3339 time as the API writes it (``Z``, any number of fraction digits; beyond microseconds dropped)."""
+    return datetime.fromisoformat(value)
+
+
+def _pods(kube: Kube, allocation: Allocation) -> list[dict[str, Any]]:
+    pods = kube.list(
+        "v1", "Pod", namespace=namespace_of(allocation.tenant.slug), labels={LABEL_ALLOCATION: str(allocation.pk)}
+    )
+    return sorted(pods, key=lambda pod: (pod["metadata"].get("creationTimestamp") or "", pod["metadata"]["name"]))
+
+
+def _log_sources(pod: dict[str, Any], rung: str) -> list[tuple[str, str]]:
+    """``(container, source)`` to read from a pod: a VM's console only; otherwise every container, under the pod's
+    name (a gang member's index), with the container's name added when the pod has more than one."""
+    meta = pod["metadata"]
+    containers = [c["name"] for c in (pod.get("spec") or {}).get("containers") or []]
+    if rung == Rung.VM:
+        return [(CONSOLE_CONTAINER, "console")] if CONSOLE_CONTAINER in containers else []
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    index = labels.get(COMPLETION_INDEX, annotations.get(COMPLETION_INDEX))
+    source = f"worker-{index}" if rung == Rung.JOB and index is not None else meta["name"]
+    return [(c, source if len(containers) == 1 else f"{source}/{c}") for c in containers]
+
+
+def _parse_log(text: str, source: str) -> list[LogLine]:
+    """``<RFC 3339 time> <text>`` lines (``timestamps=true``); a line without a time keeps the one before's."""
+    lines: list[LogLine] = []
+    for raw in text.removesuffix("\n").split("\n") if text else []:
+        stamp, _, rest = raw.partition(" ")
+        try:
+            at = _time(stamp)
+        except ValueError:
+            if not lines:
+                continue
+            at, rest = lines[-1].at, raw
+        lines.append(LogLine(at=at, text=rest, source=source))
+    return lines
+
+
+def _read_logs(kube: Kube, allocation: Allocation, *, since: datetime | None = None, tail: int) -> list[LogLine]:
+    """Every container's last ``tail`` lines after ``since``, merged in time order, then the last ``tail`` of all."""
+    if allocation.rung == Rung.BARE_METAL or tail <= 0:
+        return []
+    namespace = namespace_of(allocation.tenant.slug)
+    lines: list[LogLine] = []
+    for pod in _pods(kube, allocation):
+        for container, source in _log_sources(pod, allocation.rung):
+            try:
+                text = kube.pod_log(namespace, pod["metadata"]["name"], container, since=since, tail=tail)
+            except ApiException as error:
+                if error.status in (400, 404):
+                    continue  # not started yet (nothing written), or the pod went between the list and the read
+                raise
+            # The API takes sinceTime to the second: the lines of that second up to ``since`` are dropped here.
+            lines += [line for line in _parse_log(text, source) if since is None or line.at > since]
+    lines.sort(key=lambda line: line.at)  # stable: lines of one moment stay in their container's order
+    return lines[len(lines) - tail :] if len(lines) > tail else lines
+
+
+def _workload_event(event: dict[str, Any]) -> WorkloadEvent:
+    involved = event.get("involvedObject") or {}
+    stamp = (
+        event.get("lastTimestamp")
+        or (event.get("series") or {}).get("lastObservedTime")
+        or event.get("eventTime")
+        or event.get("firstTimestamp")
+        or event["metadata"]["creationTimestamp"]
+    )
+    return WorkloadEvent(
+        at=_time(stamp),
+        reason=event.get("reason") or "",
+        message=event.get("message") or "",
+        type=event.get("type") or "Normal",
+        source=f"{involved.get('kind', '')}/{involved.get('name', '')}",
+    )
+
+
+def _teardown_begun(kube: Kube, primary: dict[str, Any] | None) -> bool:
+    """The workload's object is deleting or gone: an earlier release began the teardown (and sent what it wrote),
+    or there is nothing left of it to read."""
+    live = _read(kube, primary) if primary is not None else None
+    return live is None or bool(live["metadata"].get("deletionTimestamp"))
+
+
+def _checkpoint(
+    kube: Kube, cluster: Cluster, allocation: Allocation, objects: list[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """A job's checkpoint volume: where it is and its size (the claim's bound capacity); None for other rungs, or
+    when the claim never bound (nothing could be written)."""
+    if allocation.rung != Rung.JOB:
+        return None
+    claim = next((obj for obj in objects if obj["kind"] == "PersistentVolumeClaim"), None)
+    live = _read(kube, claim) if claim is not None else None
+    storage = (((live or {}).get("status") or {}).get("capacity") or {}).get("storage")
+    if live is None or not storage:
+        return None
+    meta = live["metadata"]
+    return {
+        "location": f"pvc://{cluster.name}/{meta['namespace']}/{meta['name']}",
+        "size_bytes": ceil(_exact_quantity(str(storage))),
+    }

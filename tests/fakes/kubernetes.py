@@ -6,8 +6,9 @@ exercised through the official ``kubernetes`` client's ``ApiClient.call_api`` in
 server-side apply (per-manager applied configurations, ``force``, conflicts), merge and strategic-merge patches,
 create, replace with optimistic concurrency, label and field selectors, finalizers, and deletion with foreground,
 background and orphan propagation through ``ownerReferences``. Errors are ``Status`` objects, as Kubernetes sends
-them. Work the real control plane does asynchronously (finishing foreground and namespace deletion) happens when a
-test calls ``tick()``. Outages, scripted failures and refused connections can be injected.
+them. A pod's ``log`` subresource answers text from lines a test sets (``set_logs``). Work the real control plane
+does asynchronously (finishing foreground and namespace deletion) happens when a test calls ``tick()``. Outages,
+scripted failures (``fail_next``, ``fail_on``) and refused connections can be injected.
 
 Run it alone with ``python -m tests.fakes.kubernetes --port 6443 [--token T]``.
 """
@@ -34,6 +35,7 @@ import yaml
 
 Obj = dict[str, Any]
 Key = tuple[str, str, str, str]  # group, plural, namespace ("" when cluster-scoped), name
+LogKey = tuple[str, str, str]  # namespace, pod, container
 
 CLUSTER_SCOPED = frozenset(
     {
@@ -242,6 +244,7 @@ class K8sServer:
         self.token = token
         self.down = False
         self.fail_next: list[int] = []
+        self.fail_on: dict[str, int] = {}  # a pattern searched in each request's path -> the status it answers
         self.requests: list[tuple[str, str]] = []
         self.clock: Callable[[], float] = time.time
         self.cluster_scoped = set(cluster_scoped)
@@ -249,6 +252,7 @@ class K8sServer:
         self._objects: dict[Key, Obj] = {}
         self._applied: dict[Key, dict[str, Obj]] = {}  # per object: manager -> the configuration it last applied
         self._kinds: dict[tuple[str, str], str] = {}
+        self._logs: dict[LogKey, list[tuple[datetime, str]]] = {}
         self._rv = 0
         self._host = host
         self._httpd = _HTTPServer((host, port), _Handler, self)
@@ -330,6 +334,19 @@ class K8sServer:
                 and all((obj["metadata"].get("labels") or {}).get(k) == v for k, v in (labels or {}).items())
             ]
 
+    def set_logs(self, namespace: str, pod: str, container: str, lines: Iterable[tuple[datetime | str, str]]) -> None:
+        """What a pod's container has written, as ``(time, text)`` in the order written (the times are aware
+        datetimes or RFC 3339 strings). A container in the pod's spec whose logs were never set has not started: its
+        log answers 400, as the kubelet's does. A deleted pod's logs go with it."""
+        written = []
+        for at, text in lines:
+            when = datetime.fromisoformat(at) if isinstance(at, str) else at
+            if when.tzinfo is None:
+                raise ValueError(f"{at!r}: a log line's time needs a zone")
+            written.append((when.astimezone(UTC), text))
+        with self._lock:
+            self._logs[(namespace, pod, container)] = written
+
     def set_status(self, api_version: str, plural: str, name: str, namespace: str | None, status: Obj) -> Obj:
         with self._lock:
             key = self._key(api_version, plural, name, namespace)
@@ -373,8 +390,9 @@ class K8sServer:
 
     # --- request handling ------------------------------------------------------------------------------------
 
-    def handle(self, method: str, target: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
-        """Answer one request with (status, JSON body); ``headers`` has lower-case names."""
+    def handle(self, method: str, target: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, str]:
+        """Answer one request with (status, body, content type): JSON, or text for a log; ``headers`` has lower-case
+        names."""
         path, _, query = target.partition("?")
         with self._lock:  # held while serialising too, so no other request mutates an object being written out
             self.requests.append((method, unquote(path)))
@@ -384,9 +402,11 @@ class K8sServer:
                 code, answer = err.code, err.body
             except Exception as exc:  # a bug here must reach the client as a 500, not as a dropped connection
                 code, answer = 500, status_body(500, repr(exc), "InternalError")
-            return code, json.dumps(answer).encode()
+            if isinstance(answer, str):
+                return code, answer.encode(), "text/plain"
+            return code, json.dumps(answer).encode(), "application/json"
 
-    def _respond(self, method: str, path: str, query: str, raw: bytes, headers: dict[str, str]) -> tuple[int, Obj]:
+    def _respond(self, method: str, path: str, query: str, raw: bytes, headers: dict[str, str]) -> tuple[int, Any]:
         if self.down:
             raise K8sError(503, "the server is currently unable to handle the request (down=True)")
         if self.token is not None and headers.get("authorization") != f"Bearer {self.token}":
@@ -394,6 +414,9 @@ class K8sServer:
         if self.fail_next:
             code = self.fail_next.pop(0)
             raise K8sError(code, f"injected failure {code} (fail_next)")
+        for pattern, code in self.fail_on.items():
+            if re.search(pattern, unquote(path)):
+                raise K8sError(code, f"injected failure {code} (fail_on {pattern!r})")
         if path == "/version":
             return 200, {"major": "1", "minor": "34", "gitVersion": "v1.34.0", "platform": "linux/amd64"}
         t = self._parse(path)
@@ -413,6 +436,10 @@ class K8sServer:
             self._objects, self._applied, self._kinds, self._rv = saved
 
     def _route(self, method: str, t: Target, data: Any, ctype: str, params: dict[str, str], manager: str) -> Any:
+        if t.subresource == "log":
+            if method != "GET":
+                raise K8sError(405, "the server does not allow this method on the requested resource")
+            return 200, self._pod_log(t, params)
         if method == "GET":
             return 200, self._list(t, params) if not t.name else self._get(t)
         if method == "POST" and not t.name:
@@ -443,7 +470,8 @@ class K8sServer:
             namespace, rest = rest[1], rest[2:]
         plural, name, subresource = (*rest, "", "")[:3]
         scoped = plural in self.cluster_scoped
-        if len(rest) > 3 or not plural or subresource not in ("", "status") or (scoped and namespace):
+        subresources = ("", "status", "log") if (group, plural) == ("", "pods") else ("", "status")
+        if len(rest) > 3 or not plural or subresource not in subresources or (scoped and namespace):
             raise K8sError(404, "the server could not find the requested resource")
         if not scoped and not namespace and name:
             raise K8sError(404, "the server could not find the requested resource")
@@ -455,6 +483,42 @@ class K8sServer:
         if t.key not in self._objects:
             raise t.not_found()
         return self._objects[t.key]
+
+    def _pod_log(self, t: Target, params: dict[str, str]) -> str:
+        """A container's log as the API server relays the kubelet's: ``container`` (optional in a pod of one),
+        ``timestamps`` (each line prefixed with its RFC 3339 time and a space), ``sinceTime`` (lines at or after it),
+        ``tailLines`` (the last n of those)."""
+        spec = self._get(t).get("spec") or {}
+        main = [c.get("name") for c in spec.get("containers") or []]
+        every = {c.get("name") for part in ("initContainers", "ephemeralContainers") for c in spec.get(part) or []}
+        container = params.get("container") or ""
+        if not container:
+            if len(main) != 1:
+                raise K8sError(
+                    400, f"a container name must be specified for pod {t.name}, choose one of: [{' '.join(main)}]"
+                )
+            container = main[0]
+        if container not in every | set(main):
+            raise K8sError(400, f"container {container} is not valid for pod {t.name}")
+        if _flag(params, "follow"):
+            raise K8sError(400, "follow is not supported by the fake API server")
+        lines = self._logs.get((t.namespace, t.name, container))
+        if lines is None:
+            raise K8sError(400, f'container "{container}" in pod "{t.name}" is waiting to start: ContainerCreating')
+        if params.get("sinceTime"):
+            try:
+                since = datetime.fromisoformat(params["sinceTime"])
+            except ValueError:
+                raise K8sError(400, f"sinceTime: invalid RFC 3339 time {params['sinceTime']!r}") from None
+            lines = [(at, text) for at, text in lines if at >= since]
+        if params.get("tailLines"):
+            try:
+                tail = int(params["tailLines"])
+            except ValueError:
+                raise K8sError(400, f"tailLines: not an integer: {params['tailLines']!r}") from None
+            lines = lines[max(0, len(lines) - tail) :] if tail >= 0 else lines
+        stamps = _flag(params, "timestamps")
+        return "".join(f"{_rfc3339_nano(at)} {text}\n" if stamps else f"{text}\n" for at, text in lines)
 
     def _list(self, t: Target, params: dict[str, str]) -> Obj:
         if params.get("watch") in ("true", "1"):
@@ -740,6 +804,9 @@ class K8sServer:
             return
         del self._objects[key]
         self._applied.pop(key, None)
+        if key[:2] == ("", "pods"):  # a pod's logs go with it
+            for log_key in [k for k in self._logs if k[:2] == (key[2], key[3])]:
+                del self._logs[log_key]
         self._rv += 1
         for dependent_key, dependent in list(self._objects.items()):
             refs = dependent["metadata"].get("ownerReferences") or []
@@ -751,6 +818,21 @@ class K8sServer:
                 dependent["metadata"].update(ownerReferences=kept, resourceVersion=str(self._rv))
             else:
                 self._destroy(dependent_key, "Background")
+
+
+def _flag(params: dict[str, str], name: str) -> bool:
+    """A boolean query parameter, as Go's ``strconv.ParseBool`` reads it."""
+    value = params.get(name, "false")
+    if value not in ("1", "t", "T", "true", "TRUE", "True", "0", "f", "F", "false", "FALSE", "False"):
+        raise K8sError(400, f"{name}: invalid boolean {value!r}")
+    return value in ("1", "t", "T", "true", "TRUE", "True")
+
+
+def _rfc3339_nano(at: datetime) -> str:
+    """Go's RFC3339Nano in UTC, as the kubelet stamps log lines: trailing zeros of the fraction dropped."""
+    at = at.astimezone(UTC)
+    fraction = f"{at.microsecond:06d}000".rstrip("0")
+    return at.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "") + "Z"
 
 
 def _timeless(obj: Obj) -> Obj:
@@ -784,9 +866,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {k.lower(): v for k, v in self.headers.items()}
-        status, data = cast(_HTTPServer, self.server).app.handle(self.command, self.path, body, headers)
+        status, data, content_type = cast(_HTTPServer, self.server).app.handle(self.command, self.path, body, headers)
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

@@ -14,13 +14,12 @@ from provisioning.kubernetes.credentials import CredentialsError, unseal
 from provisioning.kubernetes.driver import KubernetesProvisioner
 from provisioning.models import Allocation, Attestation, Cluster, Node, NodeState
 from provisioning.provisioners import allocations_reconcile
-from provisioning.services.allocations import AllocationSpec, allocation_request, allocation_stop, node_failed
+from provisioning.services.allocations import allocation_stop, node_failed
 from provisioning.states import AllocationState as S
 from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM, assert_problem
 from tests.support.billing import load_fleet
-
-H100, H200 = "H100-SXM-80GB", "H200-141GB"
+from tests.support.kubernetes import H100, H200, live, place, state
 
 
 @pytest.fixture
@@ -28,20 +27,9 @@ def fleet(k8s_fleet: K8sServer) -> K8sServer:
     return k8s_fleet
 
 
-def place(tenant: Any, **spec: Any) -> Allocation:
-    spec.setdefault("gpu_models", (H100,))
-    return allocation_request(tenant=tenant, name="work", spec=AllocationSpec(**spec), actor=SYSTEM)
-
-
 def workload(server: K8sServer, allocation: Allocation, kind: str) -> dict[str, Any] | None:
     found = [o for o in server.objects(kind=kind) if o["metadata"]["name"] == f"ldr-{allocation.pk}"]
     return found[0] if found else None
-
-
-def live(server: K8sServer, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
-    found = server.get_object(api_version, kind, name, namespace)
-    assert found is not None, f"{kind} {name} is not in the cluster"
-    return found
 
 
 def pod_ready(server: K8sServer, allocation: Allocation, **annotations: str) -> None:
@@ -57,11 +45,6 @@ def pod_ready(server: K8sServer, allocation: Allocation, **annotations: str) -> 
         ns,
         {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
     )
-
-
-def state(allocation: Allocation) -> str:
-    allocation.refresh_from_db()
-    return allocation.state
 
 
 def test_credentials_are_sealed_and_bound_to_the_cluster(fleet: K8sServer) -> None:
