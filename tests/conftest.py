@@ -195,7 +195,7 @@ def cluster_api(settings: Any) -> Iterator[K8sServer]:
 @pytest.fixture
 def k8s_fleet(db: None, cluster_api: K8sServer) -> K8sServer:
     """The small fleet with LADDER_PROVISIONER=kubernetes: every hall's cluster is the fake API server, which
-    knows every host."""
+    knows every host, as a Node and as a Metal3 BareMetalHost (enrolled by the operator, in ``metal3``)."""
     load_fleet()
     for hall in Hall.objects.all():
         cluster_register(
@@ -212,6 +212,16 @@ def k8s_fleet(db: None, cluster_api: K8sServer) -> K8sServer:
                 "kind": "Node",
                 "metadata": {"name": node.hostname, "labels": {"kubernetes.io/hostname": node.hostname}},
                 "spec": {"taints": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]},
+            }
+        )
+    cluster_api.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "metal3"}})
+    for node in Node.objects.all():
+        cluster_api.put_object(
+            {
+                "apiVersion": "metal3.io/v1alpha1",
+                "kind": "BareMetalHost",
+                "metadata": {"name": node.hostname, "namespace": "metal3"},
+                "spec": {"online": True, "bootMACAddress": "52:54:00:00:00:01"},
             }
         )
     return cluster_api

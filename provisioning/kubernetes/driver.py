@@ -109,6 +109,13 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
     )
 
 
+def _names_only(allocation: Allocation) -> AllocationShape:
+    """The allocation's shape with placeholders for what its workload names: enough to find and delete its
+    objects, without reading a secret (which may be gone by then)."""
+    workload = Workload.from_json(allocation.workload) if allocation.workload else None
+    return allocation_shape(allocation, materials=render.placeholder_materials(workload))
+
+
 def desired_objects(allocation: Allocation, kube: Kube) -> list[dict[str, Any]]:
     """Everything the allocation needs in its cluster, in apply order: the tenant's namespace set first. Bare
     metal patches the held nodes, keeping the taints others put there (a node's taint list is applied whole), then
@@ -351,13 +358,19 @@ class KubernetesProvisioner(Provisioner):
             return
         cluster = Cluster.objects.get(hall=allocation.hall)
         kube = kube_for_cluster(cluster)
-        shape = allocation_shape(allocation)
+        shape = _names_only(allocation)
         if allocation.rung == Rung.BARE_METAL:
-            # The wipe runs before the host returns to the pool (the node stays sanitizing until it is done), in
-            # Ladder's own namespace (normally installed once with the cluster setup).
+            # Metal3 deprovisions each host first (its image and user data dropped); then the wipe runs before
+            # the host returns to the pool (the node stays sanitizing until it is done), in Ladder's own namespace
+            # (normally installed once with the cluster setup).
             wipes = [render.sanitize_job(node.hostname, allocation.tenant.slug) for node in shape.nodes]
             if allocation.workload and not any(_read(kube, job) for job in wipes):
                 self._ended(kube, cluster, allocation, [])
+            for obj in render.bare_metal_host_objects(shape):
+                if obj["kind"] == "BareMetalHost":
+                    kube.apply(render.bare_metal_host_release(obj["metadata"]["name"]))
+                else:  # the user data Secret and the SSH route
+                    kube.delete(obj)
             kube.apply(render.system_namespace())
             for job in wipes:
                 kube.apply(job)
@@ -390,7 +403,7 @@ class KubernetesProvisioner(Provisioner):
             return
         if allocation.rung != Rung.BARE_METAL:
             kube = kube_for(allocation.hall)
-            left = [obj for obj in render.allocation_objects(allocation_shape(allocation)) if _read(kube, obj)]
+            left = [obj for obj in render.allocation_objects(_names_only(allocation)) if _read(kube, obj)]
             if left:
                 return
         allocation_transition(allocation=allocation, to=S.STOPPED, actor=SYSTEM)

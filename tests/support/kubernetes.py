@@ -27,3 +27,9 @@ def live(server: K8sServer, api_version: str, kind: str, name: str, namespace: s
 def state(allocation: Allocation) -> str:
     allocation.refresh_from_db()
     return allocation.state
+
+
+def enrolled(server: K8sServer) -> list[dict[str, Any]]:
+    """What the operator put in the cluster before Ladder (``k8s_fleet``): Nodes, and the Metal3 namespace with
+    a BareMetalHost per host."""
+    return [o for o in server.objects() if o["kind"] in ("Node", "BareMetalHost") or o["metadata"]["name"] == "metal3"]

@@ -19,7 +19,7 @@ from provisioning.states import AllocationState as S
 from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM, assert_problem
 from tests.support.billing import load_fleet
-from tests.support.kubernetes import H100, H200, live, place, state
+from tests.support.kubernetes import H100, H200, enrolled, live, place, state
 
 
 @pytest.fixture
@@ -338,7 +338,7 @@ def test_k8s_render_prints_what_would_be_applied(fleet: K8sServer, acme: Any) ->
     out = StringIO()
     call_command("k8s_render", allocation=allocation.pk, stdout=out)
     assert [d["kind"] for d in yaml.safe_load_all(out.getvalue()) if d] == ["Pod"]
-    assert fleet.objects() == [o for o in fleet.objects() if o["kind"] == "Node"]  # nothing was applied
+    assert fleet.objects() == enrolled(fleet)  # nothing was applied
     with pytest.raises(CommandError, match="no tenant"):
         call_command("k8s_render", tenant="nobody")
 

@@ -19,6 +19,7 @@ from provisioning.services.allocations import AllocationSpec, allocation_request
 from provisioning.workloads import Materials, Port, SecretRef, Workload, os_catalog
 from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM
+from tests.support.kubernetes import enrolled
 
 TOKEN = "hf_db_7c6b5a49"  # a tenant secret's value, resolved by the materials source
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGRhdGFiYXNlLXRlc3Qta2V5 bob@desk"
@@ -120,7 +121,7 @@ def test_k8s_render_prints_placeholders_and_resolves_nothing(
     assert base64.b64decode(secret["data"]["HF_TOKEN"]).decode() == "<secret HF_TOKEN>"
     kinds = [d["kind"] for d in documents]
     assert kinds == ["Secret", "Secret", "Pod", "Service", "Service", "HTTPRoute", "NetworkPolicy"]
-    assert k8s_fleet.objects() == [o for o in k8s_fleet.objects() if o["kind"] == "Node"]  # nothing was applied
+    assert k8s_fleet.objects() == enrolled(k8s_fleet)  # nothing was applied
 
 
 def test_k8s_render_of_bare_metal_and_of_the_cluster_setup(
