@@ -51,14 +51,15 @@ def pods_of(server: K8sServer, allocation_id: int, rung: str) -> list[tuple[str,
     label = {"ladder.io/allocation": str(allocation_id)}
     if rung == "container" or rung == "confidential_vm":
         return [(f"ldr-{allocation_id}", "worker")]  # Ladder's own Pod
-    names = {
+    made: dict[str, list[tuple[str, str, dict[str, str]]]] = {
         "job": [
             (f"ldr-{allocation_id}-{i}-abcde", "worker", {"batch.kubernetes.io/job-completion-index": str(i)})
             for i in (0, 1)
         ],
         "serverless": [(f"ldr-{allocation_id}-7d9f-x2", "worker", {})],
         "vm": [(f"virt-launcher-ldr-{allocation_id}-q8t", "guest-console-log", {"kubevirt.io": "virt-launcher"})],
-    }[rung]
+    }
+    names = made[rung]
     for name, container, extra in names:
         server.put_object(
             {
