@@ -85,7 +85,7 @@ def _run_seed_demo() -> dict[str, Any]:
     out = StringIO()
     call_command("seed_demo", "--json", stdout=out)  # DEBUG is on, as under make run: no --force
     seeded: dict[str, Any] = json.loads(out.getvalue())
-    assert seeded["allocations"] == 5  # one workload on most rungs (lifecycle/management/commands/seed_demo.py)
+    assert seeded["allocations"] == 6  # one workload on most rungs (lifecycle/management/commands/seed_demo.py)
     return seeded
 
 

@@ -498,13 +498,14 @@ def test_seed_demo_loads_the_demo_fleet_once():
     first = _seed()["fleet"]
     assert first["regions"]["created"] == 2
     assert first["halls"]["created"] == 3
-    assert first["nodes"]["created"] == 12
-    assert first["gpus"]["created"] == 96
+    assert first["nodes"]["created"] == 14
+    assert first["gpus"]["created"] == 112
     assert Hall.objects.get(code="eu-west-1b").fenced_for == "EU"
     assert list(Node.objects.filter(cc_mode=True).values_list("hostname", "gpu_model__name")) == [
-        ("eu-west-1b-h200-02", "H200-141GB")
+        ("eu-west-1b-h200-02", "H200-141GB"),
+        ("us-east-1a-h200-06", "H200-141GB"),
     ]
-    assert Node.objects.values("nvlink_domain").distinct().count() == 6
+    assert Node.objects.values("nvlink_domain").distinct().count() == 7
 
     second = _seed()["fleet"]
     assert {kind: counts["created"] + counts.get("updated", 0) for kind, counts in second.items()} == dict.fromkeys(

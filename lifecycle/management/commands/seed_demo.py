@@ -102,7 +102,11 @@ DEMO_FLEET: dict[str, Any] = {
             "name": "US East (Virginia)",
             "jurisdiction": "US",
             "halls": [
-                {"code": "us-east-1a", "fenced_for": None, "nodes": _demo_nodes("us-east-1a", "H200-141GB", 2, 2)},
+                {
+                    "code": "us-east-1a",
+                    "fenced_for": None,
+                    "nodes": _demo_nodes("us-east-1a", "H200-141GB", 3, 2, cc=(6,)),
+                },
             ],
         },
     ]
@@ -162,6 +166,16 @@ DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
         "metal",
         AllocationSpec(rung="bare_metal", gpu_models=(H100,), nodes=1),
         {"os_image": "ubuntu-22.04", "ssh_keys": [SSH]},
+    ),
+    (
+        "globex",
+        "enclave",
+        AllocationSpec(rung="confidential_vm", gpu_models=("H200-141GB",), gpus=1, regions=("us-east",)),
+        {
+            "image": PYTORCH,
+            "command": ["python", "-m", "private_inference", "--attested"],
+            "ports": [{"port": 8443, "protocol": "http", "expose": "tenant"}],
+        },
     ),
     (
         "globex",
