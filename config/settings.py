@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "core",
+    "portal",
     "tenancy",
     "compliance",
     "provisioning",
@@ -103,6 +104,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "portal.security.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -153,6 +155,11 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 
 # Under /api/ a CSRF refusal is problem+json (403 csrf_failed); other pages keep Django's HTML page.
 CSRF_FAILURE_VIEW = "api.problems.csrf_failure"
+
+# The portal: sign-in at /login, a tenant's pages under /portal/.
+LOGIN_URL = "portal:login"
+LOGIN_REDIRECT_URL = "portal:home"
+LOGOUT_REDIRECT_URL = "portal:login"
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)

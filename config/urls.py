@@ -1,8 +1,10 @@
-"""Top-level URLs: the API under /api/v1/, its schema and docs, health probes and the admin."""
+"""Top-level URLs: the API under /api/v1/, its schema and docs, health probes, the admin, and the portal (signup
+and sign-in at the top, the tenant's pages under /portal/)."""
 
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from api.billing import stripe_webhook
@@ -34,6 +36,8 @@ urlpatterns = [
     # answer a POST here with its HTML 403 page instead of the 404.
     re_path(r"^api/", csrf_exempt(api_not_found)),
     path("admin/", admin.site.urls),
+    path("", RedirectView.as_view(pattern_name="portal:home", permanent=False)),
+    path("", include("portal.urls")),
 ]
 
 handler400 = "api.problems.handler400"

@@ -14,7 +14,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from tests.support import ROOT
 
 DOC = (ROOT / "docs" / "architecture.md").read_text()
-APPS = ["core", "tenancy", "provisioning", "billing", "compliance", "lifecycle", "api"]
+APPS = ["core", "tenancy", "provisioning", "billing", "compliance", "lifecycle", "api", "portal"]
 
 
 def section(title: str) -> str:

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils.text import slugify
 
 from billing.models import BillingAccount
 from billing.services.accounts import admission_check, billing_account_open, budget_check, budget_set, notify
 from core.actor import Actor
+from core.audit import audit_record
 from lifecycle.services.workloads import workload_admit
 from provisioning.models import Allocation
 from provisioning.placement.isolation import Rung
@@ -24,6 +28,7 @@ from provisioning.workloads import Workload
 from tenancy.models import Tenant
 from tenancy.services import tenant_create
 
+User = get_user_model()
 BUDGET = Actor.system("billing")  # who stops work when a budget runs out
 
 
@@ -36,6 +41,50 @@ def tenant_signup(*, slug: str, name: str, username: str, email: str, password: 
     tenant = tenant_create(slug=slug, name=name, username=username, email=email, password=password, actor=actor)
     billing_account_open(tenant=tenant)
     return tenant
+
+
+def _free_slug(name: str) -> str:
+    """A tenant slug from the organisation's name: lower-case words joined by hyphens, numbered when taken."""
+    base = slugify(name)[:30].strip("-") or "team"
+    slug, n = base, 1
+    while Tenant.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    return slug
+
+
+@transaction.atomic
+def customer_signup(*, organisation: str, email: str, password: str, actor: Actor) -> Tenant:
+    """Self-service signup: a tenant for the organisation with its owner (username: the e-mail address), who signs
+    in once the address is confirmed (``customer_confirm``). Its Stripe customer follows after commit."""
+    email = email.strip().lower()
+    tenant = tenant_signup(
+        slug=_free_slug(organisation),
+        name=organisation.strip(),
+        username=email,
+        email=email,
+        password=password,
+        actor=actor,
+    )
+    User.objects.filter(username=email).update(is_active=False)
+    return tenant
+
+
+@transaction.atomic
+def customer_confirm(*, user: Any, actor: Actor) -> bool:
+    """The owner confirmed their e-mail address: they may sign in. False when it was confirmed already."""
+    if not User.objects.filter(pk=user.pk, is_active=False, last_login=None).update(is_active=True):
+        return False
+    membership = user.membership
+    audit_record(
+        actor=actor,
+        action="member.email_confirmed",
+        target_type="membership",
+        target_id=membership.pk,
+        tenant=membership.tenant,
+        data={"username": user.username},
+    )
+    return True
 
 
 # --- buying ---------------------------------------------------------------------------------------------------------

@@ -1,0 +1,38 @@
+// The portal's own script: the usage chart (Chart.js, loaded on that page only) and the launch form's fields per
+// rung. No inline script anywhere: the Content-Security-Policy allows scripts from Ladder itself only.
+(function () {
+  "use strict";
+  function chart() {
+    var canvas = document.getElementById("chart");
+    var source = document.getElementById("chart-data");
+    if (!canvas || !source || typeof window.Chart === "undefined") { return; }
+    var data = JSON.parse(source.textContent);
+    new window.Chart(canvas, {
+      type: "bar",
+      data: {
+        labels: data.days,
+        datasets: data.series.map(function (s) { return { label: s.sku, data: s.amounts.map(Number) }; })
+      },
+      options: { animation: false, scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } }
+    });
+  }
+  // The launch form shows only the fields its rung takes.
+  var FIELDS = {
+    bare_metal: ["name", "gpu_model", "region", "nodes", "os_image", "cloud_init", "ssh_keys", "env", "secrets"],
+    vm: ["name", "gpu_model", "region", "gpus", "os_image", "cloud_init", "ssh_keys", "env", "secrets", "port", "expose"],
+    confidential_vm: ["name", "gpu_model", "region", "gpus", "image", "command", "env", "secrets", "port", "expose"],
+    container: ["name", "gpu_model", "region", "gpus", "mig_profile", "image", "command", "env", "secrets", "port", "expose", "ssh_keys"],
+    job: ["name", "gpu_model", "region", "gpus", "gang_size", "image", "command", "env", "secrets", "port", "expose"],
+    serverless: ["name", "gpu_model", "region", "gpus", "mig_profile", "share_mode", "share", "image", "command", "env", "secrets", "port", "expose"]
+  };
+  function launchForm() {
+    var form = document.querySelector("form[class^='rung-']");
+    if (!form) { return; }
+    var rung = form.className.replace("rung-", "");
+    var shown = FIELDS[rung] || [];
+    form.querySelectorAll("[data-field]").forEach(function (field) {
+      field.hidden = shown.indexOf(field.getAttribute("data-field")) < 0 && !field.classList.contains("invalid");
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { chart(); launchForm(); });
+})();

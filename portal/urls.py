@@ -1,0 +1,47 @@
+"""The portal's pages: joining and signing in at the top, the tenant's pages under /portal/."""
+
+from django.contrib.auth import views as auth
+from django.urls import path, reverse_lazy
+
+from portal import signup, views
+
+app_name = "portal"
+
+urlpatterns = [
+    path("signup", signup.signup, name="signup"),
+    path("confirm/<str:token>", signup.confirm, name="confirm"),
+    path("login", auth.LoginView.as_view(template_name="portal/login.html"), name="login"),
+    path("logout", auth.LogoutView.as_view(next_page=reverse_lazy("portal:login")), name="logout"),
+    path(
+        "password-reset",
+        auth.PasswordResetView.as_view(
+            template_name="portal/password_reset.html",
+            email_template_name="portal/email/password_reset.txt",
+            success_url=reverse_lazy("portal:password_reset_done"),
+        ),
+        name="password_reset",
+    ),
+    path(
+        "password-reset/sent",
+        auth.PasswordResetDoneView.as_view(template_name="portal/password_reset_sent.html"),
+        name="password_reset_done",
+    ),
+    path(
+        "password-reset/<uidb64>/<token>",
+        auth.PasswordResetConfirmView.as_view(
+            template_name="portal/password_set.html", success_url=reverse_lazy("portal:login")
+        ),
+        name="password_reset_confirm",
+    ),
+    path("portal/", views.home, name="home"),
+    path("portal/allocations", views.allocations_fragment, name="allocations_fragment"),
+    path("portal/launch", views.launch, name="launch"),
+    path("portal/allocations/<int:allocation_id>", views.allocation, name="allocation"),
+    path("portal/allocations/<int:allocation_id>/live", views.allocation_fragment, name="allocation_fragment"),
+    path("portal/allocations/<int:allocation_id>/stop", views.allocation_stop_view, name="allocation_stop"),
+    path("portal/usage", views.usage, name="usage"),
+    path("portal/team", views.team, name="team"),
+    path("portal/team/keys/<int:key_id>/revoke", views.api_key_revoke_view, name="api_key_revoke"),
+    path("portal/data", views.data, name="data"),
+    path("portal/leave", views.leave, name="leave"),
+]

@@ -1,0 +1,409 @@
+"""The portal's pages for a tenant's members: what runs and what it costs, launching and stopping, the team and its
+keys, the tenant's data, and leaving.
+
+Every view is thin: it finds the caller's membership (``member``: 404 for another tenant's objects, 403 when the
+role does not allow the action), calls the same services and selectors as the API, and renders. Parts that change
+while a page is open (states, logs, cost) are fragments the page polls with htmx.
+"""
+
+from __future__ import annotations
+
+import csv
+import uuid
+from collections import defaultdict
+from collections.abc import Callable
+from decimal import Decimal
+from functools import wraps
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from billing.selectors import invoice_upcoming, month_of, month_spend, price_index, usage_rows
+from billing.services.accounts import billing_account
+from compliance import retention
+from compliance.models import DataAsset, TenantSecret
+from compliance.services.assets import region_info, retention_keep_days
+from compliance.services.sweep import retention_policy_set
+from core.actor import Actor
+from core.errors import ServiceError
+from core.models import AuditEvent
+from lifecycle.services.closure import tenant_close
+from lifecycle.services.customers import allocation_request
+from portal import words
+from portal.forms import ApiKeyForm, InviteForm, LaunchForm, LeaveForm, RetentionForm, error_onto
+from portal.signup import invitation_send
+from provisioning.fleet_cache import fleet_read
+from provisioning.models import Allocation, Region
+from provisioning.placement.catalog import CATALOG
+from provisioning.placement.isolation import region_allowed
+from provisioning.placement.offerings import offerings
+from provisioning.provisioners import provisioner
+from provisioning.selectors import tenant_policy
+from provisioning.services.allocations import allocation_stop
+from provisioning.services.workloads import os_images
+from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey
+from tenancy.roles import Action, role_allows
+from tenancy.services import api_key_create, api_key_revoke, member_invite
+
+View = Callable[..., HttpResponse]
+
+
+def member(action: Action | None = None) -> Callable[[View], View]:
+    """Signed-in members of a tenant only (staff have the admin); with ``action``, only roles that allow it."""
+
+    def decorate(view: View) -> View:
+        @login_required
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            membership = Membership.objects.filter(user=_me(request)).select_related("tenant").first()
+            if membership is None:
+                raise PermissionDenied("The portal is for a tenant's members.")
+            if action is not None and not role_allows(membership.role, action):
+                raise PermissionDenied(f"A {membership.role} may not do this.")
+            request.membership = membership  # type: ignore[attr-defined]
+            return view(request, membership, *args, **kwargs)
+
+        return wrapped
+
+    return decorate
+
+
+def _me(request: HttpRequest) -> Any:
+    """The signed-in user (every view here is behind ``member``, which requires one)."""
+    return request.user
+
+
+def _actor(request: HttpRequest, membership: Membership) -> Actor:
+    return Actor.for_user(request.user)
+
+
+def _allocations(membership: Membership) -> Any:
+    return (
+        Allocation.objects.filter(tenant=membership.tenant)
+        .select_related("tenant", "gpu_model", "hall__region")
+        .prefetch_related("devices")
+        .order_by("-pk")
+    )
+
+
+def _cost(membership: Membership) -> dict[str, Any]:
+    """Month to date, a straight-line forecast to month end, and the budget."""
+    now = timezone.now()
+    start, end = month_of(now)
+    spent = month_spend(tenant=membership.tenant, now=now)
+    elapsed = (now - start).total_seconds()
+    forecast = spent * Decimal((end - start).total_seconds() / elapsed) if elapsed > 0 else spent
+    account = billing_account(membership.tenant)
+    budget = account.budget_monthly
+    return {
+        "spent": spent,
+        "forecast": forecast.quantize(Decimal("0.01")),
+        "currency": (invoice_upcoming(tenant=membership.tenant, now=now).currency or "usd").upper(),
+        "budget": budget,
+        "budget_left": (budget - spent) if budget is not None else None,
+        "hard_stop": account.budget_hard_stop,
+    }
+
+
+# --- running ---------------------------------------------------------------------------------------------------
+
+
+@member()
+def home(request: HttpRequest, membership: Membership) -> HttpResponse:
+    return render(
+        request,
+        "portal/home.html",
+        {
+            "allocations": _allocations(membership)[:50],
+            "cost": _cost(membership),
+            "may_launch": role_allows(membership.role, Action.ALLOCATION_MANAGE),
+            "rungs": words.RUNGS,
+        },
+    )
+
+
+@member()
+def allocations_fragment(request: HttpRequest, membership: Membership) -> HttpResponse:
+    return render(
+        request, "portal/_allocations.html", {"allocations": _allocations(membership)[:50], "cost": _cost(membership)}
+    )
+
+
+def _allocation(membership: Membership, allocation_id: int) -> Allocation:
+    return get_object_or_404(_allocations(membership), pk=allocation_id)
+
+
+def _live(allocation: Allocation) -> dict[str, Any]:
+    driver = provisioner()
+    return {
+        "allocation": allocation,
+        "access": driver.access(allocation).as_dict(),
+        "logs": driver.logs(allocation, tail=40),
+        "events": driver.events(allocation)[-20:],
+        "ended": allocation.state in ("stopped", "failed"),
+    }
+
+
+@member()
+def allocation(request: HttpRequest, membership: Membership, allocation_id: int) -> HttpResponse:
+    found = _allocation(membership, allocation_id)
+    context = {
+        **_live(found),
+        "performance": words.PERFORMANCE.get(found.performance, found.performance),
+        "security": words.SECURITY.get(found.security, found.security),
+        "may_stop": role_allows(membership.role, Action.ALLOCATION_MANAGE),
+    }
+    return render(request, "portal/allocation.html", context)
+
+
+@member()
+def allocation_fragment(request: HttpRequest, membership: Membership, allocation_id: int) -> HttpResponse:
+    return render(request, "portal/_allocation_live.html", _live(_allocation(membership, allocation_id)))
+
+
+@member(Action.ALLOCATION_MANAGE)
+def allocation_stop_view(request: HttpRequest, membership: Membership, allocation_id: int) -> HttpResponse:
+    found = _allocation(membership, allocation_id)
+    if request.method == "POST":
+        allocation_stop(allocation=found, actor=_actor(request, membership))
+        messages.success(request, f"{found.name} is stopping; billing stops with it.")
+        return redirect("portal:allocation", allocation_id=found.pk)
+    return render(request, "portal/stop.html", {"allocation": found})
+
+
+# --- launching -------------------------------------------------------------------------------------------------
+
+
+def _offer(membership: Membership, rung: str) -> dict[str, Any]:
+    """What the launch page shows before anything is bought: both isolation promises, where it is available
+    within the tenant's residency, and the price per hour there."""
+    tenant = membership.tenant
+    policy = tenant_policy(tenant)
+    regions = {r.code: r for r in Region.objects.all()}
+    allowed = {code for code, r in regions.items() if region_allowed(policy, region_info(r)) is None}
+    with fleet_read() as fleet:
+        rows = [o for o in offerings(fleet.state) if o.rung == rung and o.region in allowed]
+    index = price_index(now=timezone.now())
+    table = []
+    for row in rows:
+        prices = index.get((row.rung, row.gpu_model, row.region), {})
+        available = row.sovereign_available if tenant.sovereign else row.available
+        table.append(
+            {
+                "gpu_model": row.gpu_model,
+                "region": row.region,
+                "available": available,
+                "unit": row.unit,
+                "prices": {unit: p.unit_price_per_hour for unit, p in sorted(prices.items())},
+                "mig_profiles": row.mig_profiles,
+            }
+        )
+    refused = sorted(set(regions) - allowed)
+    return {"rows": table, "regions": sorted(allowed), "refused_regions": refused}
+
+
+@member(Action.ALLOCATION_MANAGE)
+def launch(request: HttpRequest, membership: Membership) -> HttpResponse:
+    rung = request.POST.get("rung") or request.GET.get("rung") or "container"
+    if rung not in words.RUNGS:
+        raise Http404("No such rung.")
+    tenant = membership.tenant
+    offer = _offer(membership, rung)
+    models = sorted({row["gpu_model"] for row in offer["rows"]}) or sorted(CATALOG)
+    profiles = sorted({p for row in offer["rows"] for p in row["mig_profiles"]})
+    choices = {
+        "gpu_model": [(m, m) for m in models],
+        "region": [("", "any region I may use"), *((r, r) for r in offer["regions"])],
+        "mig_profile": [("", "—"), *((p, p) for p in profiles)],
+        "secrets": [(s, s) for s in TenantSecret.objects.filter(tenant=tenant).values_list("name", flat=True)],
+        "ssh_keys": [(str(k.pk), f"{k.name} ({k.fingerprint})") for k in SshKey.objects.filter(tenant=tenant)],
+        "os_image": [("", "—"), *((name, image.title) for name, image in os_images().items())],
+    }
+    initial = {"rung": rung, "idempotency": uuid.uuid4().hex, "name": f"my-{rung.replace('_', '-')}"}
+    form = LaunchForm(request.POST or None, initial=initial, choices=choices)
+    if request.method == "POST" and form.is_valid():
+        done = request.session.setdefault("launched", {})
+        token = form.cleaned_data["idempotency"]
+        if token in done:  # the same form sent twice (a double click, a reload): one allocation
+            return redirect("portal:allocation", allocation_id=done[token])
+        try:
+            made = allocation_request(
+                tenant=tenant,
+                name=form.cleaned_data["name"],
+                spec=form.spec(),
+                actor=_actor(request, membership),
+                workload=form.workload(),
+            )
+        except ServiceError as error:
+            error_onto(form, error, {"gpus": "gpus", "regions": "region"})
+        else:
+            done[token] = made.pk
+            request.session.modified = True
+            messages.success(request, f"{made.name} is placed on {made.hall.code}; it runs in a moment.")
+            return redirect("portal:allocation", allocation_id=made.pk)
+    context = {
+        "form": form,
+        "rung": rung,
+        "rung_words": words.RUNGS[rung],
+        "rungs": words.RUNGS,
+        "offer": offer,
+        "cost": _cost(membership),
+        "performance": [words.PERFORMANCE[p] for p in words.RUNGS[rung]["performance"]],
+        "security": words.SECURITY[words.RUNGS[rung]["security"]],
+        "share_modes": rung == "serverless",
+    }
+    return render(request, "portal/launch.html", context, status=422 if form.errors else 200)
+
+
+# --- usage and cost --------------------------------------------------------------------------------------------
+
+
+@member(Action.BILLING_VIEW)
+def usage(request: HttpRequest, membership: Membership) -> HttpResponse:
+    now = timezone.now()
+    start, _ = month_of(now)
+    rows = usage_rows(tenant=membership.tenant, start=start, end=now, granularity="day", now=now)
+    if request.GET.get("format") == "csv":
+        response = HttpResponse(content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="ladder-usage-{start:%Y-%m}.csv"'
+        writer = csv.writer(response)
+        writer.writerow(["day", "sku", "gpu_seconds", "amount", "currency"])
+        for row in rows:
+            writer.writerow([f"{row.window_start:%Y-%m-%d}", row.sku, row.gpu_seconds, row.amount, row.currency])
+        return response
+    days = sorted({f"{r.window_start:%Y-%m-%d}" for r in rows})
+    per_sku: dict[str, dict[str, str]] = defaultdict(dict)
+    for row in rows:
+        per_sku[row.sku][f"{row.window_start:%Y-%m-%d}"] = str(row.amount)
+    chart = {"days": days, "series": [{"sku": s, "amounts": [v.get(d, "0") for d in days]} for s, v in per_sku.items()]}
+    context = {
+        "rows": rows,
+        "chart": chart,
+        "cost": _cost(membership),
+        "invoice": invoice_upcoming(tenant=membership.tenant, now=now),
+    }
+    return render(request, "portal/usage.html", context)
+
+
+# --- team and keys ---------------------------------------------------------------------------------------------
+
+
+@member()
+def team(request: HttpRequest, membership: Membership) -> HttpResponse:
+    tenant = membership.tenant
+    manage = role_allows(membership.role, Action.MEMBER_MANAGE)
+    invite = InviteForm(request.POST if request.POST.get("form") == "invite" else None)
+    key_form = ApiKeyForm(request.POST if request.POST.get("form") == "key" else None)
+    issued = None
+    if request.method == "POST" and request.POST.get("form") == "invite" and invite.is_valid():
+        if not manage:
+            raise PermissionDenied("Only owners and admins invite.")
+        try:
+            added = member_invite(
+                tenant=tenant,
+                actor_role=membership.role,
+                username=invite.cleaned_data["email"].lower(),
+                email=invite.cleaned_data["email"].lower(),
+                role=invite.cleaned_data["role"],
+                actor=_actor(request, membership),
+            )
+        except ServiceError as error:
+            error_onto(invite, error, {"username": "email"})
+        else:
+            invitation_send(request, added.user, tenant.name, request.user.get_username())
+            messages.success(request, f"{added.user.email} is invited as {added.role}.")
+            return redirect("portal:team")
+    if request.method == "POST" and request.POST.get("form") == "key" and key_form.is_valid():
+        scopes: list[str] = [ApiKeyScope.READ, *([ApiKeyScope.WRITE] if key_form.cleaned_data["write"] else [])]
+        try:
+            issued = api_key_create(
+                user=request.user,
+                name=key_form.cleaned_data["name"],
+                scopes=scopes,
+                expires_at=None,
+                actor=_actor(request, membership),
+            )
+        except ServiceError as error:
+            error_onto(key_form, error)
+    see_all = role_allows(membership.role, Action.API_KEY_MANAGE_ANY)
+    keys = ApiKey.objects.filter(tenant=tenant, revoked_at=None).select_related("user").order_by("-pk")
+    if not see_all:
+        keys = keys.filter(user=_me(request))
+    context = {
+        "members": Membership.objects.filter(tenant=tenant).select_related("user").order_by("pk"),
+        "keys": keys,
+        "issued": issued,
+        "invite": invite,
+        "key_form": key_form,
+        "manage": manage,
+        "audit": AuditEvent.objects.filter(tenant=tenant).order_by("-seq")[:30],
+    }
+    return render(request, "portal/team.html", context)
+
+
+@require_POST
+@member()
+def api_key_revoke_view(request: HttpRequest, membership: Membership, key_id: int) -> HttpResponse:
+    keys = ApiKey.objects.filter(tenant=membership.tenant)
+    if not role_allows(membership.role, Action.API_KEY_MANAGE_ANY):
+        keys = keys.filter(user=_me(request))
+    key = get_object_or_404(keys, pk=key_id)
+    api_key_revoke(key=key, actor=_actor(request, membership))
+    messages.success(request, f"The key {key.name} is revoked.")
+    return redirect("portal:team")
+
+
+# --- data and leaving ------------------------------------------------------------------------------------------
+
+
+@member(Action.DATA_VIEW)
+def data(request: HttpRequest, membership: Membership) -> HttpResponse:
+    tenant = membership.tenant
+    form = RetentionForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        if not role_allows(membership.role, Action.RETENTION_MANAGE):
+            raise PermissionDenied("Only owners set retention.")
+        zero = form.cleaned_data["zero_retention"]
+        try:
+            retention_policy_set(
+                tenant=tenant,
+                category=form.cleaned_data["category"],
+                days=None if zero else form.cleaned_data["days"],
+                zero_retention=zero,
+                actor=_actor(request, membership),
+            )
+        except ServiceError as error:
+            messages.error(request, error.detail)
+        else:
+            messages.success(request, f"Retention for {form.cleaned_data['category']} is set.")
+        return redirect("portal:data")
+    keep = retention_keep_days([tenant.pk])[tenant.pk]
+    policies = [{"category": c.value, "days": keep[c.value]} for c in retention.Category]
+    context = {
+        "assets": DataAsset.objects.filter(tenant=tenant).select_related("region").order_by("-pk")[:100],
+        "policies": policies,
+        "may_set": role_allows(membership.role, Action.RETENTION_MANAGE),
+    }
+    return render(request, "portal/data.html", context)
+
+
+@member(Action.TENANT_CLOSE)
+def leave(request: HttpRequest, membership: Membership) -> HttpResponse:
+    tenant = membership.tenant
+    form = LeaveForm(request.POST or None, slug=tenant.slug)
+    if request.method == "POST" and form.is_valid():
+        try:
+            closure = tenant_close(tenant=tenant, actor=_actor(request, membership))
+        except ServiceError as error:
+            form.add_error(None, error.detail)
+        else:
+            return render(request, "portal/left.html", {"closure": closure, "tenant": tenant})
+    running = Allocation.objects.filter(tenant=tenant, state__in=("placed", "provisioning", "running", "restarting"))
+    context = {"form": form, "tenant": tenant, "running": running.count(), "cost": _cost(membership)}
+    return render(request, "portal/leave.html", context, status=422 if form.errors else 200)
