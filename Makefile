@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: run test lint venv lock worker beat bench-data bench-data-check
+.PHONY: run test lint venv lock browser worker beat bench-data bench-data-check
 
 venv: $(STAMP)
 
@@ -66,10 +66,27 @@ TEST_CLOCK ?= 2027-02-28T23:59:00Z
 
 test: export DJANGO_SETTINGS_MODULE = config.settings_test
 test: export LADDER_TEST_CLOCK =
-test: lint
+test: lint browser
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest
 	$(BIN)/pytest --clock=$(TEST_CLOCK) --ignore=tests/bench
+
+# The browser tests (tests/browser) drive Debian's Chromium through Playwright (Playwright's own browser download
+# is not used). It is installed here when missing, which needs root and apt-get; otherwise install it yourself
+# (`sudo apt-get install -y chromium`) or point LADDER_CHROMIUM at a Chromium binary. Until then those tests skip,
+# and under CI=true they fail.
+browser:
+	@if [ -n "$$LADDER_CHROMIUM" ]; then test -x "$$LADDER_CHROMIUM" && exit 0; \
+		echo "browser: LADDER_CHROMIUM=$$LADDER_CHROMIUM is not an executable file" >&2; exit 1; fi; \
+	command -v chromium >/dev/null && exit 0; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "browser: Chromium is missing and this is not root on Debian, so it is not installed here." >&2; \
+		echo "browser: install it (sudo apt-get install -y chromium) or set LADDER_CHROMIUM=/path/to/chromium;" >&2; \
+		echo "browser: until then the browser tests skip (under CI=true they fail)." >&2; \
+		exit 0; fi; \
+	echo "browser: installing Debian's chromium"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y -q chromium || { apt-get update -q && apt-get install -y -q chromium; }
 
 # Production-style processes (with DATABASE_URL and CELERY_BROKER_URL set):
 worker: $(STAMP)

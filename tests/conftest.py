@@ -1,4 +1,5 @@
-"""Shared fixtures: the standard actors, authenticated API clients, per-test process state and storage."""
+"""Shared fixtures: the standard actors, authenticated API clients, per-test process state and storage, a real
+browser."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 from django.db import connection
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
+from playwright.sync_api import Page
+from pytest_django.live_server_helper import LiveServer
 from rest_framework.test import APIClient
 
 from lifecycle.services.customers import tenant_signup
@@ -20,6 +23,7 @@ from tenancy.services import api_key_create, member_invite, staff_user_create
 from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM
 from tests.support.billing import load_fleet
+from tests.support.browser import chromium, log_in, open_page, require_chromium
 
 # Property tests judge correctness, not speed: on a loaded two-core machine (CI runs beside other work) input
 # generation can be slow, and that is not a failure. Timings are measured in bench/.
@@ -157,6 +161,29 @@ def api() -> Callable[..., APIClient]:
         return client
 
     return make
+
+
+# --- a real browser ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def browser_page(live_server: LiveServer) -> Iterator[Page]:
+    """A Playwright page in headless Chromium (Debian's, or ``$LADDER_CHROMIUM``) whose relative URLs go to the live
+    server: ``browser_page.goto("/api/docs/")``. The test's database is transactional, since the server answers
+    from another thread. An uncaught JavaScript error on the page fails the test at teardown. Without Chromium the
+    test skips (fails under CI=true). See tests/support/browser.py."""
+    with chromium(require_chromium()) as browser, open_page(browser, live_server.url) as page:
+        yield page
+
+
+@pytest.fixture
+def browser_login(browser_page: Page, live_server: LiveServer) -> Callable[[Any], None]:
+    """``browser_login(user)`` logs ``user`` in on ``browser_page`` by session cookie, without the login form."""
+
+    def login(user: Any) -> None:
+        log_in(browser_page, user, url=live_server.url)
+
+    return login
 
 
 # --- Stripe ----------------------------------------------------------------------------------------------------
