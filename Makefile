@@ -43,6 +43,7 @@ run: $(STAMP)
 	$(BIN)/python manage.py seed_demo
 	@echo ""
 	@echo "Ladder is starting at http://127.0.0.1:8000"
+	@echo "  Portal:    http://127.0.0.1:8000/  (alice / alice-ladder-demo, or sign up: the link prints here)"
 	@echo "  API docs:  http://127.0.0.1:8000/api/docs/"
 	@echo "  OpenAPI:   http://127.0.0.1:8000/api/schema/"
 	@echo "  Admin:     http://127.0.0.1:8000/admin/  (staff logins above)"

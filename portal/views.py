@@ -199,7 +199,7 @@ def _offer(membership: Membership, rung: str) -> dict[str, Any]:
                 "gpu_model": row.gpu_model,
                 "region": row.region,
                 "available": available,
-                "unit": row.unit,
+                "what": ("node" if rung == "bare_metal" else "GPU") + ("" if available == 1 else "s"),
                 "prices": {unit: p.unit_price_per_hour for unit, p in sorted(prices.items())},
                 "mig_profiles": row.mig_profiles,
             }

@@ -46,6 +46,8 @@ def launch(page: Page, rung: str, name: str, **fields: str) -> None:
             control.select_option(value)
         else:
             control.fill(value)
+    if name == "trainer":
+        shot(page, "launch")
     page.get_by_role("button", name=re.compile("^Launch")).click()
     expect(page.get_by_role("heading", level=1)).to_have_text(name)
 
@@ -54,7 +56,7 @@ def launch(page: Page, rung: str, name: str, **fields: str) -> None:
 def test_a_customer_buys_runs_is_billed_and_leaves(browser_page: Page, live_server: Any) -> None:
     load_fleet()
     price("3600.00", rung="container")  # a dollar a second: the cost visibly accrues while the page is open
-    price("3600.00", rung="container", unit="mig:1g.10gb", mig_profile="1g.10gb")
+    price("3600.00", rung="container", unit="mig", mig_profile="1g.10gb")
     page = browser_page
 
     page.goto("/signup")
