@@ -17,14 +17,14 @@ import pytest
 from django.core import mail
 from django.test import override_settings
 from playwright.sync_api import Page, expect
-from tests.support.browser import screenshot
 
 from compliance.models import AccountClosure, RetentionPolicy
 from provisioning.models import Allocation
 from provisioning.provisioners import allocations_reconcile
 from tenancy.models import ApiKey, Membership, Tenant
 from tests.support import teammate
-from tests.support.billing import load_fleet, price
+from tests.support.billing import load_fleet, place, price
+from tests.support.browser import screenshot
 
 pytestmark = pytest.mark.django_db(transaction=True)
 PASSWORD = "correct horse battery staple 42"
@@ -146,8 +146,6 @@ def test_another_tenant_gets_404_and_a_viewer_cannot_launch(
     browser_page: Page, browser_login: Any, alice: Any, charlie: Any, acme: Any
 ) -> None:
     load_fleet()
-    from tests.support.billing import place
-
     work = place(acme, gpus=1)
     browser_login(charlie)
     response = browser_page.goto(f"/portal/allocations/{work.pk}")
