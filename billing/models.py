@@ -119,6 +119,11 @@ class BillingAccount(models.Model):
         max_digits=14, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(Decimal("0.01"))]
     )
     budget_hard_stop = models.BooleanField(default=False)
+    # The card or account Stripe charges: set when a Checkout session in setup mode completes. Only what a person
+    # recognises is kept here ("visa •••• 4242"); Stripe holds the rest.
+    payment_method_id = models.CharField(max_length=64, blank=True)
+    payment_method_summary = models.CharField(max_length=100, blank=True)
+    payment_method_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"billing of {self.tenant_id}"

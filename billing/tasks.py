@@ -31,3 +31,8 @@ def billing_enforce() -> int:
 def stripe_account_sync(tenant_id: int) -> None:
     if stripe_sync.stripe_enabled():
         stripe_sync.stripe_account_sync(tenant=Tenant.objects.get(pk=tenant_id))
+
+
+@shared_task(autoretry_for=(Exception,), retry_backoff=30, retry_backoff_max=3600, max_retries=10)
+def payment_method_confirm(customer_id: str, setup_intent_id: str) -> None:
+    stripe_sync.payment_method_confirm(customer_id=customer_id, setup_intent_id=setup_intent_id)

@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth
 from django.urls import path, reverse_lazy
 
-from portal import signup, views
+from portal import payment, signup, views
 
 app_name = "portal"
 
@@ -44,4 +44,5 @@ urlpatterns = [
     path("portal/team/keys/<int:key_id>/revoke", views.api_key_revoke_view, name="api_key_revoke"),
     path("portal/data", views.data, name="data"),
     path("portal/leave", views.leave, name="leave"),
+    path("portal/payment", payment.payment, name="payment"),
 ]

@@ -39,6 +39,7 @@ from billing.selectors import stripe_enabled
 from billing.services.accounts import billing_account
 from core.actor import Actor
 from core.audit import audit_record
+from core.errors import Conflict
 from tenancy.models import Tenant, TenantState
 
 log = logging.getLogger(__name__)
@@ -222,6 +223,59 @@ def stripe_invoice_preview(*, tenant: Tenant) -> dict[str, Any] | None:
         params={"customer": account.stripe_customer_id, "subscription": account.stripe_subscription_id}
     )
     return {"total": invoice.total, "currency": invoice.currency, "amount_due": invoice.amount_due}
+
+
+# --- the payment method -----------------------------------------------------------------------------------------
+
+
+def payment_method_setup(*, tenant: Tenant, success_url: str, cancel_url: str) -> str:
+    """A Stripe Checkout session in setup mode for the tenant's customer: the URL of Stripe's page where the
+    customer enters a card. Completing it comes back as a ``checkout.session.completed`` webhook."""
+    if not stripe_enabled():
+        raise Conflict("stripe_disabled", "This installation bills without Stripe: there is no payment method to add.")
+    account = billing_account(tenant)
+    if not account.stripe_customer_id:
+        account = stripe_account_sync(tenant=tenant)
+    session = stripe_client().v1.checkout.sessions.create(
+        params={
+            "mode": "setup",
+            "customer": account.stripe_customer_id,
+            "currency": account.currency,
+            "success_url": success_url,
+            "cancel_url": cancel_url,
+            "metadata": {"ladder_tenant": tenant.slug},
+        }
+    )
+    return str(session.url)
+
+
+def payment_method_confirm(*, customer_id: str, setup_intent_id: str) -> BillingAccount | None:
+    """After a setup session completed: the payment method it collected becomes the customer's default for
+    invoices, and the account remembers which it is. Idempotent; None for an unknown customer."""
+    account = BillingAccount.objects.select_related("tenant").filter(stripe_customer_id=customer_id).first()
+    if account is None:
+        return None
+    client = stripe_client()
+    intent = client.v1.setup_intents.retrieve(setup_intent_id)
+    method_id = str(intent.payment_method)
+    client.v1.customers.update(customer_id, params={"invoice_settings": {"default_payment_method": method_id}})
+    method = client.v1.payment_methods.retrieve(method_id)
+    card = getattr(method, "card", None)
+    summary = f"{card.brand} •••• {card.last4}" if card is not None else str(method.type)
+    with transaction.atomic():
+        BillingAccount.objects.filter(pk=account.pk).update(
+            payment_method_id=method_id, payment_method_summary=summary, payment_method_at=timezone.now()
+        )
+        audit_record(
+            actor=CLOSER,
+            action="billing.payment_method_set",
+            target_type="billing_account",
+            target_id=account.pk,
+            tenant=account.tenant,
+            data={"payment_method": method_id, "summary": summary},
+        )
+    account.refresh_from_db()
+    return account
 
 
 CLOSER = Actor.system("stripe-sync")

@@ -1,4 +1,5 @@
-"""What Stripe's webhooks change: the invoice mirror, the subscription's status and the payment standing.
+"""What Stripe's webhooks change: the invoice mirror, the subscription's status, the payment standing, and the
+payment method a completed setup session collected.
 
 Each event id is processed once (``StripeEvent``); the insert and the changes commit together, so a crash
 mid-way lets Stripe's redelivery do it again. Stripe does not promise order: an invoice is only overwritten by
@@ -15,6 +16,7 @@ from django.db import IntegrityError, transaction
 
 from billing.models import BillingAccount, Invoice, StripeEvent
 from billing.services.accounts import payment_failed, payment_succeeded
+from core.tasks import enqueue
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,9 @@ def _apply(event: dict[str, Any]) -> None:
             payment_failed(account=account, at=created)
         elif kind in ("invoice.paid", "invoice.payment_succeeded"):
             payment_succeeded(account=account)
+    elif kind == "checkout.session.completed" and obj.get("mode") == "setup" and obj.get("setup_intent"):
+        # Reading the SetupIntent and setting the default are calls to Stripe: after this event commits.
+        enqueue("billing.tasks.payment_method_confirm", str(obj.get("customer")), str(obj["setup_intent"]))
     elif kind.startswith("customer.subscription."):
         account = _account(obj.get("customer"))
         if account is not None and obj.get("id") in (account.stripe_subscription_id, None, ""):

@@ -164,6 +164,9 @@ class StripeServer:
         self.meters: dict[str, Obj] = {}
         self.subscriptions: dict[str, Obj] = {}
         self.items: dict[str, Obj] = {}
+        self.checkout_sessions: dict[str, Obj] = {}
+        self.setup_intents: dict[str, Obj] = {}
+        self.payment_methods: dict[str, Obj] = {}
         self._events: list[Obj] = []
         self._identifiers: set[str] = set()
         self._idempotent: dict[str, tuple[tuple[str, str, Obj], bytes]] = {}
@@ -171,6 +174,19 @@ class StripeServer:
             ("POST", r"/v1/customers", self._create_customer),
             ("GET", r"/v1/customers", lambda p: self._list(self.customers, p, "/v1/customers", email=p.get("email"))),
             ("GET", r"/v1/customers/([^/]+)", lambda p, id: self._get(self.customers, "customer", id)),
+            ("POST", r"/v1/customers/([^/]+)", self._update_customer),
+            ("POST", r"/v1/checkout/sessions", self._create_checkout_session),
+            (
+                "GET",
+                r"/v1/checkout/sessions/([^/]+)",
+                lambda p, id: self._get(self.checkout_sessions, "checkout.session", id),
+            ),
+            ("GET", r"/v1/setup_intents/([^/]+)", lambda p, id: self._get(self.setup_intents, "setup_intent", id)),
+            (
+                "GET",
+                r"/v1/payment_methods/([^/]+)",
+                lambda p, id: self._get(self.payment_methods, "payment_method", id),
+            ),
             ("POST", r"/v1/products", self._create_product),
             ("GET", r"/v1/products", lambda p: self._list(self.products, p, "/v1/products")),
             ("GET", r"/v1/products/([^/]+)", lambda p, id: self._get(self.products, "product", id)),
@@ -346,6 +362,58 @@ class StripeServer:
         customer.update(metadata=metadata({}, p.get("metadata")), invoice_settings={"default_payment_method": None})
         self.customers[customer["id"]] = customer
         return customer
+
+    def _update_customer(self, p: Obj, id: str) -> Obj:
+        customer = self._get(self.customers, "customer", id)
+        default = (p.get("invoice_settings") or {}).get("default_payment_method")
+        if default is not None:
+            method = self._ref(
+                self.payment_methods, "payment_method", default, "invoice_settings[default_payment_method]"
+            )
+            if method.get("customer") != id:
+                raise StripeError(400, f"The payment method {default} is not attached to customer {id}.")
+            customer["invoice_settings"]["default_payment_method"] = default
+        for field in ("name", "email", "description"):
+            if field in p:
+                customer[field] = p[field]
+        return customer
+
+    # --- collecting a payment method (Checkout in setup mode) ----------------------------------------------
+
+    def _create_checkout_session(self, p: Obj) -> Obj:
+        if p.get("mode") != "setup":
+            raise StripeError(400, "Only mode=setup is served by this server.", param="mode")
+        for required in ("success_url", "currency"):
+            if not p.get(required):
+                raise missing(required)
+        customer = self._ref(self.customers, "customer", p.get("customer"), "customer")
+        session = self._new("cs_test", "checkout.session", mode="setup", customer=customer["id"])
+        session.update(
+            status="open",
+            currency=p["currency"],
+            success_url=p["success_url"],
+            cancel_url=p.get("cancel_url"),
+            setup_intent=None,
+            url=f"{self.url}/pay/{session['id']}",
+            metadata=metadata({}, p.get("metadata")),
+        )
+        self.checkout_sessions[session["id"]] = session
+        return session
+
+    def checkout_complete(self, session_id: str, *, brand: str = "visa", last4: str = "4242") -> Obj:
+        """What happens when the customer enters a card on Stripe's page: a payment method attached to the
+        customer, a succeeded SetupIntent, the session complete. Returns the ``checkout.session.completed`` event
+        Stripe would deliver (sign it with ``signed_webhook``)."""
+        with self._lock:
+            session = self._get(self.checkout_sessions, "checkout.session", session_id)
+            method = self._new("pm", "payment_method", type="card", customer=session["customer"])
+            method["card"] = {"brand": brand, "last4": last4, "exp_month": 12, "exp_year": 2030}
+            self.payment_methods[method["id"]] = method
+            intent = self._new("seti", "setup_intent", status="succeeded", customer=session["customer"])
+            intent.update(payment_method=method["id"], usage="off_session")
+            self.setup_intents[intent["id"]] = intent
+            session.update(status="complete", setup_intent=intent["id"])
+            return event("checkout.session.completed", dict(session))
 
     def _create_product(self, p: Obj) -> Obj:
         if not p.get("name"):
