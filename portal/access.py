@@ -38,8 +38,8 @@ def _secrets(membership: Membership) -> Any:
 def access(request: HttpRequest, membership: Membership) -> HttpResponse:
     tenant = membership.tenant
     sent = request.POST.get("form") if request.method == "POST" else None
-    key_form = SshKeyForm(request.POST if sent == "ssh_key" else None)
-    secret_form = SecretForm(request.POST if sent == "secret" else None)
+    key_form = SshKeyForm(request.POST if sent == "ssh_key" else None, auto_id="ssh_key_%s")
+    secret_form = SecretForm(request.POST if sent == "secret" else None, auto_id="secret_%s")
     if sent == "ssh_key" and key_form.is_valid():
         _may(membership, Action.SSH_KEY_MANAGE)
         try:
