@@ -15,6 +15,7 @@ from core.errors import ServiceError
 from provisioning.placement.isolation import SOFT_SHARING
 from provisioning.services.allocations import AllocationSpec
 from provisioning.workloads import Port, SecretRef, Workload
+from tenancy.roles import TenantRole
 
 
 class SignupForm(forms.Form):
@@ -137,7 +138,7 @@ class InviteForm(forms.Form):
 
 
 class RoleForm(forms.Form):
-    role = forms.ChoiceField(choices=[(r, r) for r in ("owner", "admin", "member", "viewer", "billing")])
+    role = forms.ChoiceField(choices=[(r.value, r.value) for r in TenantRole])
 
 
 class ApiKeyForm(forms.Form):
