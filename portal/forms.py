@@ -10,10 +10,12 @@ from typing import Any
 from django import forms
 from django.contrib.auth import password_validation
 
+from compliance.services.secrets import MAX_VALUE_BYTES
 from core.errors import ServiceError
 from provisioning.placement.isolation import SOFT_SHARING
 from provisioning.services.allocations import AllocationSpec
 from provisioning.workloads import Port, SecretRef, Workload
+from tenancy.roles import TenantRole
 
 
 class SignupForm(forms.Form):
@@ -135,9 +137,54 @@ class InviteForm(forms.Form):
     role = forms.ChoiceField(choices=[(r, r) for r in ("admin", "member", "viewer", "billing", "owner")])
 
 
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=[(r.value, r.value) for r in TenantRole])
+
+
 class ApiKeyForm(forms.Form):
     name = forms.CharField(max_length=100)
     write = forms.BooleanField(required=False, label="May change things (write scope)")
+
+
+class SshKeyForm(forms.Form):
+    name = forms.CharField(max_length=100, label="Key name")
+    public_key = forms.CharField(
+        max_length=16_384, widget=forms.Textarea(attrs={"rows": 2}), label="Public key (one line of ~/.ssh/id_*.pub)"
+    )
+
+
+class SecretValueForm(forms.Form):
+    """A secret's value: typed in a password field, never rendered back (not even after an error)."""
+
+    value = forms.CharField(
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        strip=False,
+        max_length=MAX_VALUE_BYTES,
+        label="Value",
+    )
+
+
+class SecretForm(SecretValueForm):
+    name = forms.CharField(max_length=100, label="Secret name", help_text="Letters, digits and underscores.")
+    field_order = ("name", "value")
+
+
+class BudgetForm(forms.Form):
+    monthly = forms.DecimalField(
+        max_digits=14, decimal_places=2, required=False, label="Monthly budget", help_text="Empty: no budget."
+    )
+    hard_stop = forms.BooleanField(
+        required=False, label="Hard stop at 100% (refuse new work, stop what runs; jobs at their next checkpoint)"
+    )
+
+
+class ErasureForm(forms.Form):
+    category = forms.ChoiceField(label="Category to erase")
+    confirm = forms.BooleanField(label="I understand this cannot be undone, except what a legal hold preserves")
+
+    def __init__(self, *args: Any, categories: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["category"].choices = [(c, c) for c in categories]  # type: ignore[attr-defined]
 
 
 class RetentionForm(forms.Form):

@@ -3,7 +3,7 @@
 from django.contrib.auth import views as auth
 from django.urls import path, reverse_lazy
 
-from portal import payment, signup, views
+from portal import access, money, payment, signup, views
 
 app_name = "portal"
 
@@ -45,4 +45,13 @@ urlpatterns = [
     path("portal/data", views.data, name="data"),
     path("portal/leave", views.leave, name="leave"),
     path("portal/payment", payment.payment, name="payment"),
+    # members' roles, access (SSH keys, secrets), billing, erasure requests
+    path("portal/team/members/<int:membership_id>/role", views.member_role_view, name="member_role"),
+    path("portal/team/members/<int:membership_id>/remove", views.member_remove_view, name="member_remove"),
+    path("portal/access", access.access, name="access"),
+    path("portal/access/ssh-keys/<int:key_id>/remove", access.ssh_key_remove_view, name="ssh_key_remove"),
+    path("portal/access/secrets/<str:name>/value", access.secret_value_view, name="secret_value"),
+    path("portal/access/secrets/<str:name>/delete", access.secret_delete_view, name="secret_delete"),
+    path("portal/billing", money.billing, name="billing"),
+    path("portal/data/erasure", views.erasure_request_view, name="erasure_request"),
 ]

@@ -19,6 +19,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -27,8 +28,10 @@ from django.views.decorators.http import require_POST
 from billing.selectors import invoice_upcoming, month_of, month_spend, price_index, usage_rows
 from billing.services.accounts import billing_account
 from compliance import retention
-from compliance.models import DataAsset, TenantSecret
+from compliance.models import DataAsset, ErasureItem, ErasureOutcome, ErasureRequest, TenantSecret
+from compliance.reports import residency_report
 from compliance.services.assets import region_info, retention_keep_days
+from compliance.services.erasure import erasure_request_create
 from compliance.services.sweep import retention_policy_set
 from core.actor import Actor
 from core.errors import ServiceError
@@ -36,7 +39,16 @@ from core.models import AuditEvent
 from lifecycle.services.closure import tenant_close
 from lifecycle.services.customers import allocation_request
 from portal import words
-from portal.forms import ApiKeyForm, InviteForm, LaunchForm, LeaveForm, RetentionForm, error_onto
+from portal.forms import (
+    ApiKeyForm,
+    ErasureForm,
+    InviteForm,
+    LaunchForm,
+    LeaveForm,
+    RetentionForm,
+    RoleForm,
+    error_onto,
+)
 from portal.signup import invitation_send
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, Region
@@ -48,10 +60,11 @@ from provisioning.selectors import tenant_policy
 from provisioning.services.allocations import allocation_stop
 from provisioning.services.workloads import os_images
 from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey
-from tenancy.roles import Action, role_allows
-from tenancy.services import api_key_create, api_key_revoke, member_invite
+from tenancy.roles import Action, TenantRole, role_allows
+from tenancy.services import api_key_create, api_key_revoke, member_change_role, member_invite, member_remove
 
 View = Callable[..., HttpResponse]
+ROLES = [r.value for r in TenantRole]
 
 
 def member(action: Action | None = None) -> Callable[[View], View]:
@@ -92,7 +105,7 @@ def _allocations(membership: Membership) -> Any:
     )
 
 
-def _cost(membership: Membership) -> dict[str, Any]:
+def cost_figures(membership: Membership) -> dict[str, Any]:
     """Month to date, a straight-line forecast to month end, and the budget."""
     now = timezone.now()
     start, end = month_of(now)
@@ -121,7 +134,7 @@ def home(request: HttpRequest, membership: Membership) -> HttpResponse:
         "portal/home.html",
         {
             "allocations": _allocations(membership)[:50],
-            "cost": _cost(membership),
+            "cost": cost_figures(membership),
             "may_launch": role_allows(membership.role, Action.ALLOCATION_MANAGE),
             "rungs": words.RUNGS,
         },
@@ -131,7 +144,9 @@ def home(request: HttpRequest, membership: Membership) -> HttpResponse:
 @member()
 def allocations_fragment(request: HttpRequest, membership: Membership) -> HttpResponse:
     return render(
-        request, "portal/_allocations.html", {"allocations": _allocations(membership)[:50], "cost": _cost(membership)}
+        request,
+        "portal/_allocations.html",
+        {"allocations": _allocations(membership)[:50], "cost": cost_figures(membership)},
     )
 
 
@@ -253,7 +268,7 @@ def launch(request: HttpRequest, membership: Membership) -> HttpResponse:
         "rung_words": words.RUNGS[rung],
         "rungs": words.RUNGS,
         "offer": offer,
-        "cost": _cost(membership),
+        "cost": cost_figures(membership),
         "performance": [words.PERFORMANCE[p] for p in words.RUNGS[rung]["performance"]],
         "security": words.SECURITY[words.RUNGS[rung]["security"]],
         "share_modes": rung == "serverless",
@@ -285,7 +300,7 @@ def usage(request: HttpRequest, membership: Membership) -> HttpResponse:
     context = {
         "rows": rows,
         "chart": chart,
-        "cost": _cost(membership),
+        "cost": cost_figures(membership),
         "invoice": invoice_upcoming(tenant=membership.tenant, now=now),
     }
     return render(request, "portal/usage.html", context)
@@ -342,6 +357,7 @@ def team(request: HttpRequest, membership: Membership) -> HttpResponse:
         "invite": invite,
         "key_form": key_form,
         "manage": manage,
+        "roles": ROLES,
         "audit": AuditEvent.objects.filter(tenant=tenant).order_by("-seq")[:30],
     }
     return render(request, "portal/team.html", context)
@@ -359,14 +375,60 @@ def api_key_revoke_view(request: HttpRequest, membership: Membership, key_id: in
     return redirect("portal:team")
 
 
+def _membership(membership: Membership, membership_id: int) -> Membership:
+    return get_object_or_404(
+        Membership.objects.filter(tenant=membership.tenant).select_related("user"), pk=membership_id
+    )
+
+
+@require_POST
+@member(Action.MEMBER_MANAGE)
+def member_role_view(request: HttpRequest, membership: Membership, membership_id: int) -> HttpResponse:
+    """Change a member's role (only an owner makes or unmakes an owner; the last owner stays)."""
+    found = _membership(membership, membership_id)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Choose one of the roles.")
+        return redirect("portal:team")
+    try:
+        changed = member_change_role(
+            membership=found,
+            actor_role=membership.role,
+            role=form.cleaned_data["role"],
+            actor=_actor(request, membership),
+        )
+    except ServiceError as error:
+        messages.error(request, f"{found.user.username}: {error.detail}")
+    else:
+        messages.success(request, f"{changed.user.username} is now {changed.role}.")
+    return redirect("portal:team")
+
+
+@member(Action.MEMBER_MANAGE)
+def member_remove_view(request: HttpRequest, membership: Membership, membership_id: int) -> HttpResponse:
+    """Remove a member after a confirmation: the membership goes, their keys are revoked, the account is off."""
+    found = _membership(membership, membership_id)
+    refusal, status = None, 200
+    if request.method == "POST":
+        try:
+            member_remove(membership=found, actor_role=membership.role, actor=_actor(request, membership))
+        except ServiceError as error:
+            refusal, status = error.detail, error.status
+        else:
+            messages.success(request, f"{found.user.username} is removed; their API keys are revoked.")
+            return redirect("portal:team")
+    context = {"member": found, "refusal": refusal, "me": found.user_id == request.user.pk}
+    return render(request, "portal/member_remove.html", context, status=status)
+
+
 # --- data and leaving ------------------------------------------------------------------------------------------
 
 
 @member(Action.DATA_VIEW)
-def data(request: HttpRequest, membership: Membership) -> HttpResponse:
+def data(request: HttpRequest, membership: Membership, erasure_form: ErasureForm | None = None) -> HttpResponse:
     tenant = membership.tenant
-    form = RetentionForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    form = RetentionForm(request.POST if erasure_form is None else None)
+    if request.method == "POST" and erasure_form is None and form.is_valid():
         if not role_allows(membership.role, Action.RETENTION_MANAGE):
             raise PermissionDenied("Only owners set retention.")
         zero = form.cleaned_data["zero_retention"]
@@ -385,12 +447,60 @@ def data(request: HttpRequest, membership: Membership) -> HttpResponse:
         return redirect("portal:data")
     keep = retention_keep_days([tenant.pk])[tenant.pk]
     policies = [{"category": c.value, "days": keep[c.value]} for c in retention.Category]
+    may_erase = role_allows(membership.role, Action.ERASURE_REQUEST)
     context = {
         "assets": DataAsset.objects.filter(tenant=tenant).select_related("region").order_by("-pk")[:100],
         "policies": policies,
         "may_set": role_allows(membership.role, Action.RETENTION_MANAGE),
+        "residency": residency_report(tenant=tenant),
+        "may_erase": may_erase,
+        "erasures": _erasures(membership)[:20] if may_erase else [],
+        "erasure_form": erasure_form or _erasure_form(None),
     }
-    return render(request, "portal/data.html", context)
+    return render(request, "portal/data.html", context, status=422 if erasure_form else 200)
+
+
+def _erasure_form(data: Any) -> ErasureForm:
+    return ErasureForm(data, categories=[c.value for c in retention.Category])
+
+
+def _erasures(membership: Membership) -> list[dict[str, Any]]:
+    """The tenant's erasure requests, newest first, with what each erased and what a legal hold withheld: the
+    hold's id only (its matter is the compliance team's, not the tenant's to read)."""
+    requests = (
+        ErasureRequest.objects.filter(tenant=membership.tenant)
+        .prefetch_related(Prefetch("items", queryset=ErasureItem.objects.select_related("asset").order_by("pk")))
+        .order_by("-pk")
+    )
+    return [
+        {
+            "request": r,
+            "categories": r.scope.get("categories") or [],
+            "deleted": [i.asset for i in r.items.all() if i.outcome == ErasureOutcome.DELETED],
+            "withheld": [(i.asset, i.hold_id) for i in r.items.all() if i.outcome == ErasureOutcome.WITHHELD],
+            "affected": [i.asset for i in r.items.all() if i.outcome == ErasureOutcome.AFFECTED],
+        }
+        for r in requests
+    ]
+
+
+@require_POST
+@member(Action.ERASURE_REQUEST)
+def erasure_request_view(request: HttpRequest, membership: Membership) -> HttpResponse:
+    """Ask to erase the tenant's data of one category: what no legal hold preserves is shredded after the waiting
+    period; what a hold preserves is withheld, and the page says which hold."""
+    form = _erasure_form(request.POST)
+    if form.is_valid():
+        try:
+            made = erasure_request_create(
+                tenant=membership.tenant, actor=_actor(request, membership), categories=[form.cleaned_data["category"]]
+            )
+        except ServiceError as error:
+            error_onto(form, error, {"categories": "category"})
+        else:
+            messages.success(request, f"Erasure request {made.pk} is recorded.")
+            return redirect("portal:data")
+    return data(request, erasure_form=form)
 
 
 @member(Action.TENANT_CLOSE)
@@ -405,5 +515,5 @@ def leave(request: HttpRequest, membership: Membership) -> HttpResponse:
         else:
             return render(request, "portal/left.html", {"closure": closure, "tenant": tenant})
     running = Allocation.objects.filter(tenant=tenant, state__in=("placed", "provisioning", "running", "restarting"))
-    context = {"form": form, "tenant": tenant, "running": running.count(), "cost": _cost(membership)}
+    context = {"form": form, "tenant": tenant, "running": running.count(), "cost": cost_figures(membership)}
     return render(request, "portal/leave.html", context, status=422 if form.errors else 200)

@@ -115,7 +115,7 @@ def test_a_customer_buys_runs_is_billed_and_leaves(browser_page: Page, live_serv
 
     page.get_by_role("link", name="Team and keys").click()
     page.get_by_label("E-mail address").fill("grace@initech.example")
-    page.get_by_label("Role").select_option("member")
+    page.get_by_label("Role", exact=True).select_option("member")
     page.get_by_role("button", name="Invite").click()
     expect(page.get_by_text("grace@initech.example is invited as member")).to_be_visible()
     page.get_by_label("Name", exact=True).fill("ci")
