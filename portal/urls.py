@@ -3,14 +3,15 @@
 from django.contrib.auth import views as auth
 from django.urls import path, reverse_lazy
 
-from portal import signup, views
+from portal import signin, signup, views
 
 app_name = "portal"
 
 urlpatterns = [
     path("signup", signup.signup, name="signup"),
     path("confirm/<str:token>", signup.confirm, name="confirm"),
-    path("login", auth.LoginView.as_view(template_name="portal/login.html"), name="login"),
+    path("login", signin.SignIn.as_view(), name="login"),
+    path("login/code", signin.code, name="login_code"),
     path("logout", auth.LogoutView.as_view(next_page=reverse_lazy("portal:login")), name="logout"),
     path(
         "password-reset",
@@ -44,4 +45,5 @@ urlpatterns = [
     path("portal/team/keys/<int:key_id>/revoke", views.api_key_revoke_view, name="api_key_revoke"),
     path("portal/data", views.data, name="data"),
     path("portal/leave", views.leave, name="leave"),
+    path("portal/security", signin.security, name="security"),
 ]
