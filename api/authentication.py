@@ -16,6 +16,7 @@ from core.tasks import enqueue
 from tenancy.models import ApiKey
 from tenancy.services import api_key_authenticate
 from tenancy.tasks import api_key_touch
+from tenancy.totp import second_factor_passed
 
 # last_used_at is bookkeeping: write it at most this often per key, off the request path.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -51,7 +52,14 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 
 class SessionAuthentication(authentication.SessionAuthentication):
     """DRF's session authentication (the browser and the admin's session), whose CSRF refusal carries the code
-    ``csrf_failed`` instead of the generic ``permission_denied``."""
+    ``csrf_failed`` instead of the generic ``permission_denied``. A session still owing its second factor's code is
+    not signed in here either."""
+
+    def authenticate(self, request: Request) -> tuple[Any, None] | None:
+        found = super().authenticate(request)
+        if found is not None and not second_factor_passed(request._request.user):
+            return None
+        return found
 
     def enforce_csrf(self, request: Request) -> None:
         try:

@@ -5,6 +5,7 @@ required unless DEBUG is on, and tasks run in-process only when LADDER_TASKS_INL
 be given as a file path in ``<NAME>_FILE``.
 """
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,9 @@ env = environ.FileAwareEnv(
     LADDER_BILLING_PUSH_EVERY_SECONDS=(float, 60.0),
     LADDER_BILLING_PUSH_LEASE_SECONDS=(float, 120.0),
     LADDER_PAYMENT_GRACE_HOURS=(float, 72.0),
+    LADDER_LOGIN_FAILURE_LIMIT=(int, 5),
+    LADDER_LOGIN_LOCKOUT_MINUTES=(float, 15.0),
+    LADDER_TOTP_ISSUER=(str, "Ladder"),
     EMAIL_URL=(str, "consolemail://"),
     DEFAULT_FROM_EMAIL=(str, "Ladder <billing@ladder.invalid>"),
 )
@@ -86,6 +90,9 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",
     "core",
     "portal",
     "tenancy",
@@ -102,9 +109,12 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "portal.security.ContentSecurityPolicyMiddleware",
+    # Last, as django-axes asks: it turns a sign-in refused for a lockout into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -160,6 +170,19 @@ CSRF_FAILURE_VIEW = "api.problems.csrf_failure"
 LOGIN_URL = "portal:login"
 LOGIN_REDIRECT_URL = "portal:home"
 LOGOUT_REDIRECT_URL = "portal:login"
+
+# Sign-in throttling (django-axes): this many failed sign-ins for one username from one address lock that pair out
+# for LADDER_LOGIN_LOCKOUT_MINUTES; a success clears the count. Axes' backend comes first and only refuses a locked
+# pair; the model backend checks the password. The address is REMOTE_ADDR (behind a proxy, the proxy's). API keys
+# never go through authenticate() and are not counted.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT: int = env("LADDER_LOGIN_FAILURE_LIMIT")
+AXES_COOLOFF_TIME = timedelta(minutes=env("LADDER_LOGIN_LOCKOUT_MINUTES"))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "portal.signin.locked_out"
+# The second factor (django-otp's TOTP devices): the name authenticator apps show beside the username.
+OTP_TOTP_ISSUER: str = env("LADDER_TOTP_ISSUER")
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)

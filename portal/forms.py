@@ -205,3 +205,13 @@ class LeaveForm(forms.Form):
         if typed != self.slug:
             raise forms.ValidationError(f"Type {self.slug} exactly to close the account.")
         return typed
+
+
+class CodeForm(forms.Form):
+    """A current code from the member's authenticator app."""
+
+    code = forms.CharField(
+        max_length=10,
+        label="Code from your authenticator app",
+        widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "one-time-code", "pattern": "[0-9 ]*"}),
+    )

@@ -3,14 +3,15 @@
 from django.contrib.auth import views as auth
 from django.urls import path, reverse_lazy
 
-from portal import access, money, payment, signup, views
+from portal import access, money, payment, signin, signup, views
 
 app_name = "portal"
 
 urlpatterns = [
     path("signup", signup.signup, name="signup"),
     path("confirm/<str:token>", signup.confirm, name="confirm"),
-    path("login", auth.LoginView.as_view(template_name="portal/login.html"), name="login"),
+    path("login", signin.SignIn.as_view(), name="login"),
+    path("login/code", signin.code, name="login_code"),
     path("logout", auth.LogoutView.as_view(next_page=reverse_lazy("portal:login")), name="logout"),
     path(
         "password-reset",
@@ -54,4 +55,5 @@ urlpatterns = [
     path("portal/access/secrets/<str:name>/delete", access.secret_delete_view, name="secret_delete"),
     path("portal/billing", money.billing, name="billing"),
     path("portal/data/erasure", views.erasure_request_view, name="erasure_request"),
+    path("portal/security", signin.security, name="security"),
 ]

@@ -18,10 +18,12 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -62,18 +64,22 @@ from provisioning.services.workloads import os_images
 from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey
 from tenancy.roles import Action, TenantRole, role_allows
 from tenancy.services import api_key_create, api_key_revoke, member_change_role, member_invite, member_remove
+from tenancy.totp import second_factor_passed
 
 View = Callable[..., HttpResponse]
 ROLES = [r.value for r in TenantRole]
 
 
 def member(action: Action | None = None) -> Callable[[View], View]:
-    """Signed-in members of a tenant only (staff have the admin); with ``action``, only roles that allow it."""
+    """Signed-in members of a tenant only (staff have the admin); with ``action``, only roles that allow it. A member
+    with a second factor who has not given the code yet is sent to the code step."""
 
     def decorate(view: View) -> View:
         @login_required
         @wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if not second_factor_passed(request.user):
+                return redirect_to_login(request.get_full_path(), reverse("portal:login_code"))
             membership = Membership.objects.filter(user=_me(request)).select_related("tenant").first()
             if membership is None:
                 raise PermissionDenied("The portal is for a tenant's members.")
