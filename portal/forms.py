@@ -14,7 +14,7 @@ from compliance.services.secrets import MAX_VALUE_BYTES
 from core.errors import ServiceError
 from provisioning.placement.isolation import SOFT_SHARING
 from provisioning.services.allocations import AllocationSpec
-from provisioning.workloads import Port, SecretRef, Workload
+from provisioning.workloads import CHECKPOINTS, Checkpoint, Port, SecretRef, Volume, Workload
 from tenancy.roles import TenantRole
 
 
@@ -67,6 +67,18 @@ class LaunchForm(forms.Form):
     secrets = forms.MultipleChoiceField(
         required=False, widget=forms.CheckboxSelectMultiple, label="Secrets as variables"
     )
+    secret_files = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, label="Secrets as files (/var/run/secrets/ladder/NAME)"
+    )
+    pull_secret = forms.ChoiceField(required=False, label="Registry credentials (a secret holding user:token)")
+    dataset = forms.ChoiceField(required=False, label="Dataset to mount read-only")
+    dataset_path = forms.CharField(max_length=256, required=False, initial="/data", label="Dataset mount path")
+    scratch_gb = forms.IntegerField(min_value=1, max_value=4096, required=False, label="Scratch space (GB)")
+    scratch_path = forms.CharField(max_length=256, required=False, initial="/scratch", label="Scratch mount path")
+    checkpoint_path = forms.CharField(max_length=256, required=False, label="Checkpoint path")
+    checkpoint_interval = forms.IntegerField(
+        min_value=30, max_value=86_400, required=False, label="Checkpoint every (seconds)"
+    )
     port = forms.IntegerField(min_value=1, max_value=65535, required=False, label="Port")
     expose = forms.ChoiceField(choices=EXPOSE, required=False, label="Expose the port")
     ssh_keys = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="SSH keys")
@@ -116,19 +128,37 @@ class LaunchForm(forms.Form):
 
     def workload(self) -> Workload | None:
         data = self.cleaned_data
-        fields = ("image", "command", "env", "secrets", "port", "ssh_keys", "os_image", "cloud_init")
+        fields = (
+            "image", "command", "env", "secrets", "secret_files", "pull_secret", "dataset", "scratch_gb",
+            "checkpoint_path", "port", "ssh_keys", "os_image", "cloud_init",
+        )  # fmt: skip
         if not any(data.get(f) for f in fields):
             return None
         ports = (Port(data["port"], "http", data.get("expose") or "none"),) if data.get("port") else ()
+        volumes = []
+        if data.get("dataset"):
+            volumes.append(Volume(data.get("dataset_path") or "/data", dataset=int(data["dataset"])))
+        if data.get("scratch_gb"):
+            volumes.append(Volume(data.get("scratch_path") or "/scratch", scratch_gb=data["scratch_gb"]))
+        checkpoint = None
+        if data.get("checkpoint_path") or data.get("checkpoint_interval"):
+            checkpoint = Checkpoint(
+                path=data.get("checkpoint_path") or CHECKPOINTS, interval_s=data.get("checkpoint_interval") or 600
+            )
+        secrets = [SecretRef(name) for name in data.get("secrets") or ()]
+        secrets += [SecretRef(name, "file") for name in data.get("secret_files") or ()]
         return Workload(
             image=data.get("image") or None,
             command=tuple(data.get("command") or ()),
             env=tuple(data.get("env") or ()),
-            secrets=tuple(SecretRef(name) for name in data.get("secrets") or ()),
+            secrets=tuple(secrets),
             ports=ports,
+            volumes=tuple(volumes),
+            checkpoint=checkpoint,
             os_image=data.get("os_image") or None,
             cloud_init=data.get("cloud_init") or None,
             ssh_keys=tuple(int(k) for k in data.get("ssh_keys") or ()),
+            pull_secret=data.get("pull_secret") or None,
         )
 
 

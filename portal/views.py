@@ -238,11 +238,23 @@ def launch(request: HttpRequest, membership: Membership) -> HttpResponse:
     offer = _offer(membership, rung)
     models = sorted({row["gpu_model"] for row in offer["rows"]}) or sorted(CATALOG)
     profiles = sorted({p for row in offer["rows"] for p in row["mig_profiles"]})
+    secret_names = [(s, s) for s in TenantSecret.objects.filter(tenant=tenant).values_list("name", flat=True)]
     choices = {
         "gpu_model": [(m, m) for m in models],
         "region": [("", "any region I may use"), *((r, r) for r in offer["regions"])],
         "mig_profile": [("", "—"), *((p, p) for p in profiles)],
-        "secrets": [(s, s) for s in TenantSecret.objects.filter(tenant=tenant).values_list("name", flat=True)],
+        "secrets": secret_names,
+        "secret_files": secret_names,
+        "pull_secret": [("", "—"), *secret_names],
+        "dataset": [
+            ("", "—"),
+            *(
+                (str(a.pk), f"{a.name} ({a.region.code}, {a.size_bytes} bytes)")
+                for a in DataAsset.objects.filter(tenant=tenant, category="dataset", state="live").select_related(
+                    "region"
+                )
+            ),
+        ],
         "ssh_keys": [(str(k.pk), f"{k.name} ({k.fingerprint})") for k in SshKey.objects.filter(tenant=tenant)],
         "os_image": [("", "—"), *((name, image.title) for name, image in os_images().items())],
     }

@@ -134,6 +134,11 @@ def test_a_customer_buys_runs_is_billed_and_leaves(browser_page: Page, live_serv
     assert RetentionPolicy.objects.get(tenant=tenant, category="job_log").days == 30
     shot(page, "data")
 
+    for name, path in (("billing", "/portal/billing"), ("access", "/portal/access"), ("security", "/portal/security")):
+        page.goto(path)
+        expect(page.get_by_role("heading", level=1)).to_be_visible()
+        shot(page, name)
+    page.goto("/portal/data")
     page.get_by_role("link", name="Close the account").click()
     page.get_by_label(re.compile("Type your organisation")).fill("initech-labs")
     shot(page, "leave")

@@ -189,3 +189,42 @@ def test_owners_set_retention_and_close_the_account(alice: Any, bob: Any, acme: 
     closed = client.post("/portal/leave", {"confirm": "acme"})
     assert b"is closing" in closed.content
     assert AccountClosure.objects.filter(tenant=acme).exists()
+
+
+def test_the_launch_form_carries_every_workload_field(alice: Any, acme: Any, fleet: Any) -> None:
+    from compliance.services.assets import data_asset_create
+    from compliance.services.secrets import secret_create
+
+    secret_create(tenant=acme, name="HF_TOKEN", value="hf_x", actor=SYSTEM)
+    secret_create(tenant=acme, name="REGISTRY", value="robot:token", actor=SYSTEM)
+    corpus = data_asset_create(
+        tenant=acme, name="corpus", category="dataset", region="eu-west", content=b"text", actor=SYSTEM
+    )
+    client = signed_in(alice)
+    made = launch(
+        client,
+        rung="job",
+        name="train",
+        gpus=8,
+        gang_size=2,
+        image="nvcr.io/nvidia/pytorch:25.01-py3",
+        command="torchrun train.py",
+        secret_files=["HF_TOKEN"],
+        pull_secret="REGISTRY",
+        dataset=str(corpus.pk),
+        dataset_path="/data",
+        scratch_gb=50,
+        scratch_path="/scratch",
+        checkpoint_path="/ckpt",
+        checkpoint_interval=120,
+    )
+    assert made.status_code == 302, made.content
+    workload = Allocation.objects.get(name="train").workload
+    assert workload is not None
+    assert workload["secrets"] == [{"name": "HF_TOKEN", "as": "file"}]
+    assert workload["pull_secret"] == "REGISTRY"
+    assert workload["volumes"] == [
+        {"mount_path": "/data", "dataset": corpus.pk},
+        {"mount_path": "/scratch", "scratch_gb": 50},
+    ]
+    assert workload["checkpoint"] == {"path": "/ckpt", "interval_s": 120}

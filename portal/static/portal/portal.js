@@ -19,12 +19,15 @@
   // The launch form shows only the fields its rung takes.
   var FIELDS = {
     bare_metal: ["name", "gpu_model", "region", "nodes", "os_image", "cloud_init", "ssh_keys", "env", "secrets"],
-    vm: ["name", "gpu_model", "region", "gpus", "os_image", "cloud_init", "ssh_keys", "env", "secrets", "port", "expose"],
-    confidential_vm: ["name", "gpu_model", "region", "gpus", "image", "command", "env", "secrets", "port", "expose"],
-    container: ["name", "gpu_model", "region", "gpus", "mig_profile", "image", "command", "env", "secrets", "port", "expose", "ssh_keys"],
-    job: ["name", "gpu_model", "region", "gpus", "gang_size", "image", "command", "env", "secrets", "port", "expose"],
-    serverless: ["name", "gpu_model", "region", "gpus", "mig_profile", "share_mode", "share", "image", "command", "env", "secrets", "port", "expose"]
+    vm: ["name", "gpu_model", "region", "gpus", "os_image", "cloud_init", "ssh_keys", "env", "secrets", "port", "expose"]
   };
+  var IMAGE = ["image", "command", "env", "secrets", "secret_files", "pull_secret", "dataset", "dataset_path",
+    "scratch_gb", "scratch_path", "port", "expose"];
+  FIELDS.confidential_vm = ["name", "gpu_model", "region", "gpus"].concat(IMAGE);
+  FIELDS.container = ["name", "gpu_model", "region", "gpus", "mig_profile", "ssh_keys"].concat(IMAGE);
+  FIELDS.job = ["name", "gpu_model", "region", "gpus", "gang_size", "checkpoint_path", "checkpoint_interval"].concat(IMAGE);
+  FIELDS.serverless = ["name", "gpu_model", "region", "gpus", "mig_profile", "share_mode", "share"].concat(IMAGE);
+
   function launchForm() {
     var form = document.querySelector("form[class^='rung-']");
     if (!form) { return; }
