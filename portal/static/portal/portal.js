@@ -37,5 +37,19 @@
       field.hidden = shown.indexOf(field.getAttribute("data-field")) < 0 && !field.classList.contains("invalid");
     });
   }
-  document.addEventListener("DOMContentLoaded", function () { chart(); launchForm(); });
+  // A table wider than the screen scrolls sideways: it takes the keyboard focus so it can be scrolled without a
+  // mouse, named by the heading before it.
+  function scrollableTables(root) {
+    root.querySelectorAll("table").forEach(function (table) {
+      if (table.scrollWidth > table.clientWidth && !table.hasAttribute("tabindex")) {
+        table.setAttribute("tabindex", "0");
+        var heading = table.previousElementSibling;
+        while (heading && !/^H[1-6]$/.test(heading.tagName)) { heading = heading.previousElementSibling; }
+        if (heading && !table.hasAttribute("aria-label")) { table.setAttribute("aria-label", heading.textContent.trim()); }
+      }
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { chart(); launchForm(); scrollableTables(document); });
+  document.addEventListener("htmx:afterSwap", function (event) { scrollableTables(event.target); });
+  window.addEventListener("resize", function () { scrollableTables(document); });
 })();

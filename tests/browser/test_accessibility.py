@@ -1,0 +1,75 @@
+"""Accessibility of the portal's main pages, judged by axe-core in Chromium (tests/data/axe-core): no serious or
+critical violation of WCAG 2 A/AA (labels, contrast, names of links and buttons, landmarks...), at laptop and phone
+widths. The pages' own Content-Security-Policy would refuse the injected checker, so this test's browser context
+bypasses it (the other browser tests keep it)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser
+
+from tests.support import ROOT
+from tests.support.billing import load_fleet, place
+from tests.support.browser import chromium, require_chromium, session_cookie
+
+pytestmark = pytest.mark.django_db(transaction=True)
+AXE = ROOT / "tests" / "data" / "axe-core" / "axe.min.js"
+PAGES = [
+    "/signup",
+    "/login",
+    "/portal/",
+    "/portal/launch?rung=container",
+    "/portal/launch?rung=vm",
+    "/portal/usage",
+    "/portal/billing",
+    "/portal/team",
+    "/portal/access",
+    "/portal/data",
+    "/portal/security",
+    "/portal/leave",
+]
+
+
+def violations(browser: Browser, base_url: str, cookie: str, path: str, width: int) -> list[str]:
+    context = browser.new_context(base_url=base_url, bypass_csp=True, viewport={"width": width, "height": 900})
+    try:
+        if not path.startswith(("/signup", "/login")):
+            context.add_cookies([{"name": "sessionid", "value": cookie, "url": base_url}])
+        page = context.new_page()
+        page.goto(path)
+        page.add_script_tag(path=str(AXE))
+        found: list[dict[str, Any]] = page.evaluate(
+            "async () => (await axe.run(document, {runOnly: ['wcag2a', 'wcag2aa']})).violations"
+        )
+    finally:
+        context.close()
+    return [
+        f"{path} at {width}px: {v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes']][:3]}"
+        for v in found
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def test_the_portals_pages_have_no_serious_accessibility_violation(live_server: Any, alice: Any, acme: Any) -> None:
+    load_fleet()
+    place(acme, gpus=1)
+    cookie = session_cookie(alice)
+    found: list[str] = []
+    with chromium(require_chromium()) as browser, pytest.MonkeyPatch.context() as patch:
+        patch.setitem(os.environ, "DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        for path in PAGES:
+            for width in (1280, 390):
+                found += violations(browser, live_server.url, cookie, path, width)
+    assert found == [], "\n".join(found)
+
+
+def test_the_checker_is_the_file_its_readme_names() -> None:
+    readme = (AXE.parent / "README.md").read_text()
+    for name in ("axe.min.js", "LICENSE"):
+        digest = hashlib.sha256((AXE.parent / name).read_bytes()).hexdigest()
+        assert f"| `{name}` |" in readme
+        assert digest in readme, f"{name} is not the file tests/data/axe-core/README.md names"
