@@ -30,7 +30,7 @@ from lifecycle.services.workloads import endpoint_call, gateway_authorize
 from provisioning.models import Allocation
 from provisioning.provisioners import provisioner
 from provisioning.simulated import MAX_LINES
-from provisioning.states import AllocationState as S
+from provisioning.states import WORKING
 from provisioning.workloads import (
     CHECKPOINTS,
     MAX_ARG_BYTES,
@@ -178,9 +178,6 @@ def _ndjson(line: LogLine) -> bytes:
     return (json.dumps({"at": line.at.isoformat(), "source": line.source, "text": line.text}) + "\n").encode()
 
 
-LIVE = (S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING)
-
-
 def _follow(allocation_id: int, since: datetime | None, tail: int | None) -> Iterator[bytes]:
     """New lines as they are written, until the allocation ends or LADDER_LOG_FOLLOW_SECONDS pass."""
     driver = provisioner()
@@ -194,7 +191,7 @@ def _follow(allocation_id: int, since: datetime | None, tail: int | None) -> Ite
             yield _ndjson(line)
         if lines:
             since = lines[-1].at
-        if allocation.state not in LIVE or time.monotonic() >= deadline:
+        if allocation.state not in WORKING or time.monotonic() >= deadline:
             return
         time.sleep(settings.LADDER_LOG_FOLLOW_POLL_SECONDS)
 

@@ -26,6 +26,11 @@ def amount(quantity_milli: int, price_per_hour: Decimal) -> Decimal:
     return Decimal(quantity_milli) * price_per_hour / MILLI_UNIT_MS_PER_HOUR
 
 
+def from_minor(amount: int, currency: str) -> Decimal:
+    """An amount in the currency's minor units (as Stripe states it) in major units: 75007 USD cents is 750.07."""
+    return Decimal(amount).scaleb(-exponent(currency))
+
+
 def round_money(value: Decimal, currency: str) -> Decimal:
     return value.quantize(Decimal(1).scaleb(-exponent(currency)), rounding=ROUND_HALF_UP)
 

@@ -4,7 +4,6 @@ page, where Stripe is configured; the local monthly previews otherwise (as ``/ap
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from django.contrib import messages
@@ -14,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 
 from billing.models import BudgetAlert, Invoice, Notification
+from billing.pricing import from_minor
 from billing.selectors import invoice_previews, month_of, stripe_enabled
 from billing.services.accounts import BUDGET_THRESHOLDS, billing_account
 from core.actor import Actor
@@ -24,8 +24,6 @@ from portal.views import cost_figures, member
 from tenancy.models import Membership
 from tenancy.roles import Action, role_allows
 
-MINOR = Decimal(100)  # Stripe's amounts are in minor units (cents) for the currencies Ladder bills in
-
 
 def _invoices(membership: Membership) -> list[dict[str, Any]]:
     tenant = membership.tenant
@@ -35,7 +33,7 @@ def _invoices(membership: Membership) -> list[dict[str, Any]]:
                 "period_start": i.period_start,
                 "period_end": i.period_end,
                 "status": i.status,
-                "total": (Decimal(i.total) / MINOR).quantize(Decimal("0.01")),
+                "total": from_minor(i.total, i.currency),
                 "currency": i.currency.upper(),
                 "url": i.hosted_invoice_url,
             }

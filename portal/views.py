@@ -12,6 +12,7 @@ import csv
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
+from datetime import timedelta
 from decimal import Decimal
 from functools import wraps
 from typing import Any
@@ -27,7 +28,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from billing.selectors import invoice_upcoming, month_of, month_spend, price_index, usage_rows
+from billing.pricing import round_money
+from billing.selectors import invoice_upcoming, month_of, price_index, usage_rows
 from billing.services.accounts import billing_account
 from compliance import retention
 from compliance.models import DataAsset, ErasureItem, ErasureOutcome, ErasureRequest, TenantSecret
@@ -61,6 +63,7 @@ from provisioning.provisioners import provisioner
 from provisioning.selectors import tenant_policy
 from provisioning.services.allocations import allocation_stop
 from provisioning.services.workloads import os_images
+from provisioning.states import WORKING
 from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey
 from tenancy.roles import Action, TenantRole, role_allows
 from tenancy.services import api_key_create, api_key_revoke, member_change_role, member_invite, member_remove
@@ -115,15 +118,16 @@ def cost_figures(membership: Membership) -> dict[str, Any]:
     """Month to date, a straight-line forecast to month end, and the budget."""
     now = timezone.now()
     start, end = month_of(now)
-    spent = month_spend(tenant=membership.tenant, now=now)
-    elapsed = (now - start).total_seconds()
-    forecast = spent * Decimal((end - start).total_seconds() / elapsed) if elapsed > 0 else spent
+    upcoming = invoice_upcoming(tenant=membership.tenant, now=now)  # one read of the ledger: the month so far
+    spent = upcoming.total
+    elapsed = Decimal((now - start) // timedelta(microseconds=1))
+    forecast = spent * Decimal((end - start) // timedelta(microseconds=1)) / elapsed if elapsed > 0 else spent
     account = billing_account(membership.tenant)
     budget = account.budget_monthly
     return {
         "spent": spent,
-        "forecast": forecast.quantize(Decimal("0.01")),
-        "currency": (invoice_upcoming(tenant=membership.tenant, now=now).currency or "usd").upper(),
+        "forecast": round_money(forecast, upcoming.currency),
+        "currency": upcoming.currency.upper(),
         "budget": budget,
         "budget_left": (budget - spent) if budget is not None else None,
         "hard_stop": account.budget_hard_stop,
@@ -532,6 +536,6 @@ def leave(request: HttpRequest, membership: Membership) -> HttpResponse:
             form.add_error(None, error.detail)
         else:
             return render(request, "portal/left.html", {"closure": closure, "tenant": tenant})
-    running = Allocation.objects.filter(tenant=tenant, state__in=("placed", "provisioning", "running", "restarting"))
+    running = Allocation.objects.filter(tenant=tenant, state__in=WORKING)
     context = {"form": form, "tenant": tenant, "running": running.count(), "cost": cost_figures(membership)}
     return render(request, "portal/leave.html", context, status=422 if form.errors else 200)

@@ -24,8 +24,8 @@ from provisioning.placement.isolation import Rung
 from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.services.attestation import attestation_record
 from provisioning.services.workloads import os_images
-from provisioning.states import AllocationState
-from provisioning.workloads import DEFAULT_OS_IMAGE, Access, LogLine, Workload, WorkloadEvent, access
+from provisioning.states import WORKING, AllocationState
+from provisioning.workloads import DEFAULT_OS_IMAGE, Access, LogLine, Workload, WorkloadEvent, access, log_text
 
 S = AllocationState
 SYSTEM = Actor.system("provisioner")
@@ -169,7 +169,7 @@ class SimulatedProvisioner(Provisioner):
         """What the workload wrote goes to the apps above (kept as the tenant's data) before it is torn down."""
         timeline = self.timeline(allocation)
         at = timeline.end(timezone.now())
-        text = "".join(f"{line.at.isoformat()} [{line.source}] {line.text}\n" for line in self.logs(allocation))
+        text = log_text(self.logs(allocation))
         checkpoint = None
         step = simulated.last_checkpoint_step(timeline, at)
         if step is not None:
@@ -182,7 +182,7 @@ class SimulatedProvisioner(Provisioner):
 
     def timeline(self, allocation: Allocation) -> simulated.Timeline:
         workload = Workload.from_json(allocation.workload) if allocation.workload else None
-        ended = allocation.state in (S.STOPPING, S.STOPPED, S.FAILED)
+        ended = allocation.state not in WORKING
         return simulated.Timeline(
             allocation_id=allocation.pk,
             rung=allocation.rung,

@@ -40,6 +40,8 @@ TRANSITIONS: dict[AllocationState, frozenset[AllocationState]] = {
 # States whose allocation holds its devices (the database's uniqueness rules apply to these).
 HOLDS_DEVICES = frozenset({S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING, S.STOPPING})
 TERMINAL = frozenset({S.STOPPED, S.FAILED})
+# States of an allocation that is at work or on its way there (not stopping or ended).
+WORKING = frozenset({S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING})
 
 
 def can_move(old: AllocationState, new: AllocationState) -> bool:

@@ -466,6 +466,11 @@ class WorkloadEvent:
     source: str = ""
 
 
+def log_text(lines: Iterable[LogLine]) -> str:
+    """Log lines as the text kept when a workload ends: one line each, "<time> [<source>] <text>"."""
+    return "".join(f"{line.at.isoformat()} [{line.source}] {line.text}\n" for line in lines)
+
+
 # --- access -----------------------------------------------------------------------------------------------------
 
 

@@ -39,10 +39,18 @@ def second_factor_passed(user: Any) -> bool:
 def totp_code_check(*, user: Any, code: str) -> TOTPDevice | None:
     """The user's confirmed device if ``code`` is its current code (and was not used before), else None."""
     with transaction.atomic():
-        device = TOTPDevice.objects.select_for_update().filter(user=user, confirmed=True).order_by("pk").first()
+        device = _locked_device(user, confirmed=True)
         if device is None or not device.verify_token(code.strip()):
             return None
         return device
+
+
+def _locked_device(user: Any, *, confirmed: bool) -> TOTPDevice | None:
+    """The user's (un)confirmed device, row-locked: a code is checked and its use recorded by one writer."""
+    device: TOTPDevice | None = (
+        TOTPDevice.objects.select_for_update().filter(user=user, confirmed=confirmed).order_by("pk").first()
+    )
+    return device
 
 
 @transaction.atomic
@@ -60,7 +68,7 @@ def totp_enable(*, membership: Membership, code: str, actor: Actor) -> TOTPDevic
     """Confirm the started device with its current code: from now on, signing in asks for a code."""
     user = membership.user
     with transaction.atomic():
-        device = TOTPDevice.objects.select_for_update().filter(user=user, confirmed=False).order_by("pk").first()
+        device = _locked_device(user, confirmed=False)
         if device is None:
             raise Conflict("totp_not_started", "Start again: there is no authenticator app waiting for its code.")
         accepted = device.verify_token(code.strip())
@@ -84,7 +92,7 @@ def totp_disable(*, membership: Membership, code: str, actor: Actor) -> None:
     """Turn the second factor off, proven with a current code: every device of the member goes."""
     user = membership.user
     with transaction.atomic():
-        device = TOTPDevice.objects.select_for_update().filter(user=user, confirmed=True).order_by("pk").first()
+        device = _locked_device(user, confirmed=True)
         if device is None:
             raise Conflict("totp_off", "The second factor is off already.")
         accepted = device.verify_token(code.strip())

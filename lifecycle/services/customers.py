@@ -23,7 +23,7 @@ from provisioning.models import Allocation
 from provisioning.placement.isolation import Rung
 from provisioning.services.allocations import AllocationSpec, allocation_stop
 from provisioning.services.allocations import allocation_request as place
-from provisioning.states import AllocationState as S
+from provisioning.states import WORKING
 from provisioning.workloads import Workload
 from tenancy.models import Tenant
 from tenancy.services import tenant_create
@@ -135,7 +135,7 @@ def budget_stop(*, tenant: Tenant, now: datetime) -> dict[str, int]:
     """The hard stop at ``now``: running non-job allocations stop then; jobs are told and stop at their next
     checkpoint."""
     counts = {"stopped": 0, "jobs_noticed": 0}
-    live = Allocation.objects.filter(tenant=tenant, state__in=(S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING))
+    live = Allocation.objects.filter(tenant=tenant, state__in=WORKING)
     for allocation in live.exclude(rung=Rung.JOB):
         allocation_stop(allocation=allocation, actor=BUDGET, at=now)
         counts["stopped"] += 1

@@ -205,12 +205,15 @@ def endpoint_call(
             "Call an endpoint with an API key of its tenant (Authorization: Bearer ...).",
             status=401,
         )
+    # Only the key's own tenant's endpoints are found: another tenant's id reads as none at all (staff keys have
+    # no tenant, so they find none).
+    tenant_id = key.tenant_id or 0
     allocation = (
         Allocation.objects.select_related("tenant", "hall__region")
-        .filter(pk=allocation_id, rung=Rung.SERVERLESS)
+        .filter(pk=allocation_id, rung=Rung.SERVERLESS, tenant_id=tenant_id)
         .first()
     )
-    if allocation is None or allocation.tenant_id != key.tenant_id:
+    if allocation is None:
         raise ServiceError("endpoint_forbidden", "This key may not call that endpoint.", status=403)
     if allocation.state != S.RUNNING:
         raise ServiceError("endpoint_not_running", f"The endpoint is {allocation.state}, not running.", status=503)

@@ -46,7 +46,7 @@ from provisioning.services.allocations import allocation_stop, allocation_transi
 from provisioning.services.attestation import attestation_record, attested
 from provisioning.services.workloads import workload_materials
 from provisioning.states import AllocationState
-from provisioning.workloads import LogLine, Materials, Workload, WorkloadEvent
+from provisioning.workloads import LogLine, Materials, Workload, WorkloadEvent, log_text
 from tenancy.models import Tenant
 
 log = logging.getLogger(__name__)
@@ -393,7 +393,7 @@ class KubernetesProvisioner(Provisioner):
             head = (
                 f"{lines[0].at.isoformat()} [ladder] earlier output not kept: its last {LOG_KEPT_LINES} lines follow\n"
             )
-        text = head + "".join(f"{line.at.isoformat()} [{line.source}] {line.text}\n" for line in lines)
+        text = head + log_text(lines)
         checkpoint = _checkpoint(kube, cluster, allocation, objects)
         workload_ended.send(type(self), allocation=allocation, logs=text, checkpoint=checkpoint, at=timezone.now())
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from billing.metering import HOUR_MS, from_ms, meter_values, quantity, split, to_ms, window_of
-from billing.pricing import amount, invoice_lines, round_money, stripe_unit_amount, unit_hours
+from billing.pricing import amount, from_minor, invoice_lines, round_money, stripe_unit_amount, unit_hours
 
 T0 = to_ms(datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
 
@@ -89,3 +89,8 @@ def test_stripe_prices_are_minor_units_per_unit_second():
     assert stripe_unit_amount(Decimal("3.60"), "usd") == Decimal("0.1")  # 360 cents an hour
     assert stripe_unit_amount(Decimal("2.50"), "usd") == Decimal("0.069444444444")
     assert stripe_unit_amount(Decimal("360"), "jpy") == Decimal("0.1")
+
+
+def test_stripe_minor_units_read_back_in_the_currencys_own_exponent() -> None:
+    assert from_minor(75_007, "usd") == Decimal("750.07")
+    assert from_minor(500, "JPY") == Decimal(500)
