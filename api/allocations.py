@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,14 +20,14 @@ from api.workloads import AllocationWorkloadActions, WorkloadSerializer
 from billing.selectors import price_index
 from lifecycle.services.customers import allocation_request
 from provisioning.fleet_cache import fleet_read
-from provisioning.models import Allocation, AllocationDevice, Node
+from provisioning.models import Allocation, AllocationDevice, DefragmentRun, Node
 from provisioning.placement.catalog import GPU_MODEL_NAMES
-from provisioning.placement.defragment import plan_defragmentation
 from provisioning.placement.fragmentation import fragmentation
 from provisioning.placement.isolation import SOFT_SHARING, Rung
 from provisioning.placement.offerings import offerings
 from provisioning.provisioners import allocations_reconcile, provisioner
 from provisioning.services.allocations import AllocationSpec, allocation_stop
+from provisioning.services.defragment import defragment_plan, defragment_start
 from tenancy.models import Tenant
 from tenancy.roles import Action
 from tenancy.services import tenant_set_quota
@@ -288,28 +288,42 @@ def _figures(state: Any) -> list[dict[str, Any]]:
 
 
 class DefragmentRequestSerializer(StrictSerializer):
-    dry_run = serializers.BooleanField()
-
-    def validate_dry_run(self, value: bool) -> bool:
-        if not value:
-            raise serializers.ValidationError(
-                "Only plans are made here (dry_run: true); the moves are carried out by restarting the listed jobs."
-            )
-        return value
+    dry_run = serializers.BooleanField(
+        help_text="true: only the plan; false: carry it out, one move at a time (needs provisioning.change_node)."
+    )
 
 
 class MoveSerializer(serializers.Serializer[Any]):
     allocation = serializers.IntegerField()
     tenant = serializers.CharField()
+    kind = serializers.ChoiceField(
+        choices=["job", "serverless"],
+        help_text="job: restarts from its last checkpoint on the new devices; serverless: its replicas are re-created.",
+    )
     from_nodes = serializers.ListField(child=serializers.CharField())
     to_nodes = serializers.ListField(child=serializers.CharField())
-    gpus = serializers.IntegerField()
+    gpus = serializers.IntegerField(help_text="Devices moved: whole GPUs, MIG slices or soft shares.")
 
 
 class DefragmentPlanSerializer(serializers.Serializer[Any]):
     moves = MoveSerializer(many=True)
     before = FragmentationSerializer(many=True)
     after = FragmentationSerializer(many=True)
+
+
+class DefragmentStepSerializer(MoveSerializer):
+    status = serializers.ChoiceField(choices=["pending", "moving", "done", "skipped", "failed"])
+    detail = serializers.CharField(help_text="Why a step was skipped or failed.")
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class DefragmentRunSerializer(serializers.ModelSerializer[DefragmentRun]):
+    steps = DefragmentStepSerializer(many=True)
+
+    class Meta:
+        model = DefragmentRun
+        fields = ["id", "state", "ordered_by", "created_at", "updated_at", "finished_at", "steps"]
 
 
 class FragmentationViewSet(StaffViewSet):
@@ -343,33 +357,42 @@ class ReconcileViewSet(StaffViewSet):
         return Response({"looked_at": looked_at, "observed_at": observed})
 
 
-class DefragmentViewSet(StaffViewSet):
-    queryset = Node.objects.none()
-    required_permission = "provisioning.view_node"
+class DefragmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet):
+    """Plan a defragmentation (``dry_run: true``) or carry one out (``dry_run: false``: 202 with the run; follow it
+    at ``/api/v1/ops/defragment/{id}``). Moves only running jobs and serverless endpoints: see
+    provisioning/services/defragment.py."""
 
-    @extend_schema(request=DefragmentRequestSerializer, responses=DefragmentPlanSerializer)
+    queryset = DefragmentRun.objects.all()
+    serializer_class = DefragmentRunSerializer
+    required_permission = "provisioning.view_node"
+    executing_permission = "provisioning.change_node"
+
+    @extend_schema(
+        request=DefragmentRequestSerializer,
+        responses={200: DefragmentPlanSerializer, 202: DefragmentRunSerializer},
+    )
     def create(self, request: Request) -> Response:
-        DefragmentRequestSerializer(data=request.data).is_valid(raise_exception=True)
-        restartable = set(Allocation.objects.filter(rung=Rung.JOB, state="running").values_list("pk", "tenant__slug"))
-        tenants = dict(restartable)
-        with fleet_read() as fleet:
-            plan = plan_defragmentation(fleet.state, fleet.placements, set(tenants))
-        return Response(
+        body = DefragmentRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        if not body.validated_data["dry_run"]:
+            if not request.user.has_perm(self.executing_permission):
+                raise PermissionDenied(f"Carrying out a plan needs the {self.executing_permission} permission.")
+            run = defragment_start(actor=self.caller.actor)
+            headers = {"Location": f"/api/v1/ops/defragment/{run.pk}"}
+            return Response(DefragmentRunSerializer(run).data, status=status.HTTP_202_ACCEPTED, headers=headers)
+        plan, tenants = defragment_plan()
+        moves = [
             {
-                "moves": [
-                    {
-                        "allocation": m.allocation_id,
-                        "tenant": tenants[m.allocation_id],
-                        "from_nodes": m.from_nodes,
-                        "to_nodes": m.to_nodes,
-                        "gpus": m.gpus,
-                    }
-                    for m in plan.moves
-                ],
-                "before": _figures(plan.before),
-                "after": _figures(plan.after),
+                "allocation": m.allocation_id,
+                "tenant": tenants[m.allocation_id],
+                "kind": m.kind,
+                "from_nodes": m.from_nodes,
+                "to_nodes": m.to_nodes,
+                "gpus": m.gpus,
             }
-        )
+            for m in plan.moves
+        ]
+        return Response({"moves": moves, "before": _figures(plan.before), "after": _figures(plan.after)})
 
 
 class QuotaSerializer(StrictSerializer):

@@ -263,6 +263,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "provisioning.tasks.allocations_reconcile",
         "schedule": env("LADDER_RECONCILE_EVERY_SECONDS"),
     },
+    "defragment-advance": {
+        "task": "provisioning.tasks.defragment_runs_advance",
+        "schedule": env("LADDER_RECONCILE_EVERY_SECONDS"),
+    },
 }
 
 # --- Audit --------------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Lock helpers, and the lock order of the whole product.
 
 Lock order (take locks in this order, never the reverse, to rule out deadlocks):
-    Tenant (tenancy.locks.lock_tenant) -> Membership -> ApiKey (lock_api_keys) -> fleet (provisioning.locks.lock_fleet)
+    Tenant (tenancy.locks.lock_tenant) -> Membership -> ApiKey (lock_api_keys)
+    -> DefragmentRun (provisioning.services.defragment) -> fleet (provisioning.locks.lock_fleet)
     -> PlacementLock (provisioning.fleet_cache.placement_section) -> Node (lock_nodes) -> allocation rows
     -> (other apps' rows, by their own lock helpers: usage intervals; billing's MeteringLock, which is never held
     together with the placement lock) -> AuditChainHead (core.audit).

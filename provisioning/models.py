@@ -340,3 +340,31 @@ class PlacementLock(models.Model):
 
     def __str__(self) -> str:
         return "placement lock"
+
+
+class DefragmentRun(models.Model):
+    """An operator's order to carry out a defragmentation plan, one move at a time (provisioning/services/
+    defragment.py). ``steps`` holds each planned move and how it went: pending, moving, done, skipped (no longer
+    sound when its turn came, with why) or failed (the moved allocation did not come back up)."""
+
+    class State(models.TextChoices):
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    state = models.CharField(max_length=16, choices=State.choices, default=State.RUNNING)
+    steps = models.JSONField(default=list)
+    ordered_by = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            # One run at a time: two would plan over each other's moves.
+            models.UniqueConstraint(fields=["state"], condition=models.Q(state="running"), name="one_running_defrag")
+        ]
+
+    def __str__(self) -> str:
+        return f"defragment #{self.pk} ({self.state})"

@@ -8,6 +8,8 @@ from django.utils import timezone
 from provisioning.fleet_cache import journal_prune
 from provisioning.provisioners import allocations_reconcile as reconcile
 from provisioning.provisioners import provisioner
+from provisioning.services.defragment import defragment_advance as advance
+from provisioning.services.defragment import defragment_advance_open
 
 
 @shared_task(autoretry_for=(ConnectionError,), retry_backoff=True, max_retries=5)
@@ -30,3 +32,15 @@ def allocations_reconcile() -> int:
 def placement_journal_prune() -> int:
     """Beat, hourly: keep a day of the placement journal (processes further behind rebuild their fleet)."""
     return journal_prune(older_than=timezone.now() - timedelta(days=1))
+
+
+@shared_task
+def defragment_advance(run_id: int) -> None:
+    """Carry a defragmentation run forward (queued when it starts; the beat picks it up after)."""
+    advance(run_id=run_id, last_checkpoint=provisioner().last_checkpoint)
+
+
+@shared_task
+def defragment_runs_advance() -> int:
+    """Beat: carry the open defragmentation run forward, once its step in flight runs again."""
+    return defragment_advance_open(last_checkpoint=provisioner().last_checkpoint)

@@ -1,28 +1,47 @@
-"""A defragmentation planner: moves of restartable allocations that free whole GPUs, nodes and NVLink domains.
+"""Defragmentation: moves of movable allocations that free whole GPUs, nodes and NVLink domains, and the check that
+a planned move is still sound when its turn comes.
 
 Works on a copy of the fleet, so planning never disturbs placement (it uses the engine's own best-fit choice,
-hence the package-private calls). It takes restartable whole-GPU allocations
-(jobs restart from their checkpoint) on the emptiest nodes first and tries to place each node's share of them
-on a fuller node by best fit; a move is kept only when it leaves the source node emptier than the destination
-was, so every kept move consolidates. Gangs that need NVLink topology are moved only inside their domain.
+hence the package-private calls). Only work that survives a move is moved: checkpointed jobs (they restart from
+their checkpoint) and serverless replicas (the endpoint re-creates them); nothing held whole, nothing on a
+confidential host, no bare metal. Two kinds of move:
+
+- **whole GPUs**: movable whole-GPU allocations on the emptiest nodes first; each node's share of one is placed
+  on a fuller node by best fit, and the move is kept only when it leaves the source node emptier than the
+  destination was (every kept move consolidates). A gang spanning nodes moves only inside its NVLink domain.
+- **MIG and soft-share re-layouts**: a partly used GPU whose every user is movable is emptied when each of its
+  slices (or shares) finds a place on another partly used GPU of the same model and hall, under the same rules
+  the engine places by (MIG geometry, who may share a GPU, the tenant's own soft pool). A GPU is re-laid out only
+  when it comes out entirely free: moving a slice from one partly used GPU to another frees nothing.
+
+``move_check`` answers, against the live fleet, whether one move can still be carried out exactly as planned.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from provisioning.placement.engine import Device, Placement, PlacementEngine
-from provisioning.placement.isolation import Performance
-from provisioning.placement.state import FleetState
+from provisioning.placement.catalog import CATALOG
+from provisioning.placement.engine import FULL_SHARE, Device, Placement, PlacementEngine
+from provisioning.placement.isolation import RUNGS, Performance, Rung, TenantPolicy, may_join_mig_gpu
+from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES, best_start, place
+from provisioning.placement.state import READY, FleetState, GpuSlot
+
+JOB = "job"  # restarts from its last checkpoint on the new devices
+SERVERLESS = "serverless"  # its replicas are re-created on the new devices
 
 
 @dataclass(frozen=True)
 class Move:
     allocation_id: int
+    kind: str  # JOB | SERVERLESS
     from_nodes: list[str]
     to_nodes: list[str]
-    gpus: int
+    gpus: int  # devices moved (whole GPUs, slices or shares)
+    before: Placement
+    after: Placement
 
 
 @dataclass
@@ -32,14 +51,28 @@ class Plan:
     after: FleetState
 
 
-def plan_defragmentation(state: FleetState, placements: dict[int, Placement], restartable: set[int]) -> Plan:
+def movable_kind(rung: str) -> str | None:
+    """How an allocation of this rung survives a move, or None when it may not be moved."""
+    return {Rung.JOB: JOB, Rung.SERVERLESS: SERVERLESS}.get(Rung(rung))
+
+
+def plan_defragmentation(state: FleetState, placements: dict[int, Placement], movable: Mapping[int, str]) -> Plan:
+    """``movable`` maps the allocations that may move (running, of a movable rung) to their kind."""
     work = copy.deepcopy(state)
     engine = PlacementEngine(work)
     placements = dict(placements)  # the caller's map stays as it is
+    moves = _whole_moves(work, engine, placements, movable)
+    moves += _relayouts(work, engine, placements, movable)
+    return Plan(moves=moves, before=state, after=work)
+
+
+def _whole_moves(
+    work: FleetState, engine: PlacementEngine, placements: dict[int, Placement], movable: Mapping[int, str]
+) -> list[Move]:
     candidates = [
         (alloc_id, p)
         for alloc_id, p in placements.items()
-        if alloc_id in restartable and p.performance is Performance.WHOLE_GPU and not p.held_nodes
+        if alloc_id in movable and p.performance is Performance.WHOLE_GPU and not p.held_nodes and p.devices
     ]
     # Emptiest source nodes first: moving their last workloads frees whole nodes.
     candidates.sort(key=lambda item: -work.nodes[item[1].devices[0].node_id].free)
@@ -54,12 +87,11 @@ def plan_defragmentation(state: FleetState, placements: dict[int, Placement], re
         ok = True
         for node_id, devices in by_node.items():
             source = work.nodes[node_id]
-            halls = [source.hall.code]
-            target = engine._best_node((placement.model,), halls, len(devices), skip={node_id})
-            # Keep the move only if it consolidates: the target is fuller than the source will be.
+            target = engine._best_node((placement.model,), [source.hall.code], len(devices), skip={node_id})
             if target is None or (target.nvlink_domain != source.nvlink_domain and len(by_node) > 1):
                 ok = False
                 break
+            # Keep the move only if it consolidates: the target is fuller than the source will be.
             if target.free - len(devices) >= source.free:
                 ok = False
                 break
@@ -71,6 +103,136 @@ def plan_defragmentation(state: FleetState, placements: dict[int, Placement], re
                 work.release_whole(work.nodes[device.node_id].gpus[device.gpu_index])
             engine.apply(placement)
             continue
-        placements[alloc_id] = replace(placement, devices=tuple(new_devices))
-        moves.append(Move(alloc_id, moved_from, moved_to, len(new_devices)))
-    return Plan(moves=moves, before=state, after=work)
+        after = replace(placement, devices=tuple(new_devices))
+        placements[alloc_id] = after
+        moves.append(Move(alloc_id, movable[alloc_id], moved_from, moved_to, len(new_devices), placement, after))
+    return moves
+
+
+def _relayouts(
+    work: FleetState, engine: PlacementEngine, placements: dict[int, Placement], movable: Mapping[int, str]
+) -> list[Move]:
+    """Empty partly used MIG and soft-shared GPUs whose users can all move, emptiest first."""
+    users: dict[int, list[tuple[int, Device]]] = {}  # id(gpu) -> (allocation, its device there)
+    slots: dict[int, GpuSlot] = {}
+    for alloc_id, p in placements.items():
+        if p.performance is Performance.WHOLE_GPU or p.held_nodes:
+            continue
+        for device in p.devices:
+            gpu = work.nodes[device.node_id].gpus[device.gpu_index]
+            users.setdefault(id(gpu), []).append((alloc_id, device))
+            slots[id(gpu)] = gpu
+    sources = [
+        gpu for key, gpu in slots.items() if gpu.node.general and all(alloc_id in movable for alloc_id, _ in users[key])
+    ]
+    sources.sort(key=lambda g: (_used(g), g.node.hostname, g.index))
+    moves: list[Move] = []
+    for source in sources:
+        here = users[id(source)]
+        if any(placements[a].devices != (d,) for a, d in here):
+            continue  # an allocation with devices on several GPUs: moved whole or not at all, not here
+        planned: list[tuple[int, Placement]] = []
+        for alloc_id, device in sorted(here, key=lambda item: -_size(placements[item[0]], item[1])):
+            old = placements[alloc_id]
+            engine.release(old)
+            target = _home(work, old, device, avoid=source)
+            if target is None:
+                engine.apply(old)
+                break
+            new = replace(old, devices=(target,))
+            engine.apply(new)
+            planned.append((alloc_id, new))
+        if len(planned) < len(here) or not source.free:
+            for alloc_id, new in reversed(planned):  # undo: the GPU does not come out free
+                engine.release(new)
+                engine.apply(placements[alloc_id])
+            continue
+        for alloc_id, new in planned:
+            old = placements[alloc_id]
+            placements[alloc_id] = new
+            to = new.devices[0].hostname
+            moves.append(Move(alloc_id, movable[alloc_id], [old.devices[0].hostname], [to], 1, old, new))
+    return moves
+
+
+def _used(gpu: GpuSlot) -> int:
+    """How much of a partly used GPU is taken, in milli-GPU (MIG: its memory slices in use)."""
+    if gpu.soft_tenant is not None:
+        return gpu.soft_used
+    return FULL_SHARE * (MEMORY_SLICES - gpu.mig.free_memory) // MEMORY_SLICES
+
+
+def _size(placement: Placement, device: Device) -> int:
+    if device.mig_profile is not None:
+        return GEOMETRY[CATALOG[placement.model].mig_profiles[device.mig_profile]].memory
+    return device.share_milli or 0
+
+
+def _home(work: FleetState, placement: Placement, device: Device, avoid: GpuSlot) -> Device | None:
+    """Where the engine's rules let this slice or share go on another partly used GPU (the fullest that fits)."""
+    hall = avoid.node.hall.code
+    if device.mig_profile is not None:
+        kind = CATALOG[placement.model].mig_profiles[device.mig_profile]
+        best: tuple[int, GpuSlot, int] | None = None
+        for mig_state, gpus in work.mig_by_state.get((placement.model, hall), {}).items():
+            fit = best_start(mig_state, kind)
+            if fit is None or (best is not None and fit[1] >= best[0]):
+                continue
+            for gpu in gpus.values():
+                if gpu is not avoid and _may_join_mig(placement, gpu) is None:
+                    best = (fit[1], gpu, fit[0])
+                    break
+        if best is None:
+            return None
+        _, gpu, start = best
+        node = gpu.node
+        return Device(node.id, node.hostname, gpu.index, gpu.uuid, device.mig_profile, start)
+    pool = work.soft_pools.get((placement.tenant_id, placement.performance, placement.model, hall))
+    milli = device.share_milli or 0
+    candidates = [g for g in (pool.gpus() if pool else ()) if g is not avoid and g.soft_used + milli <= FULL_SHARE]
+    if not candidates:
+        return None
+    gpu = max(candidates, key=lambda g: (g.soft_used, -g.index))
+    return Device(gpu.node.id, gpu.node.hostname, gpu.index, gpu.uuid, share_milli=milli)
+
+
+def _may_join_mig(placement: Placement, gpu: GpuSlot) -> str | None:
+    others = any(t != placement.tenant_id for t in gpu.mig_tenants if gpu.mig_tenants[t] > 0)
+    policy = TenantPolicy(tenant_id=placement.tenant_id, dedicated_hardware=placement.dedicated)
+    refusal = may_join_mig_gpu(policy, RUNGS[placement.rung].security, others, gpu.mig_dedicated)
+    return refusal.message if refusal else None
+
+
+def move_check(state: FleetState, after: Placement) -> str | None:
+    """Why a move onto ``after`` can no longer be carried out on the live fleet (None: it can).
+
+    The allocation must still hold exactly the planned source devices (the caller checks that), and every target
+    device must still be free for it under the engine's rules."""
+    for device in after.devices:
+        node = state.nodes.get(device.node_id)
+        if node is None or node.state != READY or not node.general or node.model != after.model:
+            return f"{device.hostname} no longer takes this work"
+        gpu = node.gpus[device.gpu_index]
+        if gpu.uuid != device.gpu_uuid:
+            return f"GPU {device.gpu_index} of {device.hostname} is not the one planned"
+        if device.mig_profile is not None and device.mig_start is not None:
+            if gpu.whole_tenant is not None or gpu.soft_tenant is not None:
+                return f"GPU {device.gpu_uuid} is taken"
+            kind = CATALOG[after.model].mig_profiles[device.mig_profile]
+            try:
+                place(gpu.mig, kind, device.mig_start)
+            except ValueError:
+                return f"the planned {device.mig_profile} slice of GPU {device.gpu_uuid} is taken"
+            why = _may_join_mig(after, gpu)
+            if why:
+                return why
+        elif device.share_milli is not None:
+            if gpu.whole_tenant is not None or not gpu.mig.empty:
+                return f"GPU {device.gpu_uuid} is taken"
+            if gpu.soft_tenant not in (None, after.tenant_id) or gpu.soft_mode not in (None, after.performance):
+                return f"GPU {device.gpu_uuid} is shared by other work now"
+            if gpu.soft_used + device.share_milli > FULL_SHARE:
+                return f"GPU {device.gpu_uuid} has no room left for the share"
+        elif not gpu.free:
+            return f"GPU {device.gpu_uuid} is taken"
+    return None

@@ -8,7 +8,7 @@ double booking: ``GpuClaim`` rows are unique per GPU memory slice, so even a wro
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -32,7 +32,8 @@ from provisioning.models import (
     NodeState,
 )
 from provisioning.placement.catalog import CATALOG
-from provisioning.placement.engine import Placement, Refused, Request, Share, mig_milli
+from provisioning.placement.defragment import move_check
+from provisioning.placement.engine import Device, Placement, Refused, Request, Share, mig_milli
 from provisioning.placement.isolation import Performance, Refusal, Rung
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
 from provisioning.placement.state import FULL_SHARE
@@ -446,3 +447,63 @@ def nodes_sanitized(*, actor: Actor, older_than: Any, hostnames: Iterable[str] |
             _node_set_state(section, node, NodeState.READY, actor, "sanitized")
             done += 1
     return done
+
+
+def allocation_move(
+    *,
+    allocation_id: int,
+    before: frozenset[Device],
+    after: tuple[Device, ...],
+    actor: Actor,
+    last_checkpoint: LastCheckpoint,
+    why: str,
+) -> str | None:
+    """Move a running job or serverless allocation from the devices it holds (``before``) onto ``after``, planned
+    by the defragmenter; returns why it could not (and nothing changed), or None once it is moving.
+
+    Everything is checked again under the placement lock: the allocation still runs on exactly ``before`` and
+    every device of ``after`` is still free for it under the engine's rules (``move_check``). Then it goes to
+    ``restarting`` on the new devices and the driver provisions it there: a job resumes from its checkpoint (its
+    usage closes at that checkpoint, as after a fault: the work since is redone at the provider's cost), an
+    endpoint's replicas are re-created (its usage closes now). Usage opens again when it runs."""
+    with placement_section() as section:
+        allocation = Allocation.objects.select_related("tenant").filter(pk=allocation_id).first()
+        if allocation is None or allocation.state != S.RUNNING:
+            return "it is no longer running"
+        current = section.cache.placements.get(allocation.pk)
+        if current is None or frozenset(current.devices) != before:
+            return "its devices changed since the plan was made"
+        moved = replace(current, devices=after)
+        section.engine.release(current)  # its own devices count as free for the check (a gang may shift)
+        refusal = move_check(section.engine.state, moved)
+        now = timezone.now()
+        if refusal is None and not Allocation.objects.filter(pk=allocation.pk, state=S.RUNNING).update(
+            state=S.RESTARTING, state_changed_at=now
+        ):
+            refusal = "it is no longer running"
+        if refusal is not None:
+            section.engine.apply(current)
+            return refusal
+        ended = (last_checkpoint(allocation, now) or now) if allocation.rung == Rung.JOB else now
+        allocation_stopped.send(sender=Allocation, allocation=allocation, at=min(ended, now))
+        _release_devices(allocation)
+        section.journal("released", allocation=allocation)
+        section.engine.apply(moved)
+        _persist_devices(section, allocation, moved)
+        section.cache.placements[allocation.pk] = moved
+        section.journal("placed", allocation=allocation, placement=moved)
+        audit_record(
+            actor=actor,
+            action="allocation.moved",
+            target_type="allocation",
+            target_id=allocation.pk,
+            tenant=allocation.tenant,
+            data={
+                "from": sorted({d.hostname for d in current.devices}),
+                "to": sorted({d.hostname for d in moved.devices}),
+                "devices": len(moved.devices),
+                "why": why,
+            },
+        )
+        enqueue(PROVISION, allocation.pk)
+    return None

@@ -200,8 +200,4 @@ def test_fragmentation_and_defragment_are_for_operators(api, alice, operator, fl
     assert_problem(api(alice).get("/api/v1/ops/fragmentation"), 403, "permission_denied")
     plan = api(operator).post("/api/v1/ops/defragment", {"dry_run": True}, format="json")
     assert plan.status_code == 200
-    assert plan.json()["moves"] == []
-    body = assert_problem(
-        api(operator).post("/api/v1/ops/defragment", {"dry_run": False}, format="json"), 422, "validation_error"
-    )
-    assert "dry_run" in body["errors"]
+    assert plan.json()["moves"] == []  # carrying plans out: tests/api/test_defragment.py

@@ -1,9 +1,12 @@
-"""The defragmentation planner consolidates restartable jobs and never touches what may not move."""
+"""The defragmentation planner consolidates movable work (jobs, serverless replicas, MIG slices and soft shares),
+never touches what may not move, and a planned move is checked again against the live fleet."""
 
-from provisioning.placement.defragment import plan_defragmentation
-from provisioning.placement.engine import Placement, PlacementEngine, Request
+import copy
+
+from provisioning.placement.defragment import move_check, plan_defragmentation
+from provisioning.placement.engine import Placement, PlacementEngine, Request, Share
 from provisioning.placement.fragmentation import fragmentation
-from provisioning.placement.isolation import Rung
+from provisioning.placement.isolation import Performance, Rung
 from tests.support.placement_fleet import fleet, policy
 
 H100 = "H100-SXM-80GB"
@@ -35,7 +38,7 @@ def test_it_moves_a_job_to_free_a_whole_node():
     y = placed(engine, Request(rung=Rung.JOB, models=(H100,), gpus=2), 3)  # lands on the empty node
     engine.release(x)  # now: node 1 has 3 free, node 2 holds only y
     assert y.devices[0].node_id != a.devices[0].node_id
-    plan = plan_defragmentation(state, {1: a, 3: y}, restartable={3})
+    plan = plan_defragmentation(state, {1: a, 3: y}, movable={3: "job"})
     assert [(m.allocation_id, m.gpus) for m in plan.moves] == [(3, 2)]
     assert plan.moves[0].to_nodes == [a.devices[0].hostname]
     before = {p.hall: p for p in fragmentation(plan.before)}["eu-west-1a"]
@@ -47,15 +50,128 @@ def test_it_moves_a_job_to_free_a_whole_node():
 
 def test_it_leaves_a_job_where_moving_it_gains_nothing():
     state, placements = scattered()
-    plan = plan_defragmentation(state, placements, restartable={2})
+    plan = plan_defragmentation(state, placements, movable={2: "job"})
     assert plan.moves == []
 
 
 def test_it_never_moves_what_is_not_restartable_and_leaves_the_fleet_alone():
     state, placements = scattered()
-    plan = plan_defragmentation(state, placements, restartable=set())
+    plan = plan_defragmentation(state, placements, movable={})
     assert plan.moves == []
     assert plan.before is state
     assert [g.whole_tenant for n in state.nodes.values() for g in n.gpus] == [
         g.whole_tenant for n in plan.after.nodes.values() for g in n.gpus
     ]
+
+
+def test_the_plan_of_a_move_says_how_it_moves_and_holds_both_placements():
+    state = fleet(h100_nodes=2, h200_nodes=0, fenced_nodes=0, us_nodes=0, cc_nodes=0)
+    engine = PlacementEngine(state)
+    a = placed(engine, Request(rung=Rung.CONTAINER, models=(H100,), gpus=5), 1)
+    s = placed(engine, Request(rung=Rung.SERVERLESS, models=(H100,), gpus=1), 2)
+    filler = placed(engine, Request(rung=Rung.CONTAINER, models=(H100,), gpus=2), 1)  # the first node is full
+    t = placed(engine, Request(rung=Rung.SERVERLESS, models=(H100,), gpus=1), 2)  # alone on the second node
+    engine.release(filler)
+    assert t.devices[0].node_id != a.devices[0].node_id
+    plan = plan_defragmentation(state, {1: a, 2: s, 3: t}, movable={2: "serverless", 3: "serverless"})
+    assert [(m.allocation_id, m.kind) for m in plan.moves] == [(3, "serverless")]
+    move = plan.moves[0]
+    assert move.before == t
+    assert move.after.devices[0].node_id == a.devices[0].node_id
+    assert move.after.tenant_id == t.tenant_id
+    assert move.after.performance is Performance.WHOLE_GPU
+
+
+def mig_scatter():
+    """Two H100s each with one tenant's 3g slice and one 1g slice of other tenants: one GPU can take them all."""
+    state = fleet(h100_nodes=1, h200_nodes=0, fenced_nodes=0, us_nodes=0, cc_nodes=0)
+    engine = PlacementEngine(state)
+    a = placed(engine, Request(rung=Rung.SERVERLESS, models=(H100,), mig_profile="3g.40gb"), 1)
+    filler = placed(engine, Request(rung=Rung.CONTAINER, models=(H100,), mig_profile="4g.40gb"), 3)
+    b = placed(engine, Request(rung=Rung.SERVERLESS, models=(H100,), mig_profile="1g.10gb"), 2)  # a fresh GPU
+    engine.release(filler)
+    return state, engine, {1: a, 2: b}
+
+
+def test_it_re_lays_out_mig_slices_to_empty_a_gpu():
+    state, _, placements = mig_scatter()
+    a, b = placements[1], placements[2]
+    assert a.devices[0].gpu_uuid != b.devices[0].gpu_uuid
+    plan = plan_defragmentation(state, placements, movable={1: "serverless", 2: "serverless"})
+    assert [m.allocation_id for m in plan.moves] == [2]  # the emptier GPU is emptied
+    after = plan.moves[0].after.devices[0]
+    assert after.gpu_uuid == a.devices[0].gpu_uuid
+    assert after.mig_profile == "1g.10gb"
+    start = a.devices[0].mig_start
+    assert after.mig_start is not None
+    assert not start <= after.mig_start < start + 4
+    old_gpu = plan.after.nodes[b.devices[0].node_id].gpus[b.devices[0].gpu_index]
+    assert old_gpu.free
+    # The live fleet is untouched, and the planned move is still sound there.
+    assert not state.nodes[b.devices[0].node_id].gpus[b.devices[0].gpu_index].free
+    live = copy.deepcopy(state)
+    PlacementEngine(live).release(b)
+    assert move_check(live, plan.moves[0].after) is None
+
+
+def test_it_moves_only_what_may_move_and_never_empties_a_gpu_by_halves():
+    state, _, placements = mig_scatter()
+    assert plan_defragmentation(state, placements, movable={}).moves == []
+    plan = plan_defragmentation(state, placements, movable={1: "serverless"})  # the 1g slice stays
+    assert [m.allocation_id for m in plan.moves] == [1]  # so the 3g slice joins it, emptying its own GPU
+    assert plan.moves[0].after.devices[0].gpu_uuid == placements[2].devices[0].gpu_uuid
+
+
+def test_it_never_re_lays_a_slice_onto_a_gpu_of_a_tenant_with_dedicated_hardware():
+    state = fleet(h100_nodes=1, h200_nodes=0, fenced_nodes=0, us_nodes=0, cc_nodes=0)
+    engine = PlacementEngine(state)
+    dedicated = engine.place(
+        Request(rung=Rung.SERVERLESS, models=(H100,), mig_profile="3g.40gb"), policy(1, dedicated_hardware=True)
+    )
+    assert isinstance(dedicated, Placement)
+    filler = placed(engine, Request(rung=Rung.CONTAINER, models=(H100,), mig_profile="4g.40gb"), 3)
+    b = placed(engine, Request(rung=Rung.SERVERLESS, models=(H100,), mig_profile="1g.10gb"), 2)
+    engine.release(filler)
+    plan = plan_defragmentation(state, {1: dedicated, 2: b}, movable={1: "serverless", 2: "serverless"})
+    assert all(m.after.devices[0].gpu_uuid != dedicated.devices[0].gpu_uuid for m in plan.moves if m.allocation_id == 2)
+
+
+def test_it_gathers_a_tenants_soft_shares_onto_fewer_gpus_and_never_onto_anothers():
+    state = fleet(h100_nodes=1, h200_nodes=0, fenced_nodes=0, us_nodes=0, cc_nodes=0)
+    engine = PlacementEngine(state)
+    share = Share(Performance.TIME_SLICING, 600)
+    first = placed(engine, Request(rung=Rung.SERVERLESS, models=(H100,), share=share), 1)
+    second = placed(engine, Request(rung=Rung.SERVERLESS, models=(H100,), share=share), 1)  # no room: a new GPU
+    other = placed(engine, Request(rung=Rung.SERVERLESS, models=(H100,), share=Share(Performance.TIME_SLICING, 100)), 2)
+    small = placed(engine, Request(rung=Rung.SERVERLESS, models=(H100,), share=Share(Performance.TIME_SLICING, 300)), 1)
+    assert small.devices[0].gpu_uuid in {first.devices[0].gpu_uuid, second.devices[0].gpu_uuid}
+    engine.release(first)  # now: tenant 1 has 300 on one GPU (with or without 600) ...
+    placements = {2: second, 3: other, 4: small}
+    plan = plan_defragmentation(state, placements, movable={2: "serverless", 3: "serverless", 4: "serverless"})
+    for move in plan.moves:
+        target = move.after.devices[0]
+        gpu = state.nodes[target.node_id].gpus[target.gpu_index]
+        assert gpu.soft_tenant in (None, move.after.tenant_id)  # soft sharing never crosses tenants
+    moved = {m.allocation_id for m in plan.moves}
+    assert 3 not in moved  # tenant 2 has no other shared GPU to go to
+    if second.devices[0].gpu_uuid != small.devices[0].gpu_uuid:
+        assert moved == {4}
+        assert plan.moves[0].after.devices[0].gpu_uuid == second.devices[0].gpu_uuid
+
+
+def test_a_planned_move_is_refused_once_its_target_is_taken():
+    state = fleet(h100_nodes=2, h200_nodes=0, fenced_nodes=0, us_nodes=0, cc_nodes=0)
+    engine = PlacementEngine(state)
+    a = placed(engine, Request(rung=Rung.CONTAINER, models=(H100,), gpus=5), 1)
+    b = placed(engine, Request(rung=Rung.CONTAINER, models=(H100,), gpus=8), 1)
+    x = placed(engine, Request(rung=Rung.JOB, models=(H100,), gpus=2), 2)
+    engine.release(b)
+    y = placed(engine, Request(rung=Rung.JOB, models=(H100,), gpus=2), 3)
+    engine.release(x)
+    plan = plan_defragmentation(state, {1: a, 3: y}, movable={3: "job"})
+    after = plan.moves[0].after
+    assert move_check(state, after) is None
+    placed(engine, Request(rung=Rung.CONTAINER, models=(H100,), gpus=3), 4)  # someone takes the node's last GPUs
+    assert "is taken" in (move_check(state, after) or "")
+    state.set_node_state(a.devices[0].node_id, "draining")
+    assert "no longer takes this work" in (move_check(state, after) or "")
