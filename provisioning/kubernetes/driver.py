@@ -96,6 +96,7 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
                 gpu_index=d.gpu_index,
                 gpu_uuid=d.gpu_uuid,
                 mig_profile=d.mig_profile or None,
+                mig_start=d.mig_start,
                 share_milli=d.share_milli,
             )
             for d in devices
