@@ -89,11 +89,13 @@ __all__ = [  # what the driver, k8s_render and the tests use, wherever it is def
     "cluster_setup",
     "documents",
     "flavor_name",
+    "kueue_configuration",
     "namespace_set",
     "node_release",
     "placeholder_materials",
     "sanitize_job",
     "sanitize_job_name",
+    "share_claims",
     "system_namespace",
 ]
 
@@ -349,9 +351,10 @@ def _share_env(a: AllocationShape) -> list[Obj]:
 
 
 def _share_fields(a: AllocationShape) -> tuple[list[Obj], Obj]:
-    (gpu,) = _gpus(a) or [None]
-    if gpu is None:
-        raise ValueError(f"allocation {a.id}: a soft share needs its GPU")
+    gpus = _gpus(a)
+    if len(gpus) != 1:
+        raise ValueError(f"allocation {a.id}: a soft share is on one GPU, placed on {len(gpus)}")
+    gpu = gpus[0]
     resources = {**_resources(0), "claims": [{"name": CLAIM}]}
     return [{"name": CLAIM, "resourceClaimName": share_claim_name(gpu.gpu_uuid)}], resources
 
