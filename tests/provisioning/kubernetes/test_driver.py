@@ -465,3 +465,25 @@ def test_every_rung_is_provisioned_observed_and_released(
         if (o["metadata"].get("labels") or {}).get("ladder.io/allocation") == str(allocation.pk)
     ]
     assert left == []
+
+
+def test_two_soft_shares_of_one_tenant_name_the_tenants_one_claim_for_the_gpu(fleet: K8sServer, acme: Any) -> None:
+    driver = KubernetesProvisioner()
+    first = place(acme, rung="serverless", share_mode="mps", share_milli=500)
+    second = place(acme, rung="serverless", share_mode="mps", share_milli=250)
+    for allocation in (first, second):
+        driver.provision(allocation.pk)
+    (gpu,) = {a.devices.get().gpu_uuid for a in (first, second)}  # the engine packs them onto one GPU
+    claim = live(fleet, "resource.k8s.io/v1", "ResourceClaim", f"ladder-share-{gpu.lower()}", "ladder-acme")
+    assert claim["spec"]["devices"]["config"][0]["opaque"]["parameters"]["sharing"]["strategy"] == "MPS"
+    for allocation in (first, second):
+        pod = workload(fleet, allocation, "Deployment")
+        assert pod is not None
+        assert pod["spec"]["template"]["spec"]["resourceClaims"] == [
+            {"name": "gpus", "resourceClaimName": claim["metadata"]["name"]}
+        ]
+    allocation_stop(allocation=first, actor=SYSTEM)
+    driver.release(first.pk)
+    fleet.tick()
+    # The claim is the tenant's for the GPU: releasing one share keeps it for the other.
+    assert live(fleet, "resource.k8s.io/v1", "ResourceClaim", claim["metadata"]["name"], "ladder-acme")
