@@ -14,7 +14,7 @@ from core.audit import audit_record
 from core.errors import Conflict, Invalid, ServiceError
 from provisioning.kubernetes.client import ClusterUnavailable
 from provisioning.kubernetes.credentials import CredentialsError, seal
-from provisioning.kubernetes.diagnosis import diagnose_node
+from provisioning.kubernetes.diagnosis import DRA_DRIVER, diagnose_node
 from provisioning.kubernetes.driver import kube_for_cluster
 from provisioning.kubernetes.sync import NodeImport, fleet_sync
 from provisioning.models import Cluster, ClusterHealth, Hall, Node
@@ -90,7 +90,11 @@ def node_diagnosis(node: Node) -> dict[str, Any]:
     if cluster is None:
         raise Conflict("no_cluster", f"Hall {node.hall.code} has no Kubernetes cluster registered.")
     try:
-        found = kube_for_cluster(cluster).get("v1", "Node", node.hostname)
+        kube = kube_for_cluster(cluster)
+        found = kube.get("v1", "Node", node.hostname)
+        # The NVIDIA DRA driver's devices for the node, when it serves the node instead of the device plugin.
+        fields = {"spec.nodeName": node.hostname, "spec.driver": DRA_DRIVER}
+        slices = kube.list("resource.k8s.io/v1", "ResourceSlice", fields=fields) if found is not None else []
     except (ClusterUnavailable, ApiException) as error:
         raise ServiceError("cluster_unavailable", f"The cluster did not answer: {error}", status=503) from None
     if found is None:
@@ -102,4 +106,4 @@ def node_diagnosis(node: Node) -> dict[str, Any]:
             "summary": f"cluster {cluster.name} has no Node named {node.hostname}",
             "checks": [],
         }
-    return diagnose_node(found, expected_gpus=node.gpu_count).as_dict()
+    return diagnose_node(found, expected_gpus=node.gpu_count, resource_slices=slices).as_dict()

@@ -42,11 +42,17 @@ Layers, in order, with the evidence each one relies on and why:
     Under the mixed strategy a GPU in MIG mode leaves ``nvidia.com/gpu``, so the whole-GPU capacity is
     ``expected_gpus`` less the GPUs in MIG mode. Passthrough hosts: ``nvidia.com/gpu.deploy.sandbox-device-plugin``
     and the passthrough resources (``nvidia.com/<device name>`` or ``nvidia.com/pgpu``).
+    Nodes served by the NVIDIA DRA driver instead (the ResourceSlices of driver ``gpu.nvidia.com`` for the node,
+    which the caller passes) are read from those slices: devices of type ``gpu`` or ``vfio`` are whole GPUs,
+    devices of type ``mig`` count per ``profile``; the device plugin is expected to be off there, and a node that
+    still advertises ``nvidia.com/gpu`` while the driver publishes its GPUs is a fault (each could hand the same
+    GPU out). Ladder's claims need the DRA driver (docs/kubernetes.md §2, "Device plugin nodes").
 ``allocatable``
     ``status.allocatable`` below capacity (the device plugin marks devices unhealthy, e.g. after an Xid error,
     and the kubelet removes them from allocatable only), ``spec.unschedulable`` (cordoned), and NoSchedule or
     NoExecute taints that Ladder's pods do not tolerate. A ``ladder.io/dedicated`` taint fences the node for one
-    tenant on purpose: it is reported as information, never as the fault.
+    tenant on purpose: it is reported as information, never as the fault. On a DRA node, a device tainted
+    NoSchedule or NoExecute (the driver's health check) is not allocatable.
 """
 
 from __future__ import annotations
@@ -58,7 +64,8 @@ from typing import Any
 
 from provisioning.kubernetes.shapes import TAINT_DEDICATED
 
-LAYERS = ("node", "driver", "toolkit", "device_plugin", "allocatable")
+LAYERS = ("node", "driver", "toolkit", "device_plugin", "allocatable")  # device_plugin: or the DRA driver
+DRA_DRIVER = "gpu.nvidia.com"
 NOT_CHECKED = "not checked"
 
 GPU = "nvidia.com/gpu"
@@ -168,7 +175,7 @@ class _Finding:
 class _Node:
     """Read access to a Node dict as the API returns it (camelCase), or as the Python client's to_dict() does."""
 
-    def __init__(self, obj: Mapping[str, Any]) -> None:
+    def __init__(self, obj: Mapping[str, Any], resource_slices: Sequence[Mapping[str, Any]] = ()) -> None:
         self.metadata: Mapping[str, Any] = obj.get("metadata") or {}
         self.spec: Mapping[str, Any] = obj.get("spec") or {}
         self.status: Mapping[str, Any] = obj.get("status") or {}
@@ -177,6 +184,15 @@ class _Node:
         self.allocatable: Mapping[str, Any] = self.status.get("allocatable") or {}
         self.taints: list[Mapping[str, Any]] = list(self.spec.get("taints") or [])
         self.conditions: list[Mapping[str, Any]] = list(self.status.get("conditions") or [])
+        # The devices the NVIDIA DRA driver publishes for this node (a pool may span several slices).
+        self.dra_devices: list[Mapping[str, Any]] = [
+            device
+            for found in resource_slices
+            if (spec := found.get("spec") or {}).get("driver") == DRA_DRIVER
+            and (spec.get("nodeName") or spec.get("node_name")) == self.name
+            for device in spec.get("devices") or []
+        ]
+        self.dra = bool(self.dra_devices)
 
     @property
     def name(self) -> str:
@@ -201,6 +217,7 @@ def diagnose_node(
     *,
     expected_mig_gpus: int | None = None,
     tolerations: Sequence[Mapping[str, Any]] | None = None,
+    resource_slices: Sequence[Mapping[str, Any]] = (),
 ) -> Diagnosis:
     """Check the layers in order and report the first broken one.
 
@@ -208,8 +225,10 @@ def diagnose_node(
     devices it expects per profile (``"1g.10gb"`` or ``"mig-1g.10gb"``), for nodes cut under the mixed strategy;
     ``expected_mig_gpus``, when known, how many of the GPUs are in MIG mode (else it is bounded from the
     profiles). ``tolerations`` are those of Ladder's pods (default :data:`LADDER_TOLERATIONS`).
+    ``resource_slices``: the cluster's ResourceSlices (those of other nodes and drivers are ignored); when the
+    NVIDIA DRA driver publishes the node's GPUs, they are read instead of the device plugin's resources.
     """
-    n = _Node(node)
+    n = _Node(node, resource_slices)
     mig = {_profile(name): count for name, count in (expected_mig or {}).items()}
     steps = (
         ("node", lambda: _check_node(n)),
@@ -340,6 +359,8 @@ def _check_toolkit(n: _Node) -> _Finding:
 def _check_device_plugin(
     n: _Node, expected_gpus: int, mig: Mapping[str, int], expected_mig_gpus: int | None
 ) -> _Finding:
+    if n.dra:
+        return _check_dra_driver(n, expected_gpus, mig, expected_mig_gpus)
     if n.passthrough:
         return _check_sandbox_plugin(n, expected_gpus)
     evidence: dict[str, Any] = n.pick(
@@ -392,6 +413,56 @@ def _check_device_plugin(
     return _Finding(True, f"device plugin advertises {evidence['offered']}", evidence)
 
 
+def _attribute(device: Mapping[str, Any], name: str) -> Any:
+    value = (device.get("attributes") or {}).get(name) or (device.get("attributes") or {}).get(f"{DRA_DRIVER}/{name}")
+    return next(iter(value.values()), None) if isinstance(value, Mapping) and value else None
+
+
+def _check_dra_driver(n: _Node, expected_gpus: int, mig: Mapping[str, int], expected_mig_gpus: int | None) -> _Finding:
+    """The NVIDIA DRA driver's devices for the node, against the inventory; the device plugin must be off."""
+    kinds: dict[str, int] = {}
+    published_mig: dict[str, int] = {}
+    for device in n.dra_devices:
+        kind = str(_attribute(device, "type") or "unknown")
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if kind == "mig":
+            profile = str(_attribute(device, "profile"))
+            published_mig[profile] = published_mig.get(profile, 0) + 1
+    whole = kinds.get("gpu", 0) + kinds.get("vfio", 0)
+    evidence: dict[str, Any] = {"served_by": "dra", "dra_devices": kinds, "expected_gpus": expected_gpus}
+    evidence |= n.pick(L_DEPLOY_PLUGIN, L_MIG_CONFIG, L_MIG_STATE, L_PRODUCT)
+    if mig:
+        evidence["expected_mig"] = dict(mig)
+    plugin = {
+        k: v
+        for k, v in _gpu_resources(n.capacity).items()
+        if v and (k in (GPU, GPU_SHARED) or k.startswith(MIG_PREFIX))
+    }
+    if plugin:
+        evidence["capacity"] = plugin
+        return _Finding(
+            False,
+            f"both the device plugin ({', '.join(sorted(plugin))}) and the DRA driver {DRA_DRIVER} offer this node's"
+            " GPUs, so one GPU can be handed out twice: turn the device plugin off here",
+            evidence,
+        )
+    state, config = n.label(L_MIG_STATE), n.label(L_MIG_CONFIG)
+    if state in MIG_IN_PROGRESS:
+        return _Finding(False, f"MIG reconfiguration in progress: {L_MIG_STATE}={state} (target {config})", evidence)
+    if state == "failed":
+        return _Finding(False, f"MIG reconfiguration failed: {L_MIG_STATE}=failed (target {config})", evidence)
+    for profile in sorted(set(mig) | set(published_mig)):
+        want, have = mig.get(profile, 0), published_mig.get(profile, 0)
+        if want != have:
+            return _Finding(False, f"DRA driver publishes {have} of {want} expected MIG devices {profile}", evidence)
+    low, high = _whole_gpu_range(expected_gpus, mig, expected_mig_gpus)
+    if not low <= whole <= high:
+        wanted = str(low) if low == high else f"{low}-{high}"
+        return _Finding(False, f"DRA driver publishes {whole} of {wanted} expected whole GPUs", evidence)
+    evidence["offered"] = _gpu_phrase(whole, published_mig, n.label(L_PRODUCT) or "GPU") + f" (DRA {DRA_DRIVER})"
+    return _Finding(True, f"DRA driver publishes {evidence['offered']}", evidence)
+
+
 def _check_sandbox_plugin(n: _Node, expected_gpus: int) -> _Finding:
     evidence: dict[str, Any] = n.pick(L_DEPLOY_SANDBOX_PLUGIN)
     deploy = n.label(L_DEPLOY_SANDBOX_PLUGIN)
@@ -414,6 +485,15 @@ def _check_allocatable(n: _Node, tolerations: Sequence[Mapping[str, Any]]) -> _F
     capacity = _gpu_resources(n.capacity)
     allocatable = _gpu_resources(n.allocatable)
     evidence: dict[str, Any] = {"allocatable": allocatable, "unschedulable": bool(n.spec.get("unschedulable"))}
+    tainted = [
+        str(device.get("name"))
+        for device in n.dra_devices
+        if any(t.get("effect") in BLOCKING_EFFECTS for t in device.get("taints") or [])
+    ]
+    if tainted:
+        evidence["tainted_devices"] = tainted
+        detail = f"{len(tainted)} of {len(n.dra_devices)} DRA devices are tainted (unhealthy): {', '.join(tainted)}"
+        return _Finding(False, detail, evidence)
     for resource, have in sorted(capacity.items()):
         usable = allocatable.get(resource, 0)
         if usable < have:
@@ -436,7 +516,7 @@ def _check_allocatable(n: _Node, tolerations: Sequence[Mapping[str, Any]]) -> _F
             return _Finding(False, f"node is cordoned ({_taint_text(taint)})", evidence)
         if not any(_tolerates(toleration, taint) for toleration in tolerations):
             return _Finding(False, f"taint {_taint_text(taint)} is not tolerated by Ladder's pods", evidence)
-    total = sum(allocatable.values())
+    total = len(n.dra_devices) if n.dra else sum(allocatable.values())
     detail = f"{total} GPU devices allocatable, schedulable"
     if notes:
         detail += "; " + "; ".join(notes)

@@ -96,6 +96,7 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
                 gpu_index=d.gpu_index,
                 gpu_uuid=d.gpu_uuid,
                 mig_profile=d.mig_profile or None,
+                mig_start=d.mig_start,
                 share_milli=d.share_milli,
             )
             for d in devices
@@ -125,7 +126,8 @@ def desired_objects(allocation: Allocation, kube: Kube) -> list[dict[str, Any]]:
     if allocation.rung == Rung.BARE_METAL:
         taints = {n.hostname: _taints(kube, n.hostname) for n in shape.nodes}
         return objects + render.bare_metal_node_patches(shape, taints) + render.bare_metal_host_objects(shape)
-    return objects + render.allocation_objects(shape)
+    # A soft share's claim is the tenant's for its GPU, not the allocation's: applied here, never deleted with it.
+    return objects + render.share_claims(shape) + render.allocation_objects(shape)
 
 
 def _taints(kube: Kube, hostname: str) -> list[dict[str, Any]]:

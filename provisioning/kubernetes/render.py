@@ -1,12 +1,13 @@
 """Allocation shapes to Kubernetes manifests: pure functions returning plain dicts (no Django, no I/O).
 
 What a tenant gets (docs/design.md §2, §5; docs/kubernetes.md §2):
-- ``namespace_set``: the tenant's namespace with restricted Pod Security, a GPU ResourceQuota, a LimitRange,
+- ``namespace_set``: the tenant's namespace with restricted Pod Security, a ResourceQuota, a LimitRange,
   default-deny NetworkPolicies (DNS and same-namespace traffic allowed) and the Kueue LocalQueue ``ladder``.
-- ``allocation_objects``: one allocation, by rung: a Pod (whole GPUs via ``nvidia.com/gpu``, a MIG slice via a DRA
-  ``resource.k8s.io/v1`` claim), a KubeVirt VirtualMachine, a Kata confidential Pod, a Kueue-queued Indexed Job with
-  a checkpoint volume, or a Deployment + Service + HPA for serverless; with the tenant's workload in it
-  (``render_workload``) and the ways in (``render_access``: Services, HTTPRoutes, SSH, NetworkPolicies).
+- ``allocation_objects``: one allocation, by rung: a Pod, a KubeVirt VirtualMachine, a Kata confidential Pod, a
+  Kueue-queued Indexed Job with a checkpoint volume (and a ComputeDomain on multi-node NVLink), or a Deployment +
+  Service + HPA for serverless; every device through a DRA ``resource.k8s.io/v1`` claim whose selectors name
+  exactly the placed devices (``share_claims``: the tenant's claim per soft-shared GPU); with the tenant's workload
+  in it (``render_workload``) and the ways in (``render_access``: Services, HTTPRoutes, SSH, NetworkPolicies).
 - bare metal (``render_metal``): node taints and labels, the BareMetalHost patches that boot the tenant's OS, and
   the sanitize Job between tenants.
 - ``cluster_setup``: what an operator installs once (``ladder-system``, Kueue Topology, ResourceFlavors and
@@ -71,6 +72,7 @@ from provisioning.kubernetes.shapes import (
     LABEL_TENANT,
     MANAGED_BY,
     AllocationShape,
+    DeviceShape,
     TenantShape,
     namespace_of,
 )
@@ -87,11 +89,13 @@ __all__ = [  # what the driver, k8s_render and the tests use, wherever it is def
     "cluster_setup",
     "documents",
     "flavor_name",
+    "kueue_configuration",
     "namespace_set",
     "node_release",
     "placeholder_materials",
     "sanitize_job",
     "sanitize_job_name",
+    "share_claims",
     "system_namespace",
 ]
 
@@ -105,11 +109,25 @@ LOCAL_QUEUE = "ladder"
 CLUSTER_QUEUE = "ladder-gpu"
 TOPOLOGY = "ladder-gpu"
 
-GPU = "nvidia.com/gpu"
-GPU_SHARED = "nvidia.com/gpu.shared"  # time-slicing/MPS replicas under the device plugin's renameByDefault
+GPU = "nvidia.com/gpu"  # the device plugin's resource; Kueue's name for DRA GPUs too (KUEUE_DEVICE_CLASSES)
 PASSTHROUGH_GPU = "nvidia.com/pgpu"  # what NVIDIA's Kata sandbox device plugin advertises by default
-MIG_CLASS = "mig.nvidia.com"  # NVIDIA's DRA device class for MIG devices
-DRA_DOMAIN = "gpu.nvidia.com"  # the NVIDIA DRA driver's attribute domain
+# The NVIDIA DRA driver's device classes (each selects its devices by the attribute ``type``), its attribute and
+# driver domain, and the API of its own objects (the opaque claim configuration GpuConfig, ComputeDomain).
+GPU_CLASS = "gpu.nvidia.com"
+MIG_CLASS = "mig.nvidia.com"
+VFIO_CLASS = "vfio.gpu.nvidia.com"  # GPUs bound to vfio-pci, for passthrough into a VM or a Kata guest
+CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"  # IMEX channel 0 of a ComputeDomain
+DRA_DOMAIN = "gpu.nvidia.com"
+NVIDIA_API = "resource.nvidia.com/v1beta1"
+DRA_API = "resource.k8s.io/v1"
+CLAIM = "gpus"  # the pod's name for its device claim
+IMEX_CHANNEL = "ladder.io/imex-channel"  # Kueue's resource name for ComputeDomain channels
+# What Kueue's Configuration maps (``resources.deviceClassMappings``): a claim of these device classes counts as
+# that many of the resource, which the ClusterQueue covers. Ladder's gangs claim GPUs and, on multi-node NVLink,
+# one IMEX channel per member; a claim of a class Kueue does not map keeps the Job from being admitted.
+KUEUE_DEVICE_CLASSES = {GPU_CLASS: GPU, CHANNEL_CLASS: IMEX_CHANNEL}
+SOFT_SHARING = ("mps", "time_slicing", "fractional")
+MPS_CLIENTS_PER_GPU = 48  # the most MPS clients one GPU serves (Volta and later)
 KATA_RUNTIME = {"snp": "kata-qemu-nvidia-gpu-snp", "tdx": "kata-qemu-nvidia-gpu-tdx"}
 
 RESTART_FROM_CHECKPOINT = 75  # exit code of a gang member that lost a peer: restart the gang, not a failure
@@ -124,12 +142,11 @@ def _whole_gpus(a: AllocationShape) -> int:
     return len({d.gpu_uuid for d in a.devices})
 
 
-def _resources(gpu_key: str | None, count: int, whole_gpus: int) -> Obj:
-    """cpu/memory sized to the GPUs (8 cores and 64 GiB each; 2 cores and 16 GiB for a slice or a share).
-    Extended resources go in limits only: the API server copies them to requests."""
+def _resources(whole_gpus: int) -> Obj:
+    """cpu/memory sized to the GPUs (8 cores and 64 GiB each; 2 cores and 16 GiB for a slice or a share). The
+    devices themselves come from DRA claims (``claims``), never from an ``nvidia.com/gpu`` count."""
     cpu, memory = (8 * whole_gpus, 64 * whole_gpus) if whole_gpus else (2, 16)
-    limits: Obj = {"memory": f"{memory}Gi", **({gpu_key: str(count)} if gpu_key else {})}
-    return {"requests": {"cpu": str(cpu), "memory": f"{memory}Gi"}, "limits": limits}
+    return {"requests": {"cpu": str(cpu), "memory": f"{memory}Gi"}, "limits": {"memory": f"{memory}Gi"}}
 
 
 def _container(
@@ -177,26 +194,169 @@ def _pod_spec(
     return {**spec, **{k: v for k, v in fields.items() if v is not None}}
 
 
-def _mig_claim_template(a: AllocationShape) -> Obj:
-    """A DRA claim template for one MIG device of the placed profile on one of the placed parent GPUs. The v1
-    API nests the request under ``exactly``; the two CEL selectors must both match."""
-    profiles = {d.mig_profile for d in a.devices}
+# --- device claims: exactly the devices the engine placed -------------------------------------------------------
+#
+# Every selector below is a CEL expression over the ResourceSlice devices the NVIDIA DRA driver publishes, in one of
+# three forms (tests/provisioning/kubernetes/test_render_dra.py evaluates them against published devices):
+# - a GPU (class gpu.nvidia.com or vfio.gpu.nvidia.com) by its attribute ``uuid``: ``== "<uuid>"`` or
+#   ``in [...]``. Compared lower-cased: current driver releases publish the UUID lower-cased, older ones as NVML
+#   prints it (``GPU-`` upper-case).
+# - a MIG device by ``profile`` and by where it sits: its parent's ``parentUUID`` and its placement start. The
+#   driver publishes no start attribute; a MIG device's capacity lists the memory slices it covers
+#   (``memorySlice<i>``, for i in [start, start + size)), so "covers slice s and not slice s-1" is exactly "starts
+#   at s". This holds for the static MIG layout the MIG manager cuts (docs/kubernetes.md §2); the driver's dynamic
+#   MIG (alpha) publishes every possible placement without memory slices, so it cannot be pinned and is not used.
+# - a disjunction of MIG placements, for replicas that each take one of the allocation's MIG devices.
+# A claim's devices are its own until it is deallocated: no other claim, of this tenant or another, gets them.
+
+_ATTRIBUTES = f'device.attributes["{DRA_DOMAIN}"]'
+_CAPACITY = f'device.capacity["{DRA_DOMAIN}"]'
+
+
+def _strings(values: Iterable[str]) -> str:
+    return ", ".join(f'"{v}"' for v in values)
+
+
+def uuid_selector(uuids: Iterable[str]) -> Obj:
+    """Selects the GPUs whose UUID is one of ``uuids``."""
+    found = sorted({u.lower() for u in uuids})
+    if not found:
+        raise ValueError("a GPU claim needs at least one GPU UUID")
+    left = f"{_ATTRIBUTES}.uuid.lowerAscii()"
+    expression = f'{left} == "{found[0]}"' if len(found) == 1 else f"{left} in [{_strings(found)}]"
+    return {"cel": {"expression": expression}}
+
+
+def _mig_placement(d: DeviceShape) -> str:
+    if d.mig_start is None:
+        raise ValueError(f"MIG device on {d.gpu_uuid} has no placement start")
+    terms = [
+        f'{_ATTRIBUTES}.parentUUID.lowerAscii() == "{d.gpu_uuid.lower()}"',
+        f'"memorySlice{d.mig_start}" in {_CAPACITY}',
+    ]
+    if d.mig_start > 0:
+        terms.append(f'!("memorySlice{d.mig_start - 1}" in {_CAPACITY})')
+    return " && ".join(terms)
+
+
+def mig_selectors(a: AllocationShape, devices: Iterable[DeviceShape] | None = None) -> list[Obj]:
+    """Selects the MIG devices of the placed profile at the placed parents and starts (all of ``devices``, by
+    default the allocation's); a request's selectors must all match."""
+    chosen = list(a.devices if devices is None else devices)
+    profiles = {d.mig_profile for d in chosen}
     if len(profiles) != 1 or None in profiles:
         raise ValueError(f"allocation {a.id}: MIG devices need one profile, got {sorted(map(str, profiles))}")
-    parents = sorted({d.gpu_uuid for d in a.devices})
-    attrs = f'device.attributes["{DRA_DOMAIN}"]'
-    quoted = ", ".join(f'"{p}"' for p in parents)
-    parent = f"{attrs}.parentUUID == {quoted}" if len(parents) == 1 else f"{attrs}.parentUUID in [{quoted}]"
-    selectors = [{"cel": {"expression": f'{attrs}.profile == "{profiles.pop()}"'}}, {"cel": {"expression": parent}}]
-    request = {"name": "mig", "exactly": {"deviceClassName": MIG_CLASS, "selectors": selectors}}
-    spec = {"metadata": {"labels": labels_of(a)}, "spec": {"devices": {"requests": [request]}}}
-    return obj("resource.k8s.io/v1", "ResourceClaimTemplate", own(a, f"{a.object_name}-gpus"), spec=spec)
+    placements = sorted({_mig_placement(d) for d in chosen})
+    either = placements[0] if len(placements) == 1 else " || ".join(f"({p})" for p in placements)
+    return [
+        {"cel": {"expression": f'{_ATTRIBUTES}.profile == "{profiles.pop()}"'}},
+        {"cel": {"expression": either}},
+    ]
 
 
-def _mig_fields(a: AllocationShape) -> tuple[list[Obj], Obj]:
-    """The pod's ``resourceClaims`` and the container's ``resources`` for the MIG claim template."""
-    resources = {**_resources(None, 0, 0), "claims": [{"name": "gpu"}]}
-    return [{"name": "gpu", "resourceClaimTemplateName": f"{a.object_name}-gpus"}], resources
+def _request(name: str, device_class: str, selectors: list[Obj], count: int = 1) -> Obj:
+    """One request of the v1 API (nested under ``exactly``): ``count`` devices of the class, all selectors met."""
+    exactly = {"deviceClassName": device_class, "selectors": selectors, "allocationMode": "ExactCount", "count": count}
+    return {"name": name, "exactly": exactly}
+
+
+def _gpus(a: AllocationShape) -> list[DeviceShape]:
+    """The allocation's distinct GPUs, by host and index."""
+    seen: dict[str, DeviceShape] = {}
+    for d in sorted(a.devices, key=lambda d: (d.hostname, d.gpu_index)):
+        seen.setdefault(d.gpu_uuid, d)
+    return list(seen.values())
+
+
+def _per_device(a: AllocationShape, device_class: str) -> list[Obj]:
+    """One request per placed device, each naming exactly one: for a single pod (or VM) holding all of them."""
+    if a.performance == "mig":
+        return [_request(f"mig-{i}", MIG_CLASS, mig_selectors(a, [d])) for i, d in enumerate(a.devices)]
+    return [_request(f"gpu-{i}", device_class, [uuid_selector([d.gpu_uuid])]) for i, d in enumerate(_gpus(a))]
+
+
+def claim_template_name(a: AllocationShape) -> str:
+    return f"{a.object_name}-gpus"
+
+
+def _claim_template(a: AllocationShape, requests: list[Obj]) -> Obj:
+    """The allocation's ``ResourceClaimTemplate``: each pod made from a template that names it gets a claim of its
+    own, deleted with the pod."""
+    spec = {"metadata": {"labels": labels_of(a)}, "spec": {"devices": {"requests": requests}}}
+    return obj(DRA_API, "ResourceClaimTemplate", own(a, claim_template_name(a)), spec=spec)
+
+
+def _claim_fields(a: AllocationShape, whole_gpus: int) -> tuple[list[Obj], Obj]:
+    """The pod's ``resourceClaims`` (the template's claim) and the worker's ``resources`` consuming it."""
+    resources = {**_resources(whole_gpus), "claims": [{"name": CLAIM}]}
+    return [{"name": CLAIM, "resourceClaimTemplateName": claim_template_name(a)}], resources
+
+
+def share_claim_name(gpu_uuid: str) -> str:
+    return f"ladder-share-{gpu_uuid.lower()}"
+
+
+def gpu_config(performance: str) -> Obj:
+    """The NVIDIA DRA driver's opaque ``GpuConfig`` for a soft-shared GPU: time-slicing, or one MPS control daemon
+    (``mps``; ``fractional`` is MPS with per-client limits). The per-client limits are set in each client's
+    environment (``_share_env``): the daemon serves all of the tenant's clients on the GPU, each with its own
+    share, and a claim's configuration cannot change once it exists."""
+    if performance == "time_slicing":
+        sharing: Obj = {"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "Default"}}
+    elif performance in ("mps", "fractional"):
+        sharing = {"strategy": "MPS", "mpsConfig": {}}
+    else:
+        raise ValueError(f"{performance} is not a soft-sharing mode")
+    return {"apiVersion": NVIDIA_API, "kind": "GpuConfig", "sharing": sharing}
+
+
+def share_claims(a: AllocationShape) -> list[Obj]:
+    """One ``ResourceClaim`` per (tenant, GPU) for soft sharing, in the tenant's namespace: every soft-share pod of
+    the tenant on that GPU names it, so they all share the one device it holds, and no claim of another namespace
+    can be given that device while it is allocated here. Not the allocation's: it outlives each allocation on the
+    GPU (the driver applies it with the tenant's objects and never deletes it with an allocation), and once no pod
+    uses it the claim is deallocated and the GPU is free for the next claim the engine's placement names."""
+    if a.performance not in SOFT_SHARING:
+        return []
+    claims = []
+    for d in _gpus(a):
+        request = _request(CLAIM, GPU_CLASS, [uuid_selector([d.gpu_uuid])])
+        config = {"requests": [CLAIM], "opaque": {"driver": DRA_DOMAIN, "parameters": gpu_config(a.performance)}}
+        spec = {"devices": {"requests": [request], "config": [config]}}
+        claims.append(
+            obj(
+                DRA_API,
+                "ResourceClaim",
+                meta(share_claim_name(d.gpu_uuid), a.namespace, {LABEL_TENANT: a.tenant}),
+                spec=spec,
+            )
+        )
+    return claims
+
+
+def _share_env(a: AllocationShape) -> list[Obj]:
+    """A soft share's per-client limits, from the share: MPS's active-thread percentage (compute) and pinned device
+    memory limit (device 0 is the pod's one GPU); time-slicing has neither, so only the share is told."""
+    share = a.devices[0].share_milli if a.devices else None
+    if not share:
+        return []
+    env = [{"name": "LADDER_GPU_SHARE_MILLI", "value": str(share)}]
+    if a.performance in ("mps", "fractional"):
+        memory_mb = (CATALOG[a.gpu_model].memory_gb if a.gpu_model in CATALOG else 80) * 1024 * share // 1000
+        env += [
+            {"name": "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "value": str(-(-share // 10))},
+            {"name": "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "value": f"0={memory_mb}MB"},
+        ]
+    return env
+
+
+def _share_fields(a: AllocationShape) -> tuple[list[Obj], Obj]:
+    gpus = _gpus(a)
+    if len(gpus) != 1:
+        raise ValueError(f"allocation {a.id}: a soft share is on one GPU, placed on {len(gpus)}")
+    gpu = gpus[0]
+    resources = {**_resources(0), "claims": [{"name": CLAIM}]}
+    return [{"name": CLAIM, "resourceClaimName": share_claim_name(gpu.gpu_uuid)}], resources
 
 
 # --- the tenant's namespace -------------------------------------------------------------------------------------
@@ -213,16 +373,7 @@ def namespace_set(tenant: TenantShape) -> list[Obj]:
     objs = [obj("v1", "Namespace", meta(ns, labels=ns_labels))]
 
     if tenant.gpu_quota_milli is not None:
-        # A backstop: the placement engine enforces the quota exactly. Each key caps one way to get a GPU at the
-        # tenant's total. MIG devices count 7 to a GPU (floor of 7 x milli / 1000, so a fractional quota still
-        # admits slices), with ResourceQuota's per-device-class syntax for DRA claims (Kubernetes 1.34).
-        whole = str(tenant.gpu_quota_milli // 1000)
-        hard = {
-            f"requests.{GPU}": whole,
-            f"requests.{PASSTHROUGH_GPU}": whole,
-            f"{MIG_CLASS}.deviceclass.resource.k8s.io/devices": str(7 * tenant.gpu_quota_milli // 1000),
-        }
-        objs.append(obj("v1", "ResourceQuota", meta("ladder-gpu-quota", ns, labels), spec={"hard": hard}))
+        objs.append(obj("v1", "ResourceQuota", meta("ladder-gpu-quota", ns, labels), spec={"hard": quota(tenant)}))
 
     # Defaults for containers that state no cpu/memory (Ladder's GPU containers always state theirs).
     defaults = {"default": {"cpu": "2", "memory": "4Gi"}, "defaultRequest": {"cpu": "250m", "memory": "512Mi"}}
@@ -254,6 +405,41 @@ def namespace_set(tenant: TenantShape) -> list[Obj]:
     return objs
 
 
+def quota(tenant: TenantShape) -> dict[str, str]:
+    """The namespace's ``ResourceQuota``: a backstop under the placement engine, which enforces the tenant's quota
+    exactly; it bounds what reaches the cluster without Ladder (a pod that bypasses Kueue, a claim written by
+    hand). Per key, with W = the quota's whole GPUs (rounded down):
+
+    - GPU devices by DRA device class (Kubernetes 1.34's ``<class>.deviceclass.resource.k8s.io/devices``): W
+      passthrough GPUs (``vfio``); W whole GPUs plus one soft-shared GPU per soft mode (a tenant's shares of one
+      mode fill one GPU before the next opens, so the shares of up to three modes may each hold a partly used GPU
+      the quota does not count whole); MIG devices 7 to a GPU (floor of 7 x milli / 1000, so a fractional quota
+      still admits slices).
+    - ``nvidia.com/gpu`` and ``nvidia.com/pgpu`` requests: W, for nodes still served by device plugins and for
+      the DRA driver's extended-resource mapping of ``nvidia.com/gpu`` (docs/kubernetes.md §2).
+    - ResourceClaims: one per claimed device at most (a claim holds at least one), plus one IMEX channel claim per
+      gang member (at most one member per whole GPU).
+    - pods: one per claim, plus the MPS limit of 48 clients on each soft-shared GPU (soft-share pods name their
+      GPU's claim instead of making one). Finished pods do not count.
+    - storage: a job's checkpoint volume is 64 GiB per GPU and one PVC per job (a job holds at least one GPU).
+    """
+    milli = tenant.gpu_quota_milli or 0
+    whole = milli // 1000
+    soft_gpus = len(SOFT_SHARING)
+    devices = {GPU_CLASS: whole + soft_gpus, VFIO_CLASS: whole, MIG_CLASS: 7 * milli // 1000}
+    claims = sum(devices.values()) + whole
+    hard = {f"{device_class}.deviceclass.resource.k8s.io/devices": str(n) for device_class, n in devices.items()}
+    return {
+        **hard,
+        f"requests.{GPU}": str(whole),
+        f"requests.{PASSTHROUGH_GPU}": str(whole),
+        "count/resourceclaims.resource.k8s.io": str(claims),
+        "pods": str(claims + MPS_CLIENTS_PER_GPU * soft_gpus),
+        "requests.storage": f"{64 * whole}Gi",
+        "persistentvolumeclaims": str(whole),
+    }
+
+
 # --- workloads by rung --------------------------------------------------------------------------------------------
 
 
@@ -264,11 +450,11 @@ def allocation_objects(a: AllocationShape) -> list[Obj]:
     if rung == "bare_metal":
         return []
     if rung == "container" and performance in ("whole_gpu", "mig"):
-        workload = [_mig_claim_template(a), _container_pod(a)] if performance == "mig" else [_container_pod(a)]
+        workload = [_claim_template(a, _per_device(a, GPU_CLASS)), _container_pod(a)]
     elif rung == "vm" and performance == "whole_gpu":
         workload = _virtual_machine(a)
     elif rung == "confidential_vm" and performance == "whole_gpu":
-        workload = [_confidential_pod(a)]
+        workload = _confidential_pod(a)
     elif rung == "job" and performance == "whole_gpu":
         workload = _gang_job(a)
     elif rung == "serverless" and performance in ("whole_gpu", "mig", "mps", "time_slicing", "fractional"):
@@ -279,11 +465,7 @@ def allocation_objects(a: AllocationShape) -> list[Obj]:
 
 
 def _container_pod(a: AllocationShape) -> Obj:
-    claims = None
-    if a.performance == "mig":
-        claims, resources = _mig_fields(a)
-    else:
-        resources = _resources(GPU, _whole_gpus(a), _whole_gpus(a))
+    claims, resources = _claim_fields(a, _whole_gpus(a) if a.performance == "whole_gpu" else 0)
     parts = pod_parts(a)
     container = _container(a, parts, resources, interactive=True)
     affinity = pinned_to([single_host(a)])
@@ -291,27 +473,32 @@ def _container_pod(a: AllocationShape) -> Obj:
     return obj("v1", "Pod", own(a), spec=spec)
 
 
-def _confidential_pod(a: AllocationShape) -> Obj:
-    """A Kata confidential pod: the whole GPUs pass through (VFIO) into a TEE guest of the node's CPU vendor."""
+def _confidential_pod(a: AllocationShape) -> list[Obj]:
+    """A Kata confidential pod: the whole GPUs pass through (VFIO) into a TEE guest of the node's CPU vendor, each
+    claimed by UUID from the DRA driver's vfio class."""
     host = single_host(a)
     tee = next((n.cc_tee for n in a.nodes if n.hostname == host), None)
     if tee is None or tee not in KATA_RUNTIME:
         raise ValueError(f"allocation {a.id}: host {host} is not a confidential-computing host in CC mode")
-    gpus = _whole_gpus(a)
-    resources = _resources(PASSTHROUGH_GPU, gpus, gpus)
+    claims, resources = _claim_fields(a, _whole_gpus(a))
     resources["limits"]["cpu"] = resources["requests"]["cpu"]  # Kata sizes the guest from the limits
     parts = pod_parts(a)
     container = _container(a, parts, resources, interactive=True)
     spec = _pod_spec(
-        parts, [container], "Always", runtimeClassName=KATA_RUNTIME[tee], nodeSelector={CC_MODE: "on", HOSTNAME: host}
+        parts,
+        [container],
+        "Always",
+        runtimeClassName=KATA_RUNTIME[tee],
+        nodeSelector={CC_MODE: "on", HOSTNAME: host},
+        resourceClaims=claims,
     )
-    return obj("v1", "Pod", own(a), spec=spec)
+    return [_claim_template(a, _per_device(a, VFIO_CLASS)), obj("v1", "Pod", own(a), spec=spec)]
 
 
 def _virtual_machine(a: AllocationShape) -> list[Obj]:
-    """A KubeVirt VM with the placed GPUs passed through. ``deviceName`` is ``nvidia.com/<catalog model>``: the
-    operator aliases the PCI-database names of NVIDIA's KubeVirt GPU device plugin to the catalog's (its
-    ``GPUAliases`` config) and permits them in the KubeVirt CR, so one name holds across pci.ids versions.
+    """A KubeVirt VM with the placed GPUs passed through, each claimed by UUID from the DRA driver's vfio class
+    (KubeVirt's ``GPUsWithDRA`` feature gate: the VMI's ``resourceClaims`` reach the virt-launcher pod, and each
+    ``gpus`` entry names its claim's request, so GPU i is exactly request ``gpu-i``).
 
     With a workload, the VM boots the catalog's disk for its ``os_image`` and cloud-init user data (the tenant's,
     with its SSH keys for the image's user) from the Secret ``ldr-<id>-userdata``: user data may hold secrets, so
@@ -333,7 +520,7 @@ def _virtual_machine(a: AllocationShape) -> list[Obj]:
         "resources": {"requests": {"memory": f"{2 * memory_gb * gpus}Gi"}},  # twice the GPU memory, for staging
         "firmware": {"bootloader": {"efi": {"secureBoot": False}}},  # the GPUs' large BARs need UEFI
         "devices": {
-            "gpus": [{"name": f"gpu{i}", "deviceName": f"nvidia.com/{a.gpu_model}"} for i in range(gpus)],
+            "gpus": [{"name": f"gpu{i}", "claimName": CLAIM, "requestName": f"gpu-{i}"} for i in range(gpus)],
             "disks": disks,
             "interfaces": [{"name": "default", "masquerade": {}}],
         },
@@ -341,6 +528,7 @@ def _virtual_machine(a: AllocationShape) -> list[Obj]:
     vmi = {
         "domain": domain,
         "nodeSelector": {HOSTNAME: host},
+        "resourceClaims": [{"name": CLAIM, "resourceClaimTemplateName": claim_template_name(a)}],
         "evictionStrategy": "None",  # passthrough GPUs cannot live-migrate: a drain stops the VM
         "networks": [{"name": "default", "pod": {}}],
         "volumes": volumes,
@@ -348,7 +536,8 @@ def _virtual_machine(a: AllocationShape) -> list[Obj]:
     # runStrategy, not the deprecated ``running``. The template's labels reach the launcher pod, which the
     # allocation's Services and NetworkPolicies select.
     spec = {"runStrategy": "Always", "template": {"metadata": {"labels": labels_of(a)}, "spec": vmi}}
-    return [*objs, obj("kubevirt.io/v1", "VirtualMachine", own(a), spec=spec)]
+    template = _claim_template(a, _per_device(a, VFIO_CLASS))
+    return [*objs, template, obj("kubevirt.io/v1", "VirtualMachine", own(a), spec=spec)]
 
 
 def _gang_job(a: AllocationShape) -> list[Obj]:
@@ -360,11 +549,26 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
     recreated too (also not counted). The gang resumes from ``$LADDER_CHECKPOINT_DIR`` (the workload's
     ``checkpoint.path``, else /checkpoints) and saves every ``$LADDER_CHECKPOINT_INTERVAL_S`` seconds; only other
     failures count.
+
+    Devices: the pod template names a claim template, so each member gets a claim of its own for
+    ``per_member`` GPUs among the gang's placed UUIDs (a pod's devices are on its node). The members together
+    hold ``gang_size * per_member`` distinct GPUs out of exactly that many named ones: the gang's own GPUs, each
+    once. Members stay on the gang's hosts (node affinity) inside its NVLink clique (node selector, and Kueue's
+    topology request). Where the model has multi-node NVLink, a ``ComputeDomain`` spans the gang's nodes and each
+    member also claims the IMEX channel from the template the domain's driver creates.
     """
     gang, total = a.gang_size, len(a.devices)
     if gang < 1 or total % gang:
         raise ValueError(f"allocation {a.id}: {total} GPUs do not split into {gang} equal members")
     per_member, name, labels = total // gang, a.object_name, labels_of(a)
+    cliques = sorted({n.nvlink_domain for n in a.nodes})
+    if len(cliques) > 1:
+        raise ValueError(f"allocation {a.id}: a gang stays inside one NVLink domain, placed across {cliques}")
+    domain = a.gpu_model in CATALOG and CATALOG[a.gpu_model].multi_node_nvlink and len(hosts(a)) > 1
+    claims, resources = _claim_fields(a, per_member)
+    if domain:
+        claims.append({"name": "channel", "resourceClaimTemplateName": f"{name}-channel"})
+        resources["claims"].append({"name": "channel"})
     checkpoints = f"{name}-checkpoints"
     checkpoint = (a.workload.checkpoint if a.workload else None) or Checkpoint()
     # Every member writes its shards from its own node: ReadWriteMany, from the cluster's default class.
@@ -383,7 +587,7 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
     container = _container(
         a,
         parts,
-        _resources(GPU, per_member, per_member),
+        resources,
         env=[{"name": k, "value": v} for k, v in env.items()],
         mounts=[{"name": "checkpoints", "mountPath": checkpoint.path}],
     )
@@ -394,9 +598,14 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
         volumes=[{"name": "checkpoints", "persistentVolumeClaim": {"claimName": checkpoints}}],
         affinity=pinned_to(hosts(a)),
         # The product label lets Kueue pick this model's ResourceFlavor (hostnames alone do not).
-        nodeSelector={GPU_PRODUCT: GPU_PRODUCTS[a.gpu_model][0]} if a.gpu_model in GPU_PRODUCTS else None,
+        nodeSelector={
+            **({GPU_PRODUCT: GPU_PRODUCTS[a.gpu_model][0]} if a.gpu_model in GPU_PRODUCTS else {}),
+            **({CLIQUE: cliques[0]} if cliques and cliques[0] else {}),
+        }
+        or None,
         subdomain=name,
         terminationGracePeriodSeconds=300,  # members checkpoint on SIGTERM
+        resourceClaims=claims,
     )
     restart = {"containerName": "worker", "operator": "In", "values": [RESTART_FROM_CHECKPOINT]}
     failure_policy = [
@@ -413,9 +622,16 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
         "podFailurePolicy": {"rules": failure_policy},
         "template": {**template, "spec": pod},
     }
+    uuids = [d.gpu_uuid for d in _gpus(a)]
+    devices = _claim_template(a, [_request(CLAIM, GPU_CLASS, [uuid_selector(uuids)], per_member)])
+    # numNodes 0: the driver's default with IMEX daemons found by DNS name; the workload waits for its peers.
+    channel = {"resourceClaimTemplate": {"name": f"{name}-channel"}, "allocationMode": "Single"}
+    compute_domain = [obj(NVIDIA_API, "ComputeDomain", own(a), spec={"numNodes": 0, "channel": channel})]
     return [
         obj("v1", "PersistentVolumeClaim", own(a, checkpoints), spec=pvc_spec),
         obj("v1", "Service", own(a), spec=ranks),
+        *(compute_domain if domain else []),
+        devices,
         obj("batch/v1", "Job", meta(name, a.namespace, {**labels, QUEUE_LABEL: LOCAL_QUEUE}), spec=job),
     ]
 
@@ -429,22 +645,7 @@ def _serverless(a: AllocationShape) -> list[Obj]:
     the driver sets the Deployment's scale to 0 (an HPA does not act on a target at 0 replicas), and on the
     first queued request it sets 1 and the HPA takes over again."""
     name, labels = a.object_name, labels_of(a)
-    objs: list[Obj] = []
-    claims: list[Obj] | None = None
-    env: list[Obj] = []
-    if a.performance == "mig":
-        objs.append(_mig_claim_template(a))
-        claims, resources = _mig_fields(a)
-    elif a.performance == "whole_gpu":
-        resources = _resources(GPU, 1, 1)
-    else:
-        # Soft sharing (rule 1: within the tenant only): one replica of the device plugin's shared resource.
-        resources = _resources(GPU_SHARED, 1, 0)
-        share = a.devices[0].share_milli if a.devices else None
-        if share:
-            env.append({"name": "LADDER_GPU_SHARE_MILLI", "value": str(share)})
-            if a.performance in ("mps", "fractional"):  # MPS enforces a compute cap per client
-                env.append({"name": "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "value": str(-(-share // 10))})
+    objs, claims, resources, env = _serverless_devices(a)
     parts = pod_parts(a, serve_port(a))
     # The stock image answers /ready; a tenant's server is ready when it accepts connections on its port.
     ready = {"tcpSocket": {"port": "http"}} if a.workload else {"httpGet": {"path": "/ready", "port": "http"}}
@@ -474,7 +675,36 @@ def _serverless(a: AllocationShape) -> list[Obj]:
     ]
 
 
+def _serverless_devices(a: AllocationShape) -> tuple[list[Obj], list[Obj], Obj, list[Obj]]:
+    """A replica's device: the claim template's objects, the pod's ``resourceClaims``, the worker's ``resources``
+    and environment. Replicas share one pod template, so each replica's claim takes one device among the placed
+    ones (one whole GPU, or one MIG device at its placed start); there are never more replicas than devices (the
+    HPA's maximum, and no surge), so the replicas hold the placed devices and nothing else. A soft share names
+    the tenant's claim for its GPU (``share_claims``); soft sharing never crosses tenants (rule 1)."""
+    if a.performance == "mig":
+        request = _request(CLAIM, MIG_CLASS, mig_selectors(a))
+    elif a.performance == "whole_gpu":
+        request = _request(CLAIM, GPU_CLASS, [uuid_selector(d.gpu_uuid for d in a.devices)])
+    else:
+        claims, resources = _share_fields(a)
+        return [], claims, resources, _share_env(a)
+    claims, resources = _claim_fields(a, 1 if a.performance == "whole_gpu" else 0)
+    return [_claim_template(a, [request])], claims, resources, []
+
+
 # --- once per cluster ---------------------------------------------------------------------------------------------
+
+
+def kueue_configuration() -> Obj:
+    """The part of Kueue's own ``Configuration`` (its manager's config file, not an API object) Ladder needs: DRA
+    support on, and each device class Ladder's gangs claim mapped to the resource the ClusterQueue covers."""
+    mappings = [{"name": name, "deviceClassNames": [cls]} for cls, name in sorted(KUEUE_DEVICE_CLASSES.items())]
+    return {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta1",
+        "kind": "Configuration",
+        "featureGates": {"DynamicResourceAllocation": True},
+        "resources": {"deviceClassMappings": mappings},
+    }
 
 
 def flavor_name(model: str) -> str:
@@ -507,14 +737,16 @@ def cluster_setup(
         objs.append(obj(KUEUE_API, "ResourceFlavor", meta(flavor_name(model)), spec=flavor))
         gpus = (gpus_per_model or {}).get(model, 1024)
         # Kueue admits only resources its ClusterQueue covers, so cpu and memory are covered too (per GPU).
-        quotas = {"cpu": str(32 * gpus), "memory": f"{256 * gpus}Gi", GPU: str(gpus)}
+        # GPUs arrive as DRA claims, counted as nvidia.com/gpu through Kueue's deviceClassMappings
+        # (KUEUE_DEVICE_CLASSES); a multi-node NVLink gang adds one IMEX channel claim per member.
+        quotas = {"cpu": str(32 * gpus), "memory": f"{256 * gpus}Gi", GPU: str(gpus), IMEX_CHANNEL: str(gpus)}
         flavors.append(
             {"name": flavor_name(model), "resources": [{"name": r, "nominalQuota": q} for r, q in quotas.items()]}
         )
     queue = {
         "namespaceSelector": {"matchLabels": {MANAGED_BY_LABEL: MANAGED_BY}},
         "queueingStrategy": "BestEffortFIFO",
-        "resourceGroups": [{"coveredResources": ["cpu", "memory", GPU], "flavors": flavors}],
+        "resourceGroups": [{"coveredResources": ["cpu", "memory", GPU, IMEX_CHANNEL], "flavors": flavors}],
     }
     objs.append(obj(KUEUE_API, "ClusterQueue", meta(CLUSTER_QUEUE), spec=queue))
     for handler in sorted(KATA_RUNTIME.values()):

@@ -66,6 +66,7 @@ class DeviceShape:
     gpu_index: int
     gpu_uuid: str
     mig_profile: str | None = None  # a MIG slice of this profile on the GPU gpu_uuid
+    mig_start: int | None = None  # the slice's placement start (its first memory slice, 0-7)
     share_milli: int | None = None  # a soft share (time-slicing, MPS) of the GPU, within the tenant
 
 

@@ -17,6 +17,8 @@ class GpuModelSpec:
     cc_capable: bool
     # profile name -> kind, e.g. {"1g.10gb": G1, "1g.10gb+me": G1_ME, ...}
     mig_profiles: dict[str, MigKind] = field(default_factory=dict)
+    # NVLink across hosts (an NVL72 rack): a gang's memory sharing between nodes needs an IMEX ComputeDomain.
+    multi_node_nvlink: bool = False
 
     @property
     def mig_capable(self) -> bool:
@@ -58,7 +60,13 @@ CATALOG: dict[str, GpuModelSpec] = {
             "H200-141GB", 141, True, _profiles("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb")
         ),
         GpuModelSpec("B200", 180, True, _profiles("1g.23gb", "1g.45gb", "2g.45gb", "3g.90gb", "4g.90gb", "7g.180gb")),
-        GpuModelSpec("GB200", 186, True, _profiles("1g.23gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb")),
+        GpuModelSpec(
+            "GB200",
+            186,
+            True,
+            _profiles("1g.23gb", "1g.47gb", "2g.47gb", "3g.93gb", "4g.93gb", "7g.186gb"),
+            multi_node_nvlink=True,
+        ),
     )
 }
 

@@ -1,6 +1,7 @@
 """Offline validation of rendered manifests: Kubernetes 1.34 kinds with ``kubernetes-validate`` (strict), Kueue,
-Gateway API and Metal3 objects against their CRDs' ``openAPIV3Schema``, KubeVirt objects against KubeVirt's
-swagger, plus the checks no schema expresses (object names, label syntax, Pod Security "restricted").
+Gateway API, Metal3 and NVIDIA DRA driver (ComputeDomain) objects against their CRDs' ``openAPIV3Schema``,
+KubeVirt objects against KubeVirt's swagger, plus the checks no schema expresses (object names, label syntax, Pod
+Security "restricted").
 
 Unknown fields fail everywhere. CRD and swagger schemas rarely say ``additionalProperties: false`` (the API server
 prunes or, with strict field validation, rejects unknown fields instead), so every object schema that lists
@@ -122,6 +123,7 @@ CRD_GROUPS = {
     "kueue.x-k8s.io": ("Kueue", "kueue"),
     "gateway.networking.k8s.io": ("Gateway API", "gateway-api"),
     "metal3.io": ("Metal3", "metal3"),
+    "resource.nvidia.com": ("NVIDIA DRA driver", "nvidia-dra-driver"),
 }
 
 

@@ -56,7 +56,7 @@ class Command(BaseCommand):
                 if allocation.rung == Rung.BARE_METAL:
                     objects = render.bare_metal_node_patches(shape) + render.bare_metal_host_objects(shape)
                 else:
-                    objects = render.allocation_objects(shape)
+                    objects = render.share_claims(shape) + render.allocation_objects(shape)
             except ValueError as error:
                 raise CommandError(str(error)) from None
         self.stdout.write(render.documents(objects), ending="")

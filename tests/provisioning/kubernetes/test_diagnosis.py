@@ -556,3 +556,61 @@ def test_it_ships_rbac_that_parses_and_names_every_rule():
     )
     assert binding["roleRef"]["name"] == "ladder-provisioner"
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "ladder", "namespace": "ladder-system"}]
+
+
+# --- nodes served by the NVIDIA DRA driver ----------------------------------------------------------------------
+
+
+def dra_node(**kw: Any) -> dict[str, Any]:
+    """The healthy node with the device plugin off and no nvidia.com/gpu resources: the DRA driver serves it."""
+    return node(labels={"nvidia.com/gpu.deploy.device-plugin": "false"}, capacity={}, allocatable={}, **kw)
+
+
+def dra_slice(gpus: int = 8, mig: tuple[str, ...] = (), node_name: str = "hall1-r07-n03") -> dict[str, Any]:
+    devices: list[dict[str, Any]] = [
+        {"name": f"gpu-{i}", "attributes": {"type": {"string": "gpu"}, "uuid": {"string": f"gpu-{i:08x}"}}}
+        for i in range(gpus)
+    ]
+    devices += [
+        {"name": f"gpu-7-mig-{p}-{i}", "attributes": {"type": {"string": "mig"}, "profile": {"string": p}}}
+        for i, p in enumerate(mig)
+    ]
+    spec = {"driver": "gpu.nvidia.com", "nodeName": node_name, "pool": {"name": node_name, "generation": 1}}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "spec": {**spec, "devices": devices}}
+
+
+def test_a_node_served_by_the_dra_driver_is_read_from_its_resource_slices():
+    found = diagnose_node(dra_node(), expected_gpus=8, resource_slices=[dra_slice(), dra_slice(node_name="other")])
+    assert found.ok, found.summary
+    plugin = next(c for c in found.checks if c.layer == "device_plugin")
+    assert plugin.evidence["served_by"] == "dra"
+    assert plugin.evidence["dra_devices"] == {"gpu": 8}
+    assert "DRA gpu.nvidia.com" in plugin.detail
+
+
+def test_a_dra_node_missing_gpus_or_mig_devices_is_reported():
+    assert_broken(diagnose_node(dra_node(), expected_gpus=8, resource_slices=[dra_slice(gpus=6)]), "device_plugin")
+    cut = dra_slice(gpus=7, mig=("3g.40gb",))
+    assert diagnose_node(dra_node(), 8, {"3g.40gb": 2}, expected_mig_gpus=1, resource_slices=[cut]).summary == (
+        "DRA driver publishes 1 of 2 expected MIG devices 3g.40gb"
+    )
+    cut = dra_slice(gpus=7, mig=("3g.40gb", "3g.40gb"))
+    assert diagnose_node(dra_node(), 8, {"3g.40gb": 2}, expected_mig_gpus=1, resource_slices=[cut]).ok
+
+
+def test_a_node_served_by_both_the_device_plugin_and_the_dra_driver_is_a_fault():
+    found = diagnose_node(node(), expected_gpus=8, resource_slices=[dra_slice()])
+    assert_broken(found, "device_plugin")
+    assert "handed out twice" in found.summary
+
+
+def test_a_tainted_dra_device_is_not_allocatable():
+    sliced = dra_slice()
+    sliced["spec"]["devices"][3]["taints"] = [{"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoExecute"}]
+    found = diagnose_node(dra_node(), expected_gpus=8, resource_slices=[sliced])
+    assert_broken(found, "allocatable")
+    assert found.evidence["tainted_devices"] == ["gpu-3"]
+
+
+def test_without_resource_slices_a_node_is_read_as_a_device_plugin_node():
+    assert_broken(diagnose_node(dra_node(), expected_gpus=8), "device_plugin")

@@ -67,7 +67,11 @@ def test_a_container_runs_and_is_released(fleet: K8sServer, acme: Any) -> None:
     assert {p["metadata"]["name"] for p in fleet.objects(kind="NetworkPolicy", namespace=ns)} >= {"default-deny"}
     pod = workload(fleet, allocation, "Pod")
     assert pod is not None
-    assert pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] in (2, "2")
+    resources = pod["spec"]["containers"][0]["resources"]
+    assert resources["claims"] == [{"name": "gpus"}]
+    assert "nvidia.com/gpu" not in resources["limits"]
+    template = live(fleet, "resource.k8s.io/v1", "ResourceClaimTemplate", f"ldr-{allocation.pk}-gpus", ns)
+    assert len(template["spec"]["spec"]["devices"]["requests"]) == 2  # one request per placed GPU
     pod_ready(fleet, allocation)
     driver.status(allocation.pk)
     assert state(allocation) == S.RUNNING
@@ -138,7 +142,9 @@ def test_a_mig_slice_claims_its_profile_on_the_placed_gpu(fleet: K8sServer, acme
     [template] = fleet.objects(kind="ResourceClaimTemplate", namespace="ladder-acme")
     text = json.dumps(template)
     assert "3g.40gb" in text
-    assert device.gpu_uuid in text
+    assert device.gpu_uuid.lower() in text
+    assert device.mig_start is not None
+    assert f"memorySlice{device.mig_start}" in text  # the placed start, not any slice of the profile
     assert "mig.nvidia.com" in text
     pod = workload(fleet, allocation, "Pod")
     assert pod is not None
@@ -337,7 +343,7 @@ def test_k8s_render_prints_what_would_be_applied(fleet: K8sServer, acme: Any) ->
         assert all({"apiVersion", "kind", "metadata"} <= d.keys() for d in documents)
     out = StringIO()
     call_command("k8s_render", allocation=allocation.pk, stdout=out)
-    assert [d["kind"] for d in yaml.safe_load_all(out.getvalue()) if d] == ["Pod"]
+    assert [d["kind"] for d in yaml.safe_load_all(out.getvalue()) if d] == ["ResourceClaimTemplate", "Pod"]
     assert fleet.objects() == enrolled(fleet)  # nothing was applied
     with pytest.raises(CommandError, match="no tenant"):
         call_command("k8s_render", tenant="nobody")
@@ -459,3 +465,25 @@ def test_every_rung_is_provisioned_observed_and_released(
         if (o["metadata"].get("labels") or {}).get("ladder.io/allocation") == str(allocation.pk)
     ]
     assert left == []
+
+
+def test_two_soft_shares_of_one_tenant_name_the_tenants_one_claim_for_the_gpu(fleet: K8sServer, acme: Any) -> None:
+    driver = KubernetesProvisioner()
+    first = place(acme, rung="serverless", share_mode="mps", share_milli=500)
+    second = place(acme, rung="serverless", share_mode="mps", share_milli=250)
+    for allocation in (first, second):
+        driver.provision(allocation.pk)
+    (gpu,) = {a.devices.get().gpu_uuid for a in (first, second)}  # the engine packs them onto one GPU
+    claim = live(fleet, "resource.k8s.io/v1", "ResourceClaim", f"ladder-share-{gpu.lower()}", "ladder-acme")
+    assert claim["spec"]["devices"]["config"][0]["opaque"]["parameters"]["sharing"]["strategy"] == "MPS"
+    for allocation in (first, second):
+        pod = workload(fleet, allocation, "Deployment")
+        assert pod is not None
+        assert pod["spec"]["template"]["spec"]["resourceClaims"] == [
+            {"name": "gpus", "resourceClaimName": claim["metadata"]["name"]}
+        ]
+    allocation_stop(allocation=first, actor=SYSTEM)
+    driver.release(first.pk)
+    fleet.tick()
+    # The claim is the tenant's for the GPU: releasing one share keeps it for the other.
+    assert live(fleet, "resource.k8s.io/v1", "ResourceClaim", claim["metadata"]["name"], "ladder-acme")

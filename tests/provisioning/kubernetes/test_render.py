@@ -59,7 +59,7 @@ MIG = shape(
     102,
     "container",
     "mig",
-    (DeviceShape(hostname="gpu-node-02", gpu_index=3, gpu_uuid=uuid(2, 3), mig_profile="3g.40gb"),),
+    (DeviceShape(hostname="gpu-node-02", gpu_index=3, gpu_uuid=uuid(2, 3), mig_profile="3g.40gb", mig_start=4),),
     (node(2),),
 )
 TIME_SLICED = shape(
@@ -89,7 +89,10 @@ SERVERLESS_MIG = shape(
     109,
     "serverless",
     "mig",
-    tuple(DeviceShape(hostname="gpu-node-09", gpu_index=g, gpu_uuid=uuid(9, g), mig_profile="1g.10gb") for g in (0, 1)),
+    tuple(
+        DeviceShape(hostname="gpu-node-09", gpu_index=g, gpu_uuid=uuid(9, g), mig_profile="1g.10gb", mig_start=3 * g)
+        for g in (0, 1)
+    ),
     (node(9),),
 )
 BARE_METAL = shape(
@@ -138,7 +141,21 @@ def test_container_two_whole_gpus() -> None:
     assert pod["metadata"]["namespace"] == "ladder-acme"
     assert pod["metadata"]["labels"]["ladder.io/tenant"] == "acme"
     assert pod["metadata"]["labels"]["ladder.io/allocation"] == "101"
-    assert worker(pod["spec"])["resources"]["limits"]["nvidia.com/gpu"] == "2"
+    template = one(objs, "ResourceClaimTemplate")
+    assert template["metadata"]["name"] == "ldr-101-gpus"
+    requests = template["spec"]["spec"]["devices"]["requests"]
+    assert [(r["name"], r["exactly"]["deviceClassName"], r["exactly"]["count"]) for r in requests] == [
+        ("gpu-0", "gpu.nvidia.com", 1),
+        ("gpu-1", "gpu.nvidia.com", 1),
+    ]
+    assert requests[1]["exactly"]["selectors"] == [
+        {"cel": {"expression": f'device.attributes["gpu.nvidia.com"].uuid.lowerAscii() == "{uuid(1, 1).lower()}"'}}
+    ]
+    assert pod["spec"]["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "ldr-101-gpus"}]
+    resources = worker(pod["spec"])["resources"]
+    assert resources["claims"] == [{"name": "gpus"}]
+    assert "nvidia.com/gpu" not in resources["limits"]
+    assert resources["requests"]["cpu"] == "16"
     assert pinned_hosts(pod["spec"]) == ["gpu-node-01"]
     assert "nodeName" not in pod["spec"]
     assert pod["spec"]["restartPolicy"] == "Always"
@@ -153,24 +170,43 @@ def test_container_mig_slice_is_a_dra_claim_on_the_placed_parent() -> None:
     (request,) = template["spec"]["spec"]["devices"]["requests"]
     assert request["exactly"]["deviceClassName"] == "mig.nvidia.com"
     expressions = [s["cel"]["expression"] for s in request["exactly"]["selectors"]]
+    capacity = 'device.capacity["gpu.nvidia.com"]'
     assert expressions == [
         'device.attributes["gpu.nvidia.com"].profile == "3g.40gb"',
-        f'device.attributes["gpu.nvidia.com"].parentUUID == "{uuid(2, 3)}"',
+        f'device.attributes["gpu.nvidia.com"].parentUUID.lowerAscii() == "{uuid(2, 3).lower()}"'
+        f' && "memorySlice4" in {capacity} && !("memorySlice3" in {capacity})',
     ]
-    assert pod["spec"]["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "ldr-102-gpus"}]
+    assert pod["spec"]["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "ldr-102-gpus"}]
     resources = worker(pod["spec"])["resources"]
-    assert resources["claims"] == [{"name": "gpu"}]
+    assert resources["claims"] == [{"name": "gpus"}]
     assert "nvidia.com/gpu" not in resources["limits"]
     assert pinned_hosts(pod["spec"]) == ["gpu-node-02"]
 
 
-def test_serverless_time_slicing_requests_the_shared_resource() -> None:
+def test_serverless_time_slicing_names_the_tenants_claim_for_its_gpu() -> None:
     objs = render.allocation_objects(TIME_SLICED)
     schemas.validate_all(objs)
+    assert not by_kind(objs, "ResourceClaimTemplate")
+    (claim,) = render.share_claims(TIME_SLICED)
+    schemas.validate_all([claim])
+    name = f"ladder-share-{uuid(3, 0).lower()}"
+    assert (claim["kind"], claim["metadata"]["name"], claim["metadata"]["namespace"]) == (
+        "ResourceClaim",
+        name,
+        "ladder-acme",
+    )
+    assert "ladder.io/allocation" not in claim["metadata"]["labels"]  # the tenant's, outliving each allocation
+    (config,) = claim["spec"]["devices"]["config"]
+    assert config["opaque"]["parameters"]["sharing"] == {
+        "strategy": "TimeSlicing",
+        "timeSlicingConfig": {"interval": "Default"},
+    }
     deployment = one(objs, "Deployment")
-    container = worker(deployment["spec"]["template"]["spec"])
-    assert container["resources"]["limits"]["nvidia.com/gpu.shared"] == "1"
-    assert "nvidia.com/gpu" not in container["resources"]["limits"]
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["resourceClaims"] == [{"name": "gpus", "resourceClaimName": name}]
+    container = worker(pod)
+    assert container["resources"]["claims"] == [{"name": "gpus"}]
+    assert not [k for k in container["resources"]["limits"] if k.startswith("nvidia.com/")]
     assert {"name": "LADDER_GPU_SHARE_MILLI", "value": "500"} in container["env"]
     assert one(objs, "HorizontalPodAutoscaler")["spec"]["maxReplicas"] == 2
 
@@ -183,8 +219,12 @@ def test_vm_passes_four_gpus_through() -> None:
     assert vm["spec"]["runStrategy"] == "Always"
     vmi = vm["spec"]["template"]["spec"]
     assert vmi["domain"]["devices"]["gpus"] == [
-        {"name": f"gpu{i}", "deviceName": "nvidia.com/H100-SXM-80GB"} for i in range(4)
+        {"name": f"gpu{i}", "claimName": "gpus", "requestName": f"gpu-{i}"} for i in range(4)
     ]
+    assert vmi["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "ldr-104-gpus"}]
+    requests = one(objs, "ResourceClaimTemplate")["spec"]["spec"]["devices"]["requests"]
+    assert {r["exactly"]["deviceClassName"] for r in requests} == {"vfio.gpu.nvidia.com"}
+    assert [r["name"] for r in requests] == [f"gpu-{i}" for i in range(4)]
     assert vmi["nodeSelector"] == {"kubernetes.io/hostname": "gpu-node-04"}
     assert vmi["domain"]["cpu"]["cores"] == 32
     assert vmi["domain"]["resources"]["requests"]["memory"] == "640Gi"
@@ -202,8 +242,11 @@ def test_confidential_vm_is_a_kata_pod_for_the_hosts_tee(allocation: AllocationS
     pod = one(objs, "Pod")
     assert pod["spec"]["runtimeClassName"] == runtime
     limits = worker(pod["spec"])["resources"]["limits"]
-    assert limits["nvidia.com/pgpu"] == gpus
-    assert "nvidia.com/gpu" not in limits
+    assert not [k for k in limits if k.startswith("nvidia.com/")]
+    requests = one(objs, "ResourceClaimTemplate")["spec"]["spec"]["devices"]["requests"]
+    assert len(requests) == int(gpus)
+    assert {r["exactly"]["deviceClassName"] for r in requests} == {"vfio.gpu.nvidia.com"}
+    assert pod["spec"]["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": f"ldr-{allocation.id}-gpus"}]
     assert "cpu" in limits
     assert "memory" in limits
     host = allocation.devices[0].hostname
@@ -219,8 +262,10 @@ def test_confidential_vm_needs_a_cc_host() -> None:
 def test_gang_job_of_four_members_by_eight_gpus() -> None:
     objs = render.allocation_objects(GANG)
     schemas.validate_all(objs)
-    assert [o["kind"] for o in objs] == ["PersistentVolumeClaim", "Service", "Job"]
-    pvc, service, job = objs
+    assert [o["kind"] for o in objs] == ["PersistentVolumeClaim", "Service", "ResourceClaimTemplate", "Job"]
+    pvc, service, template, job = objs
+    (request,) = template["spec"]["spec"]["devices"]["requests"]
+    assert (request["exactly"]["deviceClassName"], request["exactly"]["count"]) == ("gpu.nvidia.com", 8)
     assert pvc["metadata"]["name"] == "ldr-107-checkpoints"
     assert service["spec"]["clusterIP"] == "None"
     spec = job["spec"]
@@ -234,12 +279,17 @@ def test_gang_job_of_four_members_by_eight_gpus() -> None:
     assert pod["restartPolicy"] == "Never"
     assert pod["subdomain"] == "ldr-107"
     container = worker(pod)
-    assert container["resources"]["limits"]["nvidia.com/gpu"] == "8"
+    assert container["resources"]["claims"] == [{"name": "gpus"}]
+    assert pod["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "ldr-107-gpus"}]
+    assert "nvidia.com/gpu" not in container["resources"]["limits"]
     assert {"name": "LADDER_CHECKPOINT_DIR", "value": "/checkpoints"} in container["env"]
     assert container["volumeMounts"] == [{"name": "checkpoints", "mountPath": "/checkpoints"}]
     assert pod["volumes"] == [{"name": "checkpoints", "persistentVolumeClaim": {"claimName": "ldr-107-checkpoints"}}]
     assert pinned_hosts(pod) == [f"gpu-node-{i}" for i in range(10, 14)]
-    assert pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    assert pod["nodeSelector"] == {
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.clique": "clique-b",
+    }
     rules = spec["podFailurePolicy"]["rules"]
     assert rules[0] == {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
     assert rules[1]["action"] == "Ignore"
@@ -256,13 +306,15 @@ def test_gang_must_split_evenly() -> None:
 def test_serverless_whole_gpu() -> None:
     objs = render.allocation_objects(SERVERLESS)
     schemas.validate_all(objs)
-    kinds = ["Deployment", "HorizontalPodAutoscaler", "Service", "HTTPRoute", "NetworkPolicy"]
+    kinds = ["ResourceClaimTemplate", "Deployment", "HorizontalPodAutoscaler", "Service", "HTTPRoute", "NetworkPolicy"]
     assert [o["kind"] for o in objs] == kinds
-    deployment, hpa, service, route, ingress = objs
+    template, deployment, hpa, service, route, ingress = objs
+    (request,) = template["spec"]["spec"]["devices"]["requests"]
+    assert request["exactly"]["count"] == 1  # one of the three placed GPUs per replica
     assert "replicas" not in deployment["spec"]  # the HPA and the driver own the scale
     pod = deployment["spec"]["template"]["spec"]
     container = worker(pod)
-    assert container["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert container["resources"]["claims"] == [{"name": "gpus"}]
     probe = container["readinessProbe"]
     assert probe["httpGet"]["path"] == "/ready"
     assert probe["initialDelaySeconds"] > 0
@@ -286,10 +338,12 @@ def test_serverless_mig_replicas_share_one_claim_template_over_the_placed_gpus()
     schemas.validate_all(objs)
     template = one(objs, "ResourceClaimTemplate")
     (request,) = template["spec"]["spec"]["devices"]["requests"]
-    parent = request["exactly"]["selectors"][1]["cel"]["expression"]
-    assert parent == f'device.attributes["gpu.nvidia.com"].parentUUID in ["{uuid(9, 0)}", "{uuid(9, 1)}"]'
+    placements = request["exactly"]["selectors"][1]["cel"]["expression"]
+    assert placements.count(" || ") == 1  # either placed device, one per replica
+    assert f'"{uuid(9, 0).lower()}" && "memorySlice0" in' in placements
+    assert f'"{uuid(9, 1).lower()}" && "memorySlice3" in' in placements
     pod = one(objs, "Deployment")["spec"]["template"]["spec"]
-    assert pod["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "ldr-109-gpus"}]
+    assert pod["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "ldr-109-gpus"}]
 
 
 def test_bare_metal_node_patches_and_sanitize_job() -> None:
@@ -361,9 +415,15 @@ def test_namespace_set_with_quota_and_jurisdiction() -> None:
         assert labels[f"pod-security.kubernetes.io/{mode}"] == "restricted"
     assert labels["pod-security.kubernetes.io/enforce-version"] == "latest"
     assert one(objs, "ResourceQuota")["spec"]["hard"] == {
+        "gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "19",  # 16 whole GPUs, one shared GPU per soft mode
+        "vfio.gpu.nvidia.com.deviceclass.resource.k8s.io/devices": "16",
+        "mig.nvidia.com.deviceclass.resource.k8s.io/devices": "112",
         "requests.nvidia.com/gpu": "16",
         "requests.nvidia.com/pgpu": "16",
-        "mig.nvidia.com.deviceclass.resource.k8s.io/devices": "112",
+        "count/resourceclaims.resource.k8s.io": "163",  # 19 + 16 + 112 devices, 16 IMEX channels
+        "pods": "307",  # a pod per claim, 48 MPS clients on each of 3 shared GPUs
+        "requests.storage": "1024Gi",  # 64 GiB of checkpoints per GPU
+        "persistentvolumeclaims": "16",
     }
     policies = {p["metadata"]["name"]: p["spec"] for p in by_kind(objs, "NetworkPolicy")}
     assert policies["default-deny"] == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
@@ -481,7 +541,7 @@ def test_extra_labels_never_override_ladders() -> None:
         (node(1),),
         extra_labels={"team": "vision", "ladder.io/tenant": "someone-else"},
     )
-    (pod,) = render.allocation_objects(labelled)
+    _, pod = render.allocation_objects(labelled)
     assert pod["metadata"]["labels"]["team"] == "vision"
     assert pod["metadata"]["labels"]["ladder.io/tenant"] == "acme"
 
@@ -509,7 +569,7 @@ def test_every_tenant_pod_passes_restricted_pod_security() -> None:
 
 
 def test_core_validator_catches_a_wrong_field() -> None:
-    (pod,) = render.allocation_objects(CONTAINER)
+    _, pod = render.allocation_objects(CONTAINER)
     bad = copy.deepcopy(pod)
     bad["spec"]["containers"][0]["resource"] = bad["spec"]["containers"][0].pop("resources")
     with pytest.raises(kubernetes_validate.ValidationError):
@@ -539,7 +599,7 @@ def test_kueue_validator_catches_a_wrong_field_and_version() -> None:
 
 
 def test_kubevirt_validator_catches_a_wrong_field() -> None:
-    vm = render.allocation_objects(VM)[0]
+    vm = one(render.allocation_objects(VM), "VirtualMachine")
     bad = copy.deepcopy(vm)
     devices = bad["spec"]["template"]["spec"]["domain"]["devices"]
     devices["gpu"] = devices.pop("gpus")
@@ -552,7 +612,7 @@ def test_kubevirt_validator_catches_a_wrong_field() -> None:
 
 
 def test_metadata_and_pod_security_checks_catch_mistakes() -> None:
-    (pod,) = render.allocation_objects(CONTAINER)
+    _, pod = render.allocation_objects(CONTAINER)
     bad = copy.deepcopy(pod)
     bad["metadata"]["labels"]["ladder.io/allocation"] = 101
     with pytest.raises(schemas.ManifestError, match="invalid value"):

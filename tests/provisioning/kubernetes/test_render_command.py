@@ -120,7 +120,16 @@ def test_k8s_render_prints_placeholders_and_resolves_nothing(
     secret = next(d for d in documents if d["kind"] == "Secret" and d["metadata"]["name"].endswith("-secrets"))
     assert base64.b64decode(secret["data"]["HF_TOKEN"]).decode() == "<secret HF_TOKEN>"
     kinds = [d["kind"] for d in documents]
-    assert kinds == ["Secret", "Secret", "Pod", "Service", "Service", "HTTPRoute", "NetworkPolicy"]
+    assert kinds == [
+        "Secret",
+        "Secret",
+        "ResourceClaimTemplate",
+        "Pod",
+        "Service",
+        "Service",
+        "HTTPRoute",
+        "NetworkPolicy",
+    ]
     assert k8s_fleet.objects() == enrolled(k8s_fleet)  # nothing was applied
 
 

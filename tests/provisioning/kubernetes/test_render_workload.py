@@ -127,7 +127,8 @@ SERVERLESS = with_workload(
         "serverless",
         "mig",
         tuple(
-            DeviceShape(hostname="gpu-node-09", gpu_index=0, gpu_uuid=uuid(9, 0), mig_profile="1g.10gb") for _ in "ab"
+            DeviceShape(hostname="gpu-node-09", gpu_index=0, gpu_uuid=uuid(9, 0), mig_profile="1g.10gb", mig_start=s)
+            for s in (0, 1)
         ),
         (node(9),),
     ),
@@ -317,7 +318,7 @@ def test_serverless_serves_the_workloads_public_port_behind_port_80() -> None:
     assert container["readinessProbe"]["tcpSocket"] == {"port": "http"}
     service = named(objs, "Service", "ldr-203")
     assert service["spec"]["ports"] == [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}]
-    assert spec["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "ldr-203-gpus"}]
+    assert spec["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "ldr-203-gpus"}]
 
 
 def test_confidential_pod_carries_the_workload() -> None:
@@ -333,7 +334,7 @@ def test_confidential_pod_carries_the_workload() -> None:
 
 def test_without_a_workload_the_stock_image_sleeps() -> None:
     bare = replace(CONTAINER, workload=None, materials=Materials())
-    (pod,) = render.allocation_objects(bare)
+    _, pod = render.allocation_objects(bare)
     container = worker(pod["spec"])
     assert container["command"] == ["sleep", "infinity"]
     assert "env" not in container
