@@ -263,9 +263,9 @@ def _waking(allocation: Allocation) -> bool:
 
 def _awake(allocation: Allocation) -> Allocation:
     """The endpoint, running. An idle one is woken by this request, which is held (at most
-    ``LADDER_SERVERLESS_WAKE_WAIT_SECONDS``) while it is placed again and cold-starts: its driver is asked about
-    it every ``WAKE_POLL_SECONDS`` rather than waiting for the reconcile beat, so the hold ends as soon as the
-    endpoint is ready. No capacity: 503 ``endpoint_no_capacity``; past the bound: 503 ``endpoint_waking``; both
+    ``LADDER_SERVERLESS_WAKE_WAIT_SECONDS``) while it is placed again and cold-starts: its driver provisions it and
+    is asked about it every ``WAKE_POLL_SECONDS`` rather than waiting for a worker or the reconcile beat, so the
+    hold ends as soon as the endpoint is ready. No capacity: 503 ``endpoint_no_capacity``; past the bound: 503 ``endpoint_waking``; both
     with ``Retry-After``. An endpoint on its first start, stopping or ended: 503 ``endpoint_not_running``."""
     if allocation.state == S.IDLE:
         endpoint_wake(allocation=allocation, actor=WORKLOADS)  # False: another request woke it first
@@ -274,7 +274,12 @@ def _awake(allocation: Allocation) -> Allocation:
         driver = provisioner()
         deadline = time.monotonic() + settings.LADDER_SERVERLESS_WAKE_WAIT_SECONDS
         while _waking(allocation) and time.monotonic() < deadline:
-            driver.status(allocation.pk)
+            # Provisioning is idempotent and moves by compare-and-swap, so the held request may start it itself
+            # rather than wait for the queued task (which then finds it under way).
+            if allocation.state == S.PLACED:
+                driver.provision(allocation.pk)
+            else:
+                driver.status(allocation.pk)
             allocation.refresh_from_db()
             if _waking(allocation):
                 time.sleep(WAKE_POLL_SECONDS)
