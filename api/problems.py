@@ -86,8 +86,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         elif exc.field:
             extra["errors"] = {exc.field: [exc.detail]}
         retry = getattr(exc, "retry_after", None)
-        headers = {"Retry-After": str(int(retry))} if retry is not None else None
-        return problem_response(exc.status, exc.code, exc.detail, headers, **extra, **exc.extra)
+        wait = {"Retry-After": str(int(retry))} if retry is not None else None
+        return problem_response(exc.status, exc.code, exc.detail, wait, **extra, **exc.extra)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

@@ -46,12 +46,10 @@ def sku_of(allocation: Allocation) -> tuple[Sku, int]:
         .select_related("gpu__node__hall__region", "gpu__node__gpu_model")
         .order_by("pk")
     )
-    if not devices or devices[0].gpu is None:
-        raise ValueError(f"allocation {allocation.pk} holds no devices to meter")
     if allocation.rung == Rung.SERVERLESS and allocation.replicas is not None:
         devices = devices[: allocation.replicas]
-        if not devices:
-            raise ValueError(f"endpoint {allocation.pk} has no ready replica to meter")
+    if not devices or devices[0].gpu is None:
+        raise ValueError(f"allocation {allocation.pk} holds no devices (or ready replicas) to meter")
     node = devices[0].gpu.node
     mig_profile = ""
     if allocation.rung == Rung.BARE_METAL:

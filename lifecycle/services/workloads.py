@@ -265,8 +265,9 @@ def _awake(allocation: Allocation) -> Allocation:
     """The endpoint, running. An idle one is woken by this request, which is held (at most
     ``LADDER_SERVERLESS_WAKE_WAIT_SECONDS``) while it is placed again and cold-starts: its driver provisions it and
     is asked about it every ``WAKE_POLL_SECONDS`` rather than waiting for a worker or the reconcile beat, so the
-    hold ends as soon as the endpoint is ready. No capacity: 503 ``endpoint_no_capacity``; past the bound: 503 ``endpoint_waking``; both
-    with ``Retry-After``. An endpoint on its first start, stopping or ended: 503 ``endpoint_not_running``."""
+    hold ends as soon as the endpoint is ready. No capacity: 503 ``endpoint_no_capacity``; past the bound: 503
+    ``endpoint_waking``; both with ``Retry-After``. An endpoint on its first start, stopping or ended: 503
+    ``endpoint_not_running``."""
     if allocation.state == S.IDLE:
         endpoint_wake(allocation=allocation, actor=WORKLOADS)  # False: another request woke it first
         allocation.refresh_from_db()

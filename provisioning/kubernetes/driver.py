@@ -299,7 +299,8 @@ class KubernetesProvisioner(Provisioner):
         )
         live = _read(kube, deployment) if deployment is not None else None
         if live is not None and (live.get("spec") or {}).get("replicas") == 0:
-            kube.merge_patch(live, {"metadata": {"annotations": {ANNOTATION_IDLE_SINCE: None}}, "spec": {"replicas": 1}})
+            patch = {"metadata": {"annotations": {ANNOTATION_IDLE_SINCE: None}}, "spec": {"replicas": 1}}
+            kube.merge_patch(live, patch)
             log.info("allocation %s: woken, scaling from zero", allocation.pk)
 
     def _scale_to_zero(self, kube: Kube, allocation: Allocation, deployment: dict[str, Any]) -> None:

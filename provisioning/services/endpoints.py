@@ -115,9 +115,7 @@ def endpoint_wake(*, allocation: Allocation, actor: Actor, at: datetime | None =
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def allocation_replicas_set(
-    *, allocation: Allocation, replicas: int, actor: Actor, at: datetime | None = None
-) -> bool:
+def allocation_replicas_set(*, allocation: Allocation, replicas: int, actor: Actor, at: datetime | None = None) -> bool:
     """A running endpoint's ready replicas are now ``replicas`` (1 or more; zero is ``endpoint_sleep``): its usage
     interval is cut at ``at`` and reopened for the new count. False when nothing changed or it is not running."""
     _endpoint(allocation)

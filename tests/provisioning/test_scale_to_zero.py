@@ -74,11 +74,13 @@ def test_usage_follows_the_ready_replicas_to_the_millisecond(endpoint: Allocatio
         (2000, to_ms(at(seconds=10)), to_ms(at(seconds=30.5))),
         (1000, to_ms(at(seconds=30.5)), to_ms(at(seconds=40))),
     ]
-    total = sum(UsageInterval.objects.filter(allocation=endpoint).values_list("quantity_milli", flat=True))
+    total = sum(
+        q or 0 for q in UsageInterval.objects.filter(allocation=endpoint).values_list("quantity_milli", flat=True)
+    )
     assert total == 1000 * 10 + 2000 * 20.5 + 1000 * 9.5  # replica-seconds, in milli-GPU-seconds
     scaled = AuditEvent.objects.filter(action="allocation.scaled", target_id=str(endpoint.pk)).order_by("seq")
     assert [(e.data["from"], e.data["to"]) for e in scaled] == [(1, 2), (2, 1)]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="endpoint_sleep"):
         allocation_replicas_set(allocation=endpoint, replicas=0, actor=SYSTEM)
 
 
