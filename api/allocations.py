@@ -28,6 +28,7 @@ from provisioning.placement.offerings import offerings
 from provisioning.provisioners import allocations_reconcile, provisioner
 from provisioning.services.allocations import AllocationSpec, allocation_stop
 from provisioning.services.defragment import defragment_plan, defragment_start
+from provisioning.states import AllocationState
 from tenancy.models import Tenant
 from tenancy.roles import Action
 from tenancy.services import tenant_set_quota
@@ -143,6 +144,12 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     devices = serializers.SerializerMethodField()
     workload = serializers.JSONField(read_only=True, help_text="As submitted (secrets by name only); null: none.")
     access = serializers.SerializerMethodField()
+    replicas = serializers.IntegerField(
+        allow_null=True, help_text="Serverless: ready replicas, what is billed now (0 while idle); null: other rungs."
+    )
+    cold_start_ms = serializers.IntegerField(
+        allow_null=True, help_text="Serverless: how long its last wake from zero took until it ran; null: none yet."
+    )
 
     class Meta:
         model = Allocation
@@ -161,6 +168,8 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
             "state_changed_at",
             "observed_at",
             "failure_reason",
+            "replicas",
+            "cold_start_ms",
             "workload",
             "access",
         ]
@@ -172,7 +181,9 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
 
     @extend_schema_field(DeviceSerializer(many=True))
     def get_devices(self, allocation: Allocation) -> Any:
-        """What it holds now; once stopped or failed, what it last held."""
+        """What it holds now (an idle endpoint: nothing); once stopped or failed, what it last held."""
+        if allocation.state == AllocationState.IDLE:
+            return []
         devices = list(allocation.devices.all())
         return DeviceSerializer([d for d in devices if d.active] or devices, many=True).data
 

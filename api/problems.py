@@ -85,7 +85,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             extra["errors"] = {name: list(messages) for name, messages in exc.errors.items()}
         elif exc.field:
             extra["errors"] = {exc.field: [exc.detail]}
-        return problem_response(exc.status, exc.code, exc.detail, None, **extra, **exc.extra)
+        retry = getattr(exc, "retry_after", None)
+        wait = {"Retry-After": str(int(retry))} if retry is not None else None
+        return problem_response(exc.status, exc.code, exc.detail, wait, **extra, **exc.extra)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

@@ -45,6 +45,7 @@ env = environ.FileAwareEnv(
     LADDER_SECRETS_KEY=(str, ""),
     LADDER_ATTESTATION_VERIFIER=(str, "simulated"),
     LADDER_SERVERLESS_IDLE_SECONDS=(float, 300.0),
+    LADDER_SERVERLESS_WAKE_WAIT_SECONDS=(float, 60.0),
     LADDER_PUBLIC_URL=(str, "http://127.0.0.1:8000"),
     LADDER_BASE_DOMAIN=(str, "ladder.localhost"),
     LADDER_SSH_GATEWAY_PORT=(int, 22),
@@ -305,8 +306,10 @@ LADDER_SIM_CHECKPOINT_SECONDS: float = env("LADDER_SIM_CHECKPOINT_SECONDS")
 LADDER_SECRETS_KEY: str = env("LADDER_SECRETS_KEY")
 # Who judges a confidential VM's attestation evidence: "simulated" or a dotted path to a verifier class.
 LADDER_ATTESTATION_VERIFIER: str = env("LADDER_ATTESTATION_VERIFIER")
-# A serverless endpoint with an empty queue this long is scaled to zero replicas (Kubernetes driver).
+# A serverless endpoint with an empty queue (simulated: no call) this long is scaled to zero replicas and idles.
 LADDER_SERVERLESS_IDLE_SECONDS: float = env("LADDER_SERVERLESS_IDLE_SECONDS")
+# The first request to an idle endpoint is held this long at most while it wakes (then 503 endpoint_waking).
+LADDER_SERVERLESS_WAKE_WAIT_SECONDS: float = env("LADDER_SERVERLESS_WAKE_WAIT_SECONDS")
 
 # --- Workloads and access -----------------------------------------------------------------------------------
 # Where Ladder's own API is reached from outside (links in answers: consoles, simulated endpoints, dataset

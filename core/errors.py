@@ -50,3 +50,14 @@ class Forbidden(ServiceError):
     """The actor's role does not allow the action (403)."""
 
     status = 403
+
+
+class Unavailable(ServiceError):
+    """The action cannot be done now but may be soon (503); ``retry_after`` seconds become the ``Retry-After``
+    header."""
+
+    status = 503
+
+    def __init__(self, code: str, detail: str, *, retry_after: int, **kwargs: Any) -> None:
+        super().__init__(code, detail, **kwargs)
+        self.retry_after = retry_after

@@ -11,9 +11,9 @@ from typing import Any
 
 from django.dispatch import receiver
 
-from billing.services.ledger import usage_close, usage_open
+from billing.services.ledger import usage_close, usage_open, usage_rescale
 from lifecycle.services.workloads import workload_output_keep
-from provisioning.events import allocation_started, allocation_stopped, workload_ended
+from provisioning.events import allocation_scaled, allocation_started, allocation_stopped, workload_ended
 from provisioning.models import Allocation
 
 
@@ -27,6 +27,12 @@ def _usage_open(sender: Any, *, allocation: Allocation, at: datetime, **kwargs: 
 def _usage_close(sender: Any, *, allocation: Allocation, at: datetime, **kwargs: Any) -> None:
     """Leaving ``running`` closes it, at the end of the billable work."""
     usage_close(allocation=allocation, at=at)
+
+
+@receiver(allocation_scaled, dispatch_uid="lifecycle.usage_rescale")
+def _usage_rescale(sender: Any, *, allocation: Allocation, at: datetime, **kwargs: Any) -> None:
+    """A serverless endpoint's ready replicas changed: its interval is cut and reopened for the new count."""
+    usage_rescale(allocation=allocation, at=at)
 
 
 @receiver(workload_ended, dispatch_uid="lifecycle.workload_output_keep")

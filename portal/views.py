@@ -172,6 +172,7 @@ def _live(allocation: Allocation) -> dict[str, Any]:
         "logs": driver.logs(allocation, tail=40),
         "events": driver.events(allocation)[-20:],
         "ended": allocation.state in ("stopped", "failed"),
+        "state_words": words.STATES.get(allocation.state, ""),
     }
 
 

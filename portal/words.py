@@ -59,9 +59,16 @@ RUNGS: dict[str, dict[str, Any]] = {
     },
     "serverless": {
         "title": "Serverless",
-        "what": "An endpoint called with your API key; replicas on whole GPUs, MIG slices or soft shares.",
+        "what": "An endpoint called with your API key; replicas on whole GPUs, MIG slices or soft shares. Idle, it "
+        "scales to zero: it keeps its address and settings, holds no GPU and costs nothing; the next request wakes "
+        "it after a cold start.",
         "performance": ["whole_gpu", "mig", "mps", "time_slicing", "fractional"],
         "security": "container",
-        "unit": "GPU-hours of active replicas",
+        "unit": "GPU-seconds of ready replicas only (nothing while idle at zero)",
     },
+}
+# What an allocation's state means to its tenant, where a state needs saying (the allocation page).
+STATES = {
+    "idle": "Scaled to zero: no GPU held and nothing billed. Your endpoint keeps its address; the next request "
+    "wakes it (a cold start) and waits for it.",
 }

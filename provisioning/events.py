@@ -7,6 +7,8 @@ with it; a receiver that raises undoes the change. Receivers are connected in on
 - ``allocation_started(allocation, at)``: the allocation entered ``running`` at ``at``.
 - ``allocation_stopped(allocation, at)``: the allocation left ``running``; ``at`` is when its billable work ended
   (for a job restarted after a fault, its last checkpoint: the work since is done again).
+- ``allocation_scaled(allocation, at)``: a running serverless endpoint's ready replicas changed at ``at``
+  (``allocation.replicas`` is the new count): usage is replica-seconds, so its interval is cut there.
 - ``workload_ended(allocation, logs, checkpoint, at)``: the driver is about to tear the workload down; ``logs`` is
   its whole output (text) and ``checkpoint`` what its last checkpoint left (``{"location", "size_bytes"}``, or
   None). Sent outside any transaction, before the teardown, so what the workload wrote can be kept.
@@ -16,4 +18,5 @@ from django.dispatch import Signal
 
 allocation_started = Signal()
 allocation_stopped = Signal()
+allocation_scaled = Signal()
 workload_ended = Signal()

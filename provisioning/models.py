@@ -226,6 +226,13 @@ class Allocation(TenantOwned):
     stop_at_checkpoint_since = models.DateTimeField(null=True, blank=True)
     # When reconciliation last asked the driver about it: reads show the state as last observed, and when.
     observed_at = models.DateTimeField(null=True, blank=True)
+    # Serverless: the ready replicas metered now (usage is replica-seconds); when the endpoint last woke from zero
+    # and how long that cold start took (wake to running); when it was last called (its idle clock on the
+    # simulated fleet).
+    replicas = models.PositiveSmallIntegerField(null=True, blank=True)
+    woke_at = models.DateTimeField(null=True, blank=True)
+    cold_start_ms = models.PositiveIntegerField(null=True, blank=True)
+    last_called_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

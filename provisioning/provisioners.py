@@ -23,6 +23,7 @@ from provisioning.models import Allocation, Node, NodeState
 from provisioning.placement.isolation import Rung
 from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.services.attestation import attestation_record
+from provisioning.services.endpoints import endpoint_sleep
 from provisioning.services.workloads import os_images
 from provisioning.states import WORKING, AllocationState
 from provisioning.workloads import DEFAULT_OS_IMAGE, Access, LogLine, Workload, WorkloadEvent, access, log_text
@@ -118,6 +119,16 @@ class SimulatedProvisioner(Provisioner):
             and now >= self.next_checkpoint(allocation)
         ):
             allocation_stop(allocation=allocation, actor=SYSTEM)
+        elif allocation.state == S.RUNNING and allocation.rung == Rung.SERVERLESS:
+            self._scale_to_zero(allocation, now)
+
+    def _scale_to_zero(self, allocation: Allocation, now: datetime) -> None:
+        """A simulated endpoint not called for ``LADDER_SERVERLESS_IDLE_SECONDS`` goes to zero replicas: idle,
+        its devices released and its usage closed at the end of the idle window (it was not billed past it)."""
+        quiet_since = max(allocation.last_called_at or allocation.state_changed_at, allocation.state_changed_at)
+        at = quiet_since + timedelta(seconds=settings.LADDER_SERVERLESS_IDLE_SECONDS)
+        if now >= at:
+            endpoint_sleep(allocation=allocation, actor=SYSTEM, at=min(at, now))
 
     def _attest(self, allocation: Allocation) -> bool:
         """The simulated host reports its TEE and the GPU's CC mode; the configured verifier judges it."""
@@ -182,7 +193,7 @@ class SimulatedProvisioner(Provisioner):
 
     def timeline(self, allocation: Allocation) -> simulated.Timeline:
         workload = Workload.from_json(allocation.workload) if allocation.workload else None
-        ended = allocation.state not in WORKING
+        ended = allocation.state not in WORKING or allocation.state == S.IDLE  # idle: no replica writes anything
         return simulated.Timeline(
             allocation_id=allocation.pk,
             rung=allocation.rung,
@@ -243,6 +254,7 @@ def allocations_reconcile(*, tenant_id: int | None = None, now: datetime | None 
     if Node.objects.filter(state=NodeState.SANITIZING).exists():
         driver.sanitized_nodes(now)
     watched = Q(state__in=(S.PROVISIONING, S.STOPPING)) | Q(state=S.RUNNING, stop_at_checkpoint_since__isnull=False)
+    watched |= Q(state=S.RUNNING, rung=Rung.SERVERLESS)  # an endpoint scales to zero when it idles
     if driver.watches_running:
         watched |= Q(state=S.RUNNING)
     pending = Allocation.objects.filter(watched)

@@ -4,6 +4,11 @@
     plus failed (from any live state) and, for jobs, restarting (a node died under the gang: it is placed again
     elsewhere and provisioned from its last checkpoint).
 
+A serverless endpoint scaled to zero replicas is ``idle``: running -> idle gives its devices back to the engine
+and closes its usage interval; its URL, workload and access stay. Its first request wakes it: idle -> placed
+(placed again, possibly on other GPUs) -> provisioning -> running, the time from the wake to ``running`` being its
+cold start. When nothing fits at the wake it stays idle (the caller is answered 503 and tries again).
+
 ``requested`` is the moment of the decision inside ``allocation_request``; a refused request leaves nothing
 behind, so persisted allocations start at ``placed``. Metering follows ``running`` (docs/design.md §6).
 """
@@ -19,6 +24,7 @@ class AllocationState(StrEnum):
     PROVISIONING = "provisioning"
     RUNNING = "running"
     RESTARTING = "restarting"
+    IDLE = "idle"
     STOPPING = "stopping"
     STOPPED = "stopped"
     FAILED = "failed"
@@ -30,18 +36,20 @@ TRANSITIONS: dict[AllocationState, frozenset[AllocationState]] = {
     S.REQUESTED: frozenset({S.PLACED, S.FAILED}),
     S.PLACED: frozenset({S.PROVISIONING, S.RESTARTING, S.STOPPING, S.FAILED}),
     S.PROVISIONING: frozenset({S.RUNNING, S.RESTARTING, S.STOPPING, S.FAILED}),
-    S.RUNNING: frozenset({S.STOPPING, S.RESTARTING, S.FAILED}),
+    S.RUNNING: frozenset({S.STOPPING, S.RESTARTING, S.IDLE, S.FAILED}),
+    S.IDLE: frozenset({S.PLACED, S.STOPPING, S.FAILED}),
     S.RESTARTING: frozenset({S.PROVISIONING, S.STOPPING, S.FAILED}),
     S.STOPPING: frozenset({S.STOPPED, S.FAILED}),
     S.STOPPED: frozenset(),
     S.FAILED: frozenset(),
 }
 
-# States whose allocation holds its devices (the database's uniqueness rules apply to these).
+# States whose allocation holds its devices (the database's uniqueness rules apply to these). ``idle`` holds none.
 HOLDS_DEVICES = frozenset({S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING, S.STOPPING})
 TERMINAL = frozenset({S.STOPPED, S.FAILED})
-# States of an allocation that is at work or on its way there (not stopping or ended).
-WORKING = frozenset({S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING})
+# States of an allocation that is at work or on its way there (not stopping or ended); an idle endpoint is still
+# the tenant's (it answers its URL, it is stopped with the others).
+WORKING = frozenset({S.PLACED, S.PROVISIONING, S.RUNNING, S.RESTARTING, S.IDLE})
 
 
 def can_move(old: AllocationState, new: AllocationState) -> bool:

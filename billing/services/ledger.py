@@ -1,7 +1,8 @@
 """Every write to the usage ledger: intervals open and close with the ``running`` state, windows close into
 hourly rollups (the Stripe outbox).
 
-- ``usage_open`` / ``usage_close`` are called by the allocation state machine, inside its transaction.
+- ``usage_open`` / ``usage_close`` are called by the allocation state machine, inside its transaction;
+  ``usage_rescale`` when a serverless endpoint's ready replicas change (usage is replica-seconds).
 - ``windows_close`` (``manage.py billing_close_windows``, Celery beat) rolls up every window whose end + grace
   has passed: running intervals are cut at the hour boundaries and price changes of those windows (the piece cut
   off is counted as it is written), and every other closed piece of them not yet counted is counted. A piece that
@@ -38,14 +39,17 @@ from provisioning.placement.isolation import Rung
 
 
 def sku_of(allocation: Allocation) -> tuple[Sku, int]:
-    """The SKU an allocation's active devices are sold as, and how many milli-units of it they are."""
+    """The SKU an allocation's active devices are sold as, and how many milli-units of it they are. A serverless
+    endpoint is billed for its ready replicas only (one device each): ``allocation.replicas`` of its devices."""
     devices = list(
-        AllocationDevice.objects.filter(allocation=allocation, active=True).select_related(
-            "gpu__node__hall__region", "gpu__node__gpu_model"
-        )
+        AllocationDevice.objects.filter(allocation=allocation, active=True)
+        .select_related("gpu__node__hall__region", "gpu__node__gpu_model")
+        .order_by("pk")
     )
+    if allocation.rung == Rung.SERVERLESS and allocation.replicas is not None:
+        devices = devices[: allocation.replicas]
     if not devices or devices[0].gpu is None:
-        raise ValueError(f"allocation {allocation.pk} holds no devices to meter")
+        raise ValueError(f"allocation {allocation.pk} holds no devices (or ready replicas) to meter")
     node = devices[0].gpu.node
     mig_profile = ""
     if allocation.rung == Rung.BARE_METAL:
@@ -110,6 +114,13 @@ def usage_close(*, allocation: Allocation, at: datetime) -> int:
         for row in rows:
             used += _close(row, max(end, row.start_ms))
     return used
+
+
+def usage_rescale(*, allocation: Allocation, at: datetime) -> UsageInterval | None:
+    """A running endpoint's ready replicas changed at ``at``: the open interval closes there and one opens for
+    the new count (``allocation.replicas``), so its usage is replica-seconds to the millisecond."""
+    usage_close(allocation=allocation, at=at)
+    return usage_open(allocation=allocation, at=at)
 
 
 def _close(row: UsageInterval, end: int) -> int:

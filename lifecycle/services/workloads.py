@@ -6,7 +6,8 @@ wrote kept as the tenant's governed data when it ends.
   another region is refused 409 ``residency``.
 - ``allocation_materials``: secret values, pull credentials, SSH public keys, signed dataset links and the OS
   image, for the driver to render into the tenant's own namespace (installed in ``lifecycle/apps.py``).
-- ``endpoint_call``: who may call a serverless endpoint (the gateway asks; the simulated fleet serves it here).
+- ``endpoint_call``: who may call a serverless endpoint (the gateway asks; the simulated fleet serves it here);
+  the first call to an idle endpoint wakes it and is held while it cold-starts.
 - ``workload_output_keep``: the logs and last checkpoint a workload left become ``job_log`` / ``checkpoint``
   assets with lineage to the datasets it mounted, in the region it ran in.
 """
@@ -15,10 +16,12 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from compliance.models import AssetState, DataAsset, TenantSecret
@@ -28,10 +31,12 @@ from compliance.services.capture import inference_payload_capture, kept
 from compliance.services.downloads import asset_download_url
 from compliance.services.secrets import secret_values
 from core.actor import Actor
-from core.errors import Conflict, Invalid, ServiceError
+from core.errors import Conflict, Invalid, ServiceError, Unavailable
 from provisioning.models import Allocation
 from provisioning.placement.isolation import Rung
+from provisioning.provisioners import provisioner
 from provisioning.services.allocations import AllocationSpec
+from provisioning.services.endpoints import endpoint_wake
 from provisioning.services.workloads import image_registries, os_images
 from provisioning.states import AllocationState as S
 from provisioning.workloads import (
@@ -196,7 +201,8 @@ def endpoint_call(
     path: str = "",
 ) -> dict[str, object] | None:
     """Who may call a serverless endpoint: an API key of its tenant, while it runs (401 without a valid key, 403
-    with another tenant's key or for what is not an endpoint, 503 while it does not run). With a request body,
+    with another tenant's key or for what is not an endpoint, 503 while it does not run; an idle one is woken and
+    the call held while it cold-starts, see ``_awake``). With a request body,
     the simulated fleet's answer (and its payloads kept when the tenant's capture policy asks)."""
     key = api_key_authenticate(api_key) if api_key and "\x00" not in api_key else None
     if key is None:
@@ -215,12 +221,12 @@ def endpoint_call(
     )
     if allocation is None:
         raise ServiceError("endpoint_forbidden", "This key may not call that endpoint.", status=403)
-    if allocation.state != S.RUNNING:
-        raise ServiceError("endpoint_not_running", f"The endpoint is {allocation.state}, not running.", status=503)
+    allocation = _awake(allocation)
+    now = timezone.now()
+    _called(allocation, now)
     if request_body is None:
         return None
     workload = Workload.from_json(allocation.workload) if allocation.workload else Workload()
-    now = timezone.now()
     answer: dict[str, object] = {
         "endpoint": allocation.pk,
         "path": "/" + path,
@@ -242,8 +248,65 @@ def endpoint_call(
     return answer
 
 
+WAKE_POLL_SECONDS = 0.25  # how often a held request looks whether its endpoint runs yet
+WAKING_RETRY_AFTER = 5  # what a request held past the bound is told
+
+
+def _waking(allocation: Allocation) -> bool:
+    """Woken from zero and not running yet (its cold start is under way)."""
+    return (
+        allocation.state in (S.PLACED, S.PROVISIONING)
+        and allocation.woke_at is not None
+        and allocation.cold_start_ms is None
+    )
+
+
+def _awake(allocation: Allocation) -> Allocation:
+    """The endpoint, running. An idle one is woken by this request, which is held (at most
+    ``LADDER_SERVERLESS_WAKE_WAIT_SECONDS``) while it is placed again and cold-starts: its driver provisions it and
+    is asked about it every ``WAKE_POLL_SECONDS`` rather than waiting for a worker or the reconcile beat, so the
+    hold ends as soon as the endpoint is ready. No capacity: 503 ``endpoint_no_capacity``; past the bound: 503
+    ``endpoint_waking``; both with ``Retry-After``. An endpoint on its first start, stopping or ended: 503
+    ``endpoint_not_running``."""
+    if allocation.state == S.IDLE:
+        endpoint_wake(allocation=allocation, actor=WORKLOADS)  # False: another request woke it first
+        allocation.refresh_from_db()
+    if _waking(allocation):
+        driver = provisioner()
+        deadline = time.monotonic() + settings.LADDER_SERVERLESS_WAKE_WAIT_SECONDS
+        while _waking(allocation) and time.monotonic() < deadline:
+            # Provisioning is idempotent and moves by compare-and-swap, so the held request may start it itself
+            # rather than wait for the queued task (which then finds it under way).
+            if allocation.state == S.PLACED:
+                driver.provision(allocation.pk)
+            else:
+                driver.status(allocation.pk)
+            allocation.refresh_from_db()
+            if _waking(allocation):
+                time.sleep(WAKE_POLL_SECONDS)
+        if _waking(allocation):
+            raise Unavailable(
+                "endpoint_waking",
+                "The endpoint is starting from zero replicas; try again in a few seconds.",
+                retry_after=WAKING_RETRY_AFTER,
+            )
+    if allocation.state != S.RUNNING:
+        raise ServiceError("endpoint_not_running", f"The endpoint is {allocation.state}, not running.", status=503)
+    return allocation
+
+
+def _called(allocation: Allocation, now: datetime) -> None:
+    """The endpoint's idle clock starts again (written at most once a second: it is bookkeeping, not a log)."""
+    recent = now - timedelta(seconds=1)
+    Allocation.objects.filter(pk=allocation.pk).filter(
+        Q(last_called_at__isnull=True) | Q(last_called_at__lt=recent)
+    ).update(last_called_at=now)
+
+
 def gateway_authorize(*, host: str, api_key: str) -> None:
-    """Whether the gateway may forward a request for ``host`` (raises when not; see ``endpoint_call``)."""
+    """Whether the gateway may forward a request for ``host`` (raises when not; see ``endpoint_call``). It is
+    where an endpoint's requests are first seen: the check for an idle endpoint wakes it and answers only once it
+    runs (or 503 with ``Retry-After``), so the gateway holds the request meanwhile (docs/kubernetes.md §7)."""
     match = re.fullmatch(rf"ldr-(\d+)(?:-(\d+))?\.{re.escape(settings.LADDER_BASE_DOMAIN)}(?::\d+)?", host.lower())
     if match is None:
         raise ServiceError("endpoint_forbidden", "That host names no endpoint.", status=403)

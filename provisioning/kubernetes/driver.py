@@ -44,6 +44,7 @@ from provisioning.placement.isolation import Rung
 from provisioning.provisioners import Provisioner
 from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.services.attestation import attestation_record, attested
+from provisioning.services.endpoints import allocation_replicas_set, endpoint_sleep
 from provisioning.services.workloads import workload_materials
 from provisioning.states import AllocationState
 from provisioning.workloads import LogLine, Materials, Workload, WorkloadEvent, log_text
@@ -181,7 +182,8 @@ def _primary(objects: list[dict[str, Any]], allocation: Allocation) -> dict[str,
 
 
 def observed_state(obj: dict[str, Any] | None, rung: str) -> tuple[str, str]:
-    """Map a workload's status to ``(running|pending|failed|finished|missing, why)``."""
+    """Map a workload's status to ``(running|pending|idle|failed|finished|missing, why)``; ``idle``: a Deployment
+    scaled to zero."""
     if obj is None:
         return "missing", "the object is gone from the cluster"
     status = obj.get("status") or {}
@@ -214,8 +216,10 @@ def observed_state(obj: dict[str, Any] | None, rung: str) -> tuple[str, str]:
             return "failed", printable
         return "pending", printable or "starting"
     if kind == "Deployment":
-        if (status.get("availableReplicas") or 0) >= 1 or ((obj.get("spec") or {}).get("replicas") == 0):
-            return "running", ""  # scaled to zero by the driver still counts as a live endpoint
+        if (obj.get("spec") or {}).get("replicas") == 0:
+            return "idle", "scaled to zero replicas"
+        if (status.get("availableReplicas") or 0) >= 1:
+            return "running", ""
         return "pending", "no replica is available yet"
     return "running", ""
 
@@ -238,6 +242,8 @@ class KubernetesProvisioner(Provisioner):
             if obj["kind"] == "Job" and _read(kube, obj) is not None:
                 continue
             kube.apply(obj)
+        if allocation.rung == Rung.SERVERLESS:
+            self._wake(kube, allocation)
         self.status(allocation_id)
 
     def status(self, allocation_id: int) -> None:
@@ -277,12 +283,34 @@ class KubernetesProvisioner(Provisioner):
                 return
             allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM)
         elif state == "running" and allocation.rung == Rung.SERVERLESS and live is not None:
+            ready = int((live.get("status") or {}).get("readyReplicas") or 0)
+            if ready >= 1:  # usage is replica-seconds: it follows the ready replicas
+                allocation_replicas_set(allocation=allocation, replicas=ready, actor=SYSTEM)
             self._scale_to_zero(kube, allocation, live)
+        elif state == "idle" and allocation.state == S.RUNNING and not _pods(kube, allocation):
+            # The last replica is gone (its streams drained in its grace period): the devices go back.
+            endpoint_sleep(allocation=allocation, actor=SYSTEM)
+        elif state == "idle" and allocation.state == S.PROVISIONING:
+            self._wake(kube, allocation)
+
+    def _wake(self, kube: Kube, allocation: Allocation) -> None:
+        """A woken endpoint's Deployment (applied with its new placement) goes from 0 to 1 replica; the HPA, which
+        does not act on a target at zero, takes over from there."""
+        deployment = next(
+            (o for o in render.allocation_objects(allocation_shape(allocation)) if o["kind"] == "Deployment"), None
+        )
+        live = _read(kube, deployment) if deployment is not None else None
+        if live is not None and (live.get("spec") or {}).get("replicas") == 0:
+            patch = {"metadata": {"annotations": {ANNOTATION_IDLE_SINCE: None}}, "spec": {"replicas": 1}}
+            kube.merge_patch(live, patch)
+            log.info("allocation %s: woken, scaling from zero", allocation.pk)
 
     def _scale_to_zero(self, kube: Kube, allocation: Allocation, deployment: dict[str, Any]) -> None:
-        """An endpoint idle for ``LADDER_SERVERLESS_IDLE_SECONDS`` goes to 0 replicas (an HPA never does); the
-        first queued request brings it back to 1, and the HPA takes over. Queue depth is the external metric
-        ``ladder_queue_depth`` the HPA scales on; without it, nothing is changed."""
+        """An endpoint whose queue has been empty for ``LADDER_SERVERLESS_IDLE_SECONDS`` goes to 0 replicas (an
+        HPA never does); once its last pod is gone it is ``idle`` and its devices are released (``status``). The
+        first request after that wakes it through the gateway's check (``gateway_authorize``), not the metric:
+        at zero there is no device to start a replica on until the engine places one. Queue depth is the external
+        metric ``ladder_queue_depth`` the HPA scales on; without it, nothing is changed."""
         depth = self._queue_depth(kube, allocation, deployment["metadata"]["namespace"])
         if depth is None:
             return
@@ -291,12 +319,8 @@ class KubernetesProvisioner(Provisioner):
         idle_since = annotations.get(ANNOTATION_IDLE_SINCE)
         now = timezone.now()
         if depth > 0:
-            patch: dict[str, Any] = {"metadata": {"annotations": {ANNOTATION_IDLE_SINCE: None}}}
-            if replicas == 0:
-                patch["spec"] = {"replicas": 1}
-                log.info("allocation %s: %s queued requests, scaling from zero", allocation.pk, depth)
-            if replicas == 0 or idle_since:
-                kube.merge_patch(deployment, patch)
+            if idle_since:
+                kube.merge_patch(deployment, {"metadata": {"annotations": {ANNOTATION_IDLE_SINCE: None}}})
         elif replicas != 0:
             if not idle_since:
                 kube.merge_patch(deployment, {"metadata": {"annotations": {ANNOTATION_IDLE_SINCE: now.isoformat()}}})

@@ -132,6 +132,11 @@ KATA_RUNTIME = {"snp": "kata-qemu-nvidia-gpu-snp", "tdx": "kata-qemu-nvidia-gpu-
 
 RESTART_FROM_CHECKPOINT = 75  # exit code of a gang member that lost a peer: restart the gang, not a failure
 QUEUE_DEPTH_PER_REPLICA = "4"
+# A serverless replica going away: seconds out of the Service before SIGTERM, then to finish its streams.
+PRE_STOP_SECONDS = 10
+STREAM_GRACE_SECONDS = 300
+READY_PATH_ENV = "LADDER_READY_PATH"
+DEFAULT_READY_PATH = "/health"
 VM_IMAGE = "quay.io/containerdisks/ubuntu:24.04"
 
 
@@ -636,26 +641,57 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
     ]
 
 
+def serving_replicas(a: AllocationShape) -> int:
+    """The most replicas an endpoint serves with: its placed devices but one, kept for a rollout's surge replica
+    (one device: one replica, rolled only from zero)."""
+    return max(len(a.devices) - 1, 1)
+
+
+def warm_probe(a: AllocationShape) -> Obj:
+    """Readiness is the model's warm signal: ``GET <path>`` on the serving port answers 200 only once the model
+    is loaded. The path is the workload's ``LADDER_READY_PATH`` variable, else ``/health`` (what vLLM, TGI,
+    SGLang and llama.cpp's server answer once loaded); the stock image answers ``/ready``."""
+    env = dict(a.workload.env) if a.workload is not None else {}
+    path = env.get(READY_PATH_ENV) or (DEFAULT_READY_PATH if a.workload is not None else "/ready")
+    return {"httpGet": {"path": path, "port": "http"}, "initialDelaySeconds": 2, "periodSeconds": 2}
+
+
 def _serverless(a: AllocationShape) -> list[Obj]:
-    """A Deployment of 1..N replicas (one placed device each) and an HPA on queue depth; its Service (port 80 to
+    """A Deployment of replicas (one placed device each) and an HPA on queue depth; its Service (port 80 to
     the serving port), HTTPRoute and ingress from ``ladder-system`` come with the other ways in (render_access).
 
     ``spec.replicas`` is left out, so re-applying never fights the HPA. Scale to zero is the driver's: the HPA
     cannot go below 1 (HPAScaleToZero is alpha), so when ``ladder_queue_depth`` has been 0 for the idle window
-    the driver sets the Deployment's scale to 0 (an HPA does not act on a target at 0 replicas), and on the
-    first queued request it sets 1 and the HPA takes over again."""
+    the driver sets the Deployment's scale to 0 (an HPA does not act on a target at 0 replicas); once the last
+    pod is gone the endpoint is ``idle`` and its devices go back to the engine. The first request wakes it (the
+    gateway's check places it again), the driver applies it with its new placement and sets 1, and the HPA takes
+    over again.
+
+    Rollouts never drop a replica that is serving (``maxUnavailable: 0``): the new replica comes up first on one
+    spare device (``maxSurge: 1``). The spare is headroom the endpoint keeps: with N placed devices the HPA goes
+    up to N - 1 replicas, so a rollout at full scale still has a device for its surge replica; an endpoint of one
+    device rolls only from zero (at a wake, when nothing is serving). Readiness is the model's warm signal
+    (``warm_probe``), so traffic and the surge's hand-over wait for a loaded model; a replica that goes away
+    (scale-down, rollout) is first taken out of the Service, then has ``STREAM_GRACE_SECONDS`` to finish its
+    streams after SIGTERM."""
     name, labels = a.object_name, labels_of(a)
     objs, claims, resources, env = _serverless_devices(a)
     parts = pod_parts(a, serve_port(a))
-    # The stock image answers /ready; a tenant's server is ready when it accepts connections on its port.
-    ready = {"tcpSocket": {"port": "http"}} if a.workload else {"httpGet": {"path": "/ready", "port": "http"}}
-    probe = {**ready, "initialDelaySeconds": 30, "periodSeconds": 5}
-    container = _container(a, parts, resources, env=env, readinessProbe=probe)
-    pod = _pod_spec(parts, [container], "Always", affinity=pinned_to(hosts(a)), resourceClaims=claims)
+    # The endpoint leaves the Service (and the gateway's pool) during the pre-stop pause, before SIGTERM.
+    lifecycle = {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}}
+    container = _container(a, parts, resources, env=env, readinessProbe=warm_probe(a), lifecycle=lifecycle)
+    pod = _pod_spec(
+        parts,
+        [container],
+        "Always",
+        affinity=pinned_to(hosts(a)),
+        resourceClaims=claims,
+        terminationGracePeriodSeconds=PRE_STOP_SECONDS + STREAM_GRACE_SECONDS,
+    )
     deployment = {
         "selector": {"matchLabels": selector(a)},
-        # Only the placed devices exist: replace a replica in place, never surge onto a GPU that is not ours.
-        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+        # Never unavailable: the surge replica starts on the spare device and is warm before an old one goes.
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
         "template": {"metadata": {"labels": labels}, "spec": pod},
     }
     metric = {
@@ -665,7 +701,7 @@ def _serverless(a: AllocationShape) -> list[Obj]:
     hpa = {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
         "minReplicas": 1,
-        "maxReplicas": max(len(a.devices), 1),
+        "maxReplicas": serving_replicas(a),
         "metrics": [{"type": "External", "external": metric}],
     }
     return [

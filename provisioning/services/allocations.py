@@ -305,7 +305,7 @@ def allocation_transition(
         raise Conflict("invalid_transition", f"An allocation cannot go from {current} to {to}.")
     now = at or timezone.now()
     with placement_section() as section:
-        fields: dict[str, Any] = {"state": to, "state_changed_at": now}
+        fields: dict[str, Any] = {"state": to, "state_changed_at": now, **_endpoint_fields(allocation, to, now)}
         if to == S.RUNNING:
             fields["running_since"] = now
         if reason:
@@ -333,9 +333,30 @@ def allocation_transition(
             target_type="allocation",
             target_id=allocation.pk,
             tenant=allocation.tenant,
-            data={"from": current, "to": to, **({"reason": reason} if reason else {})},
+            data={
+                "from": current,
+                "to": to,
+                **({"reason": reason} if reason else {}),
+                **({"cold_start_ms": fields["cold_start_ms"]} if "cold_start_ms" in fields else {}),
+            },
         )
     return True
+
+
+def _endpoint_fields(allocation: Allocation, to: AllocationState, now: datetime) -> dict[str, Any]:
+    """A serverless endpoint enters ``running`` with one ready replica (its driver reports more as they come:
+    ``allocation_replicas_set``) and has none when ``idle``; entering ``running`` after a wake ends its cold start,
+    measured from the wake."""
+    if allocation.rung != Rung.SERVERLESS:
+        return {}
+    if to == S.IDLE:
+        return {"replicas": 0}
+    if to != S.RUNNING:
+        return {}
+    fields: dict[str, Any] = {"replicas": 1}
+    if allocation.woke_at is not None and allocation.cold_start_ms is None:
+        fields["cold_start_ms"] = max(0, round((now - allocation.woke_at).total_seconds() * 1000))
+    return fields
 
 
 def _node_set_state(section: Any, node: Node, state: str, actor: Actor, why: str) -> None:

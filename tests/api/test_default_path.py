@@ -464,3 +464,33 @@ def test_a_job_on_a_failed_node_restarts_elsewhere_and_runs_again(demo: Demo) ->
     one_nvlink_domain([restarted])
     assert_claims_match(restarted, alice.get("/api/v1/tenant").json()["id"])
     assert_fleet_consistent("after the restart")
+
+
+def test_the_demo_endpoint_scales_to_zero_and_its_next_request_wakes_it(demo: Demo, settings: Any) -> None:
+    """``make run``'s serverless endpoint: idle after the idle window (beat_inline's reconcile), holding nothing and
+    shown as idle; its next call answers after a cold start; it stops like any other allocation."""
+    alice = demo.client("alice")
+    endpoint = Allocation.objects.get(name="inference", rung=Rung.SERVERLESS)
+    before = assert_fleet_consistent("after seed_demo")
+    settings.LADDER_SERVERLESS_IDLE_SECONDS = 0
+    app.tasks["provisioning.tasks.allocations_reconcile"].apply()  # as beat_inline does
+    settings.LADDER_SERVERLESS_IDLE_SECONDS = 300
+    read = alice.get(f"{URL}/{endpoint.pk}").json()
+    assert (read["state"], read["replicas"], read["devices"]) == ("idle", 0, [])
+    assert read["access"]["endpoint"] == f"{settings.LADDER_PUBLIC_URL}/endpoints/{endpoint.pk}/"  # it keeps its URL
+    assert not GpuClaim.objects.filter(allocation=endpoint).exists()
+    idle = assert_fleet_consistent("after the endpoint went idle")
+    assert idle != before, "an idle endpoint still holds its slice"
+
+    answer = alice.post(f"/endpoints/{endpoint.pk}/v1/chat/completions", {"prompt": "hi"}, format="json")
+    assert answer.status_code == 200, answer.content
+    endpoint.refresh_from_db()
+    assert (endpoint.state, endpoint.replicas) == ("running", 1)
+    assert endpoint.cold_start_ms is not None
+    assert alice.get(f"{URL}/{endpoint.pk}").json()["cold_start_ms"] == endpoint.cold_start_ms
+    assert assert_fleet_consistent("after the wake") == before  # the same shape again (here, the same slice)
+
+    stopped = alice.delete(f"{URL}/{endpoint.pk}")
+    assert stopped.json()["state"] == "stopped", stopped.json()
+    assert not GpuClaim.objects.filter(allocation=endpoint).exists()
+    assert audit_chain_verify().ok

@@ -349,39 +349,6 @@ def test_k8s_render_prints_what_would_be_applied(fleet: K8sServer, acme: Any) ->
         call_command("k8s_render", tenant="nobody")
 
 
-def test_a_serverless_endpoint_scales_to_zero_when_idle_and_back(fleet: K8sServer, acme: Any, settings: Any) -> None:
-    settings.LADDER_SERVERLESS_IDLE_SECONDS = 0
-    allocation = place(acme, rung="serverless", gpus=1)
-    driver = KubernetesProvisioner()
-    driver.provision(allocation.pk)
-    name, ns = f"ldr-{allocation.pk}", "ladder-acme"
-    fleet.set_status("apps/v1", "deployments", name, ns, {"availableReplicas": 1})
-    driver.status(allocation.pk)
-    assert state(allocation) == S.RUNNING
-    metric = {
-        "apiVersion": "external.metrics.k8s.io/v1beta1",
-        "kind": "ladder_queue_depth",
-        "metadata": {
-            "name": f"depth-{allocation.pk}",
-            "namespace": ns,
-            "labels": {"ladder.io/allocation": str(allocation.pk)},
-        },
-        "value": "0",
-    }
-    fleet.put_object(metric)
-    allocations_reconcile()  # idle: noted
-    assert "ladder.io/idle-since" in live(fleet, "apps/v1", "Deployment", name, ns)["metadata"]["annotations"]
-    allocations_reconcile()  # idle past the window: scaled to zero
-    assert live(fleet, "apps/v1", "Deployment", name, ns)["spec"]["replicas"] == 0
-    assert state(allocation) == S.RUNNING  # the endpoint lives on at zero replicas
-    fleet.put_object({**metric, "value": "3"})
-    allocations_reconcile()
-    deployment = live(fleet, "apps/v1", "Deployment", name, ns)
-    assert deployment["spec"]["replicas"] == 1
-    assert "ladder.io/idle-since" not in (deployment["metadata"].get("annotations") or {})
-    assert Cluster.objects.get(name="k8s-eu-west-1a").reconciled_at is not None
-
-
 def test_a_field_changed_by_hand_is_taken_back(fleet: K8sServer, acme: Any) -> None:
     allocation = place(acme, rung="container", gpus=1)
     driver = KubernetesProvisioner()

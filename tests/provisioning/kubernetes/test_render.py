@@ -208,7 +208,7 @@ def test_serverless_time_slicing_names_the_tenants_claim_for_its_gpu() -> None:
     assert container["resources"]["claims"] == [{"name": "gpus"}]
     assert not [k for k in container["resources"]["limits"] if k.startswith("nvidia.com/")]
     assert {"name": "LADDER_GPU_SHARE_MILLI", "value": "500"} in container["env"]
-    assert one(objs, "HorizontalPodAutoscaler")["spec"]["maxReplicas"] == 2
+    assert one(objs, "HorizontalPodAutoscaler")["spec"]["maxReplicas"] == 1  # two shares: one kept for a rollout
 
 
 def test_vm_passes_four_gpus_through() -> None:
@@ -321,7 +321,15 @@ def test_serverless_whole_gpu() -> None:
     assert probe["periodSeconds"] > 0
     assert pinned_hosts(pod) == ["gpu-node-07", "gpu-node-08"]
     assert service["spec"]["selector"] == {"ladder.io/allocation": "108"}
-    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 3)
+    # Three placed GPUs serve up to two replicas: the third is the rollout's surge replica's, so a rollout at
+    # full scale never takes a serving replica down first; the old one drains its streams before it goes.
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 2)
+    assert deployment["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+    }
+    assert container["lifecycle"] == {"preStop": {"sleep": {"seconds": render.PRE_STOP_SECONDS}}}
+    assert pod["terminationGracePeriodSeconds"] == render.PRE_STOP_SECONDS + render.STREAM_GRACE_SECONDS
     (metric,) = hpa["spec"]["metrics"]
     assert metric["type"] == "External"
     assert metric["external"]["metric"] == {

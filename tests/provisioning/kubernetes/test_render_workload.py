@@ -315,10 +315,20 @@ def test_serverless_serves_the_workloads_public_port_behind_port_80() -> None:
     spec = one(objs, "Deployment")["spec"]["template"]["spec"]
     container = worker(spec)
     assert container["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
-    assert container["readinessProbe"]["tcpSocket"] == {"port": "http"}
+    # Ready means warm: the model server answers its health path only once the model is loaded.
+    assert container["readinessProbe"]["httpGet"] == {"path": "/health", "port": "http"}
     service = named(objs, "Service", "ldr-203")
     assert service["spec"]["ports"] == [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}]
     assert spec["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "ldr-203-gpus"}]
+
+
+def test_a_serverless_workload_names_its_own_warm_signal() -> None:
+    assert SERVERLESS.workload is not None
+    env = (*SERVERLESS.workload.env, ("LADDER_READY_PATH", "/v2/health/ready"))
+    shape = replace(SERVERLESS, workload=replace(SERVERLESS.workload, env=env))
+    objs = objects(shape)
+    container = worker(one(objs, "Deployment")["spec"]["template"]["spec"])
+    assert container["readinessProbe"]["httpGet"] == {"path": "/v2/health/ready", "port": "http"}
 
 
 def test_confidential_pod_carries_the_workload() -> None:
