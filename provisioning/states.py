@@ -2,7 +2,8 @@
 
     requested -> placed -> provisioning -> running -> stopping -> stopped
     plus failed (from any live state) and, for jobs, restarting (a node died under the gang: it is placed again
-    elsewhere and provisioned from its last checkpoint).
+    elsewhere and provisioned from its last checkpoint; it reads ``restarting`` until the new gang runs, then
+    goes straight back to ``running``).
 
 ``requested`` is the moment of the decision inside ``allocation_request``; a refused request leaves nothing
 behind, so persisted allocations start at ``placed``. Metering follows ``running`` (docs/design.md §6).
@@ -31,7 +32,7 @@ TRANSITIONS: dict[AllocationState, frozenset[AllocationState]] = {
     S.PLACED: frozenset({S.PROVISIONING, S.RESTARTING, S.STOPPING, S.FAILED}),
     S.PROVISIONING: frozenset({S.RUNNING, S.RESTARTING, S.STOPPING, S.FAILED}),
     S.RUNNING: frozenset({S.STOPPING, S.RESTARTING, S.FAILED}),
-    S.RESTARTING: frozenset({S.PROVISIONING, S.STOPPING, S.FAILED}),
+    S.RESTARTING: frozenset({S.PROVISIONING, S.RUNNING, S.STOPPING, S.FAILED}),
     S.STOPPING: frozenset({S.STOPPED, S.FAILED}),
     S.STOPPED: frozenset(),
     S.FAILED: frozenset(),
