@@ -25,7 +25,7 @@ from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM
 from tests.support.fleet_documents import node as node_spec
 from tests.support.fleet_documents import small_fleet
-from tests.support.kubernetes import live, place, state
+from tests.support.kubernetes import condition, gang_up, hosts_of, job, live, pinned, place, ready, state
 
 NS = "ladder-acme"
 
@@ -63,70 +63,6 @@ def clock(time_machine: TimeMachineFixture) -> Any:
 
     move.start = start  # type: ignore[attr-defined]
     return move
-
-
-def ready(status: str, since: datetime, reason: str = "KubeletReady") -> dict[str, Any]:
-    return {"type": "Ready", "status": status, "reason": reason, "lastTransitionTime": since.isoformat()}
-
-
-def condition(server: K8sServer, host: str, *conditions: dict[str, Any]) -> None:
-    """The node's conditions as the kubelet and the health tooling leave them (by type, replacing)."""
-    node = live(server, "v1", "Node", host)
-    found = {c["type"]: c for c in node["status"]["conditions"]}
-    found.update({c["type"]: c for c in conditions})
-    server.set_status("v1", "nodes", host, None, {"conditions": list(found.values())})
-
-
-def hosts_of(allocation: Allocation) -> set[str]:
-    return set(allocation.devices.filter(active=True).values_list("hostname", flat=True))
-
-
-def job(server: K8sServer, allocation: Allocation) -> dict[str, Any]:
-    return live(server, "batch/v1", "Job", f"ldr-{allocation.pk}", NS)
-
-
-def pinned(job_obj: dict[str, Any]) -> list[str]:
-    terms = job_obj["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]
-    values: list[str] = terms["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
-        "matchExpressions"
-    ][0]["values"]
-    return values
-
-
-def gang_up(server: K8sServer, allocation: Allocation) -> list[str]:
-    """What Kueue and the Job controller do on a real cluster: admit the Job, run a pod per member on the pinned
-    hosts (owned by the Job), and report them ready. The pods' names, in member order."""
-    found = job(server, allocation)
-    names = []
-    for index, host in enumerate(pinned(found)):
-        name = f"ldr-{allocation.pk}-{index}-{found['metadata']['uid'][:5]}"
-        server.put_object(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {
-                    "name": name,
-                    "namespace": NS,
-                    "labels": {
-                        "ladder.io/allocation": str(allocation.pk),
-                        "batch.kubernetes.io/job-completion-index": str(index),
-                    },
-                    "ownerReferences": [
-                        {
-                            "apiVersion": "batch/v1",
-                            "kind": "Job",
-                            "name": found["metadata"]["name"],
-                            "uid": found["metadata"]["uid"],
-                        }
-                    ],
-                },
-                "spec": {"nodeName": host, "containers": [{"name": "worker", "image": "example"}]},
-                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
-            }
-        )
-        names.append(name)
-    server.set_status("batch/v1", "jobs", found["metadata"]["name"], NS, {"active": len(names), "ready": len(names)})
-    return names
 
 
 def intervals(allocation: Allocation, start: datetime) -> list[tuple[int, int | None]]:
