@@ -20,7 +20,7 @@ from api.workloads import AllocationWorkloadActions, WorkloadSerializer
 from billing.selectors import price_index
 from lifecycle.services.customers import allocation_request
 from provisioning.fleet_cache import fleet_read
-from provisioning.models import Allocation, AllocationDevice, DefragmentRun, Node
+from provisioning.models import Allocation, AllocationDevice, AllocationFault, DefragmentRun, Node
 from provisioning.placement.catalog import GPU_MODEL_NAMES
 from provisioning.placement.fragmentation import fragmentation
 from provisioning.placement.isolation import SOFT_SHARING, Rung
@@ -120,6 +120,24 @@ class DeviceSerializer(serializers.ModelSerializer[AllocationDevice]):
         return None if device.share_milli is None else str(Decimal(device.share_milli) / 1000)
 
 
+def _seconds(ms: int) -> str:
+    return f"{Decimal(ms) / 1000:.3f}"
+
+
+class FaultSerializer(serializers.ModelSerializer[AllocationFault]):
+    """A provider fault under the allocation and the work it cost (goodput lost: not billed)."""
+
+    node = serializers.CharField(source="hostname")
+    lost_seconds = serializers.SerializerMethodField(help_text="fault_at less checkpoint_at, as a decimal string.")
+
+    class Meta:
+        model = AllocationFault
+        fields = ["node", "cause", "fault_at", "detected_at", "checkpoint_at", "lost_seconds", "outcome", "running_at"]
+
+    def get_lost_seconds(self, fault: AllocationFault) -> str:
+        return _seconds(fault.lost_ms)
+
+
 class SshAccessSerializer(serializers.Serializer[Any]):
     host = serializers.CharField()
     port = serializers.IntegerField()
@@ -150,6 +168,13 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     cold_start_ms = serializers.IntegerField(
         allow_null=True, help_text="Serverless: how long its last wake from zero took until it ran; null: none yet."
     )
+    checkpoint_at = serializers.DateTimeField(
+        read_only=True, help_text="The last checkpoint the workload reported (a job); a fault bills up to it."
+    )
+    goodput_lost_seconds = serializers.SerializerMethodField(
+        help_text="Work lost to provider faults (each fault's time less its checkpoint), not billed; decimal string."
+    )
+    faults = FaultSerializer(many=True, read_only=True)
 
     class Meta:
         model = Allocation
@@ -172,8 +197,15 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
             "cold_start_ms",
             "workload",
             "access",
+            "checkpoint_at",
+            "restarts",
+            "goodput_lost_seconds",
+            "faults",
         ]
         read_only_fields = fields
+
+    def get_goodput_lost_seconds(self, allocation: Allocation) -> str:
+        return _seconds(allocation.goodput_lost_ms)
 
     @extend_schema_field(AccessSerializer)
     def get_access(self, allocation: Allocation) -> Any:
@@ -198,7 +230,9 @@ class AllocationViewSet(
     ``residency``, ``isolation_policy``, ``quota``, ``version_skew``) with every ``reasons`` entry; a combination
     the rung does not offer is 422 ``invalid_isolation``."""
 
-    queryset = Allocation.objects.select_related("tenant", "gpu_model", "hall__region").prefetch_related("devices")
+    queryset = Allocation.objects.select_related("tenant", "gpu_model", "hall__region").prefetch_related(
+        "devices", "faults"
+    )
     serializer_class = AllocationSerializer
     http_method_names = ["get", "post", "delete", "head", "options"]
     role_actions: ClassVar[dict[str, Action]] = {

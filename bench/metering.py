@@ -58,9 +58,10 @@ def load_catalog(rows: int, window_ms: int) -> None:
     )
     sql(
         "INSERT INTO provisioning_allocation (name, rung, performance, security, state, spec, quota_milli, "
-        "provisioner, dedicated, failure_reason, created_at, state_changed_at, gpu_model_id, hall_id, tenant_id) "
-        "SELECT 'a' || i, 'container', 'whole_gpu', 'container', 'running', '{}', 1000, 'sim', false, '', now(), "
-        "now(), m.ids[1 + i / %(tenants)s %% %(skus)s], %(hall)s, t.first + i %% %(tenants)s "
+        "provisioner, dedicated, failure_reason, checkpoint_step, restarts, goodput_lost_ms, created_at, "
+        "state_changed_at, gpu_model_id, hall_id, tenant_id) "
+        "SELECT 'a' || i, 'container', 'whole_gpu', 'container', 'running', '{}', 1000, 'sim', false, '', '', 0, 0, "
+        "now(), now(), m.ids[1 + i / %(tenants)s %% %(skus)s], %(hall)s, t.first + i %% %(tenants)s "
         "FROM generate_series(0, %(n)s) i, (SELECT array_agg(id ORDER BY id) ids FROM provisioning_gpumodel) m, "
         "(SELECT min(id) first FROM tenancy_tenant) t",
         {"skus": SKUS, "hall": hall.pk, "tenants": TENANTS, "n": rows - 1},

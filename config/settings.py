@@ -46,6 +46,8 @@ env = environ.FileAwareEnv(
     LADDER_ATTESTATION_VERIFIER=(str, "simulated"),
     LADDER_SERVERLESS_IDLE_SECONDS=(float, 300.0),
     LADDER_SERVERLESS_WAKE_WAIT_SECONDS=(float, 60.0),
+    LADDER_NODE_FAULT_CONDITIONS=(list, []),
+    LADDER_NODE_NOT_READY_GRACE_SECONDS=(float, 60.0),
     LADDER_PUBLIC_URL=(str, "http://127.0.0.1:8000"),
     LADDER_BASE_DOMAIN=(str, "ladder.localhost"),
     LADDER_SSH_GATEWAY_PORT=(int, 22),
@@ -310,6 +312,11 @@ LADDER_ATTESTATION_VERIFIER: str = env("LADDER_ATTESTATION_VERIFIER")
 LADDER_SERVERLESS_IDLE_SECONDS: float = env("LADDER_SERVERLESS_IDLE_SECONDS")
 # The first request to an idle endpoint is held this long at most while it wakes (then 503 endpoint_waking).
 LADDER_SERVERLESS_WAKE_WAIT_SECONDS: float = env("LADDER_SERVERLESS_WAKE_WAIT_SECONDS")
+# Node conditions that mean a GPU node is failing (Kubernetes driver; comma-separated ``Type`` or ``Type=Status``);
+# empty: provisioning.kubernetes.health's DEFAULT_FAULT_CONDITIONS (NVSentinel, node-problem-detector).
+LADDER_NODE_FAULT_CONDITIONS: list[str] = env("LADDER_NODE_FAULT_CONDITIONS")
+# A node's Ready condition False or Unknown this long counts as a fault (a kubelet restart does not).
+LADDER_NODE_NOT_READY_GRACE_SECONDS: float = env("LADDER_NODE_NOT_READY_GRACE_SECONDS")
 
 # --- Workloads and access -----------------------------------------------------------------------------------
 # Where Ladder's own API is reached from outside (links in answers: consoles, simulated endpoints, dataset

@@ -233,6 +233,14 @@ class Allocation(TenantOwned):
     woke_at = models.DateTimeField(null=True, blank=True)
     cold_start_ms = models.PositiveIntegerField(null=True, blank=True)
     last_called_at = models.DateTimeField(null=True, blank=True)
+    # The last checkpoint the workload reported (a job's log line, learnt while its nodes were alive): a node
+    # fault bills up to it and the gang resumes from it. docs/kubernetes.md, "Fault recovery".
+    checkpoint_at = models.DateTimeField(null=True, blank=True)
+    checkpoint_step = models.CharField(max_length=100, blank=True)
+    # How often a provider fault restarted it, and the work those faults threw away (fault time less the
+    # checkpoint resumed from, summed): goodput not billed. One ``AllocationFault`` row per fault.
+    restarts = models.PositiveIntegerField(default=0)
+    goodput_lost_ms = models.BigIntegerField(default=0)
 
     class Meta:
         ordering = ["id"]
@@ -240,6 +248,29 @@ class Allocation(TenantOwned):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.state})"
+
+
+class AllocationFault(TenantOwned):
+    """A provider fault under a running allocation (a node failed or was found failing): when, why, the checkpoint
+    the work went back to, the work lost (not billed), and when the allocation ran again. Kept per tenant so the
+    goodput lost to provider faults is summed by a query (finance's exports)."""
+
+    allocation = models.ForeignKey(Allocation, on_delete=models.CASCADE, related_name="faults")
+    hostname = models.CharField(max_length=253)
+    cause = models.CharField(max_length=300, blank=True, help_text="The node condition, or the operator's reason.")
+    fault_at = models.DateTimeField(help_text="When the node went bad (the condition's transition, else detection).")
+    detected_at = models.DateTimeField()
+    checkpoint_at = models.DateTimeField(null=True, blank=True, help_text="What the work went back to (billed to).")
+    lost_ms = models.BigIntegerField(default=0, help_text="fault_at less checkpoint_at: work done again, not billed.")
+    outcome = models.CharField(max_length=16, help_text="restarted (placed again) or failed (no room, or not a job).")
+    running_at = models.DateTimeField(null=True, blank=True, help_text="When the restarted gang ran again.")
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["tenant", "fault_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.allocation_id}: {self.hostname} at {self.fault_at:%Y-%m-%dT%H:%M:%S}"
 
 
 class Attestation(models.Model):

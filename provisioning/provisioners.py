@@ -64,6 +64,12 @@ class Provisioner(ABC):
     def reconciled(self, at: datetime) -> None:
         """Every allocation in flight was looked at, at ``at``."""
 
+    def node_faults(self, now: datetime) -> int:
+        """Look at the health of every node the backend reports on and recover from the failing ones (quarantine,
+        then ``node_failed``); how many were found failing. Runs first on each reconcile. A backend without a
+        health signal of its own (the simulated fleet: an operator fails a node) finds none."""
+        return 0
+
     @abstractmethod
     def logs(self, allocation: Allocation, *, since: datetime | None = None, tail: int | None = None) -> list[LogLine]:
         """The workload's output in time order (``since``: after that moment; ``tail``: the last lines only).
@@ -102,14 +108,15 @@ class SimulatedProvisioner(Provisioner):
 
     def provision(self, allocation_id: int) -> None:
         allocation = Allocation.objects.get(pk=allocation_id)
-        if allocation.state in (S.PLACED, S.RESTARTING):
+        if allocation.state == S.PLACED:
             allocation_transition(allocation=allocation, to=S.PROVISIONING, actor=SYSTEM)
         self.status(allocation_id)
 
     def status(self, allocation_id: int) -> None:
         allocation = Allocation.objects.get(pk=allocation_id)
         now = timezone.now()
-        if allocation.state == S.PROVISIONING and now - allocation.state_changed_at >= self.delay:
+        # A restarted gang reads restarting until it runs again on its new nodes, as long as a first start takes.
+        if allocation.state in (S.PROVISIONING, S.RESTARTING) and now - allocation.state_changed_at >= self.delay:
             if allocation.rung == Rung.CONFIDENTIAL_VM and not self._attest(allocation):
                 return
             allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM)
@@ -153,6 +160,8 @@ class SimulatedProvisioner(Provisioner):
         return self._checkpoints(allocation, asked) + timedelta(seconds=self._every(allocation))
 
     def last_checkpoint(self, allocation: Allocation, at: datetime) -> datetime | None:
+        """The simulated workload's checkpoint clock: the same contract as a real one, computed instead of reported
+        (the fault keeps it on the allocation as ``checkpoint_at``, as the Kubernetes driver keeps a reported one)."""
         return self._checkpoints(allocation, at)
 
     @staticmethod
@@ -251,9 +260,13 @@ def allocations_reconcile(*, tenant_id: int | None = None, now: datetime | None 
     the moment recorded as ``observed_at`` (default: now)."""
     driver = provisioner()
     now = now or timezone.now()
+    if tenant_id is None:
+        driver.node_faults(now)  # first: the work on a failing node is placed again before it is looked at
     if Node.objects.filter(state=NodeState.SANITIZING).exists():
         driver.sanitized_nodes(now)
-    watched = Q(state__in=(S.PROVISIONING, S.STOPPING)) | Q(state=S.RUNNING, stop_at_checkpoint_since__isnull=False)
+    watched = Q(state__in=(S.PROVISIONING, S.RESTARTING, S.STOPPING)) | Q(
+        state=S.RUNNING, stop_at_checkpoint_since__isnull=False
+    )
     watched |= Q(state=S.RUNNING, rung=Rung.SERVERLESS)  # an endpoint scales to zero when it idles
     if driver.watches_running:
         watched |= Q(state=S.RUNNING)

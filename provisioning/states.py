@@ -2,7 +2,8 @@
 
     requested -> placed -> provisioning -> running -> stopping -> stopped
     plus failed (from any live state) and, for jobs, restarting (a node died under the gang: it is placed again
-    elsewhere and provisioned from its last checkpoint).
+    elsewhere and provisioned from its last checkpoint; it reads ``restarting`` until the new gang runs, then
+    goes straight back to ``running``).
 
 A serverless endpoint scaled to zero replicas is ``idle``: running -> idle gives its devices back to the engine
 and closes its usage interval; its URL, workload and access stay. Its first request wakes it: idle -> placed
@@ -38,7 +39,7 @@ TRANSITIONS: dict[AllocationState, frozenset[AllocationState]] = {
     S.PROVISIONING: frozenset({S.RUNNING, S.RESTARTING, S.STOPPING, S.FAILED}),
     S.RUNNING: frozenset({S.STOPPING, S.RESTARTING, S.IDLE, S.FAILED}),
     S.IDLE: frozenset({S.PLACED, S.STOPPING, S.FAILED}),
-    S.RESTARTING: frozenset({S.PROVISIONING, S.STOPPING, S.FAILED}),
+    S.RESTARTING: frozenset({S.PROVISIONING, S.RUNNING, S.STOPPING, S.FAILED}),
     S.STOPPING: frozenset({S.STOPPED, S.FAILED}),
     S.STOPPED: frozenset(),
     S.FAILED: frozenset(),

@@ -13,6 +13,7 @@ before the teardown, as the simulated driver does.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -27,8 +28,8 @@ from kubernetes.client.exceptions import ApiException
 
 from core.actor import Actor
 from provisioning.events import workload_ended
-from provisioning.kubernetes import render
-from provisioning.kubernetes.client import Kube
+from provisioning.kubernetes import health, render
+from provisioning.kubernetes.client import ClusterUnavailable, Kube, object_path
 from provisioning.kubernetes.credentials import unseal
 from provisioning.kubernetes.shapes import (
     LABEL_ALLOCATION,
@@ -42,9 +43,15 @@ from provisioning.kubernetes.shapes import (
 from provisioning.models import Allocation, Cluster, Hall, Node, NodeState
 from provisioning.placement.isolation import Rung
 from provisioning.provisioners import Provisioner
-from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
+from provisioning.services.allocations import (
+    allocation_checkpoint_record,
+    allocation_stop,
+    allocation_transition,
+    nodes_sanitized,
+)
 from provisioning.services.attestation import attestation_record, attested
 from provisioning.services.endpoints import allocation_replicas_set, endpoint_sleep
+from provisioning.services.fleet import node_fault_recover
 from provisioning.services.workloads import workload_materials
 from provisioning.states import AllocationState
 from provisioning.workloads import LogLine, Materials, Workload, WorkloadEvent, log_text
@@ -128,7 +135,11 @@ def desired_objects(allocation: Allocation, kube: Kube) -> list[dict[str, Any]]:
         taints = {n.hostname: _taints(kube, n.hostname) for n in shape.nodes}
         return objects + render.bare_metal_node_patches(shape, taints) + render.bare_metal_host_objects(shape)
     # A soft share's claim is the tenant's for its GPU, not the allocation's: applied here, never deleted with it.
-    return objects + render.share_claims(shape) + render.allocation_objects(shape)
+    return (
+        objects
+        + render.share_claims(shape)
+        + [_placement_marked(obj, shape) for obj in render.allocation_objects(shape)]
+    )
 
 
 def _taints(kube: Kube, hostname: str) -> list[dict[str, Any]]:
@@ -230,17 +241,22 @@ class KubernetesProvisioner(Provisioner):
 
     def provision(self, allocation_id: int) -> None:
         allocation = Allocation.objects.select_related("tenant", "hall", "gpu_model").get(pk=allocation_id)
-        if allocation.state in (S.PLACED, S.RESTARTING):
+        if allocation.state == S.PLACED:
             allocation_transition(allocation=allocation, to=S.PROVISIONING, actor=SYSTEM)
             allocation.refresh_from_db()
-        if allocation.state != S.PROVISIONING:
+        # A gang placed again after a node fault stays ``restarting`` until its new Job runs.
+        if allocation.state not in (S.PROVISIONING, S.RESTARTING):
             return
         kube = kube_for(allocation.hall)
         for obj in desired_objects(allocation, kube):
             # A gang's Job is created once: applied again it would be suspended anew and Kueue would requeue the
-            # running gang. (A restart after a node failure is the Job's own: its pods are replaced.)
-            if obj["kind"] == "Job" and _read(kube, obj) is not None:
-                continue
+            # running gang. One rendered for an earlier placement is replaced (``_job_replace``).
+            if obj["kind"] == "Job":
+                live = _read(kube, obj)
+                if live is not None and _job_stale(live, obj):
+                    _job_replace(kube, allocation, live)
+                if live is not None:
+                    continue
             kube.apply(obj)
         if allocation.rung == Rung.SERVERLESS:
             self._wake(kube, allocation)
@@ -251,7 +267,7 @@ class KubernetesProvisioner(Provisioner):
         if allocation.state == S.STOPPING:
             self._finish_release(allocation)
             return
-        if allocation.state not in (S.PROVISIONING, S.RUNNING):
+        if allocation.state not in (S.PROVISIONING, S.RESTARTING, S.RUNNING):
             return
         if allocation.state == S.RUNNING and allocation.stop_at_checkpoint_since is not None:
             # The job checkpoints on SIGTERM within its grace period: stopping it now loses no work.
@@ -266,6 +282,10 @@ class KubernetesProvisioner(Provisioner):
         if primary is None:
             raise LookupError(f"no workload is rendered for rung {allocation.rung}")
         live = _read(kube, primary)
+        if live is not None and primary["kind"] == "Job" and _job_stale(live, primary):
+            # The old gang's Job, pinned to the failed node: gone first (its pods with it), then applied anew.
+            _job_replace(kube, allocation, live)
+            return
         state, why = observed_state(live, allocation.rung)
         if state == "missing":
             # Deleted out of band: put it back (the allocation is still ours to run).
@@ -278,10 +298,12 @@ class KubernetesProvisioner(Provisioner):
         elif state == "finished":
             allocation_transition(allocation=allocation, to=S.STOPPING, actor=SYSTEM, reason=why)
             self.release(allocation_id)
-        elif state == "running" and allocation.state == S.PROVISIONING:
+        elif state == "running" and allocation.state in (S.PROVISIONING, S.RESTARTING):
             if allocation.rung == Rung.CONFIDENTIAL_VM and not self._attest(allocation, live or {}):
                 return
             allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM)
+        elif state == "running" and allocation.rung == Rung.JOB:
+            self._checkpoint_learn(kube, allocation)
         elif state == "running" and allocation.rung == Rung.SERVERLESS and live is not None:
             ready = int((live.get("status") or {}).get("readyReplicas") or 0)
             if ready >= 1:  # usage is replica-seconds: it follows the ready replicas
@@ -448,7 +470,74 @@ class KubernetesProvisioner(Provisioner):
         return nodes_sanitized(actor=SYSTEM, older_than=now, hostnames=done) if done else 0
 
     def last_checkpoint(self, allocation: Allocation, at: datetime) -> datetime | None:
-        return None  # the cluster does not report checkpoints yet: the fault's time is billed up to
+        """The last checkpoint the workload reported before ``at`` (kept on the allocation by reconciliation while
+        its nodes were alive); without one in this run, the start of the run, which resumed from a checkpoint."""
+        since = allocation.running_since
+        reported = allocation.checkpoint_at
+        if reported is not None and reported <= at and (since is None or reported >= since):
+            return reported
+        return since
+
+    # --- fault recovery --------------------------------------------------------------------------------------------
+
+    def node_faults(self, now: datetime) -> int:
+        """Read every GPU node of each registered cluster (one list per cluster) and recover from the failing ones
+        (``health.node_fault``): quarantined, audited with the condition, then ``node_failed``. A cluster that does
+        not answer is skipped whole: nothing changes on a missing answer. Returns how many nodes were found
+        failing (already quarantined ones included)."""
+        faults = health.fault_conditions(settings.LADDER_NODE_FAULT_CONDITIONS or health.DEFAULT_FAULT_CONDITIONS)
+        found = 0
+        for cluster in Cluster.objects.select_related("hall"):
+            ours = {n.hostname: n for n in Node.objects.filter(hall=cluster.hall).exclude(state=NodeState.FAILED)}
+            if not ours:
+                continue
+            try:
+                kube = kube_for_cluster(cluster)
+                listed = kube.list("v1", "Node")
+            except ClusterUnavailable as error:
+                log.warning("cluster %s: node health not read: %s", cluster.name, error)
+                continue
+            for obj in listed:
+                node = ours.get(obj["metadata"]["name"])
+                fault = health.node_fault(
+                    obj, faults=faults, now=now, not_ready_grace=settings.LADDER_NODE_NOT_READY_GRACE_SECONDS
+                )
+                if node is None or fault is None:
+                    continue
+                found += 1
+                self._checkpoints_before_fault(kube, node)
+                recovered = node_fault_recover(
+                    node=node,
+                    cause=fault.cause,
+                    evidence=fault.as_dict(),
+                    fault_at=min(fault.since or now, now),
+                    actor=SYSTEM,
+                    last_checkpoint=self.last_checkpoint,
+                )
+                if recovered is not None:
+                    log.warning("node %s failing (%s): %s", node.hostname, fault.cause, recovered)
+        return found
+
+    def _checkpoints_before_fault(self, kube: Kube, node: Node) -> None:
+        """One last look at the logs of the jobs running on a failing node: a member on a healthy node may have
+        reported a checkpoint since the last reconcile. Best effort: the node's own pods may not answer."""
+        running = Allocation.objects.filter(
+            state=S.RUNNING, rung=Rung.JOB, devices__gpu__node=node, devices__active=True
+        ).distinct()
+        for allocation in running.select_related("tenant"):
+            try:
+                self._checkpoint_learn(kube, allocation)
+            except (ApiException, ClusterUnavailable) as error:
+                log.info("allocation %s: checkpoint not read before the fault: %s", allocation.pk, error)
+
+    def _checkpoint_learn(self, kube: Kube, allocation: Allocation) -> None:
+        """Keep the latest checkpoint the gang reported on stdout (``LADDER_CHECKPOINT`` lines) since the one kept."""
+        since = max(filter(None, (allocation.checkpoint_at, allocation.running_since)), default=None)
+        lines = _read_logs(kube, allocation, since=since, tail=CHECKPOINT_READ_LINES)
+        reported = [found for line in lines if (found := checkpoint_report(line)) is not None]
+        if reported:
+            at, step = reported[-1]
+            allocation_checkpoint_record(allocation=allocation, at=min(at, timezone.now()), step=step)
 
     def reconciled(self, at: datetime) -> None:
         Cluster.objects.update(reconciled_at=at)
@@ -598,3 +687,93 @@ def _checkpoint(
         "location": f"pvc://{cluster.name}/{meta['namespace']}/{meta['name']}",
         "size_bytes": ceil(_exact_quantity(str(storage))),
     }
+
+
+# --- fault recovery: the checkpoint contract and the gang's Job on new nodes ---------------------------------------
+
+ANNOTATION_PLACEMENT = "ladder.io/placement"  # which devices a gang's Job was rendered for
+CHECKPOINT_REPORT = render.CHECKPOINT_REPORT  # printed once a checkpoint is complete (docs/kubernetes.md)
+CHECKPOINT_READ_LINES = 1_000  # per container, since the last kept checkpoint
+
+
+def checkpoint_report(line: LogLine) -> tuple[datetime, str] | None:
+    """``LADDER_CHECKPOINT`` alone or followed by a JSON object (``{"step": ..., "path": ...}``): when (the log line's
+    own time, which the kubelet stamps) and which step. Anything else, a malformed object included, is not one."""
+    text = line.text.strip()
+    if text != CHECKPOINT_REPORT and not text.startswith(CHECKPOINT_REPORT + " "):
+        return None
+    rest = text[len(CHECKPOINT_REPORT) :].strip()
+    step = ""
+    if rest:
+        try:
+            found = json.loads(rest)
+        except ValueError:
+            return None
+        if not isinstance(found, dict):
+            return None
+        step = str(found.get("step", found.get("path", "")))
+    return line.at, step
+
+
+def placement_mark(shape: AllocationShape) -> str:
+    """The devices an allocation's objects were rendered for, in short: a gang's Job for other ones is stale."""
+    devices = ",".join(sorted(f"{d.hostname}/{d.gpu_uuid}/{d.mig_profile or ''}" for d in shape.devices))
+    return hashlib.sha256(devices.encode()).hexdigest()[:16]
+
+
+def _placement_marked(obj: dict[str, Any], shape: AllocationShape) -> dict[str, Any]:
+    """A gang's Job carries the placement it was rendered for (``ladder.io/placement``), so a restart on new nodes
+    sees the old one for what it is. Pod templates are immutable: the Job is replaced, never patched."""
+    if obj["kind"] != "Job":
+        return obj
+    meta = obj["metadata"]
+    return {
+        **obj,
+        "metadata": {
+            **meta,
+            "annotations": {**(meta.get("annotations") or {}), ANNOTATION_PLACEMENT: placement_mark(shape)},
+        },
+    }
+
+
+def _job_stale(live: dict[str, Any], desired: dict[str, Any]) -> bool:
+    """The live Job was rendered for another placement (or is already going). A Job from before the annotation
+    existed is judged by the hosts its pods are pinned to."""
+    if live["metadata"].get("deletionTimestamp"):
+        return True
+    mark = (live["metadata"].get("annotations") or {}).get(ANNOTATION_PLACEMENT)
+    if mark is not None:
+        return bool(mark != desired["metadata"]["annotations"][ANNOTATION_PLACEMENT])
+    pinned = [((o.get("spec") or {}).get("template") or {}).get("spec", {}).get("affinity") for o in (live, desired)]
+    return pinned[0] != pinned[1]
+
+
+def _job_replace(kube: Kube, allocation: Allocation, live: dict[str, Any]) -> None:
+    """Delete the old gang's Job, its pods first (foreground: the new Job must not meet them on the checkpoint
+    volume, which is kept). A pod on a node whose kubelet no longer answers never confirms its end, so it is
+    removed at once (grace 0), as the ``node.kubernetes.io/out-of-service`` taint would have it; its node is
+    quarantined already and runs nothing of ours again."""
+    if not live["metadata"].get("deletionTimestamp"):
+        kube.delete(live)
+        log.info("allocation %s: the gang's Job for its old placement deleted", allocation.pk)
+    gone = {
+        node["metadata"]["name"]
+        for node in kube.list("v1", "Node")
+        if not any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in (node.get("status") or {}).get("conditions") or []
+        )
+        and (node.get("status") or {}).get("conditions")
+    }
+    for pod in _pods(kube, allocation):
+        if (pod.get("spec") or {}).get("nodeName") in gone:
+            try:
+                kube.request(
+                    "DELETE",
+                    object_path(pod),
+                    body={"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0},
+                    content_type="application/json",
+                )
+            except ApiException as error:
+                if error.status != 404:
+                    raise

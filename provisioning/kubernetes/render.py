@@ -131,6 +131,8 @@ MPS_CLIENTS_PER_GPU = 48  # the most MPS clients one GPU serves (Volta and later
 KATA_RUNTIME = {"snp": "kata-qemu-nvidia-gpu-snp", "tdx": "kata-qemu-nvidia-gpu-tdx"}
 
 RESTART_FROM_CHECKPOINT = 75  # exit code of a gang member that lost a peer: restart the gang, not a failure
+CHECKPOINT_MARKER = "ladder-checkpoint.json"  # in the checkpoint volume: the last complete checkpoint
+CHECKPOINT_REPORT = "LADDER_CHECKPOINT"  # printed on stdout once a checkpoint is complete, read by the driver
 QUEUE_DEPTH_PER_REPLICA = "4"
 # A serverless replica going away: seconds out of the Service before SIGTERM, then to finish its streams.
 PRE_STOP_SECONDS = 10
@@ -583,6 +585,10 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
     env = {
         "LADDER_CHECKPOINT_DIR": checkpoint.path,
         "LADDER_CHECKPOINT_INTERVAL_S": str(checkpoint.interval_s),
+        # The checkpoint contract (docs/kubernetes.md, "Fault recovery"): the marker names the last complete
+        # checkpoint to resume from; the report line tells Ladder, which bills a fault up to it.
+        "LADDER_CHECKPOINT_MARKER": f"{checkpoint.path.rstrip('/')}/{CHECKPOINT_MARKER}",
+        "LADDER_CHECKPOINT_REPORT": CHECKPOINT_REPORT,
         "LADDER_RESTART_EXIT_CODE": str(RESTART_FROM_CHECKPOINT),
         "MASTER_ADDR": f"{name}-0.{name}",  # index 0's hostname under the headless Service (spec.subdomain)
         "WORLD_SIZE": str(gang),

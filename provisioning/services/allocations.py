@@ -14,6 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError
+from django.db.models import F, Q
 from django.utils import timezone
 
 from core.actor import Actor
@@ -26,6 +27,7 @@ from provisioning.fleet_cache import PlacementSection, placement_section
 from provisioning.models import (
     Allocation,
     AllocationDevice,
+    AllocationFault,
     GpuClaim,
     Node,
     NodeHold,
@@ -315,6 +317,9 @@ def allocation_transition(
         allocation.refresh_from_db()
         if to == S.RUNNING:
             allocation_started.send(sender=Allocation, allocation=allocation, at=now)
+        if current == S.RESTARTING and to == S.RUNNING:
+            # The fault's recovery ends here: detection-to-restart is running_at less detected_at.
+            AllocationFault.objects.filter(allocation=allocation, running_at=None).update(running_at=now)
         elif current == S.RUNNING:
             allocation_stopped.send(sender=Allocation, allocation=allocation, at=now)
         if current in HOLDS_DEVICES and to not in HOLDS_DEVICES:
@@ -389,35 +394,107 @@ def allocation_stop(*, allocation: Allocation, actor: Actor, at: datetime | None
 LastCheckpoint = Callable[[Allocation, datetime], datetime | None]
 
 
-def node_failed(*, node: Node, actor: Actor, last_checkpoint: LastCheckpoint) -> dict[str, int]:
-    """A node died: jobs on it restart elsewhere from their checkpoint, everything else on it fails."""
+def node_failed(
+    *,
+    node: Node,
+    actor: Actor,
+    last_checkpoint: LastCheckpoint,
+    fault_at: datetime | None = None,
+    cause: str = "",
+) -> dict[str, int]:
+    """A node died: jobs on it restart elsewhere from their checkpoint, everything else on it fails.
+
+    ``fault_at`` is when the node went bad (a node condition's transition time; default now), ``cause`` what
+    said so; both are kept with each job's fault record."""
     counts = {"restarted": 0, "failed": 0}
+    now = timezone.now()
+    fault = _FaultAt(at=min(fault_at or now, now), detected=now, cause=cause or f"node {node.hostname} failed")
     live = Allocation.objects.filter(state__in=HOLDS_DEVICES, devices__gpu__node=node, devices__active=True).distinct()
     for allocation in live:
-        restartable = allocation.rung == Rung.JOB and can_move(AllocationState(allocation.state), S.RESTARTING)
-        if restartable and _restart_job(allocation, node, actor, last_checkpoint):
+        state = AllocationState(allocation.state)
+        # A gang whose new node fails while it restarts is placed again too.
+        restartable = allocation.rung == Rung.JOB and (state == S.RESTARTING or can_move(state, S.RESTARTING))
+        if restartable and _restart_job(allocation, node, actor, last_checkpoint, fault):
             counts["restarted"] += 1
             continue
+        if allocation.state in (S.FAILED, S.STOPPED):
+            counts["failed"] += 1
+            continue  # the restart found no room and failed it
         allocation_transition(allocation=allocation, to=S.FAILED, actor=actor, reason=f"node {node.hostname} failed")
         counts["failed"] += 1
     return counts
 
 
-def _restart_job(allocation: Allocation, node: Node, actor: Actor, last_checkpoint: LastCheckpoint) -> bool:
+@dataclass(frozen=True)
+class _FaultAt:
+    at: datetime
+    detected: datetime
+    cause: str
+
+
+def _goodput_stop(
+    allocation: Allocation, current: AllocationState, last_checkpoint: LastCheckpoint, fault: _FaultAt
+) -> tuple[datetime | None, int]:
+    """Where a faulted job's billing stops and the work lost (ms): a running gang goes back to its last
+    checkpoint, never before this run began (it resumed from a checkpoint then) nor after the fault; a gang not
+    running yet loses nothing and is not billed."""
+    if current != S.RUNNING:
+        return allocation.checkpoint_at, 0
+    since = allocation.running_since or allocation.state_changed_at
+    checkpoint = last_checkpoint(allocation, fault.at) or fault.at
+    checkpoint = min(max(checkpoint, since), fault.at)
+    return checkpoint, int((fault.at - checkpoint).total_seconds() * 1000)
+
+
+def _fault_record(
+    allocation: Allocation, node: Node, fault: _FaultAt, checkpoint: datetime | None, lost_ms: int, outcome: str
+) -> dict[str, Any]:
+    """Keep the fault (per job, queryable) and its lost work on the allocation; the audit event's evidence."""
+    AllocationFault.objects.create(
+        tenant_id=allocation.tenant_id,
+        allocation=allocation,
+        hostname=node.hostname,
+        cause=fault.cause[:300],
+        fault_at=fault.at,
+        detected_at=fault.detected,
+        checkpoint_at=checkpoint,
+        lost_ms=lost_ms,
+        outcome=outcome,
+    )
+    Allocation.objects.filter(pk=allocation.pk).update(
+        restarts=F("restarts") + (1 if outcome == "restarted" else 0),
+        goodput_lost_ms=F("goodput_lost_ms") + lost_ms,
+    )
+    total = Allocation.objects.filter(pk=allocation.pk).values_list("goodput_lost_ms", flat=True).get()
+    return {
+        "failed_node": node.hostname,
+        "cause": fault.cause[:300],
+        "fault_at": fault.at.isoformat(),
+        "checkpoint_at": checkpoint.isoformat() if checkpoint else None,
+        "lost_ms": lost_ms,
+        "goodput_lost_ms": total,
+    }
+
+
+def _restart_job(
+    allocation: Allocation, node: Node, actor: Actor, last_checkpoint: LastCheckpoint, fault: _FaultAt
+) -> bool:
     """Place the gang again (the failed node is out of the pool); False when it no longer fits anywhere.
 
     The provider's fault is not billed: a job is billed on goodput, so metering stops at the gang's last
-    checkpoint (the work since is lost and done again) and starts again when the gang runs again."""
+    checkpoint (the work since is lost and done again) and starts again when the gang runs again. The lost work
+    is kept per fault (``AllocationFault``) and summed on the allocation (``goodput_lost_ms``)."""
     current = AllocationState(allocation.state)
-    now = timezone.now()
     with placement_section() as section:
         if not Allocation.objects.filter(pk=allocation.pk, state=current).update(
-            state=S.RESTARTING, state_changed_at=now
+            state=S.RESTARTING, state_changed_at=fault.detected
         ):
             return True  # someone else is handling it
+        checkpoint, lost_ms = _goodput_stop(allocation, current, last_checkpoint, fault)
         if current == S.RUNNING:
-            ended = last_checkpoint(allocation, now) or now
-            allocation_stopped.send(sender=Allocation, allocation=allocation, at=ended)
+            allocation_stopped.send(sender=Allocation, allocation=allocation, at=checkpoint or fault.at)
+            # The gang resumes from this checkpoint: it is the one a later fault goes back to, at the least.
+            Allocation.objects.filter(pk=allocation.pk).update(checkpoint_at=checkpoint)
         _release_devices(allocation)
         old = section.cache.placements.pop(allocation.pk, None)
         if old is not None:
@@ -427,6 +504,7 @@ def _restart_job(allocation: Allocation, node: Node, actor: Actor, last_checkpoi
         spec = AllocationSpec.from_json(allocation.spec)
         result = section.engine.place(spec.to_request(), tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
         if isinstance(result, Refused):
+            evidence = _fault_record(allocation, node, fault, checkpoint, lost_ms, "failed")
             Allocation.objects.filter(pk=allocation.pk).update(
                 state=S.FAILED,
                 failure_reason=f"node {node.hostname} failed; no room to restart: {result.message}"[:300],
@@ -437,22 +515,43 @@ def _restart_job(allocation: Allocation, node: Node, actor: Actor, last_checkpoi
                 target_type="allocation",
                 target_id=allocation.pk,
                 tenant=tenant,
-                data={"from": S.RESTARTING, "reason": result.message},
+                data={"from": S.RESTARTING, "reason": result.message, **evidence},
             )
             return False
         _persist_devices(section, allocation, result)
         section.cache.placements[allocation.pk] = result
         section.journal("placed", allocation=allocation, placement=result)
+        evidence = _fault_record(allocation, node, fault, checkpoint, lost_ms, "restarted")
         audit_record(
             actor=actor,
             action="allocation.restarting",
             target_type="allocation",
             target_id=allocation.pk,
             tenant=tenant,
-            data={"from": current, "failed_node": node.hostname, "devices": len(result.devices)},
+            data={
+                "from": current,
+                "devices": len(result.devices),
+                "hosts": sorted({d.hostname for d in result.devices}),
+                **evidence,
+            },
         )
         enqueue(PROVISION, allocation.pk)
     return True
+
+
+def allocation_checkpoint_record(*, allocation: Allocation, at: datetime, step: str = "") -> bool:
+    """The workload reported a checkpoint (seen by reconciliation, while its nodes are alive): keep the latest, so
+    a node fault later bills up to it and the gang resumes from it. Bookkeeping, not audited (the fault that uses
+    it is); a report older than the one kept, or from before this run, changes nothing. True when kept."""
+    since = allocation.running_since or allocation.state_changed_at
+    if at < since:
+        return False
+    newer = Q(checkpoint_at__isnull=True) | Q(checkpoint_at__lt=at)
+    return bool(
+        Allocation.objects.filter(newer, pk=allocation.pk, state=S.RUNNING).update(
+            checkpoint_at=at, checkpoint_step=step[:100]
+        )
+    )
 
 
 def nodes_sanitized(*, actor: Actor, older_than: Any, hostnames: Iterable[str] | None = None) -> int:
@@ -505,8 +604,13 @@ def allocation_move(
         if refusal is not None:
             section.engine.apply(current)
             return refusal
-        ended = (last_checkpoint(allocation, now) or now) if allocation.rung == Rung.JOB else now
-        allocation_stopped.send(sender=Allocation, allocation=allocation, at=min(ended, now))
+        ended, lost_ms = now, 0
+        if allocation.rung == Rung.JOB:  # as after a fault: back to its checkpoint, the work since redone unbilled
+            move = _FaultAt(at=now, detected=now, cause=why)
+            checkpoint, lost_ms = _goodput_stop(allocation, S.RUNNING, last_checkpoint, move)
+            ended = checkpoint or now
+            Allocation.objects.filter(pk=allocation.pk).update(checkpoint_at=checkpoint)
+        allocation_stopped.send(sender=Allocation, allocation=allocation, at=ended)
         _release_devices(allocation)
         section.journal("released", allocation=allocation)
         section.engine.apply(moved)
@@ -524,6 +628,7 @@ def allocation_move(
                 "to": sorted({d.hostname for d in moved.devices}),
                 "devices": len(moved.devices),
                 "why": why,
+                "lost_ms": lost_ms,
             },
         )
         enqueue(PROVISION, allocation.pk)

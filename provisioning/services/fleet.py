@@ -10,6 +10,7 @@ import hashlib
 import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
@@ -32,6 +33,7 @@ from provisioning.fleet_document import (
 from provisioning.locks import lock_fleet, lock_nodes
 from provisioning.models import (
     NODE_TRANSITIONS,
+    Allocation,
     Gpu,
     GpuClaim,
     GpuModel,
@@ -42,6 +44,7 @@ from provisioning.models import (
 )
 from provisioning.placement.catalog import CATALOG
 from provisioning.services.allocations import LastCheckpoint, node_failed
+from provisioning.states import HOLDS_DEVICES
 
 # GPU UUIDs are derived from the hostname and index, so reloading a fleet never mints new ones.
 GPU_UUID_NAMESPACE = uuid.UUID("6f1d7c2e-3b8a-5e4f-9a0b-1c2d3e4f5a6b")
@@ -283,7 +286,9 @@ def _gpus_sync(spec: FleetSpec, nodes: dict[str, Node], counts: GpuCounts) -> No
 # --- node states ------------------------------------------------------------------------------------------
 
 
-def _node_transition(*, node: Node, action: str, actor: Actor, reason: str) -> Node:
+def _node_transition(
+    *, node: Node, action: str, actor: Actor, reason: str, evidence: dict[str, Any] | None = None
+) -> Node:
     transition = NODE_TRANSITIONS[action]
     # Inside a placement section: the engine must see the change before its next decision (journal).
     with placement_section() as section:
@@ -309,7 +314,13 @@ def _node_transition(*, node: Node, action: str, actor: Actor, reason: str) -> N
             action=f"node.{_PAST[action]}",
             target_type="node",
             target_id=node.pk,
-            data={"hostname": node.hostname, "from": old, "to": str(target), "reason": reason},
+            data={
+                "hostname": node.hostname,
+                "from": old,
+                "to": str(target),
+                "reason": reason,
+                **({"evidence": evidence} if evidence else {}),
+            },
         )
     return node
 
@@ -340,3 +351,37 @@ def node_fail(*, node: Node, actor: Actor, last_checkpoint: LastCheckpoint, reas
         node = _node_transition(node=node, action="fail", actor=actor, reason=reason)
         node_failed(node=node, actor=actor, last_checkpoint=last_checkpoint)
     return node
+
+
+# A node the cluster reports failing is quarantined from these; a failed or sanitizing one is left as it is (failed:
+# already handled; sanitizing: the wipe finishes first, and holds no work).
+_FAULT_QUARANTINES = NODE_TRANSITIONS["quarantine"].sources - {NodeState.FAILED}
+
+
+def node_fault_recover(
+    *,
+    node: Node,
+    cause: str,
+    evidence: dict[str, Any],
+    fault_at: datetime,
+    actor: Actor,
+    last_checkpoint: LastCheckpoint,
+) -> dict[str, int] | None:
+    """The cluster reports the node failing (``provisioning.kubernetes.health``): quarantine it, audited with the
+    condition that said so, then recover what ran on it as for a failed node (``node_failed``: jobs restart from
+    their checkpoint elsewhere, the rest fails). None when there was nothing to do, so a second look at the same
+    fault changes nothing.
+
+    A node that recovers stays quarantined until an operator returns it (``undrain``): the condition clearing
+    says the agent stopped seeing the fault, not that the GPU is sound."""
+    with transaction.atomic():
+        state = Node.objects.filter(pk=node.pk).values_list("state", flat=True).get()
+        moved = state in _FAULT_QUARANTINES
+        if moved:
+            node = _node_transition(
+                node=node, action="quarantine", actor=actor, reason=f"fault: {cause}"[:300], evidence=evidence
+            )
+        holding = Allocation.objects.filter(state__in=HOLDS_DEVICES, devices__gpu__node=node, devices__active=True)
+        if state == NodeState.FAILED or not holding.exists():
+            return {"restarted": 0, "failed": 0} if moved else None
+        return node_failed(node=node, actor=actor, last_checkpoint=last_checkpoint, fault_at=fault_at, cause=cause)

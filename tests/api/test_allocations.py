@@ -157,7 +157,9 @@ def test_a_failed_node_restarts_jobs_elsewhere_and_fails_the_rest(
     with django_capture_on_commit_callbacks(execute=True):
         node_fail(node=Node.objects.get(hostname=failed_host), actor=SYSTEM, last_checkpoint=SIMULATED)
     job_after = client.get(f"{URL}/{job['id']}").json()
-    assert job_after["state"] == "provisioning"
+    assert job_after["state"] == "restarting"  # until the gang runs on its new nodes
+    assert job_after["restarts"] == 1
+    assert [f["node"] for f in job_after["faults"]] == [failed_host]
     assert {d["node"] for d in job_after["devices"]} != {failed_host}
     other_after = client.get(f"{URL}/{other['id']}").json()
     assert other_after["state"] == "failed"

@@ -107,7 +107,7 @@ def test_one_run_at_a_time_and_a_step_waits_for_its_move(
     settings.LADDER_SIM_PROVISION_SECONDS = 3600
     with django_capture_on_commit_callbacks(execute=True):
         run = api(operator).post(URL, {"dry_run": False}, format="json").json()
-    assert Allocation.objects.get(pk=job["id"]).state == "provisioning"  # still coming up on its new node
+    assert Allocation.objects.get(pk=job["id"]).state == "restarting"  # still coming up on its new node
     assert_problem(api(operator).post(URL, {"dry_run": False}, format="json"), 409, "defragment_running")
     defragment_runs_advance()
     assert api(operator).get(f"{URL}/{run['id']}").json()["steps"][0]["status"] == "moving"

@@ -13,7 +13,7 @@ from billing.metering import to_ms
 from billing.models import MeteringLock, MeterTotal, Unit, UsageInterval, UsageRollup
 from billing.selectors import invoice_for, usage_rows
 from billing.services.ledger import windows_close
-from provisioning.models import Allocation, Node
+from provisioning.models import Allocation, AllocationFault, Node
 from provisioning.provisioners import SimulatedProvisioner
 from provisioning.services.allocations import allocation_transition, node_failed
 from provisioning.states import AllocationState as S
@@ -79,6 +79,9 @@ def test_a_provider_fault_is_not_billed(acme):
         }
     job.refresh_from_db()
     assert job.state == S.RESTARTING
+    # The lost work is reported: 100 s - 60 s, on the allocation and per fault.
+    assert (job.restarts, job.goodput_lost_ms, job.checkpoint_at) == (1, 40_000, at(0, seconds=60))
+    assert list(AllocationFault.objects.values_list("lost_ms", "outcome")) == [(40_000, "restarted")]
     allocation_transition(allocation=job, to=S.PROVISIONING, actor=SYSTEM, at=at(0, seconds=120))
     allocation_transition(allocation=job, to=S.RUNNING, actor=SYSTEM, at=at(0, seconds=150))
     stop(job, at(0, seconds=200))
