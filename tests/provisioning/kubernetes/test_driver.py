@@ -355,6 +355,26 @@ def test_fleet_sync_imports_gpu_nodes_from_their_labels(api: Any, operator: Any,
     )
 
 
+def test_fleet_sync_takes_a_cc_hosts_tee_from_node_feature_discovery_and_skips_one_without(
+    api: Any, operator: Any, fleet: K8sServer
+) -> None:
+    for name, tee_label in (("euw1a-cc1", "feature.node.kubernetes.io/cpu-security.tdx.enabled"), ("euw1a-cc2", None)):
+        labels = {
+            "kubernetes.io/hostname": name,
+            "nvidia.com/gpu.product": "NVIDIA-H200",
+            "nvidia.com/gpu.count": "8",
+            "nvidia.com/gpu.clique": f"eu-west-1a/{name}",
+            "nvidia.com/cc.mode": "on",
+        }
+        if tee_label:
+            labels[tee_label] = "true"
+        fleet.put_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
+    body = api(operator).post("/api/v1/ops/clusters/k8s-eu-west-1a/sync").json()
+    assert Node.objects.get(hostname="euw1a-cc1").cpu_tee == "tdx"
+    assert not Node.objects.filter(hostname="euw1a-cc2").exists()  # it could never take a confidential VM
+    assert any(why.startswith("euw1a-cc2: in CC mode") for why in body["skipped"])
+
+
 def test_a_node_is_diagnosed_from_its_cluster(api: Any, operator: Any, fleet: K8sServer) -> None:
     node = Node.objects.get(hostname="euw1a-01")
     fleet.put_object(
