@@ -12,9 +12,11 @@ from typing import Any, ClassVar
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from api.base import LadderView
 from api.serializers import StrictSerializer
@@ -69,9 +71,20 @@ class VerdictSerializer(serializers.Serializer[Any]):
     )
 
 
+class ChallengeRequestSerializer(StrictSerializer):
+    """Nothing to send: the allocation is in the path, the credential in the header."""
+
+
 class _GuestView(LadderView):
     base_permissions: ClassVar[list[type]] = [AllowAny]
     authentication_classes = ()
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        # Not LadderView's: a guest is no tenant member or user, so it has no Idempotency-Key scope, and needs
+        # none (each evidence is single-use by its nonce; a lost answer is a new challenge).
+        APIView.initial(self, request, *args, **kwargs)
+        if any("\x00" in str(value) for value in kwargs.values()):
+            raise NotFound()
 
     def guest(self, request: Request, allocation_id: int) -> Allocation:
         allocation = attestation_guest(allocation_id=allocation_id, credential=_credential(request))
@@ -85,10 +98,11 @@ class _GuestView(LadderView):
 
 
 class AttestationChallengeView(_GuestView):
-    @extend_schema(request=None, responses={200: ChallengeSerializer})
+    @extend_schema(request=ChallengeRequestSerializer, responses={200: ChallengeSerializer})
     def post(self, request: Request, allocation_id: int) -> Response:
         """A fresh nonce for the guest's next evidence (409 ``too_many_challenges`` when eight are open)."""
         allocation = self.guest(request, allocation_id)
+        ChallengeRequestSerializer(data=request.data).is_valid(raise_exception=True)
         host = allocation_host(allocation)
         challenge = attestation_challenge(allocation=allocation)
         return Response(
