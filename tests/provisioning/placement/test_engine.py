@@ -2,7 +2,7 @@
 
 import pytest
 
-from provisioning.placement.engine import PlacementEngine, Refused, Request, Share
+from provisioning.placement.engine import Placement, PlacementEngine, Refused, Request, Share
 from provisioning.placement.isolation import Performance, Reason, Rung, Security
 from provisioning.placement.offerings import offerings
 from tests.support.placement_fleet import fleet, policy
@@ -96,13 +96,16 @@ def test_a_confidential_vm_never_goes_to_a_host_whose_tee_is_unknown():
     engine = PlacementEngine(state)
     cvm = whole(8, rung=Rung.CONFIDENTIAL_VM)
     first = engine.place(cvm, policy(1))
+    assert isinstance(first, Placement)
     assert {d.node_id for d in first.devices} == {known.id}
     refused = engine.place(cvm, policy(2))
     assert isinstance(refused, Refused)
     assert refused.code is Reason.CC_TEE_UNKNOWN
     assert all(g.free for g in unknown.gpus)
     engine.release(first)
-    assert engine.place(cvm, policy(2)).devices[0].node_id == known.id  # room on a known host again
+    again = engine.place(cvm, policy(2))
+    assert isinstance(again, Placement)
+    assert again.devices[0].node_id == known.id  # room on a known host again
 
 
 def test_offerings_count_no_confidential_gpu_on_an_unknown_tee_host():
