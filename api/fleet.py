@@ -44,6 +44,13 @@ class FleetNodeSerializer(StrictSerializer):
     cc_mode = serializers.BooleanField(
         required=False, default=False, help_text="Needs cc_capable and a GPU model that supports CC."
     )
+    cpu_tee = serializers.ChoiceField(
+        choices=["snp", "tdx"],
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The CPU TEE of a cc_capable host: snp (AMD SEV-SNP) or tdx (Intel TDX). Required with cc_mode.",
+    )
     versions = FleetVersionsSerializer()
 
 
@@ -124,6 +131,8 @@ class NodeSerializer(serializers.ModelSerializer[Node]):
             "nvlink_domain",
             "cc_capable",
             "cc_mode",
+            "cpu_tee",
+            "attestation_key",
             "versions",
             "state",
             "state_changed_at",
@@ -134,6 +143,17 @@ class NodeSerializer(serializers.ModelSerializer[Node]):
 
 
 class NodeActionSerializer(StrictSerializer):
+    reason = serializers.CharField(
+        max_length=500, required=False, allow_blank=True, default="", help_text="Why; kept in the audit log."
+    )
+
+
+class AttestationKeySerializer(StrictSerializer):
+    public_key = serializers.CharField(
+        max_length=64,
+        allow_blank=True,
+        help_text='Base64 of the raw 32-byte Ed25519 public key the host agent signs evidence with; "" removes it.',
+    )
     reason = serializers.CharField(
         max_length=500, required=False, allow_blank=True, default="", help_text="Why; kept in the audit log."
     )
@@ -196,7 +216,7 @@ class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet
     serializer_class = NodeSerializer
     filterset_class = NodeFilter
     required_permission = "provisioning.view_node"
-    action_permissions = {name: _CHANGE_NODE for name in ("drain", "undrain", "quarantine", "fail")}
+    action_permissions = {name: _CHANGE_NODE for name in ("drain", "undrain", "quarantine", "fail", "attestation_key")}
 
     def _change(self, request: Request, service: NodeService) -> Response:
         data = NodeActionSerializer(data=request.data)
@@ -227,6 +247,21 @@ class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet
     def fail(self, request: Request, pk: str) -> Response:
         """Record that a node has failed; it comes back only through quarantine."""
         return self._change(request, partial(services.node_fail, last_checkpoint=provisioner().last_checkpoint))
+
+    @extend_schema(request=AttestationKeySerializer, responses=NodeSerializer)
+    @action(detail=True, methods=["post"], url_path="attestation-key")
+    def attestation_key(self, request: Request, pk: str) -> Response:
+        """Register the public key a confidential host's attestation agent signs its evidence with (audited
+        ``node.attestation_key_set``); evidence from the host verifies only against it."""
+        data = AttestationKeySerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        node = services.node_attestation_key_set(
+            node=self.get_object(),
+            public_key=data.validated_data["public_key"],
+            actor=self.caller.actor,
+            reason=data.validated_data["reason"],
+        )
+        return Response(NodeSerializer(self.get_queryset().get(pk=node.pk)).data)
 
     @extend_schema(responses=dict[str, Any])
     @action(detail=True, methods=["get"])

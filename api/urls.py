@@ -12,6 +12,7 @@ from api.allocations import (
     ReconcileViewSet,
     TenantQuotaView,
 )
+from api.attestation import AttestationChallengeView, AttestationEvidenceView
 from api.audit import AuditCheckpointViewSet, AuditEventViewSet, AuditKeyView
 from api.billing import BudgetView, InvoiceViewSet, NotificationViewSet, PricesView, UpcomingInvoiceView, UsageView
 from api.clusters import ClusterViewSet
@@ -50,6 +51,12 @@ urlpatterns = [
     path("compliance/audit-key", AuditKeyView.as_view(), name="audit-key"),
     path("ops/tenants/<slug:slug>/quota", TenantQuotaView.as_view(), name="tenant-quota"),
     path("gateway/authorize", GatewayAuthorizeView.as_view(), name="gateway-authorize"),
+    path(
+        "attestation/<int:allocation_id>/challenge",
+        AttestationChallengeView.as_view(),
+        name="attestation-challenge",
+    ),
+    path("attestation/<int:allocation_id>/evidence", AttestationEvidenceView.as_view(), name="attestation-evidence"),
     *data.urlpatterns,
     *legal.urlpatterns,
     path("", include(router.urls)),

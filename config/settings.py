@@ -43,7 +43,9 @@ env = environ.FileAwareEnv(
     LADDER_RECONCILE_EVERY_SECONDS=(float, 5.0),
     LADDER_SIM_CHECKPOINT_SECONDS=(float, 60.0),
     LADDER_SECRETS_KEY=(str, ""),
-    LADDER_ATTESTATION_VERIFIER=(str, "simulated"),
+    LADDER_ATTESTATION_VERIFIER=(str, "node-key"),
+    LADDER_ATTESTATION_NONCE_SECONDS=(float, 120),
+    LADDER_ATTESTATION_DEADLINE_SECONDS=(float, 900),
     LADDER_SERVERLESS_IDLE_SECONDS=(float, 300.0),
     LADDER_SERVERLESS_WAKE_WAIT_SECONDS=(float, 60.0),
     LADDER_NODE_FAULT_CONDITIONS=(list, []),
@@ -306,8 +308,12 @@ LADDER_SIM_SANITIZE_SECONDS: float = env("LADDER_SIM_SANITIZE_SECONDS")
 LADDER_SIM_CHECKPOINT_SECONDS: float = env("LADDER_SIM_CHECKPOINT_SECONDS")
 # Key of cluster credentials at rest (32 bytes, base64); empty: derived from SECRET_KEY.
 LADDER_SECRETS_KEY: str = env("LADDER_SECRETS_KEY")
-# Who judges a confidential VM's attestation evidence: "simulated" or a dotted path to a verifier class.
+# Who judges a confidential VM's attestation evidence: "node-key" (signed by the host's registered key) or a
+# dotted path to a verifier class.
 LADDER_ATTESTATION_VERIFIER: str = env("LADDER_ATTESTATION_VERIFIER")
+# How long an attestation nonce may be used (once); how long a confidential VM may wait for a verified verdict.
+LADDER_ATTESTATION_NONCE_SECONDS: float = env("LADDER_ATTESTATION_NONCE_SECONDS")
+LADDER_ATTESTATION_DEADLINE_SECONDS: float = env("LADDER_ATTESTATION_DEADLINE_SECONDS")
 # A serverless endpoint with an empty queue (simulated: no call) this long is scaled to zero replicas and idles.
 LADDER_SERVERLESS_IDLE_SECONDS: float = env("LADDER_SERVERLESS_IDLE_SECONDS")
 # The first request to an idle endpoint is held this long at most while it wakes (then 503 endpoint_waking).

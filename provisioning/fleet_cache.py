@@ -153,6 +153,7 @@ class FleetCache:
                 cc_capable=node.cc_capable,
                 cc_mode=node.cc_mode,
                 state=node.state,
+                cpu_tee=node.cpu_tee or None,
             )
         engine = PlacementEngine(state)
         placements = {}

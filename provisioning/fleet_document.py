@@ -11,12 +11,17 @@ Format::
                   "halls": [{"code": "eu-west-1a", "fenced_for": null,
                              "nodes": [{"hostname": "n1", "gpu_model": "H100-SXM-80GB", "gpu_count": 8,
                                         "nvlink_domain": "eu-west-1a/nvl-0", "cc_capable": false,
-                                        "cc_mode": false,
+                                        "cc_mode": false, "cpu_tee": null,
                                         "versions": {"driver": "580.65", "cuda": "13.0", "nccl": "2.27",
                                                      "firmware": "96.00"}}]}]}]}
 
-Every key is required except a node's ``cc_mode`` (default false); unknown keys are refused, so a misspelt
-optional key never passes silently.
+Every key is required except a node's ``cc_mode`` (default false) and ``cpu_tee`` (default null); unknown keys
+are refused, so a misspelt optional key never passes silently.
+
+``cpu_tee`` is the CPU's trusted execution environment of a confidential-computing host: ``"snp"`` (AMD SEV-SNP)
+or ``"tdx"`` (Intel TDX). It picks the guest's runtime and is what attestation evidence from the host must claim.
+A node in ``cc_mode`` must declare it: such a host serves confidential VMs only (it is out of the general pool),
+and without its TEE it could never take one, so loading it would only add capacity that can never be sold.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ HOSTNAME_RE = re.compile(
 )
 VERSION_RE = re.compile(r"^\S{1,32}\Z")
 VERSION_KEYS = ("driver", "cuda", "nccl", "firmware")
+CPU_TEES = ("snp", "tdx")  # AMD SEV-SNP, Intel TDX
 
 
 def format_path(path: Path) -> str:
@@ -78,6 +84,7 @@ class NodeSpec:
     cuda: str
     nccl: str
     firmware: str
+    cpu_tee: str | None = None
 
 
 @dataclass(frozen=True)
@@ -262,7 +269,7 @@ class _Checker:
         return HallSpec(path, code, fenced_for, tuple(n for n in nodes if n is not None))
 
     def node(self, value: object, path: Path, hall: str | None) -> NodeSpec | None:
-        keys = ("hostname", "gpu_model", "gpu_count", "nvlink_domain", "cc_capable", "cc_mode", "versions")
+        keys = ("hostname", "gpu_model", "gpu_count", "nvlink_domain", "cc_capable", "cc_mode", "cpu_tee", "versions")
         obj = self.obj(value, path, keys)
         if obj is None:
             return None
@@ -285,6 +292,7 @@ class _Checker:
             if gpu_model is not None and not CATALOG[gpu_model].cc_capable:
                 self.add((*path, "cc_mode"), f"{gpu_model} GPUs do not support confidential computing")
                 cc_mode = None
+        cpu_tee, tee_ok = self.tee(obj, path, cc_capable, cc_mode)
         versions = self.versions(obj, path)
         if (
             hostname is None
@@ -293,10 +301,33 @@ class _Checker:
             or domain is None
             or cc_capable is None
             or cc_mode is None
+            or not tee_ok
             or versions is None
         ):
             return None
-        return NodeSpec(path, hostname, gpu_model, gpu_count, domain, cc_capable, cc_mode, *versions)
+        return NodeSpec(path, hostname, gpu_model, gpu_count, domain, cc_capable, cc_mode, *versions, cpu_tee=cpu_tee)
+
+    def tee(
+        self, node: dict[str, Any], path: Path, cc_capable: bool | None, cc_mode: bool | None
+    ) -> tuple[str | None, bool]:
+        """The node's CPU TEE (None: not declared) and whether it passed: required in CC mode (see the module's
+        docstring), and only a cc_capable host has one Ladder can use."""
+        value = node.get("cpu_tee")
+        if value is not None and value not in CPU_TEES:
+            shown = _shown(value) if isinstance(value, str) else _json_type(value)
+            self.add((*path, "cpu_tee"), f'must be null, "snp" (AMD SEV-SNP) or "tdx" (Intel TDX), not {shown}')
+            return None, False
+        if value is None and cc_mode:
+            self.add(
+                (*path, "cpu_tee"),
+                'a node in confidential-computing mode must declare its CPU TEE ("snp" or "tdx"): '
+                "without it the host can never take a confidential VM",
+            )
+            return None, False
+        if value is not None and cc_capable is False:
+            self.add((*path, "cpu_tee"), "a CPU TEE is declared only for a cc_capable node")
+            return None, False
+        return value, True
 
     def count(self, node: dict[str, Any], path: Path) -> int | None:
         value = self.get(node, "gpu_count", path)

@@ -141,10 +141,14 @@ class Node(models.Model):
     cc_capable = models.BooleanField(default=False)
     cc_mode = models.BooleanField(default=False)
     # The CPU's trusted execution environment on a confidential host ("snp" or "tdx"; "" unknown), which picks
-    # the Kata runtime class. Set by fleet_sync from the node's feature labels.
+    # the Kata runtime class and which attestation evidence must claim. Declared by the fleet document (fleet_sync
+    # writes it from the node's feature labels); a host in CC mode whose TEE is unknown takes no confidential VM.
     cpu_tee = models.CharField(
         max_length=8, blank=True, choices=[("", "unknown"), ("snp", "AMD SEV-SNP"), ("tdx", "Intel TDX")]
     )
+    # The public half (base64, raw 32-byte Ed25519) of the key the host's attestation agent signs evidence with,
+    # registered by an operator; "": none, so no evidence from this host can be verified by the node-key verifier.
+    attestation_key = models.CharField(max_length=64, blank=True)
     driver_version = models.CharField(max_length=32)
     cuda_version = models.CharField(max_length=32)
     nccl_version = models.CharField(max_length=32)
@@ -273,21 +277,51 @@ class AllocationFault(TenantOwned):
         return f"{self.allocation_id}: {self.hostname} at {self.fault_at:%Y-%m-%dT%H:%M:%S}"
 
 
+class AttestationOutcome(models.TextChoices):
+    VERIFIED = "verified"
+    FORGED = "forged"  # not from the host: bad signature, another host's or allocation's, unsigned (an annotation)
+    STALE = "stale"  # bound to a nonce Ladder did not issue for it, or one expired or already used
+    REFUSED = "refused"  # authentic, and says the VM is not confidential (wrong TEE, GPU not in CC mode)
+    UNVERIFIABLE = "unverifiable"  # no key registered for the host: nothing it sends can be verified
+
+
 class Attestation(models.Model):
     """The verdict on a confidential VM's attestation evidence; the allocation runs only after a verified one."""
 
     allocation = models.ForeignKey(Allocation, on_delete=models.CASCADE, related_name="attestations")
     verifier = models.CharField(max_length=64)
     verified = models.BooleanField()
+    outcome = models.CharField(max_length=16, choices=AttestationOutcome.choices, blank=True)
     evidence = models.JSONField(default=dict, help_text="What was verified: TEE type, measurements, GPU CC mode.")
     detail = models.CharField(max_length=500, blank=True)
+    nonce = models.CharField(max_length=64, blank=True)
     recorded_at = models.DateTimeField(default=timezone.now)
+    # When the workload's secrets were released to the guest against this verdict (once per verdict).
+    released_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-recorded_at", "-id"]
 
     def __str__(self) -> str:
         return f"{self.allocation_id}: {'verified' if self.verified else 'refused'} by {self.verifier}"
+
+
+class AttestationChallenge(models.Model):
+    """A nonce Ladder issued to a confidential VM's guest: its next evidence must carry it. Single use (``used_at``)
+    and short-lived (``expires_at``), so recorded evidence cannot be replayed."""
+
+    allocation = models.ForeignKey(Allocation, on_delete=models.CASCADE, related_name="attestation_challenges")
+    nonce = models.CharField(max_length=64, unique=True)
+    issued_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["allocation", "used_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.allocation_id}: nonce issued {self.issued_at:%Y-%m-%d %H:%M:%S}"
 
 
 class AllocationDevice(models.Model):

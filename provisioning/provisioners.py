@@ -6,11 +6,14 @@ injected by an operator failing a node (``POST /api/v1/ops/nodes/{id}/fail``). `
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import math
 from abc import ABC, abstractmethod
 from datetime import datetime, timedelta
 from typing import ClassVar
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
@@ -18,11 +21,19 @@ from django.utils.module_loading import import_string
 
 from core.actor import Actor
 from provisioning import simulated
+from provisioning.attestation_evidence import GuestKeys, open_sealed, sign
 from provisioning.events import workload_ended
 from provisioning.models import Allocation, Node, NodeState
 from provisioning.placement.isolation import Rung
 from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
-from provisioning.services.attestation import attestation_record
+from provisioning.services.attestation import (
+    allocation_host,
+    attestation_challenge,
+    attestation_overdue,
+    attestation_release,
+    attestation_submit,
+    attested,
+)
 from provisioning.services.endpoints import endpoint_sleep
 from provisioning.services.workloads import os_images
 from provisioning.states import WORKING, AllocationState
@@ -99,6 +110,17 @@ class Provisioner(ABC):
         )
 
 
+def simulated_node_key(hostname: str) -> Ed25519PrivateKey:
+    """The attestation key of a simulated confidential host (derived from ``SECRET_KEY`` and the hostname). Its
+    public half is what an operator registers for the node (``seed_demo`` does for the demo fleet)."""
+    seed = hashlib.sha256(f"ladder simulated node key\x00{settings.SECRET_KEY}\x00{hostname}".encode()).digest()
+    return Ed25519PrivateKey.from_private_bytes(seed)
+
+
+def simulated_node_public_key(hostname: str) -> str:
+    return base64.b64encode(simulated_node_key(hostname).public_key().public_bytes_raw()).decode()
+
+
 class SimulatedProvisioner(Provisioner):
     name = "simulated"
 
@@ -138,20 +160,38 @@ class SimulatedProvisioner(Provisioner):
             endpoint_sleep(allocation=allocation, actor=SYSTEM, at=min(at, now))
 
     def _attest(self, allocation: Allocation) -> bool:
-        """The simulated host reports its TEE and the GPU's CC mode; the configured verifier judges it."""
-        node = Node.objects.filter(gpus__allocation_devices__allocation=allocation).first()
-        evidence = {
-            "tee": (node.cpu_tee or "snp") if node and node.cc_mode else None,
-            "gpu_cc_mode": "on" if node and node.cc_mode else "off",
-            "host": node.hostname if node else None,
-            "simulated": True,
-        }
-        record = attestation_record(allocation=allocation, evidence=evidence, actor=SYSTEM)
-        if not record.verified:
+        """The simulated guest attests as a real one does, through the same services as the guest's API: it asks
+        for a nonce, has its host sign nonce-bound evidence with the host's simulated attestation key, and takes its
+        secrets from the key broker once verified. The verifier checks it against the key the operator registered
+        for the node; a host with none registered fails the allocation (nothing it says can be verified)."""
+        if attested(allocation):
+            return True
+        now = timezone.now()
+        if attestation_overdue(allocation, now):
             allocation_transition(
-                allocation=allocation, to=S.FAILED, actor=SYSTEM, reason=f"attestation: {record.detail}"
+                allocation=allocation, to=S.FAILED, actor=SYSTEM, reason="attestation: no verified evidence in time"
             )
-        return record.verified
+            return False
+        host = allocation_host(allocation)
+        if host is None:
+            return False
+        challenge = attestation_challenge(allocation=allocation, now=now)
+        guest = GuestKeys.generate()
+        claims = {
+            "allocation": allocation.pk,
+            "host": host.hostname,
+            "eat_nonce": challenge.nonce,
+            "tee": host.cpu_tee or None,
+            "gpu_cc_mode": "on" if host.cc_mode else "off",
+            "measurements": {"launch": hashlib.sha384(f"ladder-sim/{allocation.rung}".encode()).hexdigest()},
+            "tee_pubkey": guest.public_b64,
+        }
+        evidence = sign(simulated_node_key(host.hostname), claims)
+        record = attestation_submit(allocation=allocation, evidence=evidence, actor=SYSTEM, now=now)
+        if not record.verified:
+            return False
+        open_sealed(attestation_release(attestation=record, actor=SYSTEM, now=now), guest.private)
+        return True
 
     def next_checkpoint(self, allocation: Allocation) -> datetime:
         """A simulated job checkpoints every LADDER_SIM_CHECKPOINT_SECONDS of running; the first one after the

@@ -78,6 +78,13 @@ def workload_admit(*, tenant: Tenant, workload: Workload, spec: AllocationSpec) 
         if ref.name not in secrets:
             raise _invalid(f"secrets.{i}.name", f"You have no secret named {ref.name} (POST /api/v1/secrets).")
     if workload.pull_secret is not None:
+        if spec.rung == Rung.CONFIDENTIAL_VM:
+            # The host pulls the image before the guest is attested: a registry credential would reach it first.
+            raise _invalid(
+                "pull_secret",
+                "A confidential VM takes no registry credential: its image is pulled before attestation. Use a "
+                "public image, or fetch private content inside the guest with a released secret.",
+            )
         if workload.pull_secret not in secrets:
             raise _invalid("pull_secret", f"You have no secret named {workload.pull_secret}.")
         value = secret_values(tenant=tenant, names=[workload.pull_secret])[workload.pull_secret]
@@ -121,8 +128,15 @@ def _dataset_region(tenant: Tenant, workload: Workload, spec: AllocationSpec) ->
     return (regions[0],)
 
 
-def allocation_materials(allocation: Allocation, workload: Workload) -> Materials:
-    """What the workload names, resolved for rendering into the tenant's namespace."""
+def allocation_materials(allocation: Allocation, workload: Workload, *, released: bool = False) -> Materials:
+    """What the workload names, resolved for rendering into the tenant's namespace.
+
+    A confidential VM's secrets and dataset links are not rendered: the cluster (and whoever runs it) is outside
+    the VM's trust boundary. They are resolved only ``released`` to the guest, once its attestation is verified
+    (``provisioning.services.attestation.attestation_release``, the key broker)."""
+    if allocation.rung == Rung.CONFIDENTIAL_VM and not released:
+        keys = SshKey.objects.filter(tenant=allocation.tenant, pk__in=workload.ssh_keys).order_by("pk")
+        return Materials(ssh_keys=tuple(key.public_key for key in keys))
     tenant = allocation.tenant
     values = secret_values(tenant=tenant, names=workload.secret_names) if workload.secret_names else {}
     pull = None

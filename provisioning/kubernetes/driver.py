@@ -49,7 +49,12 @@ from provisioning.services.allocations import (
     allocation_transition,
     nodes_sanitized,
 )
-from provisioning.services.attestation import attestation_record, attested
+from provisioning.services.attestation import (
+    attestation_credential,
+    attestation_overdue,
+    attestation_refuse,
+    attested,
+)
 from provisioning.services.endpoints import allocation_replicas_set, endpoint_sleep
 from provisioning.services.fleet import node_fault_recover
 from provisioning.services.workloads import workload_materials
@@ -59,6 +64,8 @@ from tenancy.models import Tenant
 
 log = logging.getLogger(__name__)
 ANNOTATION_IDLE_SINCE = "ladder.io/idle-since"
+ANNOTATION_ATTESTATION = "ladder.io/attestation"
+ANNOTATION_REFUSED = "evidence from a pod annotation is not accepted"
 S = AllocationState
 SYSTEM = Actor.system("kubernetes")
 
@@ -115,6 +122,11 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
         materials=materials if materials is not None else workload_materials(allocation),
         hall=allocation.hall.code,
         base_domain=settings.LADDER_BASE_DOMAIN,
+        attestation=(
+            (f"{settings.LADDER_PUBLIC_URL}/api/v1/attestation/{allocation.pk}", attestation_credential(allocation.pk))
+            if allocation.rung == Rung.CONFIDENTIAL_VM
+            else None
+        ),
     )
 
 
@@ -362,23 +374,28 @@ class KubernetesProvisioner(Provisioner):
         return sum(_quantity(str(item.get("value", "0"))) for item in (found or {}).get("items", []))
 
     def _attest(self, allocation: Allocation, pod: dict[str, Any]) -> bool:
-        """A confidential pod runs only with verified evidence, which the guest's attestation agent reports in
-        the pod annotation ``ladder.io/attestation`` (JSON)."""
+        """A confidential pod runs only once the guest's own evidence was verified: it asks Ladder for a nonce and
+        sends its signed evidence to the attestation API (``api/attestation.py``). Evidence in a pod annotation
+        proves nothing (whoever may edit the pod can write one): it is refused, once, on the record. A guest with
+        no verified verdict after ``LADDER_ATTESTATION_DEADLINE_SECONDS`` fails the allocation."""
         if attested(allocation):
             return True
-        raw = ((pod.get("metadata") or {}).get("annotations") or {}).get("ladder.io/attestation")
-        if not raw:
-            return False  # not reported yet: look again on the next reconcile
-        try:
-            evidence = json.loads(raw)
-        except ValueError:
-            evidence = {"unreadable": raw[:200]}
-        record = attestation_record(allocation=allocation, evidence=evidence, actor=SYSTEM)
-        if not record.verified:
-            allocation_transition(
-                allocation=allocation, to=S.FAILED, actor=SYSTEM, reason=f"attestation: {record.detail}"
+        raw = ((pod.get("metadata") or {}).get("annotations") or {}).get(ANNOTATION_ATTESTATION)
+        if (
+            raw
+            and not allocation.attestations.filter(verifier="ladder", detail__startswith=ANNOTATION_REFUSED).exists()
+        ):
+            attestation_refuse(
+                allocation=allocation,
+                evidence={"annotation": str(raw)[:2000]},
+                detail=f"{ANNOTATION_REFUSED}: the guest posts its evidence to /api/v1/attestation/{allocation.pk}/",
+                actor=SYSTEM,
             )
-        return record.verified
+        if attestation_overdue(allocation, timezone.now()):
+            allocation_transition(
+                allocation=allocation, to=S.FAILED, actor=SYSTEM, reason="attestation: no verified evidence in time"
+            )
+        return False
 
     def _bare_metal_status(self, allocation: Allocation, kube: Kube, desired: list[dict[str, Any]]) -> None:
         patches = [o for o in desired if o["kind"] == "Node"]

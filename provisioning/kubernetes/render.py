@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import yaml
@@ -468,7 +469,9 @@ def allocation_objects(a: AllocationShape) -> list[Obj]:
         workload = _serverless(a)
     else:
         raise ValueError(f"allocation {a.id}: the {rung} rung does not offer {performance} performance isolation")
-    return workload_secrets(a) + workload + access_objects(a)
+    # A confidential VM's secrets never enter the cluster: the guest takes them from the key broker once attested.
+    secrets = [] if rung == "confidential_vm" else workload_secrets(a)
+    return secrets + workload + access_objects(a)
 
 
 def _container_pod(a: AllocationShape) -> Obj:
@@ -482,15 +485,34 @@ def _container_pod(a: AllocationShape) -> Obj:
 
 def _confidential_pod(a: AllocationShape) -> list[Obj]:
     """A Kata confidential pod: the whole GPUs pass through (VFIO) into a TEE guest of the node's CPU vendor, each
-    claimed by UUID from the DRA driver's vfio class."""
+    claimed by UUID from the DRA driver's vfio class.
+
+    No secret value and no dataset link is in it or in any Secret: the guest's attestation agent asks Ladder for a
+    nonce, sends its evidence, and receives the workload's secrets sealed to a key made inside the TEE
+    (``LADDER_ATTESTATION_URL``, with the allocation's ``LADDER_ATTESTATION_CREDENTIAL``, which lets it attest and
+    nothing more). It writes them where the workload expects them: secret files under ``SECRET_FILES``, variables
+    into the workload's environment, datasets into their volumes (empty until then)."""
     host = single_host(a)
     tee = next((n.cc_tee for n in a.nodes if n.hostname == host), None)
     if tee is None or tee not in KATA_RUNTIME:
-        raise ValueError(f"allocation {a.id}: host {host} is not a confidential-computing host in CC mode")
+        raise ValueError(f"allocation {a.id}: host {host} is not a confidential-computing host with a known CPU TEE")
+    if a.attestation is None:
+        raise ValueError(f"allocation {a.id}: a confidential VM needs its way to the attestation API")
     claims, resources = _claim_fields(a, _whole_gpus(a))
     resources["limits"]["cpu"] = resources["requests"]["cpu"]  # Kata sizes the guest from the limits
-    parts = pod_parts(a)
-    container = _container(a, parts, resources, interactive=True)
+    w = a.workload
+    sealed = a
+    if w is not None:
+        # What the key broker releases is left out of the pod: no secretKeyRef, no dataset download container.
+        volumes = tuple(replace(v, dataset=None) for v in w.volumes)
+        sealed = replace(a, workload=replace(w, secrets=(), volumes=volumes))
+    parts = pod_parts(sealed)
+    url, credential = a.attestation
+    attest_env = [
+        {"name": "LADDER_ATTESTATION_URL", "value": url},
+        {"name": "LADDER_ATTESTATION_CREDENTIAL", "value": credential},
+    ]
+    container = _container(a, parts, resources, interactive=True, env=attest_env)
     spec = _pod_spec(
         parts,
         [container],

@@ -88,6 +88,8 @@ class AllocationShape:
     materials: Materials = field(default_factory=Materials)
     hall: str = ""  # the hall's code: the SSH gateway is per hall
     base_domain: str = "ladder.localhost"  # public hostnames are <name>.<base_domain>
+    # A confidential VM's way to Ladder's attestation API: (its URL, the allocation's attestation credential).
+    attestation: tuple[str, str] | None = None
 
     @property
     def namespace(self) -> str:

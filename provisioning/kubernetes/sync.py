@@ -14,7 +14,7 @@ from typing import Any
 
 from core.actor import Actor
 from provisioning.kubernetes.shapes import model_of_product
-from provisioning.models import Cluster, Node
+from provisioning.models import Cluster
 from provisioning.services.fleet import FleetLoadResult, fleet_load
 
 TEE_LABELS = {
@@ -57,8 +57,13 @@ def node_entries(objects: list[dict[str, Any]], *, hall: str) -> NodeImport:
             result.skipped.append(f"{hostname}: no usable nvidia.com/gpu.count label")
             continue
         cc_mode = labels.get("nvidia.com/cc.mode", "off") in ("on", "ppcie")
+        cc_capable = cc_mode or labels.get("nvidia.com/cc.capable") == "true"
         tee = next((tee for label, tee in TEE_LABELS.items() if labels.get(label) == "true"), None)
-        if tee:
+        if cc_mode and tee is None:
+            # The fleet document refuses a CC-mode host without its TEE: it could never take a confidential VM.
+            result.skipped.append(f"{hostname}: in CC mode, but node feature discovery reports no SEV-SNP or TDX")
+            continue
+        if tee and cc_capable:
             result.tees[hostname] = tee
         result.nodes.append(
             {
@@ -66,8 +71,9 @@ def node_entries(objects: list[dict[str, Any]], *, hall: str) -> NodeImport:
                 "gpu_model": model,
                 "gpu_count": count,
                 "nvlink_domain": labels.get("nvidia.com/gpu.clique") or f"{hall}/{hostname}",
-                "cc_capable": cc_mode or labels.get("nvidia.com/cc.capable") == "true",
+                "cc_capable": cc_capable,
                 "cc_mode": cc_mode,
+                "cpu_tee": tee if cc_capable else None,
                 "versions": {
                     "driver": _version(labels, "nvidia.com/cuda.driver", ("major", "minor", "rev")) or "unknown",
                     "cuda": _version(labels, "nvidia.com/cuda.runtime", ("major", "minor")) or "unknown",
@@ -81,7 +87,7 @@ def node_entries(objects: list[dict[str, Any]], *, hall: str) -> NodeImport:
 
 
 def fleet_sync(*, cluster: Cluster, objects: list[dict[str, Any]], actor: Actor) -> tuple[FleetLoadResult, NodeImport]:
-    """Load the cluster's GPU nodes into its hall (through ``fleet_load``) and record their TEEs."""
+    """Load the cluster's GPU nodes, with their TEEs, into its hall (through ``fleet_load``)."""
     hall = cluster.hall
     region = hall.region
     imported = node_entries(objects, hall=hall.code)
@@ -95,7 +101,4 @@ def fleet_sync(*, cluster: Cluster, objects: list[dict[str, Any]], actor: Actor)
             }
         ]
     }
-    result = fleet_load(document=document, actor=actor)
-    for hostname, tee in imported.tees.items():
-        Node.objects.filter(hostname=hostname).update(cpu_tee=tee)
-    return result, imported
+    return fleet_load(document=document, actor=actor), imported

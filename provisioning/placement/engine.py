@@ -146,7 +146,7 @@ class PlacementEngine:
         if request.nodes:
             result = self._bare_metal(request, policy, halls)
         elif request.rung is Rung.CONFIDENTIAL_VM:
-            result = self._confidential(request, policy, halls)
+            result = self._confidential(request, policy, halls, blocked)
         elif request.mig_profile is not None:
             result = self._mig(request, policy, halls, blocked)
         elif request.share is not None:
@@ -404,20 +404,35 @@ class PlacementEngine:
             self.state.hold_node(node, policy.tenant_id)
         return self._placement(request, policy, chosen[0].model, devices, tuple(n.id for n in chosen))
 
-    def _confidential(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
-        """Whole GPUs on a CC host in CC mode; the whole host goes to one tenant (docs/design.md §3 rule 3)."""
+    def _confidential(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> Placement | None:
+        """Whole GPUs on a CC host in CC mode; the whole host goes to one tenant (docs/design.md §3 rule 3).
+        Never on a host whose CPU TEE is unknown: when only such hosts would fit, the refusal says so."""
         hall_set = set(halls)
         best: NodeSlot | None = None
+        tee_unknown = 0
         for node in self.state.cc_nodes:
             if node.state != "ready" or node.hall.code not in hall_set or node.model not in request.models:
                 continue
             if node.holder not in (None, policy.tenant_id) or node.free < request.gpus:
+                continue
+            if not node.confidential:
+                tee_unknown += 1
                 continue
             # Prefer a host the tenant already holds, then the tightest fit.
             key = (node.holder is None, node.free)
             if best is None or key < (best.holder is None, best.free):
                 best = node
         if best is None:
+            if tee_unknown:
+                blocked.append(
+                    Refusal(
+                        Reason.CC_TEE_UNKNOWN,
+                        f"The only confidential-computing hosts with room ({tee_unknown}) have no declared CPU TEE "
+                        "(SEV-SNP or TDX), so no confidential VM can be started or attested there.",
+                    )
+                )
             return None
         devices = [Device(best.id, best.hostname, g.index, g.uuid) for g in best.gpus if g.free][: request.gpus]
         for d in devices:

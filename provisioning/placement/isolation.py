@@ -72,6 +72,7 @@ class Reason(StrEnum):
     NO_CAPACITY = "no_capacity"
     QUOTA = "quota"
     VERSION_SKEW = "version_skew"
+    CC_TEE_UNKNOWN = "cc_tee_unknown"
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,8 @@ def offerings(state: FleetState) -> list[Offering]:
             )
             pool.mig[name] += free_here + partly
     for node in state.cc_nodes:
-        if node.state == "ready" and node.holder is None:
+        # A host whose CPU TEE is unknown never takes a confidential VM, so it is not offered as one.
+        if node.state == "ready" and node.holder is None and node.confidential:
             pools[(node.model, node.hall.region, node.hall.fenced_for is not None)].cc_free_gpus += node.free
     regions = sorted({(model, region) for model, region, _ in pools})
     rows: list[Offering] = []

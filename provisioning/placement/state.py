@@ -52,6 +52,14 @@ class NodeSlot:
     gpus: list[GpuSlot] = field(default_factory=list)
     holder: int | None = None  # a tenant holding the whole host (bare metal, confidential VM host)
     skewed: bool = False  # versions differ from its NVLink domain's majority
+    # The CPU TEE of a confidential host ("snp", "tdx"); None: unknown, so it never takes a confidential VM (no
+    # runtime to start it in, and no claim its attestation evidence could be held to).
+    cpu_tee: str | None = None
+
+    @property
+    def confidential(self) -> bool:
+        """A confidential-computing host that can take a confidential VM: in CC mode with a known CPU TEE."""
+        return self.cc_mode and self.cpu_tee is not None
 
     @property
     def free(self) -> int:
@@ -134,8 +142,10 @@ class FleetState:
         cc_capable: bool = False,
         cc_mode: bool = False,
         state: str = READY,
+        cpu_tee: str | None = None,
     ) -> NodeSlot:
         node = NodeSlot(id, hostname, self.halls[hall], model, nvlink_domain, versions, cc_capable, cc_mode, state)
+        node.cpu_tee = cpu_tee or None
         node.gpus = [GpuSlot(node, i, uuid) for i, uuid in enumerate(gpu_uuids)]
         self.nodes[id] = node
         self.models_in_hall[hall].add(model)

@@ -20,6 +20,7 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.chain import canonical_json
 from core.errors import Conflict, Invalid
+from provisioning.attestation_evidence import EvidenceError, public_key_check
 from provisioning.fleet_cache import journal_fleet_changed, lock_placement, placement_section
 from provisioning.fleet_document import (
     FleetSpec,
@@ -231,6 +232,7 @@ def _node_fields(spec: NodeSpec, hall: Hall, model: GpuModel) -> dict[str, Any]:
         "nvlink_domain": spec.nvlink_domain,
         "cc_capable": spec.cc_capable,
         "cc_mode": spec.cc_mode,
+        "cpu_tee": spec.cpu_tee or "",
         "driver_version": spec.driver,
         "cuda_version": spec.cuda,
         "nccl_version": spec.nccl,
@@ -385,3 +387,26 @@ def node_fault_recover(
         if state == NodeState.FAILED or not holding.exists():
             return {"restarted": 0, "failed": 0} if moved else None
         return node_failed(node=node, actor=actor, last_checkpoint=last_checkpoint, fault_at=fault_at, cause=cause)
+
+
+def node_attestation_key_set(*, node: Node, public_key: str, actor: Actor, reason: str = "") -> Node:
+    """Register (or, with "", remove) the public key a host's attestation agent signs evidence with (base64 of the
+    raw 32-byte Ed25519 key). Evidence from the host verifies only against it (``services.attestation``)."""
+    if public_key:
+        try:
+            public_key_check(public_key)
+        except (EvidenceError, ValueError) as error:
+            raise Invalid("validation_error", f"Not an Ed25519 public key: {error}.", field="public_key") from None
+    with transaction.atomic():
+        [locked] = lock_nodes(Node.objects.filter(pk=node.pk))
+        previous = locked.attestation_key
+        Node.objects.filter(pk=node.pk).update(attestation_key=public_key)
+        node.attestation_key = public_key
+        audit_record(
+            actor=actor,
+            action="node.attestation_key_set",
+            target_type="node",
+            target_id=node.pk,
+            data={"hostname": node.hostname, "public_key": public_key, "previous": previous, "reason": reason},
+        )
+    return node

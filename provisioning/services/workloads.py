@@ -16,7 +16,8 @@ from django.conf import settings
 from provisioning.models import Allocation
 from provisioning.workloads import DEFAULT_REGISTRIES, Materials, OsImage, Workload, os_catalog
 
-MaterialsSource = Callable[[Allocation, Workload], Materials]
+# (allocation, workload) -> Materials; with ``released=True``, what a verified confidential guest is handed.
+MaterialsSource = Callable[..., Materials]
 _source: list[MaterialsSource] = []
 
 
@@ -25,13 +26,17 @@ def materials_source_set(source: MaterialsSource) -> None:
     _source[:] = [source]
 
 
-def workload_materials(allocation: Allocation) -> Materials:
-    """Secret values, pull credentials, SSH keys, dataset URLs and the OS image of the allocation's workload."""
+def workload_materials(allocation: Allocation, *, released: bool = False) -> Materials:
+    """Secret values, pull credentials, SSH keys, dataset URLs and the OS image of the allocation's workload.
+
+    For the confidential rung, what is rendered into the cluster holds no secret value and no dataset link: those
+    are ``released`` only to the guest, after its attestation was verified (``attestation_release``)."""
     if not allocation.workload:
         return Materials()
     if not _source:
         raise LookupError("no materials source is installed (the lifecycle app installs it when Django starts)")
-    return _source[0](allocation, Workload.from_json(allocation.workload))
+    workload = Workload.from_json(allocation.workload)
+    return _source[0](allocation, workload, released=True) if released else _source[0](allocation, workload)
 
 
 def image_registries() -> tuple[str, ...]:

@@ -16,8 +16,10 @@ from rest_framework.test import APIClient
 
 from api.models import IdempotencyRecord
 from api.serializers import StrictSerializer
-from provisioning.models import Allocation, Region
-from tests.support import assert_problem
+from provisioning.models import Allocation, Node, Region
+from provisioning.services.attestation import attestation_credential
+from provisioning.services.fleet import fleet_load
+from tests.support import SYSTEM, assert_problem
 from tests.support.data import asset, regions
 from tests.support.fleet_documents import small_fleet
 
@@ -56,7 +58,11 @@ WRITES = [
     ("POST", "/api/v1/secrets", "alice"),
     ("PUT", "/api/v1/secrets/{name}", "alice"),
     ("PUT", "/api/v1/ops/tenants/{slug}/quota", "operator"),
+    ("POST", "/api/v1/ops/nodes/{id}/attestation-key", "operator"),
+    ("POST", "/api/v1/attestation/{allocation_id}/challenge", "guest"),
+    ("POST", "/api/v1/attestation/{allocation_id}/evidence", "guest"),
 ]
+GUEST_ALLOCATION = 424242  # the confidential allocation whose guest "guest" plays
 
 
 def _schema() -> tuple[SchemaGenerator, dict[str, Any]]:
@@ -66,8 +72,33 @@ def _schema() -> tuple[SchemaGenerator, dict[str, Any]]:
 
 @pytest.fixture
 def caller(request: pytest.FixtureRequest, api: Any) -> Any:
-    """``caller("alice")``: a client with a fresh read-write key of that standard user."""
-    return lambda name: api(request.getfixturevalue(name))
+    """``caller("alice")``: a client with a fresh read-write key of that standard user; ``caller("guest")``: the
+    attestation agent of a confidential VM, with its allocation's credential."""
+
+    def make(name: str) -> Any:
+        if name != "guest":
+            return api(request.getfixturevalue(name))
+        fleet_load(document=small_fleet(), actor=SYSTEM)
+        host = Node.objects.get(cc_mode=True)
+        Allocation.objects.create(
+            pk=GUEST_ALLOCATION,
+            tenant=request.getfixturevalue("acme"),
+            name="enclave",
+            rung="confidential_vm",
+            performance="whole_gpu",
+            security="confidential_vm",
+            gpu_model=host.gpu_model,
+            hall=host.hall,
+            state="provisioning",
+            spec={},
+            quota_milli=1000,
+            provisioner="simulated",
+        )
+        client = api()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {attestation_credential(GUEST_ALLOCATION)}")
+        return client
+
+    return make
 
 
 @pytest.fixture
@@ -81,6 +112,7 @@ def write_url(alice: Any) -> Any:
         "category": "dataset",
         "slug": "acme",
         "asset_id": 1,
+        "allocation_id": GUEST_ALLOCATION,
     }
     return lambda template: template.format(**values)
 

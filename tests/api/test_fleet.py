@@ -161,6 +161,8 @@ def test_an_operator_lists_nodes(ops, fleet):
         "nvlink_domain": "eu-west-1a/nvl-0",
         "cc_capable": False,
         "cc_mode": False,
+        "cpu_tee": "",
+        "attestation_key": "",
         "versions": {"driver": "580.65.06", "cuda": "13.0", "nccl": "2.27.7", "firmware": "96.00.B1.00.01"},
         "state": "ready",
         "state_changed_at": first["state_changed_at"],

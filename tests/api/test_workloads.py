@@ -21,6 +21,7 @@ from provisioning.models import Allocation
 from provisioning.provisioners import allocations_reconcile
 from provisioning.services.fleet import fleet_load
 from tests.support import SYSTEM, assert_problem
+from tests.support.attestation import simulated_keys_registered
 from tests.support.fleet_documents import node
 
 URL = "/api/v1/allocations"
@@ -45,7 +46,7 @@ def fleet_document() -> dict[str, Any]:
                             node("euw1a-01", "eu-west-1a/nvl-0"),
                             node("euw1a-02", "eu-west-1a/nvl-0"),
                             node("euw1a-03", "eu-west-1a/nvl-1"),
-                            node("euw1a-cc", "eu-west-1a/nvl-2", H200, cc_capable=True, cc_mode=True),
+                            node("euw1a-cc", "eu-west-1a/nvl-2", H200, cc_capable=True, cc_mode=True, cpu_tee="snp"),
                         ],
                     }
                 ],
@@ -62,7 +63,9 @@ def fleet_document() -> dict[str, Any]:
 
 @pytest.fixture
 def fleet(db: None) -> Any:
-    return fleet_load(document=fleet_document(), actor=SYSTEM)
+    loaded = fleet_load(document=fleet_document(), actor=SYSTEM)
+    simulated_keys_registered()
+    return loaded
 
 
 def public_key() -> str:

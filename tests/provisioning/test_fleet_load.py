@@ -246,6 +246,40 @@ def test_a_bad_region_or_hall_is_named_by_its_path(path, value, where, message):
     assert message in reasons[where], reasons
 
 
+CC_NODE = "regions.0.halls.1.nodes.0"  # euw1b-01, H200 in CC mode, declared "tdx"
+CC_PATH = "regions[0].halls[1].nodes[0].cpu_tee"
+
+
+def test_the_cpu_tee_of_a_cc_host_is_declared_and_stored():
+    fleet_load(document=small_fleet(), actor=ACTOR)
+    assert dict(Node.objects.exclude(cpu_tee="").values_list("hostname", "cpu_tee")) == {"euw1b-01": "tdx"}
+    fleet_load(document=changed(small_fleet(), f"{CC_NODE}.cpu_tee", "snp"), actor=ACTOR)
+    assert Node.objects.get(hostname="euw1b-01").cpu_tee == "snp"
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        # A CC-mode host serves confidential VMs only; without its TEE it never could: refused, not loaded dead.
+        (f"{CC_NODE}.cpu_tee", DELETE, "must declare its CPU TEE"),
+        (f"{CC_NODE}.cpu_tee", None, "must declare its CPU TEE"),
+        (f"{CC_NODE}.cpu_tee", "sev", 'must be null, "snp" (AMD SEV-SNP) or "tdx" (Intel TDX), not "sev"'),
+        (f"{CC_NODE}.cpu_tee", 1, "not a number"),
+    ],
+)
+def test_a_cc_host_without_a_known_tee_is_refused(path, value, message):
+    reasons = reasons_of(changed(small_fleet(), path, value))
+    assert message in reasons[CC_PATH], reasons
+    assert len(reasons) == 1, reasons
+
+
+def test_only_a_cc_capable_node_declares_a_tee():
+    reasons = reasons_of(changed(small_fleet(), f"{NODE}.cpu_tee", "snp"))
+    assert reasons == {f"{NODE_PATH}.cpu_tee": "a CPU TEE is declared only for a cc_capable node"}
+    capable = changed(changed(small_fleet(), f"{NODE}.cc_capable", True), f"{NODE}.cpu_tee", "snp")
+    assert check(capable)[1] == []
+
+
 def test_cc_mode_needs_a_model_that_supports_it():
     document = changed(small_fleet(), f"{NODE}.gpu_model", "A100-80GB")
     document = changed(document, f"{NODE}.cc_capable", True)

@@ -43,7 +43,14 @@ def small_fleet() -> dict[str, Any]:
                         "code": "eu-west-1b",
                         "fenced_for": "EU",
                         "nodes": [
-                            node("euw1b-01", "eu-west-1b/nvl-0", "H200-141GB", cc_capable=True, cc_mode=True),
+                            node(
+                                "euw1b-01",
+                                "eu-west-1b/nvl-0",
+                                "H200-141GB",
+                                cc_capable=True,
+                                cc_mode=True,
+                                cpu_tee="tdx",
+                            ),
                         ],
                     },
                 ],

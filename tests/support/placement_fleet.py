@@ -35,6 +35,7 @@ def fleet(*, h100_nodes=4, h200_nodes=2, fenced_nodes=2, us_nodes=2, cc_nodes=1,
                 versions=OLD if hostname in skewed else VERSIONS,
                 cc_capable=cc,
                 cc_mode=cc,
+                cpu_tee="snp" if cc else None,
             )
     return state
 

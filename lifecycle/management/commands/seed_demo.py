@@ -32,8 +32,9 @@ from core.actor import Actor
 from lifecycle.services.customers import allocation_request, tenant_signup
 from provisioning.models import Allocation, GpuModel, Node, Region
 from provisioning.placement.isolation import Rung
+from provisioning.provisioners import simulated_node_public_key
 from provisioning.services.allocations import AllocationSpec
-from provisioning.services.fleet import fleet_load
+from provisioning.services.fleet import fleet_load, node_attestation_key_set
 from provisioning.workloads import Workload
 from tenancy.models import ApiKey, ApiKeyScope, SshKey, Tenant
 from tenancy.roles import StaffRole, TenantRole
@@ -75,6 +76,8 @@ def _demo_nodes(hall: str, model: str, domains: int, per_domain: int, cc: tuple[
                     "nvlink_domain": f"{hall}/nvl-{d}",
                     "cc_capable": number in cc,
                     "cc_mode": number in cc,
+                    # The demo's CC hosts: AMD SEV-SNP in one hall, Intel TDX in the other.
+                    "cpu_tee": ("snp" if hall.startswith("eu") else "tdx") if number in cc else None,
                     "versions": DEMO_VERSIONS,
                 }
             )
@@ -221,6 +224,15 @@ class Command(BaseCommand):
         for username, creds in result["staff"].items():
             self.stdout.write(f"  {'staff':8} {username:10} {creds['password']:24} {creds['api_key']}")
 
+    @staticmethod
+    def _attestation_keys(actor: Actor) -> None:
+        """Register each demo CC host's attestation key, as an operator does: the simulated fleet's hosts sign
+        their guests' evidence with it, and the verifier checks it against this."""
+        for node in Node.objects.filter(cc_mode=True):
+            public_key = simulated_node_public_key(node.hostname)
+            if node.attestation_key != public_key:
+                node_attestation_key_set(node=node, public_key=public_key, actor=actor, reason="simulated host")
+
     @transaction.atomic
     def seed(self) -> dict[str, Any]:
         actor = Actor.system("seed_demo")
@@ -254,6 +266,7 @@ class Command(BaseCommand):
                 staff_user_create(username=username, role=staff_role, password=demo_password(username), actor=actor)
             out["staff"][username] = self._credentials(username, actor)
         out["fleet"] = fleet_load(document=DEMO_FLEET, actor=actor).as_dict()
+        self._attestation_keys(actor)
         out["prices"] = self._price_book(actor)
         out["allocations"] = self._allocations(actor)
         out["data_assets"] = self._data_assets(actor)

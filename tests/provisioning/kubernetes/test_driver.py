@@ -8,18 +8,27 @@ import json
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from compliance.services.secrets import secret_create
+from core.models import AuditEvent
+from lifecycle.services.customers import allocation_request
+from provisioning.attestation_evidence import GuestKeys, b64e, open_sealed, sign
 from provisioning.kubernetes.client import ClusterUnavailable
 from provisioning.kubernetes.credentials import CredentialsError, unseal
 from provisioning.kubernetes.driver import KubernetesProvisioner
 from provisioning.models import Allocation, Attestation, Cluster, Node, NodeState
 from provisioning.provisioners import allocations_reconcile
-from provisioning.services.allocations import allocation_stop, node_failed
+from provisioning.services.allocations import AllocationSpec, allocation_stop, node_failed
+from provisioning.services.fleet import node_attestation_key_set
 from provisioning.states import AllocationState as S
+from provisioning.workloads import SecretRef, Workload
 from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM, assert_problem
 from tests.support.billing import load_fleet
 from tests.support.kubernetes import H100, H200, enrolled, live, place, state
+
+SECRET_VALUE = "hf_confidential-token-5f2c9a"
 
 
 @pytest.fixture
@@ -198,21 +207,63 @@ def sovereign(acme: Any) -> Any:
     return acme
 
 
-def test_a_confidential_vm_runs_only_after_attestation(fleet: K8sServer, sovereign: Any) -> None:
-    Node.objects.filter(cc_mode=True).update(cpu_tee="snp")
-    allocation = place(sovereign, rung="confidential_vm", gpu_models=(H200,), gpus=1)
+def test_a_confidential_vm_runs_only_after_attestation(fleet: K8sServer, sovereign: Any, api: Any) -> None:
+    """Annotation evidence is refused; the guest attests through Ladder's API with the credential in its pod, and
+    its secret reaches neither the cluster nor the pod before the verdict, and then only sealed to its TEE key."""
+    host_key = Ed25519PrivateKey.generate()
+    host = Node.objects.get(cc_mode=True)
+    Node.objects.filter(pk=host.pk).update(cpu_tee="snp")
+    node_attestation_key_set(node=host, public_key=b64e(host_key.public_key().public_bytes_raw()), actor=SYSTEM)
+    secret_create(tenant=sovereign, name="HF_TOKEN", value=SECRET_VALUE, actor=SYSTEM)
+    allocation = allocation_request(
+        tenant=sovereign,
+        name="enclave",
+        spec=AllocationSpec(rung="confidential_vm", gpu_models=(H200,), gpus=1),
+        workload=Workload(image="nvcr.io/nvidia/pytorch:25.01-py3", secrets=(SecretRef("HF_TOKEN"),)),
+        actor=SYSTEM,
+    )
     driver = KubernetesProvisioner()
     driver.provision(allocation.pk)
     pod = workload(fleet, allocation, "Pod")
     assert pod is not None
     assert pod["spec"]["runtimeClassName"] == "kata-qemu-nvidia-gpu-snp"
+    assert SECRET_VALUE not in json.dumps(fleet.objects())  # nothing in the cluster holds it
+    env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0]["env"]}
+    assert env["LADDER_ATTESTATION_URL"].endswith(f"/api/v1/attestation/{allocation.pk}")
+
     pod_ready(fleet, allocation)
     driver.status(allocation.pk)
     assert state(allocation) == S.PROVISIONING  # ready, but no evidence yet
+    # Evidence in a pod annotation (anyone who may edit the pod can write one) is refused, once, on the record.
     pod_ready(fleet, allocation, **{"ladder.io/attestation": json.dumps({"tee": "snp", "gpu_cc_mode": "on"})})
     driver.status(allocation.pk)
+    driver.status(allocation.pk)
+    assert state(allocation) == S.PROVISIONING
+    [refused] = Attestation.objects.filter(allocation=allocation)
+    assert (refused.verified, refused.outcome) == (False, "forged")
+    assert "pod annotation" in refused.detail
+    assert AuditEvent.objects.filter(action="allocation.attested", target_id=str(allocation.pk)).count() == 1
+
+    guest = api()
+    guest.credentials(HTTP_AUTHORIZATION=f"Bearer {env['LADDER_ATTESTATION_CREDENTIAL']}")
+    base = f"/api/v1/attestation/{allocation.pk}"
+    nonce = guest.post(f"{base}/challenge").json()["nonce"]
+    keys = GuestKeys.generate()
+    claims = {
+        "allocation": allocation.pk,
+        "host": host.hostname,
+        "eat_nonce": nonce,
+        "tee": "snp",
+        "gpu_cc_mode": "on",
+        "measurements": {"launch": "cd" * 48},
+        "tee_pubkey": keys.public_b64,
+    }
+    answer = guest.post(f"{base}/evidence", {"evidence": sign(host_key, claims)}, format="json")
+    assert answer.status_code == 200, answer.content
+    assert open_sealed(answer.json()["release"], keys.private)["secrets"] == {"HF_TOKEN": SECRET_VALUE}
+    driver.status(allocation.pk)
     assert state(allocation) == S.RUNNING
-    assert Attestation.objects.get(allocation=allocation).verified
+    assert SECRET_VALUE not in json.dumps(fleet.objects())
 
 
 def test_bare_metal_taints_the_hosts_and_sanitizes_them_after(fleet: K8sServer, acme: Any) -> None:
@@ -308,6 +359,26 @@ def test_fleet_sync_imports_gpu_nodes_from_their_labels(api: Any, operator: Any,
         "eu-west-1a/nvl-9",
         "580.65.06",
     )
+
+
+def test_fleet_sync_takes_a_cc_hosts_tee_from_node_feature_discovery_and_skips_one_without(
+    api: Any, operator: Any, fleet: K8sServer
+) -> None:
+    for name, tee_label in (("euw1a-cc1", "feature.node.kubernetes.io/cpu-security.tdx.enabled"), ("euw1a-cc2", None)):
+        labels = {
+            "kubernetes.io/hostname": name,
+            "nvidia.com/gpu.product": "NVIDIA-H200",
+            "nvidia.com/gpu.count": "8",
+            "nvidia.com/gpu.clique": f"eu-west-1a/{name}",
+            "nvidia.com/cc.mode": "on",
+        }
+        if tee_label:
+            labels[tee_label] = "true"
+        fleet.put_object({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
+    body = api(operator).post("/api/v1/ops/clusters/k8s-eu-west-1a/sync").json()
+    assert Node.objects.get(hostname="euw1a-cc1").cpu_tee == "tdx"
+    assert not Node.objects.filter(hostname="euw1a-cc2").exists()  # it could never take a confidential VM
+    assert any(why.startswith("euw1a-cc2: in CC mode") for why in body["skipped"])
 
 
 def test_a_node_is_diagnosed_from_its_cluster(api: Any, operator: Any, fleet: K8sServer) -> None:

@@ -5,6 +5,7 @@ Pod Security "restricted", and negative tests proving each validator catches a w
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
@@ -14,6 +15,7 @@ import yaml
 
 from provisioning.kubernetes import render
 from provisioning.kubernetes.shapes import AllocationShape, DeviceShape, NodeShape, TenantShape
+from provisioning.workloads import Materials, SecretRef, Volume, Workload
 from tests.support import k8s_schemas as schemas
 
 H100 = "H100-SXM-80GB"
@@ -70,11 +72,24 @@ TIME_SLICED = shape(
     (node(3),),
 )
 VM = shape(104, "vm", "whole_gpu", whole(4, range(4)), (node(4),), security="vm")
+ATTEST = "https://ladder.example/api/v1/attestation/105"
 CVM_SNP = shape(
-    105, "confidential_vm", "whole_gpu", whole(5, range(1)), (node(5, tee="snp"),), security="confidential_vm"
+    105,
+    "confidential_vm",
+    "whole_gpu",
+    whole(5, range(1)),
+    (node(5, tee="snp"),),
+    security="confidential_vm",
+    attestation=(ATTEST, "lat_credential-105"),
 )
 CVM_TDX = shape(
-    106, "confidential_vm", "whole_gpu", whole(6, range(8)), (node(6, tee="tdx"),), security="confidential_vm"
+    106,
+    "confidential_vm",
+    "whole_gpu",
+    whole(6, range(8)),
+    (node(6, tee="tdx"),),
+    security="confidential_vm",
+    attestation=(ATTEST.replace("105", "106"), "lat_credential-106"),
 )
 GANG = shape(
     107,
@@ -251,6 +266,28 @@ def test_confidential_vm_is_a_kata_pod_for_the_hosts_tee(allocation: AllocationS
     assert "memory" in limits
     host = allocation.devices[0].hostname
     assert pod["spec"]["nodeSelector"] == {"nvidia.com/cc.mode": "on", "kubernetes.io/hostname": host}
+
+
+def test_a_confidential_vm_renders_no_secret_only_its_way_to_attest() -> None:
+    """The key broker releases the workload's secrets and dataset links to the attested guest: none of them is in
+    the cluster, and nothing in the pod refers to a Secret."""
+    workload = Workload(
+        image="nvcr.io/nvidia/pytorch:25.01-py3",
+        secrets=(SecretRef("HF_TOKEN"), SecretRef("TLS_KEY", as_="file")),
+        volumes=(Volume("/data", dataset=7),),
+    )
+    materials = Materials(secrets={}, datasets={})
+    objs = render.allocation_objects(replace(CVM_SNP, workload=workload, materials=materials))
+    schemas.validate_all(objs)
+    assert [o["kind"] for o in objs if o["kind"] == "Secret"] == []
+    pod = one(objs, "Pod")
+    assert "secretKeyRef" not in str(pod)
+    assert "secretName" not in str(pod)
+    assert "initContainers" not in pod["spec"]  # no dataset download: the guest fetches it once released
+    env = {e["name"]: e.get("value") for e in worker(pod["spec"])["env"]}
+    assert env["LADDER_ATTESTATION_URL"] == ATTEST
+    assert env["LADDER_ATTESTATION_CREDENTIAL"] == "lat_credential-105"
+    assert {"name": "vol-0", "emptyDir": {}} in pod["spec"]["volumes"]
 
 
 def test_confidential_vm_needs_a_cc_host() -> None:

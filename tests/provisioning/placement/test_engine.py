@@ -2,8 +2,9 @@
 
 import pytest
 
-from provisioning.placement.engine import PlacementEngine, Refused, Request, Share
+from provisioning.placement.engine import Placement, PlacementEngine, Refused, Request, Share
 from provisioning.placement.isolation import Performance, Reason, Rung, Security
+from provisioning.placement.offerings import offerings
 from tests.support.placement_fleet import fleet, policy
 
 H100, H200 = "H100-SXM-80GB", "H200-141GB"
@@ -86,6 +87,32 @@ def test_soft_shares_stay_within_one_tenant(engine):
     b1 = engine.place(share, policy(2))
     assert a1.devices[0].gpu_uuid == a2.devices[0].gpu_uuid
     assert b1.devices[0].gpu_uuid != a1.devices[0].gpu_uuid
+
+
+def test_a_confidential_vm_never_goes_to_a_host_whose_tee_is_unknown():
+    state = fleet(cc_nodes=2)
+    known, unknown = [n for n in state.nodes.values() if n.cc_mode]
+    unknown.cpu_tee = None
+    engine = PlacementEngine(state)
+    cvm = whole(8, rung=Rung.CONFIDENTIAL_VM)
+    first = engine.place(cvm, policy(1))
+    assert isinstance(first, Placement)
+    assert {d.node_id for d in first.devices} == {known.id}
+    refused = engine.place(cvm, policy(2))
+    assert isinstance(refused, Refused)
+    assert refused.code is Reason.CC_TEE_UNKNOWN
+    assert all(g.free for g in unknown.gpus)
+    engine.release(first)
+    again = engine.place(cvm, policy(2))
+    assert isinstance(again, Placement)
+    assert again.devices[0].node_id == known.id  # room on a known host again
+
+
+def test_offerings_count_no_confidential_gpu_on_an_unknown_tee_host():
+    state = fleet(cc_nodes=2)
+    next(n for n in state.nodes.values() if n.cc_mode).cpu_tee = None
+    [row] = [r for r in offerings(state) if (r.rung, r.gpu_model, r.region) == ("confidential_vm", H100, "eu-west")]
+    assert row.available == 8
 
 
 def test_confidential_vms_get_a_whole_cc_host_for_one_tenant(engine):
