@@ -13,8 +13,6 @@ before the teardown, as the simulated driver does.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import re
 from datetime import datetime
@@ -29,8 +27,18 @@ from kubernetes.client.exceptions import ApiException
 from core.actor import Actor
 from provisioning.events import workload_ended
 from provisioning.kubernetes import health, render
-from provisioning.kubernetes.client import ClusterUnavailable, Kube, object_path
+from provisioning.kubernetes.client import ClusterUnavailable, Kube
 from provisioning.kubernetes.credentials import unseal
+from provisioning.kubernetes.output import (
+    CHECKPOINT_READ_LINES,
+    LOG_KEPT_LINES,
+    LOG_READ_LINES,
+    checkpoint_report,
+    pods_of,
+    read_logs,
+    workload_event,
+)
+from provisioning.kubernetes.recovery import job_replace, job_stale, placement_marked
 from provisioning.kubernetes.shapes import (
     LABEL_ALLOCATION,
     LABEL_DEDICATED,
@@ -150,7 +158,7 @@ def desired_objects(allocation: Allocation, kube: Kube) -> list[dict[str, Any]]:
     return (
         objects
         + render.share_claims(shape)
-        + [_placement_marked(obj, shape) for obj in render.allocation_objects(shape)]
+        + [placement_marked(obj, shape) for obj in render.allocation_objects(shape)]
     )
 
 
@@ -265,8 +273,8 @@ class KubernetesProvisioner(Provisioner):
             # running gang. One rendered for an earlier placement is replaced (``_job_replace``).
             if obj["kind"] == "Job":
                 live = _read(kube, obj)
-                if live is not None and _job_stale(live, obj):
-                    _job_replace(kube, allocation, live)
+                if live is not None and job_stale(live, obj):
+                    job_replace(kube, allocation, live)
                 if live is not None:
                     continue
             kube.apply(obj)
@@ -294,9 +302,9 @@ class KubernetesProvisioner(Provisioner):
         if primary is None:
             raise LookupError(f"no workload is rendered for rung {allocation.rung}")
         live = _read(kube, primary)
-        if live is not None and primary["kind"] == "Job" and _job_stale(live, primary):
+        if live is not None and primary["kind"] == "Job" and job_stale(live, primary):
             # The old gang's Job, pinned to the failed node: gone first (its pods with it), then applied anew.
-            _job_replace(kube, allocation, live)
+            job_replace(kube, allocation, live)
             return
         state, why = observed_state(live, allocation.rung)
         if state == "missing":
@@ -321,7 +329,7 @@ class KubernetesProvisioner(Provisioner):
             if ready >= 1:  # usage is replica-seconds: it follows the ready replicas
                 allocation_replicas_set(allocation=allocation, replicas=ready, actor=SYSTEM)
             self._scale_to_zero(kube, allocation, live)
-        elif state == "idle" and allocation.state == S.RUNNING and not _pods(kube, allocation):
+        elif state == "idle" and allocation.state == S.RUNNING and not pods_of(kube, allocation):
             # The last replica is gone (its streams drained in its grace period): the devices go back.
             endpoint_sleep(allocation=allocation, actor=SYSTEM)
         elif state == "idle" and allocation.state == S.PROVISIONING:
@@ -451,7 +459,7 @@ class KubernetesProvisioner(Provisioner):
 
     def _ended(self, kube: Kube, cluster: Cluster, allocation: Allocation, objects: list[dict[str, Any]]) -> None:
         """Everything is read before anything is sent: a partial log is never sent."""
-        lines = _read_logs(kube, allocation, tail=LOG_KEPT_LINES + 1)
+        lines = read_logs(kube, allocation, tail=LOG_KEPT_LINES + 1)
         head = ""
         if len(lines) > LOG_KEPT_LINES:
             lines = lines[1:]
@@ -550,7 +558,7 @@ class KubernetesProvisioner(Provisioner):
     def _checkpoint_learn(self, kube: Kube, allocation: Allocation) -> None:
         """Keep the latest checkpoint the gang reported on stdout (``LADDER_CHECKPOINT`` lines) since the one kept."""
         since = max(filter(None, (allocation.checkpoint_at, allocation.running_since)), default=None)
-        lines = _read_logs(kube, allocation, since=since, tail=CHECKPOINT_READ_LINES)
+        lines = read_logs(kube, allocation, since=since, tail=CHECKPOINT_READ_LINES)
         reported = [found for line in lines if (found := checkpoint_report(line)) is not None]
         if reported:
             at, step = reported[-1]
@@ -570,7 +578,7 @@ class KubernetesProvisioner(Provisioner):
         if allocation.rung == Rung.BARE_METAL:
             return []
         limit = max(0, min(tail, LOG_READ_LINES)) if tail is not None else LOG_READ_LINES
-        return _read_logs(kube_for(allocation.hall), allocation, since=since, tail=limit)
+        return read_logs(kube_for(allocation.hall), allocation, since=since, tail=limit)
 
     def events(self, allocation: Allocation) -> list[WorkloadEvent]:
         """The core/v1 Events of the tenant's namespace about the allocation's objects and pods (the Job's, VM's
@@ -585,99 +593,13 @@ class KubernetesProvisioner(Provisioner):
             for obj in render.allocation_objects(allocation_shape(allocation))
             if obj["metadata"].get("namespace") == namespace
         }
-        names |= {pod["metadata"]["name"] for pod in _pods(kube, allocation)}
+        names |= {pod["metadata"]["name"] for pod in pods_of(kube, allocation)}
         found = [
-            _workload_event(event)
+            workload_event(event)
             for name in sorted(names)
             for event in kube.list("v1", "Event", namespace=namespace, fields={"involvedObject.name": name})
         ]
         return sorted(found, key=lambda event: event.at)
-
-
-# --- what the workload wrote and what the cluster reported ---------------------------------------------------------
-
-LOG_READ_LINES = 10_000  # the most one read of the logs returns, as on the simulated fleet
-LOG_KEPT_LINES = 100_000  # the most kept when the workload ends: its last lines
-CONSOLE_CONTAINER = "guest-console-log"  # KubeVirt's serial console log, beside ``compute`` in virt-launcher
-COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"  # an Indexed Job's member: label (1.28+), annotation
-
-
-def _time(value: str) -> datetime:
-    """An RFC 3339 time as the API writes it (``Z``, any number of fraction digits; beyond microseconds dropped)."""
-    return datetime.fromisoformat(value)
-
-
-def _pods(kube: Kube, allocation: Allocation) -> list[dict[str, Any]]:
-    pods = kube.list(
-        "v1", "Pod", namespace=namespace_of(allocation.tenant.slug), labels={LABEL_ALLOCATION: str(allocation.pk)}
-    )
-    return sorted(pods, key=lambda pod: (pod["metadata"].get("creationTimestamp") or "", pod["metadata"]["name"]))
-
-
-def _log_sources(pod: dict[str, Any], rung: str) -> list[tuple[str, str]]:
-    """``(container, source)`` to read from a pod: a VM's console only; otherwise every container, under the pod's
-    name (a gang member's index), with the container's name added when the pod has more than one."""
-    meta = pod["metadata"]
-    containers = [c["name"] for c in (pod.get("spec") or {}).get("containers") or []]
-    if rung == Rung.VM:
-        return [(CONSOLE_CONTAINER, "console")] if CONSOLE_CONTAINER in containers else []
-    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-    index = labels.get(COMPLETION_INDEX, annotations.get(COMPLETION_INDEX))
-    source = f"worker-{index}" if rung == Rung.JOB and index is not None else meta["name"]
-    return [(c, source if len(containers) == 1 else f"{source}/{c}") for c in containers]
-
-
-def _parse_log(text: str, source: str) -> list[LogLine]:
-    """``<RFC 3339 time> <text>`` lines (``timestamps=true``); a line without a time keeps the one before's."""
-    lines: list[LogLine] = []
-    for raw in text.removesuffix("\n").split("\n") if text else []:
-        stamp, _, rest = raw.partition(" ")
-        try:
-            at = _time(stamp)
-        except ValueError:
-            if not lines:
-                continue
-            at, rest = lines[-1].at, raw
-        lines.append(LogLine(at=at, text=rest, source=source))
-    return lines
-
-
-def _read_logs(kube: Kube, allocation: Allocation, *, since: datetime | None = None, tail: int) -> list[LogLine]:
-    """Every container's last ``tail`` lines after ``since``, merged in time order, then the last ``tail`` of all."""
-    if allocation.rung == Rung.BARE_METAL or tail <= 0:
-        return []
-    namespace = namespace_of(allocation.tenant.slug)
-    lines: list[LogLine] = []
-    for pod in _pods(kube, allocation):
-        for container, source in _log_sources(pod, allocation.rung):
-            try:
-                text = kube.pod_log(namespace, pod["metadata"]["name"], container, since=since, tail=tail)
-            except ApiException as error:
-                if error.status in (400, 404):
-                    continue  # not started yet (nothing written), or the pod went between the list and the read
-                raise
-            # The API takes sinceTime to the second: the lines of that second up to ``since`` are dropped here.
-            lines += [line for line in _parse_log(text, source) if since is None or line.at > since]
-    lines.sort(key=lambda line: line.at)  # stable: lines of one moment stay in their container's order
-    return lines[len(lines) - tail :] if len(lines) > tail else lines
-
-
-def _workload_event(event: dict[str, Any]) -> WorkloadEvent:
-    involved = event.get("involvedObject") or {}
-    stamp = (
-        event.get("lastTimestamp")
-        or (event.get("series") or {}).get("lastObservedTime")
-        or event.get("eventTime")
-        or event.get("firstTimestamp")
-        or event["metadata"]["creationTimestamp"]
-    )
-    return WorkloadEvent(
-        at=_time(stamp),
-        reason=event.get("reason") or "",
-        message=event.get("message") or "",
-        type=event.get("type") or "Normal",
-        source=f"{involved.get('kind', '')}/{involved.get('name', '')}",
-    )
 
 
 def _teardown_begun(kube: Kube, primary: dict[str, Any] | None) -> bool:
@@ -704,93 +626,3 @@ def _checkpoint(
         "location": f"pvc://{cluster.name}/{meta['namespace']}/{meta['name']}",
         "size_bytes": ceil(_exact_quantity(str(storage))),
     }
-
-
-# --- fault recovery: the checkpoint contract and the gang's Job on new nodes ---------------------------------------
-
-ANNOTATION_PLACEMENT = "ladder.io/placement"  # which devices a gang's Job was rendered for
-CHECKPOINT_REPORT = render.CHECKPOINT_REPORT  # printed once a checkpoint is complete (docs/kubernetes.md)
-CHECKPOINT_READ_LINES = 1_000  # per container, since the last kept checkpoint
-
-
-def checkpoint_report(line: LogLine) -> tuple[datetime, str] | None:
-    """``LADDER_CHECKPOINT`` alone or followed by a JSON object (``{"step": ..., "path": ...}``): when (the log line's
-    own time, which the kubelet stamps) and which step. Anything else, a malformed object included, is not one."""
-    text = line.text.strip()
-    if text != CHECKPOINT_REPORT and not text.startswith(CHECKPOINT_REPORT + " "):
-        return None
-    rest = text[len(CHECKPOINT_REPORT) :].strip()
-    step = ""
-    if rest:
-        try:
-            found = json.loads(rest)
-        except ValueError:
-            return None
-        if not isinstance(found, dict):
-            return None
-        step = str(found.get("step", found.get("path", "")))
-    return line.at, step
-
-
-def placement_mark(shape: AllocationShape) -> str:
-    """The devices an allocation's objects were rendered for, in short: a gang's Job for other ones is stale."""
-    devices = ",".join(sorted(f"{d.hostname}/{d.gpu_uuid}/{d.mig_profile or ''}" for d in shape.devices))
-    return hashlib.sha256(devices.encode()).hexdigest()[:16]
-
-
-def _placement_marked(obj: dict[str, Any], shape: AllocationShape) -> dict[str, Any]:
-    """A gang's Job carries the placement it was rendered for (``ladder.io/placement``), so a restart on new nodes
-    sees the old one for what it is. Pod templates are immutable: the Job is replaced, never patched."""
-    if obj["kind"] != "Job":
-        return obj
-    meta = obj["metadata"]
-    return {
-        **obj,
-        "metadata": {
-            **meta,
-            "annotations": {**(meta.get("annotations") or {}), ANNOTATION_PLACEMENT: placement_mark(shape)},
-        },
-    }
-
-
-def _job_stale(live: dict[str, Any], desired: dict[str, Any]) -> bool:
-    """The live Job was rendered for another placement (or is already going). A Job from before the annotation
-    existed is judged by the hosts its pods are pinned to."""
-    if live["metadata"].get("deletionTimestamp"):
-        return True
-    mark = (live["metadata"].get("annotations") or {}).get(ANNOTATION_PLACEMENT)
-    if mark is not None:
-        return bool(mark != desired["metadata"]["annotations"][ANNOTATION_PLACEMENT])
-    pinned = [((o.get("spec") or {}).get("template") or {}).get("spec", {}).get("affinity") for o in (live, desired)]
-    return pinned[0] != pinned[1]
-
-
-def _job_replace(kube: Kube, allocation: Allocation, live: dict[str, Any]) -> None:
-    """Delete the old gang's Job, its pods first (foreground: the new Job must not meet them on the checkpoint
-    volume, which is kept). A pod on a node whose kubelet no longer answers never confirms its end, so it is
-    removed at once (grace 0), as the ``node.kubernetes.io/out-of-service`` taint would have it; its node is
-    quarantined already and runs nothing of ours again."""
-    if not live["metadata"].get("deletionTimestamp"):
-        kube.delete(live)
-        log.info("allocation %s: the gang's Job for its old placement deleted", allocation.pk)
-    gone = {
-        node["metadata"]["name"]
-        for node in kube.list("v1", "Node")
-        if not any(
-            c.get("type") == "Ready" and c.get("status") == "True"
-            for c in (node.get("status") or {}).get("conditions") or []
-        )
-        and (node.get("status") or {}).get("conditions")
-    }
-    for pod in _pods(kube, allocation):
-        if (pod.get("spec") or {}).get("nodeName") in gone:
-            try:
-                kube.request(
-                    "DELETE",
-                    object_path(pod),
-                    body={"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0},
-                    content_type="application/json",
-                )
-            except ApiException as error:
-                if error.status != 404:
-                    raise

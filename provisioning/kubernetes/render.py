@@ -6,8 +6,9 @@ What a tenant gets (docs/design.md §2, §5; docs/kubernetes.md §2):
 - ``allocation_objects``: one allocation, by rung: a Pod, a KubeVirt VirtualMachine, a Kata confidential Pod, a
   Kueue-queued Indexed Job with a checkpoint volume (and a ComputeDomain on multi-node NVLink), or a Deployment +
   Service + HPA for serverless; every device through a DRA ``resource.k8s.io/v1`` claim whose selectors name
-  exactly the placed devices (``share_claims``: the tenant's claim per soft-shared GPU); with the tenant's workload
-  in it (``render_workload``) and the ways in (``render_access``: Services, HTTPRoutes, SSH, NetworkPolicies).
+  exactly the placed devices (``render_devices``; ``share_claims``: the tenant's claim per soft-shared GPU); with
+  the tenant's workload in it (``render_workload``) and the ways in (``render_access``: Services, HTTPRoutes, SSH,
+  NetworkPolicies).
 - bare metal (``render_metal``): node taints and labels, the BareMetalHost patches that boot the tenant's OS, and
   the sanitize Job between tenants.
 - ``cluster_setup``: what an operator installs once (``ladder-system``, Kueue Topology, ResourceFlavors and
@@ -48,6 +49,29 @@ from provisioning.kubernetes.manifest import (
     single_host,
 )
 from provisioning.kubernetes.render_access import access_objects, gateway, serve_port, ssh_gateway
+from provisioning.kubernetes.render_devices import (
+    CLAIM,
+    GPU,
+    GPU_CLASS,
+    IMEX_CHANNEL,
+    KUEUE_DEVICE_CLASSES,
+    MIG_CLASS,
+    MPS_CLIENTS_PER_GPU,
+    NVIDIA_API,
+    SOFT_SHARING,
+    VFIO_CLASS,
+    claim_fields,
+    claim_template,
+    claim_template_name,
+    device_request,
+    gpus_of,
+    mig_selectors,
+    per_device,
+    share_claims,
+    share_env,
+    share_fields,
+    uuid_selector,
+)
 from provisioning.kubernetes.render_metal import (
     METAL3_NAMESPACE,
     bare_metal_host_objects,
@@ -73,7 +97,6 @@ from provisioning.kubernetes.shapes import (
     LABEL_TENANT,
     MANAGED_BY,
     AllocationShape,
-    DeviceShape,
     TenantShape,
     namespace_of,
 )
@@ -110,25 +133,7 @@ LOCAL_QUEUE = "ladder"
 CLUSTER_QUEUE = "ladder-gpu"
 TOPOLOGY = "ladder-gpu"
 
-GPU = "nvidia.com/gpu"  # the device plugin's resource; Kueue's name for DRA GPUs too (KUEUE_DEVICE_CLASSES)
 PASSTHROUGH_GPU = "nvidia.com/pgpu"  # what NVIDIA's Kata sandbox device plugin advertises by default
-# The NVIDIA DRA driver's device classes (each selects its devices by the attribute ``type``), its attribute and
-# driver domain, and the API of its own objects (the opaque claim configuration GpuConfig, ComputeDomain).
-GPU_CLASS = "gpu.nvidia.com"
-MIG_CLASS = "mig.nvidia.com"
-VFIO_CLASS = "vfio.gpu.nvidia.com"  # GPUs bound to vfio-pci, for passthrough into a VM or a Kata guest
-CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"  # IMEX channel 0 of a ComputeDomain
-DRA_DOMAIN = "gpu.nvidia.com"
-NVIDIA_API = "resource.nvidia.com/v1beta1"
-DRA_API = "resource.k8s.io/v1"
-CLAIM = "gpus"  # the pod's name for its device claim
-IMEX_CHANNEL = "ladder.io/imex-channel"  # Kueue's resource name for ComputeDomain channels
-# What Kueue's Configuration maps (``resources.deviceClassMappings``): a claim of these device classes counts as
-# that many of the resource, which the ClusterQueue covers. Ladder's gangs claim GPUs and, on multi-node NVLink,
-# one IMEX channel per member; a claim of a class Kueue does not map keeps the Job from being admitted.
-KUEUE_DEVICE_CLASSES = {GPU_CLASS: GPU, CHANNEL_CLASS: IMEX_CHANNEL}
-SOFT_SHARING = ("mps", "time_slicing", "fractional")
-MPS_CLIENTS_PER_GPU = 48  # the most MPS clients one GPU serves (Volta and later)
 KATA_RUNTIME = {"snp": "kata-qemu-nvidia-gpu-snp", "tdx": "kata-qemu-nvidia-gpu-tdx"}
 
 RESTART_FROM_CHECKPOINT = 75  # exit code of a gang member that lost a peer: restart the gang, not a failure
@@ -148,13 +153,6 @@ VM_IMAGE = "quay.io/containerdisks/ubuntu:24.04"
 
 def _whole_gpus(a: AllocationShape) -> int:
     return len({d.gpu_uuid for d in a.devices})
-
-
-def _resources(whole_gpus: int) -> Obj:
-    """cpu/memory sized to the GPUs (8 cores and 64 GiB each; 2 cores and 16 GiB for a slice or a share). The
-    devices themselves come from DRA claims (``claims``), never from an ``nvidia.com/gpu`` count."""
-    cpu, memory = (8 * whole_gpus, 64 * whole_gpus) if whole_gpus else (2, 16)
-    return {"requests": {"cpu": str(cpu), "memory": f"{memory}Gi"}, "limits": {"memory": f"{memory}Gi"}}
 
 
 def _container(
@@ -200,171 +198,6 @@ def _pod_spec(
         **extra,
     }
     return {**spec, **{k: v for k, v in fields.items() if v is not None}}
-
-
-# --- device claims: exactly the devices the engine placed -------------------------------------------------------
-#
-# Every selector below is a CEL expression over the ResourceSlice devices the NVIDIA DRA driver publishes, in one of
-# three forms (tests/provisioning/kubernetes/test_render_dra.py evaluates them against published devices):
-# - a GPU (class gpu.nvidia.com or vfio.gpu.nvidia.com) by its attribute ``uuid``: ``== "<uuid>"`` or
-#   ``in [...]``. Compared lower-cased: current driver releases publish the UUID lower-cased, older ones as NVML
-#   prints it (``GPU-`` upper-case).
-# - a MIG device by ``profile`` and by where it sits: its parent's ``parentUUID`` and its placement start. The
-#   driver publishes no start attribute; a MIG device's capacity lists the memory slices it covers
-#   (``memorySlice<i>``, for i in [start, start + size)), so "covers slice s and not slice s-1" is exactly "starts
-#   at s". This holds for the static MIG layout the MIG manager cuts (docs/kubernetes.md §2); the driver's dynamic
-#   MIG (alpha) publishes every possible placement without memory slices, so it cannot be pinned and is not used.
-# - a disjunction of MIG placements, for replicas that each take one of the allocation's MIG devices.
-# A claim's devices are its own until it is deallocated: no other claim, of this tenant or another, gets them.
-
-_ATTRIBUTES = f'device.attributes["{DRA_DOMAIN}"]'
-_CAPACITY = f'device.capacity["{DRA_DOMAIN}"]'
-
-
-def _strings(values: Iterable[str]) -> str:
-    return ", ".join(f'"{v}"' for v in values)
-
-
-def uuid_selector(uuids: Iterable[str]) -> Obj:
-    """Selects the GPUs whose UUID is one of ``uuids``."""
-    found = sorted({u.lower() for u in uuids})
-    if not found:
-        raise ValueError("a GPU claim needs at least one GPU UUID")
-    left = f"{_ATTRIBUTES}.uuid.lowerAscii()"
-    expression = f'{left} == "{found[0]}"' if len(found) == 1 else f"{left} in [{_strings(found)}]"
-    return {"cel": {"expression": expression}}
-
-
-def _mig_placement(d: DeviceShape) -> str:
-    if d.mig_start is None:
-        raise ValueError(f"MIG device on {d.gpu_uuid} has no placement start")
-    terms = [
-        f'{_ATTRIBUTES}.parentUUID.lowerAscii() == "{d.gpu_uuid.lower()}"',
-        f'"memorySlice{d.mig_start}" in {_CAPACITY}',
-    ]
-    if d.mig_start > 0:
-        terms.append(f'!("memorySlice{d.mig_start - 1}" in {_CAPACITY})')
-    return " && ".join(terms)
-
-
-def mig_selectors(a: AllocationShape, devices: Iterable[DeviceShape] | None = None) -> list[Obj]:
-    """Selects the MIG devices of the placed profile at the placed parents and starts (all of ``devices``, by
-    default the allocation's); a request's selectors must all match."""
-    chosen = list(a.devices if devices is None else devices)
-    profiles = {d.mig_profile for d in chosen}
-    if len(profiles) != 1 or None in profiles:
-        raise ValueError(f"allocation {a.id}: MIG devices need one profile, got {sorted(map(str, profiles))}")
-    placements = sorted({_mig_placement(d) for d in chosen})
-    either = placements[0] if len(placements) == 1 else " || ".join(f"({p})" for p in placements)
-    return [
-        {"cel": {"expression": f'{_ATTRIBUTES}.profile == "{profiles.pop()}"'}},
-        {"cel": {"expression": either}},
-    ]
-
-
-def _request(name: str, device_class: str, selectors: list[Obj], count: int = 1) -> Obj:
-    """One request of the v1 API (nested under ``exactly``): ``count`` devices of the class, all selectors met."""
-    exactly = {"deviceClassName": device_class, "selectors": selectors, "allocationMode": "ExactCount", "count": count}
-    return {"name": name, "exactly": exactly}
-
-
-def _gpus(a: AllocationShape) -> list[DeviceShape]:
-    """The allocation's distinct GPUs, by host and index."""
-    seen: dict[str, DeviceShape] = {}
-    for d in sorted(a.devices, key=lambda d: (d.hostname, d.gpu_index)):
-        seen.setdefault(d.gpu_uuid, d)
-    return list(seen.values())
-
-
-def _per_device(a: AllocationShape, device_class: str) -> list[Obj]:
-    """One request per placed device, each naming exactly one: for a single pod (or VM) holding all of them."""
-    if a.performance == "mig":
-        return [_request(f"mig-{i}", MIG_CLASS, mig_selectors(a, [d])) for i, d in enumerate(a.devices)]
-    return [_request(f"gpu-{i}", device_class, [uuid_selector([d.gpu_uuid])]) for i, d in enumerate(_gpus(a))]
-
-
-def claim_template_name(a: AllocationShape) -> str:
-    return f"{a.object_name}-gpus"
-
-
-def _claim_template(a: AllocationShape, requests: list[Obj]) -> Obj:
-    """The allocation's ``ResourceClaimTemplate``: each pod made from a template that names it gets a claim of its
-    own, deleted with the pod."""
-    spec = {"metadata": {"labels": labels_of(a)}, "spec": {"devices": {"requests": requests}}}
-    return obj(DRA_API, "ResourceClaimTemplate", own(a, claim_template_name(a)), spec=spec)
-
-
-def _claim_fields(a: AllocationShape, whole_gpus: int) -> tuple[list[Obj], Obj]:
-    """The pod's ``resourceClaims`` (the template's claim) and the worker's ``resources`` consuming it."""
-    resources = {**_resources(whole_gpus), "claims": [{"name": CLAIM}]}
-    return [{"name": CLAIM, "resourceClaimTemplateName": claim_template_name(a)}], resources
-
-
-def share_claim_name(gpu_uuid: str) -> str:
-    return f"ladder-share-{gpu_uuid.lower()}"
-
-
-def gpu_config(performance: str) -> Obj:
-    """The NVIDIA DRA driver's opaque ``GpuConfig`` for a soft-shared GPU: time-slicing, or one MPS control daemon
-    (``mps``; ``fractional`` is MPS with per-client limits). The per-client limits are set in each client's
-    environment (``_share_env``): the daemon serves all of the tenant's clients on the GPU, each with its own
-    share, and a claim's configuration cannot change once it exists."""
-    if performance == "time_slicing":
-        sharing: Obj = {"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": "Default"}}
-    elif performance in ("mps", "fractional"):
-        sharing = {"strategy": "MPS", "mpsConfig": {}}
-    else:
-        raise ValueError(f"{performance} is not a soft-sharing mode")
-    return {"apiVersion": NVIDIA_API, "kind": "GpuConfig", "sharing": sharing}
-
-
-def share_claims(a: AllocationShape) -> list[Obj]:
-    """One ``ResourceClaim`` per (tenant, GPU) for soft sharing, in the tenant's namespace: every soft-share pod of
-    the tenant on that GPU names it, so they all share the one device it holds, and no claim of another namespace
-    can be given that device while it is allocated here. Not the allocation's: it outlives each allocation on the
-    GPU (the driver applies it with the tenant's objects and never deletes it with an allocation), and once no pod
-    uses it the claim is deallocated and the GPU is free for the next claim the engine's placement names."""
-    if a.performance not in SOFT_SHARING:
-        return []
-    claims = []
-    for d in _gpus(a):
-        request = _request(CLAIM, GPU_CLASS, [uuid_selector([d.gpu_uuid])])
-        config = {"requests": [CLAIM], "opaque": {"driver": DRA_DOMAIN, "parameters": gpu_config(a.performance)}}
-        spec = {"devices": {"requests": [request], "config": [config]}}
-        claims.append(
-            obj(
-                DRA_API,
-                "ResourceClaim",
-                meta(share_claim_name(d.gpu_uuid), a.namespace, {LABEL_TENANT: a.tenant}),
-                spec=spec,
-            )
-        )
-    return claims
-
-
-def _share_env(a: AllocationShape) -> list[Obj]:
-    """A soft share's per-client limits, from the share: MPS's active-thread percentage (compute) and pinned device
-    memory limit (device 0 is the pod's one GPU); time-slicing has neither, so only the share is told."""
-    share = a.devices[0].share_milli if a.devices else None
-    if not share:
-        return []
-    env = [{"name": "LADDER_GPU_SHARE_MILLI", "value": str(share)}]
-    if a.performance in ("mps", "fractional"):
-        memory_mb = (CATALOG[a.gpu_model].memory_gb if a.gpu_model in CATALOG else 80) * 1024 * share // 1000
-        env += [
-            {"name": "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "value": str(-(-share // 10))},
-            {"name": "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", "value": f"0={memory_mb}MB"},
-        ]
-    return env
-
-
-def _share_fields(a: AllocationShape) -> tuple[list[Obj], Obj]:
-    gpus = _gpus(a)
-    if len(gpus) != 1:
-        raise ValueError(f"allocation {a.id}: a soft share is on one GPU, placed on {len(gpus)}")
-    gpu = gpus[0]
-    resources = {**_resources(0), "claims": [{"name": CLAIM}]}
-    return [{"name": CLAIM, "resourceClaimName": share_claim_name(gpu.gpu_uuid)}], resources
 
 
 # --- the tenant's namespace -------------------------------------------------------------------------------------
@@ -458,7 +291,7 @@ def allocation_objects(a: AllocationShape) -> list[Obj]:
     if rung == "bare_metal":
         return []
     if rung == "container" and performance in ("whole_gpu", "mig"):
-        workload = [_claim_template(a, _per_device(a, GPU_CLASS)), _container_pod(a)]
+        workload = [claim_template(a, per_device(a, GPU_CLASS)), _container_pod(a)]
     elif rung == "vm" and performance == "whole_gpu":
         workload = _virtual_machine(a)
     elif rung == "confidential_vm" and performance == "whole_gpu":
@@ -475,7 +308,7 @@ def allocation_objects(a: AllocationShape) -> list[Obj]:
 
 
 def _container_pod(a: AllocationShape) -> Obj:
-    claims, resources = _claim_fields(a, _whole_gpus(a) if a.performance == "whole_gpu" else 0)
+    claims, resources = claim_fields(a, _whole_gpus(a) if a.performance == "whole_gpu" else 0)
     parts = pod_parts(a)
     container = _container(a, parts, resources, interactive=True)
     affinity = pinned_to([single_host(a)])
@@ -498,7 +331,7 @@ def _confidential_pod(a: AllocationShape) -> list[Obj]:
         raise ValueError(f"allocation {a.id}: host {host} is not a confidential-computing host with a known CPU TEE")
     if a.attestation is None:
         raise ValueError(f"allocation {a.id}: a confidential VM needs its way to the attestation API")
-    claims, resources = _claim_fields(a, _whole_gpus(a))
+    claims, resources = claim_fields(a, _whole_gpus(a))
     resources["limits"]["cpu"] = resources["requests"]["cpu"]  # Kata sizes the guest from the limits
     w = a.workload
     sealed = a
@@ -521,7 +354,7 @@ def _confidential_pod(a: AllocationShape) -> list[Obj]:
         nodeSelector={CC_MODE: "on", HOSTNAME: host},
         resourceClaims=claims,
     )
-    return [_claim_template(a, _per_device(a, VFIO_CLASS)), obj("v1", "Pod", own(a), spec=spec)]
+    return [claim_template(a, per_device(a, VFIO_CLASS)), obj("v1", "Pod", own(a), spec=spec)]
 
 
 def _virtual_machine(a: AllocationShape) -> list[Obj]:
@@ -565,7 +398,7 @@ def _virtual_machine(a: AllocationShape) -> list[Obj]:
     # runStrategy, not the deprecated ``running``. The template's labels reach the launcher pod, which the
     # allocation's Services and NetworkPolicies select.
     spec = {"runStrategy": "Always", "template": {"metadata": {"labels": labels_of(a)}, "spec": vmi}}
-    template = _claim_template(a, _per_device(a, VFIO_CLASS))
+    template = claim_template(a, per_device(a, VFIO_CLASS))
     return [*objs, template, obj("kubevirt.io/v1", "VirtualMachine", own(a), spec=spec)]
 
 
@@ -594,7 +427,7 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
     if len(cliques) > 1:
         raise ValueError(f"allocation {a.id}: a gang stays inside one NVLink domain, placed across {cliques}")
     domain = a.gpu_model in CATALOG and CATALOG[a.gpu_model].multi_node_nvlink and len(hosts(a)) > 1
-    claims, resources = _claim_fields(a, per_member)
+    claims, resources = claim_fields(a, per_member)
     if domain:
         claims.append({"name": "channel", "resourceClaimTemplateName": f"{name}-channel"})
         resources["claims"].append({"name": "channel"})
@@ -655,8 +488,8 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
         "podFailurePolicy": {"rules": failure_policy},
         "template": {**template, "spec": pod},
     }
-    uuids = [d.gpu_uuid for d in _gpus(a)]
-    devices = _claim_template(a, [_request(CLAIM, GPU_CLASS, [uuid_selector(uuids)], per_member)])
+    uuids = [d.gpu_uuid for d in gpus_of(a)]
+    devices = claim_template(a, [device_request(CLAIM, GPU_CLASS, [uuid_selector(uuids)], per_member)])
     # numNodes 0: the driver's default with IMEX daemons found by DNS name; the workload waits for its peers.
     channel = {"resourceClaimTemplate": {"name": f"{name}-channel"}, "allocationMode": "Single"}
     compute_domain = [obj(NVIDIA_API, "ComputeDomain", own(a), spec={"numNodes": 0, "channel": channel})]
@@ -746,14 +579,14 @@ def _serverless_devices(a: AllocationShape) -> tuple[list[Obj], list[Obj], Obj, 
     HPA's maximum, and no surge), so the replicas hold the placed devices and nothing else. A soft share names
     the tenant's claim for its GPU (``share_claims``); soft sharing never crosses tenants (rule 1)."""
     if a.performance == "mig":
-        request = _request(CLAIM, MIG_CLASS, mig_selectors(a))
+        request = device_request(CLAIM, MIG_CLASS, mig_selectors(a))
     elif a.performance == "whole_gpu":
-        request = _request(CLAIM, GPU_CLASS, [uuid_selector(d.gpu_uuid for d in a.devices)])
+        request = device_request(CLAIM, GPU_CLASS, [uuid_selector(d.gpu_uuid for d in a.devices)])
     else:
-        claims, resources = _share_fields(a)
-        return [], claims, resources, _share_env(a)
-    claims, resources = _claim_fields(a, 1 if a.performance == "whole_gpu" else 0)
-    return [_claim_template(a, [request])], claims, resources, []
+        claims, resources = share_fields(a)
+        return [], claims, resources, share_env(a)
+    claims, resources = claim_fields(a, 1 if a.performance == "whole_gpu" else 0)
+    return [claim_template(a, [request])], claims, resources, []
 
 
 # --- once per cluster ---------------------------------------------------------------------------------------------

@@ -15,7 +15,9 @@ from billing.metering import to_ms
 from billing.models import UsageInterval
 from core.models import AuditEvent
 from provisioning.kubernetes.client import ClusterUnavailable
-from provisioning.kubernetes.driver import ANNOTATION_PLACEMENT, KubernetesProvisioner, checkpoint_report
+from provisioning.kubernetes.driver import KubernetesProvisioner
+from provisioning.kubernetes.output import checkpoint_report
+from provisioning.kubernetes.recovery import ANNOTATION_PLACEMENT
 from provisioning.models import Allocation, AllocationFault, Node, NodeState
 from provisioning.provisioners import allocations_reconcile
 from provisioning.services.fleet import fleet_load, node_undrain
