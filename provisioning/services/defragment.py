@@ -103,6 +103,7 @@ def defragment_start(*, actor: Actor) -> DefragmentRun:
         raise Conflict(
             "defragment_running", f"Defragmentation run {open_run} is still carrying out its moves; wait for it."
         ) from None
+    run.refresh_from_db()  # the first advance may have run at the commit (tasks run inline on the embedded default)
     return run
 
 
