@@ -173,6 +173,7 @@ def _live(allocation: Allocation) -> dict[str, Any]:
         "events": driver.events(allocation)[-20:],
         "ended": allocation.state in ("stopped", "failed"),
         "state_words": words.STATES.get(allocation.state, ""),
+        "goodput_lost": words.duration(allocation.goodput_lost_ms / 1000),
     }
 
 

@@ -69,6 +69,19 @@ RUNGS: dict[str, dict[str, Any]] = {
 }
 # What an allocation's state means to its tenant, where a state needs saying (the allocation page).
 STATES = {
+    "restarting": "A node under your job failed (or the fleet is being tidied): it is placed again on healthy GPUs "
+    "and resumes from its last checkpoint. The time since that checkpoint is not billed.",
     "idle": "Scaled to zero: no GPU held and nothing billed. Your endpoint keeps its address; the next request "
     "wakes it (a cold start) and waits for it.",
 }
+
+
+def duration(seconds: float) -> str:
+    """A span of time as people say it: "45 s", "12 min", "3 h 20 min"."""
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours, rest = divmod(minutes, 60)
+    return f"{hours} h {rest} min" if rest else f"{hours} h"

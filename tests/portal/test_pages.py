@@ -228,3 +228,20 @@ def test_the_launch_form_carries_every_workload_field(alice: Any, acme: Any, fle
         {"mount_path": "/scratch", "scratch_gb": 50},
     ]
     assert workload["checkpoint"] == {"path": "/ckpt", "interval_s": 120}
+
+
+def test_a_restarted_job_shows_its_checkpoint_and_the_work_not_billed(
+    alice: Any, fleet: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    client = signed_in(alice)
+    with django_capture_on_commit_callbacks(execute=True):
+        made = launch(client, rung="job", gpus=2)
+    allocation = Allocation.objects.get(tenant__slug="acme")
+    Allocation.objects.filter(pk=allocation.pk).update(
+        state="restarting", restarts=1, goodput_lost_ms=754_000, checkpoint_at=allocation.created_at
+    )
+    detail = client.get(made["Location"]).content.decode()
+    assert 'data-state="restarting"' in detail
+    assert "resumes from its last checkpoint" in detail
+    assert "Restarted 1 time after provider faults; 13 min of work redone and not billed." in detail
+    assert f"Last checkpoint {allocation.created_at:%Y-%m-%d %H:%M:%S}" in detail
