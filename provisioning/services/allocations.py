@@ -215,6 +215,14 @@ def _persist_devices(section: PlacementSection, allocation: Allocation, placemen
                 raise IntegrityError("a confidential host is held by another tenant")
 
 
+def devices_take(section: PlacementSection, allocation: Allocation, placement: Placement) -> None:
+    """An existing allocation takes the devices of a new placement (placed again after a fault, a move or a wake):
+    its rows and claims written, the fleet cache and the journal told. The engine's state already holds it."""
+    _persist_devices(section, allocation, placement)
+    section.cache.placements[allocation.pk] = placement
+    section.journal("placed", allocation=allocation, placement=placement)
+
+
 def _release_devices(allocation: Allocation) -> list[int]:
     """Give back what an allocation holds; returns the bare-metal nodes it held (they go to sanitizing)."""
     GpuClaim.objects.filter(allocation=allocation).delete()
@@ -518,9 +526,7 @@ def _restart_job(
                 data={"from": S.RESTARTING, "reason": result.message, **evidence},
             )
             return False
-        _persist_devices(section, allocation, result)
-        section.cache.placements[allocation.pk] = result
-        section.journal("placed", allocation=allocation, placement=result)
+        devices_take(section, allocation, result)
         evidence = _fault_record(allocation, node, fault, checkpoint, lost_ms, "restarted")
         audit_record(
             actor=actor,
@@ -614,9 +620,7 @@ def allocation_move(
         _release_devices(allocation)
         section.journal("released", allocation=allocation)
         section.engine.apply(moved)
-        _persist_devices(section, allocation, moved)
-        section.cache.placements[allocation.pk] = moved
-        section.journal("placed", allocation=allocation, placement=moved)
+        devices_take(section, allocation, moved)
         audit_record(
             actor=actor,
             action="allocation.moved",

@@ -32,8 +32,8 @@ from provisioning.selectors import tenant_policy
 from provisioning.services.allocations import (
     PROVISION,
     AllocationSpec,
-    _persist_devices,  # the one way an allocation's devices and claims are written
     allocation_transition,
+    devices_take,
 )
 from provisioning.states import AllocationState
 
@@ -88,9 +88,7 @@ def endpoint_wake(*, allocation: Allocation, actor: Actor, at: datetime | None =
                 )
                 if isinstance(result, Refused):
                     raise EndpointNoCapacity(result)  # the section's transaction undoes the wake
-                _persist_devices(section, allocation, result)
-                section.cache.placements[allocation.pk] = result
-                section.journal("placed", allocation=allocation, placement=result)
+                devices_take(section, allocation, result)
                 audit_record(
                     actor=actor,
                     action="allocation.placed",
