@@ -34,10 +34,10 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
-TOKEN = "bench-token"  # noqa: S105 - the in-process fake API server's, nothing real
+from bench.sandbox import HALL, TOKEN, django_setup, hall_load
+
 NAMESPACE = "ladder-bench"
 GPUS = 2
 IDLE_PAUSE_SECONDS = 0.2  # how long each trial leaves the endpoint asleep before it checks nothing accrued
@@ -54,21 +54,6 @@ class TrialFailed(Exception):
 def check(condition: bool, message: str) -> None:
     if not condition:
         raise TrialFailed(message)
-
-
-def setup(database: str) -> None:
-    os.environ.update(
-        DATABASE_URL=f"sqlite:///{database}",
-        DJANGO_SETTINGS_MODULE="config.settings_test",
-        LADDER_PROVISIONER="simulated",
-        LADDER_TASKS_INLINE="1",
-        LOG_LEVEL="ERROR",
-    )
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
 
 
 def serve() -> tuple[Any, str]:
@@ -91,34 +76,11 @@ def fleet(server: Any) -> tuple[Any, str]:
     an API key of it."""
     from core.actor import Actor
     from lifecycle.services.customers import tenant_signup
-    from provisioning.kubernetes.clusters import cluster_register
-    from provisioning.models import Hall
-    from provisioning.services.fleet import fleet_load
     from tenancy.services import api_key_create
     from tests.support.fleet_documents import node
 
     actor = Actor.system("bench")
-    hosts = ("c0000", "c0001")
-    hall = {"code": "bench-1a", "fenced_for": None, "nodes": [node(h, "bench-1a/nvl-0") for h in hosts]}
-    document = {"regions": [{"code": "bench", "name": "Bench", "jurisdiction": "EU", "halls": [hall]}]}
-    fleet_load(document=document, actor=actor)
-    cluster_register(
-        name="bench",
-        hall=Hall.objects.get(code="bench-1a"),
-        api_server=server.url,
-        credentials={"token": TOKEN},
-        actor=actor,
-    )
-    since = datetime.now(UTC).isoformat()
-    for host in hosts:
-        server.put_object(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {"name": host, "labels": {"kubernetes.io/hostname": host}},
-                "status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": since}]},
-            }
-        )
+    hall_load(server, [node(h, f"{HALL}/nvl-0") for h in ("c0000", "c0001")], actor)
     tenant = tenant_signup(
         slug="bench", name="Bench", username="bench", email="b@bench.example", password=None, actor=actor
     )
@@ -353,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as scratch:
-        setup(os.path.join(scratch, "bench.sqlite3"))
+        django_setup(os.path.join(scratch, "bench.sqlite3"), provisioner="simulated")
         from tests.fakes.kubernetes import K8sServer
 
         server = K8sServer(token=TOKEN).start()

@@ -30,80 +30,30 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-TOKEN = "bench-token"  # noqa: S105 - the in-process fake API server's, nothing real
+from bench.sandbox import HALL, TOKEN, django_setup, hall_load
+
 MILESTONES = ("detected", "applied", "running")
 
 
-def setup(database: str) -> None:
-    os.environ.update(
-        DATABASE_URL=f"sqlite:///{database}",
-        DJANGO_SETTINGS_MODULE="config.settings_test",
-        LADDER_PROVISIONER="kubernetes",
-        LADDER_TASKS_INLINE="1",
-        LOG_LEVEL="ERROR",
-    )
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
-
-
 def fleet(server: Any, nodes: int) -> Any:
-    """The fleet document, the cluster registered, every host a Ready Node in it; the tenant."""
+    """``nodes`` 8-GPU H100 hosts in NVLink domains of 16, every host a Ready Node; the tenant."""
     from core.actor import Actor
     from lifecycle.services.customers import tenant_signup
-    from provisioning.kubernetes.clusters import cluster_register
-    from provisioning.models import Hall
-    from provisioning.services.fleet import fleet_load
 
     actor = Actor.system("bench")
     versions = {"driver": "580.65", "cuda": "13.0", "nccl": "2.27", "firmware": "96.00"}
-    hosts = [f"b{i:04d}" for i in range(nodes)]
-    document = {
-        "regions": [
-            {
-                "code": "bench",
-                "name": "Bench",
-                "jurisdiction": "EU",
-                "halls": [
-                    {
-                        "code": "bench-1a",
-                        "fenced_for": None,
-                        "nodes": [
-                            {
-                                "hostname": host,
-                                "gpu_model": "H100-SXM-80GB",
-                                "gpu_count": 8,
-                                "nvlink_domain": f"bench-1a/nvl-{i // 16}",
-                                "cc_capable": False,
-                                "versions": versions,
-                            }
-                            for i, host in enumerate(hosts)
-                        ],
-                    }
-                ],
-            }
-        ]
-    }
-    fleet_load(document=document, actor=actor)
-    cluster_register(
-        name="bench",
-        hall=Hall.objects.get(code="bench-1a"),
-        api_server=server.url,
-        credentials={"token": TOKEN},
-        actor=actor,
-    )
-    since = datetime.now(UTC).isoformat()
-    for host in hosts:
-        server.put_object(
-            {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "metadata": {"name": host, "labels": {"kubernetes.io/hostname": host}},
-                "status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": since}]},
-            }
-        )
+    entries = [
+        {
+            "hostname": f"b{i:04d}",
+            "gpu_model": "H100-SXM-80GB",
+            "gpu_count": 8,
+            "nvlink_domain": f"{HALL}/nvl-{i // 16}",
+            "cc_capable": False,
+            "versions": versions,
+        }
+        for i in range(nodes)
+    ]
+    hall_load(server, entries, actor)
     return tenant_signup(
         slug="bench", name="Bench", username="bench", email="b@bench.example", password=None, actor=actor
     )
@@ -183,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as scratch:
-        setup(os.path.join(scratch, "bench.sqlite3"))
+        django_setup(os.path.join(scratch, "bench.sqlite3"), provisioner="kubernetes")
         from tests.fakes.kubernetes import K8sServer
 
         server = K8sServer(token=TOKEN).start()
