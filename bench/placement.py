@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from time import perf_counter
 
-from bench.baselines import POLICIES
+from bench.baselines import EXTRA_POLICIES, POLICIES
 from bench.replay import SHARINGS, Run, replay, summary
 from bench.scale import SIZES, scale_run
 from bench.trace import NODES_CSV, PODS_CSVS, load_nodes, load_pods
@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.placement", description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=Path, default=NODES_CSV)
     parser.add_argument("--pods", type=Path, default=PODS_CSVS[0])
-    parser.add_argument("--policy", choices=POLICIES, default="ladder")
+    parser.add_argument("--policy", choices=POLICIES + EXTRA_POLICIES, default="ladder")
     parser.add_argument("--sharing", choices=SHARINGS, default="tenant")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument(
