@@ -11,7 +11,10 @@ from tests.support import DATA, ROOT
 SAMPLE = DATA  # the first lines of the public trace
 
 
-@pytest.mark.parametrize(("policy", "sharing"), [("ladder", "tenant"), ("best-fit", "mig"), ("first-fit", "unsafe")])
+@pytest.mark.parametrize(
+    ("policy", "sharing"),
+    [("ladder", "tenant"), ("best-fit", "mig"), ("first-fit", "unsafe"), ("fgd", "tenant"), ("ladder-best-fit", "mig")],
+)
 def test_the_benchmark_prints_one_json_object(policy, sharing):
     nodes, pods = SAMPLE / "alibaba_nodes_sample.csv", SAMPLE / "alibaba_pods_sample.csv"
     result = subprocess.run(
