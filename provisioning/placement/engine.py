@@ -21,6 +21,7 @@ takes whole free nodes, from the most used domains first. ``place`` applies the 
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ from provisioning.placement.workload import EMPTY_VIEW, Pool, PoolView, Shape, S
 
 TIE_BREAK_SCAN = 32  # candidates looked at for the domain tie-break; bounds the cost of a decision
 POLICIES = ("fragmentation", "best-fit")
+LEVEL_SCAN = 32  # a tenant's soft-share levels scored per pool, fullest first; bounds the cost of a decision
 EPSILON = 1e-9  # scores closer than this are a tie (float sums in a different order)
 
 
@@ -693,27 +695,28 @@ class PlacementEngine:
     def _scored_soft_gpu(
         self, request: Request, share: Share, policy: TenantPolicy, halls: list[str]
     ) -> GpuSlot | None:
-        """The tenant's own shared GPU (of this mode) with the least room that still fits, unless a fresh GPU
-        raises the expected fragmentation less. The room a share leaves is worth what the tenant's own shares of
-        that mode can use of it (nobody else may), so joining a GPU with room almost always wins; the score
-        decides where a fresh GPU comes from. Among the tenant's own GPUs the tightest fit is kept: it leaves
-        the tenant's largest rooms whole for its larger shares, and on the trace the score's own choice there
-        served no more (docs/benchmarks.md)."""
+        """The tenant's own shared GPU (of this mode) or a fresh GPU where the share raises the expected
+        fragmentation least: the room a share leaves is worth what the tenant's own shares of that mode can use
+        of it, nobody else may (``PoolView.soft_usable``). Up to 32 share levels per pool, fullest first; ties
+        towards the fullest GPU."""
         owner = (policy.tenant_id, share.mode)
-        best: tuple[tuple[int, int], GpuSlot, float] | None = None
+        best: tuple[tuple[float, int, int], GpuSlot] | None = None
         for rank, model in enumerate(request.models):
             for hall in halls:
                 pool = self.state.soft_pools.get((policy.tenant_id, share.mode, model, hall))
-                gpu = pool.fullest_fitting(FULL_SHARE - share.milli) if pool else None
-                if gpu is None or (best is not None and (-gpu.soft_used, rank) >= best[0]):
+                if pool is None:
                     continue
                 view = self._view((model, hall))
-                room = FULL_SHARE - gpu.soft_used
-                score = view.soft_fragmentation(owner, room - share.milli) - view.soft_fragmentation(owner, room)
-                best = ((-gpu.soft_used, rank), gpu, score)
+                top = bisect_right(pool.levels, FULL_SHARE - share.milli)
+                for used in reversed(pool.levels[max(0, top - LEVEL_SCAN) : top]):
+                    room = FULL_SHARE - used
+                    score = view.soft_fragmentation(owner, room - share.milli) - view.soft_fragmentation(owner, room)
+                    key = (round(score / EPSILON) * EPSILON, -used, rank)
+                    if best is None or key < best[0]:
+                        best = (key, next(iter(pool.by_used[used].values())))
         left = FULL_SHARE - share.milli
         found = self._scored_node(request.models, halls, 1, leaves=lambda view: view.soft_fragmentation(owner, left))
-        if found is not None and (best is None or found[0] < best[2] - EPSILON):
+        if found is not None and (best is None or found[0] < best[0][0] - EPSILON):
             return next(g for g in found[1].gpus if g.free)
         return None if best is None else best[1]
 

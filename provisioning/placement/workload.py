@@ -57,6 +57,9 @@ class _PoolCounts:
     whole: dict[int, float] = field(default_factory=lambda: defaultdict(float))
     mig: dict[MigKind, float] = field(default_factory=lambda: defaultdict(float))
     soft: dict[SoftClass, dict[int, float]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(float)))
+    soft_by_mode: dict[Performance, dict[int, float]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(float))
+    )
     total: float = 0.0
     exclusive_milli: float = 0.0  # GPU demand of requests that accept this pool but not every pool, split evenly
 
@@ -72,7 +75,9 @@ class PoolView:
     # Soft-share sizes per owner, read from the live histogram the first time an owner is asked about in this
     # snapshot (a fleet has many tenants, a decision concerns one): sorted sizes and cumulative shares.
     soft_counts: dict[SoftClass, dict[int, float]] = field(default_factory=dict)
+    soft_by_mode: dict[Performance, dict[int, float]] = field(default_factory=dict)
     total: float = 0.0
+    unit: float = 1.0  # the weight of the latest request: weights / unit is an effective count of requests
     soft_sizes: dict[SoftClass, tuple[list[int], list[float]]] = field(default_factory=dict)
     mig_frag: dict[MigState, float] = field(default_factory=dict)  # cache: fragmentation of a MIG GPU's state
 
@@ -82,13 +87,29 @@ class PoolView:
             return 0.0
         found = self.soft_sizes.get(owner)
         if found is None:
-            sizes = self.soft_counts.get(owner, {})
-            ordered = sorted(sizes)
-            total = self.total or 1.0
-            found = self.soft_sizes[owner] = (ordered, list(accumulate(sizes[m] / total for m in ordered)))
+            found = self.soft_sizes[owner] = self._soft_cumulative(owner)
         sizes_sorted, cumulative = found
         i = bisect_right(sizes_sorted, room)
         return cumulative[i - 1] if i else 0.0
+
+    def _soft_cumulative(self, owner: SoftClass) -> tuple[list[int], list[float]]:
+        """The owner's share sizes and their cumulative share of all requests. A tenant's own history is thin
+        (one of many tenants), so its size distribution is shrunk towards that of every tenant's shares of the
+        mode: the tenant's effective count of recent shares against one pseudo-count per size seen in the pool
+        (a tenant with little history is taken to ask like the others; one with much, like itself)."""
+        own = self.soft_counts.get(owner, {})
+        everyone = self.soft_by_mode.get(owner[1], {})
+        own_total, all_total = sum(own.values()), sum(everyone.values())
+        if not own_total or not all_total:
+            return [], []
+        seen, prior = own_total / self.unit, float(len(everyone))
+        mass = own_total / (self.total or 1.0)  # the owner's share of all requests: only it may use its rooms
+        ordered = sorted(everyone)
+        weights = (
+            mass * (seen * own.get(m, 0.0) / own_total + prior * everyone[m] / all_total) / (seen + prior)
+            for m in ordered
+        )
+        return ordered, list(accumulate(weights))
 
     def soft_fragmentation(self, owner: SoftClass | None, room: int) -> float:
         """Milli-GPU of ``room`` on a soft GPU that, in expectation, no request can use."""
@@ -164,6 +185,7 @@ class Workload:
                 counts.mig[shape.kind] += unit
             elif shape.owner is not None:
                 counts.soft[shape.owner][shape.milli] += unit
+                counts.soft_by_mode[shape.owner[1]][shape.milli] += unit
             else:
                 counts.whole[shape.gpus] += unit
         self._unit *= self._growth
@@ -183,7 +205,7 @@ class Workload:
                 counts.whole[n] *= s
             for kind in counts.mig:
                 counts.mig[kind] *= s
-            for sizes in counts.soft.values():
+            for sizes in (*counts.soft.values(), *counts.soft_by_mode.values()):
                 for milli in sizes:
                     sizes[milli] *= s
 
@@ -206,7 +228,9 @@ class Workload:
                 mig={k: w / total for k, w in counts.mig.items()},
                 exclusive=counts.exclusive_milli / self._demand if self._demand else 0.0,
                 soft_counts=counts.soft,
+                soft_by_mode=counts.soft_by_mode,
                 total=total,
+                unit=self._unit,
             )
         return Snapshot(views)
 

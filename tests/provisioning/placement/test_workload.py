@@ -104,3 +104,20 @@ def test_constrained_demand_is_what_makes_a_pool_scarce():
     assert abs(snapshot.pool(h200).exclusive - 0.5) < 1e-3  # later requests weigh a little more
     assert scarcity(snapshot.pool(h200).exclusive, pool_free=8, fleet_free=64) == 1.0
     assert scarcity(snapshot.pool(h100).exclusive, pool_free=8, fleet_free=64) == 0.0
+
+
+def test_a_tenant_with_little_history_is_taken_to_ask_like_the_others():
+    workload = Workload(half_life=10**12, refresh=1)  # no decay, for round figures
+    key = POOLS[0]
+    newcomer, regular = (1, Performance.FRACTIONAL), (2, Performance.FRACTIONAL)
+    workload.observe([(key, Shape(milli=300, owner=newcomer))], 300, False)
+    for _ in range(40):
+        workload.observe([(key, Shape(milli=600, owner=regular))], 600, False)
+    view = workload.snapshot().pool(key)
+    mass = view.soft_usable(newcomer, FULL)  # the newcomer's share of the requests, all sizes
+    # one share of 300 seen, against one pseudo-count per size in the pool (300 and 600) spread as everybody asks
+    # (1/41 at 300): about two thirds of its mass is expected at 600, where its own history alone puts nothing
+    assert abs(view.soft_usable(newcomer, 599) - mass * (1 * 1 + 2 * (1 / 41)) / 3) < 1e-6
+    assert abs(view.soft_usable(newcomer, 600) - mass) < 1e-9
+    # the regular tenant's 40 shares outweigh the two pseudo-counts: its own sizes dominate
+    assert view.soft_usable(regular, 599) < 0.05 * view.soft_usable(regular, FULL)
