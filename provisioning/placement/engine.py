@@ -593,8 +593,9 @@ class PlacementEngine:
     def _scored_mig(
         self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
     ) -> tuple[GpuSlot, int, MigKind] | None:
-        """The partly used GPU (one per distinct MIG state) or fresh GPU where the slice, at its most valuable
-        start, raises the expected fragmentation least; ties towards a partly used GPU, then the tightest."""
+        """The partly used GPU (one per distinct MIG state) where the slice, at its most valuable start, raises the
+        expected fragmentation least, ties towards the tightest; a fresh GPU, from the node and pool the score
+        prefers, only when no partly used one fits (cutting a fresh GPU takes a whole GPU from everybody)."""
         security = RUNGS[request.rung].security
         profile = request.mig_profile or ""
         best: tuple[tuple[float, int, int, int], GpuSlot, int, MigKind] | None = None
@@ -619,6 +620,8 @@ class PlacementEngine:
                             break
                         if not blocked:
                             blocked.append(why)
+        if best is not None:
+            return best[1:]
         for rank, model in enumerate(request.models):
             kind = CATALOG[model].mig_profiles[profile]
             fit = best_start(EMPTY, kind)
@@ -695,10 +698,12 @@ class PlacementEngine:
     def _scored_soft_gpu(
         self, request: Request, share: Share, policy: TenantPolicy, halls: list[str]
     ) -> GpuSlot | None:
-        """The tenant's own shared GPU (of this mode) or a fresh GPU where the share raises the expected
-        fragmentation least: the room a share leaves is worth what the tenant's own shares of that mode can use
-        of it, nobody else may (``PoolView.soft_usable``). Up to 32 share levels per pool, fullest first; ties
-        towards the fullest GPU."""
+        """The tenant's own shared GPU (of this mode) where the share raises the expected fragmentation least: the
+        room a share leaves is worth what the tenant's own shares of that mode can use of it, nobody else may
+        (``PoolView.soft_usable``). Up to 32 share levels per pool, fullest first; ties towards the fullest GPU.
+        A fresh GPU, the one whose node and pool the score prefers, only when none of the tenant's fits: joining
+        takes nothing anyone else could use, a fresh GPU takes a whole one from everybody (which a thin
+        histogram, with no whole-GPU requests in it yet, would not price)."""
         owner = (policy.tenant_id, share.mode)
         best: tuple[tuple[float, int, int], GpuSlot] | None = None
         for rank, model in enumerate(request.models):
@@ -714,11 +719,11 @@ class PlacementEngine:
                     key = (round(score / EPSILON) * EPSILON, -used, rank)
                     if best is None or key < best[0]:
                         best = (key, next(iter(pool.by_used[used].values())))
+        if best is not None:
+            return best[1]
         left = FULL_SHARE - share.milli
         found = self._scored_node(request.models, halls, 1, leaves=lambda view: view.soft_fragmentation(owner, left))
-        if found is not None and (best is None or found[0] < best[0][0] - EPSILON):
-            return next(g for g in found[1].gpus if g.free)
-        return None if best is None else best[1]
+        return next(g for g in found[1].gpus if g.free) if found is not None else None
 
     def _best_fit_soft_gpu(
         self, request: Request, share: Share, policy: TenantPolicy, halls: list[str]
