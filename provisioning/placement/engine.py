@@ -348,13 +348,14 @@ class PlacementEngine:
                 base = need * FULL_SHARE * self._scarcity(key) + (leaves(view) if leaves is not None else 0.0)
                 for free in range(need, MAX_GPUS_PER_NODE + 1):
                     if buckets[free]:
-                        scored.append((base + view.take_whole(free, need), free, rank, key))
+                        score = round((base + view.take_whole(free, need)) / EPSILON) * EPSILON  # float noise ties
+                        scored.append((score, free, rank, key))
         scored.sort()
         i = 0
         while i < len(scored):
             score, free, rank, _ = scored[i]
             j = i
-            while j < len(scored) and scored[j][0] - score < EPSILON and scored[j][1:3] == (free, rank):
+            while j < len(scored) and scored[j][:3] == (score, free, rank):
                 j += 1
             node = self._fullest_domain([state.by_free[k][free] for *_, k in scored[i:j]], skip)
             if node is not None:
