@@ -101,7 +101,8 @@ beat: $(STAMP)
 # folder instead (a machine without access to GitHub).
 TRACE_DIR := bench/data/alibaba-gpu-v2023
 TRACE_FILES := openb_node_list_gpu_node.csv openb_pod_list_default.csv openb_pod_list_gpushare40.csv \
-	openb_pod_list_gpushare100.csv openb_pod_list_multigpu30.csv
+	openb_pod_list_gpushare100.csv openb_pod_list_multigpu30.csv \
+	openb_pod_list_gpuspec20.csv
 TRACE_REF ?= 7a6c496e
 TRACE_URL ?= https://github.com/alibaba/clusterdata/raw/$(TRACE_REF)/cluster-trace-gpu-v2023/csv
 TRACE_FROM ?=

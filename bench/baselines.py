@@ -1,4 +1,5 @@
-"""Baseline placers for the benchmark: first fit, best fit and random, as subclasses of the engine.
+"""Baseline placers for the benchmark: first fit, best fit and random, as subclasses of the engine (``fgd``, the
+FGD paper's score, is in ``bench/fgd.py`` on the same frame).
 
 They override only the engine's choices (``_best_node``, ``_fresh_gpu``, ``_mig``, ``_soft``); validation,
 residency, the request shapes and every change to the state (``hold_whole``, ``set_mig``, ``set_soft``) stay the
@@ -43,6 +44,9 @@ def _order(gpu: GpuSlot) -> tuple[int, int]:
 
 class _Baseline(PlacementEngine, ABC):
     """The shared frame: collect what is feasible under the isolation rules, let the subclass choose."""
+
+    def __init__(self, state: FleetState) -> None:
+        super().__init__(state, policy="best-fit")  # the engine's own workload histogram stays out of the way
 
     def _pools(self, models: Iterable[str], halls: list[str]) -> list[list[dict[int, NodeSlot]]]:
         """The free-count buckets of every acceptable (model, hall) pool."""
@@ -221,16 +225,25 @@ class RandomEngine(_Baseline):
         return own[r] if r < len(own) else self._free_gpu_at(request.models, halls, r - len(own))
 
 
-POLICIES = ("ladder", "first-fit", "best-fit", "random")
+POLICIES = ("ladder", "first-fit", "best-fit", "fgd", "random")
+# Also accepted by ``--policy`` (not part of ``--all``): the engine under its ``best-fit`` policy, as it placed
+# before it learned the workload.
+EXTRA_POLICIES = ("ladder-best-fit",)
 
 
 def make_engine(policy: str, state: FleetState, seed: int) -> PlacementEngine:
     if policy == "ladder":
         return PlacementEngine(state)
+    if policy == "ladder-best-fit":
+        return PlacementEngine(state, policy="best-fit")
+    if policy == "fgd":
+        from bench.fgd import FGDEngine
+
+        return FGDEngine(state)
     if policy == "first-fit":
         return FirstFitEngine(state)
     if policy == "best-fit":
         return BestFitEngine(state)
     if policy == "random":
         return RandomEngine(state, seed)
-    raise ValueError(f"unknown policy {policy!r}; one of {', '.join(POLICIES)}")
+    raise ValueError(f"unknown policy {policy!r}; one of {', '.join(POLICIES + EXTRA_POLICIES)}")

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from time import perf_counter
 
 from bench.baselines import make_engine
+from bench.fgd import FGDEngine, task_of
 from bench.trace import TENANTS, Pod, TraceNode, build_fleet
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.engine import Placement, PlacementEngine, Request, Share
@@ -118,6 +119,9 @@ class Run:
 def decide(engine: PlacementEngine, plan: Plan) -> tuple[str | None, float]:
     """Place one plan; the route it took (``whole``, ``soft``, ``mig``) or None, and the seconds inside the engine."""
     start = perf_counter()
+    if isinstance(engine, FGDEngine):  # FGD learns its target workload from the pods offered, before placing
+        first, *more = (plan.soft,) if plan.soft is not None else plan.attempts
+        engine.expect(task_of(first[0], (r for r, _ in more)))
     route: str | None = None
     fall_back = True
     if plan.soft is not None:

@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "bench" / "data" / "alibaba-gpu-v2023"
 NODES_CSV = DATA / "openb_node_list_gpu_node.csv"
 PODS_CSVS = tuple(
-    DATA / f"openb_pod_list_{name}.csv" for name in ("default", "gpushare40", "gpushare100", "multigpu30")
+    DATA / f"openb_pod_list_{name}.csv" for name in ("default", "gpushare40", "gpushare100", "multigpu30", "gpuspec20")
 )
 
 TRACE_MODELS: dict[str, str] = {

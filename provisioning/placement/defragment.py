@@ -59,7 +59,7 @@ def movable_kind(rung: str) -> str | None:
 def plan_defragmentation(state: FleetState, placements: dict[int, Placement], movable: Mapping[int, str]) -> Plan:
     """``movable`` maps the allocations that may move (running, of a movable rung) to their kind."""
     work = copy.deepcopy(state)
-    engine = PlacementEngine(work)
+    engine = PlacementEngine(work, policy="best-fit")  # moves consolidate by the best-fit rules, stated above
     placements = dict(placements)  # the caller's map stays as it is
     moves = _whole_moves(work, engine, placements, movable)
     moves += _relayouts(work, engine, placements, movable)

@@ -1,23 +1,31 @@
 """The placement engine: a request and a tenant's policy in, a placement or a refusal with reasons out.
 
-Pure Python over ``FleetState``. The packing policy, and why, is in ``docs/placement.md``:
-- whole GPUs: best fit (the node with the fewest free GPUs that still fit), ties broken towards the NVLink
-  domain with the fewest free GPUs, so that whole domains stay free for large gangs;
-- MIG: the partly used GPU whose state leaves the least after placing (tightest fit), at the start that keeps
-  the most valuable profiles placeable; a fresh GPU only when no partly used one fits;
-- soft shares: the tenant's own shared GPU with the least room that still fits; never another tenant's;
-- gangs: all members or none; with ``topology="nvlink"`` inside the single domain that fits most tightly;
-  nodes whose versions differ from their domain's majority never join a multi-node gang;
-- bare metal: whole free nodes, from the most used domains first.
-``place`` applies the decision to the state; ``release`` undoes it.
+Pure Python over ``FleetState``. The packing policy, and why, is in ``docs/placement.md``. Two policies:
+
+- ``fragmentation`` (the default): each whole-GPU request, MIG slice and soft share goes where it raises the
+  expected fragmentation of its pool least, measured against the recent workload (``workload.py``: a decayed
+  histogram of the requests the engine sees), plus the scarcity of the pool's model for requests that cannot use
+  another; ties go as under ``best-fit``;
+- ``best-fit``: whole GPUs on the node with the fewest free GPUs that still fit, ties broken towards the NVLink
+  domain with the fewest free GPUs, so that whole domains stay free for large gangs; MIG: the partly used GPU
+  whose state leaves the least after placing (tightest fit), at the start that keeps the most valuable profiles
+  placeable, a fresh GPU only when no partly used one fits; soft shares: the tenant's own shared GPU with the
+  least room that still fits, never another tenant's.
+
+Under both: gangs are all members or none, with ``topology="nvlink"`` inside the single domain that fits most
+tightly, and nodes whose versions differ from their domain's majority never join a multi-node gang; bare metal
+takes whole free nodes, from the most used domains first. ``place`` applies the decision to the state;
+``release`` undoes it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import partial
 
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.isolation import (
@@ -35,9 +43,13 @@ from provisioning.placement.isolation import (
     may_join_soft_gpu,
 )
 from provisioning.placement.mig import COMPUTE_SLICES, EMPTY, GEOMETRY, MigKind, best_start, place, remove
-from provisioning.placement.state import FULL_SHARE, FleetState, GpuSlot, NodeSlot
+from provisioning.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, FleetState, GpuSlot, NodeSlot
+from provisioning.placement.workload import EMPTY_VIEW, Pool, PoolView, Shape, Snapshot, scarcity
 
 TIE_BREAK_SCAN = 32  # candidates looked at for the domain tie-break; bounds the cost of a decision
+POLICIES = ("fragmentation", "best-fit")
+LEVEL_SCAN = 32  # a tenant's soft-share levels scored per pool, fullest first; bounds the cost of a decision
+EPSILON = 1e-9  # scores closer than this are a tie (float sums in a different order)
 
 
 @dataclass(frozen=True)
@@ -126,8 +138,12 @@ def _kind(model: str, profile: str) -> MigKind | None:
 
 
 class PlacementEngine:
-    def __init__(self, state: FleetState) -> None:
+    def __init__(self, state: FleetState, policy: str = "fragmentation") -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"unknown placement policy {policy!r}; one of {', '.join(POLICIES)}")
         self.state = state
+        self.policy = policy
+        self._snapshot: Snapshot | None = None  # the workload as the current decision reads it
 
     # --- entry points ------------------------------------------------------------------------------------------
 
@@ -141,6 +157,9 @@ class PlacementEngine:
         halls, residency = self._halls(request, policy)
         if not halls:
             return Refused(tuple(residency) or (Refusal(Reason.NO_CAPACITY, "No such GPUs in the fleet."),))
+        if self.policy == "fragmentation":
+            self._observe(request, policy.tenant_id, halls)
+            self._snapshot = self.state.workload.snapshot()
         blocked: list[Refusal] = []
         result: Placement | None
         if request.nodes:
@@ -208,6 +227,39 @@ class PlacementEngine:
         for node_id in placement.held_nodes:
             state.hold_node(state.nodes[node_id], None)
 
+    # --- the workload ----------------------------------------------------------------------------------------
+
+    def _observe(self, request: Request, tenant: int, halls: list[str]) -> None:
+        """Count the request in the histogram of every pool it accepts (bare metal and confidential hosts are
+        whole hosts outside the general pool: nothing to fragment)."""
+        if request.nodes or request.rung is Rung.CONFIDENTIAL_VM:
+            return
+        state = self.state
+        entries: list[tuple[Pool, Shape]] = []
+        offered: set[str] = set()
+        for hall in halls:
+            offered |= state.models_in_hall[hall]
+            for model in request.models:
+                if (model, hall) not in state.by_free:
+                    continue
+                if request.mig_profile is not None:
+                    shape = Shape(kind=CATALOG[model].mig_profiles[request.mig_profile])
+                elif request.share is not None:
+                    shape = Shape(milli=request.share.milli, owner=(tenant, request.share.mode))
+                else:
+                    shape = Shape(gpus=request.gpus)
+                entries.append(((model, hall), shape))
+        if entries:
+            constrained = not offered <= set(request.models)
+            state.workload.observe(entries, milli_of(request), constrained)
+
+    def _view(self, key: Pool) -> PoolView:
+        return self._snapshot.pool(key) if self._snapshot is not None else EMPTY_VIEW
+
+    def _scarcity(self, key: Pool) -> float:
+        state = self.state
+        return scarcity(self._view(key).exclusive, state.pool_free[key], state.free_gpus)
+
     # --- checks ----------------------------------------------------------------------------------------------
 
     def _validate(self, request: Request) -> Refusal | None:
@@ -263,6 +315,73 @@ class PlacementEngine:
     # --- whole GPUs --------------------------------------------------------------------------------------------
 
     def _best_node(
+        self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
+    ) -> NodeSlot | None:
+        if self.policy == "fragmentation":
+            found = self._scored_node(models, halls, need, skip)
+            return found[1] if found else None
+        return self._best_fit_node(models, halls, need, skip)
+
+    def _scored_node(
+        self,
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int] = frozenset(),
+        leaves: Callable[[PoolView], float] | None = None,
+    ) -> tuple[float, NodeSlot] | None:
+        """The node whose ``need`` free GPUs raise the expected fragmentation least, and that rise (milli-GPU).
+
+        Scored per (pool, free count): taking GPUs changes a node's fragmentation only through its free count
+        (``PoolView.take_whole``), plus what the pool's scarcity charges per GPU taken, plus ``leaves``: the
+        fragmentation of what the request leaves on a GPU it only partly uses (a MIG slice, a soft share). Equal
+        scores go as best fit would: fewer free GPUs, the customer's earlier model, the fuller NVLink domain."""
+        state = self.state
+        scored: list[tuple[float, int, int, Pool]] = []
+        for rank, model in enumerate(models):
+            for hall in halls:
+                key = (model, hall)
+                buckets = state.by_free.get(key)
+                if not buckets:
+                    continue
+                view = self._view(key)
+                base = need * FULL_SHARE * self._scarcity(key) + (leaves(view) if leaves is not None else 0.0)
+                for free in range(need, MAX_GPUS_PER_NODE + 1):
+                    if buckets[free]:
+                        score = round((base + view.take_whole(free, need)) / EPSILON) * EPSILON  # float noise ties
+                        scored.append((score, free, rank, key))
+        scored.sort()
+        i = 0
+        while i < len(scored):
+            score, free, rank, _ = scored[i]
+            j = i
+            while j < len(scored) and scored[j][:3] == (score, free, rank):
+                j += 1
+            node = self._fullest_domain([state.by_free[k][free] for *_, k in scored[i:j]], skip)
+            if node is not None:
+                return score, node
+            i = j
+        return None
+
+    def _fullest_domain(self, groups: list[dict[int, NodeSlot]], skip: AbstractSet[int]) -> NodeSlot | None:
+        """Among equally good nodes, one in the NVLink domain with the fewest free GPUs (first 32 per group)."""
+        best: NodeSlot | None = None
+        best_domain_free = 0
+        domain_free = self.state.domain_free
+        for group in groups:
+            seen = 0
+            for node in group.values():
+                if node.id in skip:
+                    continue  # skipped nodes do not use up the scan
+                seen += 1
+                if seen > TIE_BREAK_SCAN:
+                    break
+                free = domain_free[node.nvlink_domain]
+                if best is None or free < best_domain_free:
+                    best, best_domain_free = node, free
+        return best
+
+    def _best_fit_node(
         self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
     ) -> NodeSlot | None:
         """Best fit: the fewest free GPUs that still hold ``need``; ties towards the most used NVLink domain."""
@@ -458,6 +577,69 @@ class PlacementEngine:
     def _mig(
         self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
     ) -> Placement | None:
+        if self.policy == "fragmentation":
+            choice = self._scored_mig(request, policy, halls, blocked)
+        else:
+            choice = self._best_fit_mig(request, policy, halls, blocked)
+        if choice is None:
+            return None
+        gpu, start, kind = choice
+        self.state.set_mig(
+            gpu, place(gpu.mig, kind, start), policy.tenant_id, mig_milli(kind), policy.dedicated_hardware
+        )
+        node = gpu.node
+        device = Device(node.id, node.hostname, gpu.index, gpu.uuid, request.mig_profile, start)
+        return self._placement(request, policy, node.model, [device])
+
+    def _scored_mig(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> tuple[GpuSlot, int, MigKind] | None:
+        """The partly used GPU (one per distinct MIG state) where the slice, at its most valuable start, raises the
+        expected fragmentation least, ties towards the tightest; a fresh GPU, from the node and pool the score
+        prefers, only when no partly used one fits (cutting a fresh GPU takes a whole GPU from everybody)."""
+        security = RUNGS[request.rung].security
+        profile = request.mig_profile or ""
+        best: tuple[tuple[float, int, int, int], GpuSlot, int, MigKind] | None = None
+        for rank, model in enumerate(request.models):
+            kind = CATALOG[model].mig_profiles[profile]
+            for hall in halls:
+                view = self._view((model, hall))
+                for mig_state, gpus in self.state.mig_by_state.get((model, hall), {}).items():
+                    fit = best_start(mig_state, kind)
+                    if fit is None:
+                        continue
+                    after = place(mig_state, kind, fit[0])
+                    score = view.mig_fragmentation(after) - view.mig_fragmentation(mig_state)
+                    key = (round(score / EPSILON) * EPSILON, 0, fit[1], rank)
+                    if best is not None and key >= best[0]:
+                        continue
+                    for gpu in gpus.values():
+                        others = any(t != policy.tenant_id for t in gpu.mig_tenants)
+                        why = may_join_mig_gpu(policy, security, others, gpu.mig_dedicated)
+                        if why is None:
+                            best = (key, gpu, fit[0], kind)
+                            break
+                        if not blocked:
+                            blocked.append(why)
+        if best is not None:
+            return best[1:]
+        for rank, model in enumerate(request.models):
+            kind = CATALOG[model].mig_profiles[profile]
+            fit = best_start(EMPTY, kind)
+            if fit is None:
+                continue
+            leaves = partial(PoolView.mig_fragmentation, state=place(EMPTY, kind, fit[0]))
+            found = self._scored_node((model,), halls, 1, leaves=leaves)
+            if found is None:
+                continue
+            key = (round(found[0] / EPSILON) * EPSILON, 1, fit[1], rank)
+            if best is None or key < best[0]:
+                best = (key, next(g for g in found[1].gpus if g.free), fit[0], kind)
+        return None if best is None else best[1:]
+
+    def _best_fit_mig(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> tuple[GpuSlot, int, MigKind] | None:
         security = RUNGS[request.rung].security
         profile = request.mig_profile or ""
         best: tuple[int, GpuSlot, int, MigKind] | None = None
@@ -489,12 +671,7 @@ class PlacementEngine:
         if best is None:
             return None
         _, gpu, start, kind = best
-        self.state.set_mig(
-            gpu, place(gpu.mig, kind, start), policy.tenant_id, mig_milli(kind), policy.dedicated_hardware
-        )
-        node = gpu.node
-        device = Device(node.id, node.hostname, gpu.index, gpu.uuid, profile, start)
-        return self._placement(request, policy, node.model, [device])
+        return gpu, start, kind
 
     def _soft(
         self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
@@ -515,6 +692,43 @@ class PlacementEngine:
         return self._placement(request, policy, node.model, [device])
 
     def _soft_gpu(self, request: Request, share: Share, policy: TenantPolicy, halls: list[str]) -> GpuSlot | None:
+        if self.policy == "fragmentation":
+            return self._scored_soft_gpu(request, share, policy, halls)
+        return self._best_fit_soft_gpu(request, share, policy, halls)
+
+    def _scored_soft_gpu(
+        self, request: Request, share: Share, policy: TenantPolicy, halls: list[str]
+    ) -> GpuSlot | None:
+        """The tenant's own shared GPU (of this mode) where the share raises the expected fragmentation least: the
+        room a share leaves is worth what the tenant's own shares of that mode can use of it, nobody else may
+        (``PoolView.soft_usable``). Up to 32 share levels per pool, fullest first; ties towards the fullest GPU.
+        A fresh GPU, the one whose node and pool the score prefers, only when none of the tenant's fits: joining
+        takes nothing anyone else could use, a fresh GPU takes a whole one from everybody (which a thin
+        histogram, with no whole-GPU requests in it yet, would not price)."""
+        owner = (policy.tenant_id, share.mode)
+        best: tuple[tuple[float, int, int], GpuSlot] | None = None
+        for rank, model in enumerate(request.models):
+            for hall in halls:
+                pool = self.state.soft_pools.get((policy.tenant_id, share.mode, model, hall))
+                if pool is None:
+                    continue
+                view = self._view((model, hall))
+                top = bisect_right(pool.levels, FULL_SHARE - share.milli)
+                for used in reversed(pool.levels[max(0, top - LEVEL_SCAN) : top]):
+                    room = FULL_SHARE - used
+                    score = view.soft_fragmentation(owner, room - share.milli) - view.soft_fragmentation(owner, room)
+                    key = (round(score / EPSILON) * EPSILON, -used, rank)
+                    if best is None or key < best[0]:
+                        best = (key, next(iter(pool.by_used[used].values())))
+        if best is not None:
+            return best[1]
+        left = FULL_SHARE - share.milli
+        found = self._scored_node(request.models, halls, 1, leaves=lambda view: view.soft_fragmentation(owner, left))
+        return next(g for g in found[1].gpus if g.free) if found is not None else None
+
+    def _best_fit_soft_gpu(
+        self, request: Request, share: Share, policy: TenantPolicy, halls: list[str]
+    ) -> GpuSlot | None:
         """The tenant's own shared GPU of this mode with the least room that still fits, else a fresh GPU."""
         best: GpuSlot | None = None
         for model in request.models:

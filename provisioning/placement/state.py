@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from provisioning.placement.isolation import HallInfo, Performance
 from provisioning.placement.mig import EMPTY, MigState
+from provisioning.placement.workload import Workload
 
 READY = "ready"
 MAX_GPUS_PER_NODE = 8
@@ -123,6 +124,12 @@ class FleetState:
         self.skewed: set[int] = set()  # nodes whose versions differ from their domain's majority
         self.version = 0  # bumped by every change, so a caller can tell whether a failed step changed anything
         self._node_free: dict[int, int] = {}
+        # Wholly free GPUs of general nodes per (model, hall) and in all: the supply the scarcity score weighs.
+        self.pool_free: Counter[Key] = Counter()
+        self.free_gpus = 0
+        # What the fleet has been asked for lately (the engine's fragmentation score); kept with the state so that
+        # it lives as long as the fleet it describes, whichever engine object decides on it.
+        self.workload = Workload()
 
     # --- building --------------------------------------------------------------------------------------------
 
@@ -198,6 +205,8 @@ class FleetState:
         buckets[old].pop(node.id, None)
         free = node.free if node.general else 0
         self.domain_free[node.nvlink_domain] += free - old
+        self.pool_free[(node.model, node.hall.code)] += free - old
+        self.free_gpus += free - old
         self._node_free[node.id] = free
         if free:
             buckets[free][node.id] = node

@@ -11,7 +11,10 @@ from tests.support import DATA, ROOT
 SAMPLE = DATA  # the first lines of the public trace
 
 
-@pytest.mark.parametrize(("policy", "sharing"), [("ladder", "tenant"), ("best-fit", "mig"), ("first-fit", "unsafe")])
+@pytest.mark.parametrize(
+    ("policy", "sharing"),
+    [("ladder", "tenant"), ("best-fit", "mig"), ("first-fit", "unsafe"), ("fgd", "tenant"), ("ladder-best-fit", "mig")],
+)
 def test_the_benchmark_prints_one_json_object(policy, sharing):
     nodes, pods = SAMPLE / "alibaba_nodes_sample.csv", SAMPLE / "alibaba_pods_sample.csv"
     result = subprocess.run(
@@ -50,3 +53,36 @@ def test_the_benchmark_prints_one_json_object(policy, sharing):
     assert (figures["policy"], figures["sharing"]) == (policy, sharing)
     assert 0.5 < figures["served_ratio"] <= 1.0
     assert figures["decisions_per_s"] > 0
+
+
+def test_gpu_spec_names_trace_models_and_the_request_gets_their_catalog_models():
+    from bench.trace import MODEL_ORDER, models_of
+
+    assert models_of("") == MODEL_ORDER
+    assert models_of("T4") == ("A100-40GB",)
+    assert models_of("V100M16|V100M32") == ("A100-40GB", "A100-80GB")
+    assert models_of("G2|P100") == ("A100-40GB", "H100-SXM-80GB")
+
+
+def test_fgd_measures_a_node_as_the_paper_does():
+    from bench.fgd import FGDEngine, Task
+    from provisioning.placement.isolation import HallInfo
+    from provisioning.placement.state import FleetState
+
+    state = FleetState()
+    state.add_hall(HallInfo("h", "r", "EU", None))
+    state.add_node(
+        id=1, hostname="n", hall="h", model="H100-SXM-80GB", gpu_uuids=[f"g{i}" for i in range(8)], nvlink_domain="d"
+    )
+    engine = FGDEngine(state)
+    h100 = frozenset({"H100-SXM-80GB"})
+    engine.expect(Task(1, 0, None, h100))
+    engine.expect(Task(0, 500, None, h100))
+    for _ in range(2):
+        engine.expect(Task(1, 0, None, frozenset({"A100-40GB"})))  # the 4th pod doubles what was seen: rebuilt
+    # 7 free GPUs and a soft GPU with 300 milli left: the A100-only task (half the pods) can use none of it
+    # (7,300), the 1-GPU task cannot use the partly used GPU (300), the half share fits in no partly used GPU (300)
+    sig = ("H100-SXM-80GB", 7, (300,), ())
+    assert abs(engine.fragmentation(sig) - (7300 / 2 + 300 / 4 + 300 / 4)) < 1e-9
+    # with no free GPU, neither can run here: all 300 are fragmented for every task
+    assert abs(engine.fragmentation(("H100-SXM-80GB", 0, (300,), ())) - 300) < 1e-9

@@ -1,13 +1,15 @@
-"""Properties of the engine over random request sequences: whatever the order, no device is double-booked,
-soft-shared GPUs hold one tenant, residency and fences hold, MIG placements are legal, and releasing
-everything gives back an empty fleet."""
+"""Properties of the engine over random request sequences, under each placement policy: whatever the order, no
+device is double-booked, soft-shared GPUs hold one tenant, residency and fences hold, MIG placements are legal,
+and releasing everything gives back an empty fleet."""
 
 from collections import defaultdict
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from provisioning.placement.catalog import CATALOG
+from provisioning.placement.engine import POLICIES as POLICY_NAMES
 from provisioning.placement.engine import Placement, PlacementEngine, Request, Share
 from provisioning.placement.isolation import Performance, Rung, hall_allowed
 from provisioning.placement.mig import GEOMETRY, MigKind, rebuild
@@ -104,10 +106,13 @@ def check_invariants(engine: PlacementEngine, active: list[Placement]) -> None:
             assert len(tenants) <= 1, "a confidential host serves two tenants"
 
 
+@pytest.mark.parametrize("placement_policy", POLICY_NAMES)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=STEPS)
-def test_no_sequence_of_requests_breaks_the_rules(steps):
-    engine = PlacementEngine(fleet(h100_nodes=3, h200_nodes=1, fenced_nodes=1, us_nodes=1, cc_nodes=1))
+def test_no_sequence_of_requests_breaks_the_rules(placement_policy, steps):
+    engine = PlacementEngine(
+        fleet(h100_nodes=3, h200_nodes=1, fenced_nodes=1, us_nodes=1, cc_nodes=1), policy=placement_policy
+    )
     active: list[Placement] = []
     for action, arg, request in steps:
         if action == "place":
