@@ -87,13 +87,14 @@ class InsertStatement:
         )
         self.params += [list(column) for column in zip(*(values for _, values in rows), strict=True)]
 
-    def execute(self, select: str) -> tuple[Any, ...]:
-        """Run the inserts and ``select`` over them (e.g. ``SELECT (SELECT id FROM a)``); its one row."""
-        sql = f"WITH {', '.join(self._ctes)} {select}"
+    def execute(self, final: str, params: Sequence[Any] = ()) -> tuple[Any, ...]:
+        """Run the inserts and ``final`` after them (``SELECT (SELECT id FROM a)``, or an ``UPDATE ... RETURNING``
+        of one row), with its own ``params``; its one row."""
+        sql = f"WITH {', '.join(self._ctes)} {final}"
         with connection.cursor() as cursor:
-            cursor.execute(sql, self.params)
+            cursor.execute(sql, [*self.params, *params])
             row = cursor.fetchone()
-        assert row is not None  # noqa: S101 - a SELECT without FROM has its one row
+        assert row is not None  # noqa: S101 - the final statement answers one row
         return tuple(row)
 
 
