@@ -46,6 +46,29 @@ class Columns:
         return self.model.from_db(connection.alias, self.names, values)
 
 
+class Lookup:
+    """``Model.objects.filter(<where>).first()`` for one fixed ``where`` (columns quoted with ``{name}``, values
+    as ``%s``), the SQL built on first use: for reads every request makes."""
+
+    def __init__(self, model: type[Model], where: str) -> None:
+        self.model = model
+        self.where = where
+        self._sql: str | None = None
+        self._columns: Columns | None = None
+
+    def __call__(self, *params: Any) -> Any:
+        if self._sql is None or self._columns is None:
+            self._columns = Columns(self.model, "r")
+            quote = connection.ops.quote_name
+            names = {f.name: f"r.{quote(str(f.column))}" for f in self.model._meta.concrete_fields}
+            table = quote(self.model._meta.db_table)
+            self._sql = f"SELECT {self._columns.sql} FROM {table} r WHERE {self.where.format(**names)}"  # noqa: S608
+        with connection.cursor() as cursor:
+            cursor.execute(self._sql, list(params))
+            row = cursor.fetchone()
+        return None if row is None else self._columns.instance(row)
+
+
 class InsertStatement:
     """Several inserts that depend on one another sent as one statement (PostgreSQL's data-modifying ``WITH``):
     one round trip and no ORM compilation for writes that always go together. Each insert is named; a later one
