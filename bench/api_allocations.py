@@ -6,7 +6,8 @@ the journal), and has ``--clients`` threads POST allocations over keep-alive HTT
 the two processes, until ``--requests`` are done. Provisioning tasks go to the Redis broker (no worker runs; the
 queue is purged afterwards), as in production, where the web process only enqueues them.
 
-Prints allocations/s and p50/p99 latency; ``--json`` prints one JSON object.
+Prints allocations/s, p50/p99 latency and the CPU each allocation cost the web processes, the database's
+backends and the clients (over the timed requests); ``--json`` prints one JSON object.
 """
 
 from __future__ import annotations
@@ -83,6 +84,51 @@ def _wait_up(port: int) -> None:
         except OSError:
             time.sleep(0.2)
     raise SystemExit(f"the web process on port {port} did not come up")
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU of ``pids`` so far (processes gone since count nothing)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def _descendants(roots: list[int]) -> list[int]:
+    """``roots`` and their children (gunicorn's arbiter and its workers)."""
+    found = list(roots)
+    for pid in roots:
+        try:
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            continue
+        found += [int(c) for c in children]
+    return found
+
+
+def _backends(url: str) -> list[int]:
+    done = subprocess.run(
+        [
+            "psql",
+            url,
+            "-Atc",
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [int(line) for line in done.stdout.split()]
 
 
 def _drive(
@@ -186,9 +232,21 @@ def run(
         outcomes.clear()
         counter = iter(range(requests))
 
+        # Who spends the CPU (measured over the timed requests only): the web processes, this database's
+        # PostgreSQL backends (kept open by DB_CONN_MAX_AGE) and these clients. On a shared machine these are
+        # the figures that repeat; the rate depends on what else runs.
+        web = _descendants([s.pid for s in servers])
+        backends = _backends(bench_url)
+        cpu_before = (_cpu_seconds(web), _cpu_seconds(backends), _own_cpu_seconds())
         began = time.perf_counter()
         _drive(ports, clients, counter, token, latencies, outcomes, lock)
         wall = time.perf_counter() - began
+        cpu = [
+            after - before
+            for after, before in zip(
+                (_cpu_seconds(web), _cpu_seconds(backends), _own_cpu_seconds()), cpu_before, strict=True
+            )
+        ]
     finally:
         for server in servers:
             server.terminate()
@@ -204,6 +262,9 @@ def run(
         "allocations_per_s": round(granted / wall, 1),
         "p50_ms": round(statistics.median(latencies) * 1000, 2),
         "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1] * 1000, 2),
+        "cpu_ms_per_allocation_web": round(cpu[0] * 1000 / max(granted, 1), 2),
+        "cpu_ms_per_allocation_postgres": round(cpu[1] * 1000 / max(granted, 1), 2),
+        "cpu_ms_per_allocation_clients": round(cpu[2] * 1000 / max(granted, 1), 2),
         "fleet_gpus": nodes * 8,
         "server_processes": len(ports) * workers,
         "threads_per_process": threads,
