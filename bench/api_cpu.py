@@ -1,12 +1,14 @@
 """CPU per allocation through the API, in one process: ``python -m bench.api_cpu [--requests 500]``.
 
 Where ``bench/api_allocations.py`` measures throughput (and so the machine's load as much as the code), this
-counts what one allocation costs the web process: CPU time (``time.process_time``, which other processes on the
-machine do not move) and the SQL statements it sends. It sets up its own database on PostgreSQL (``--database``,
-dropped and created; the server ``DATABASE_URL`` names, default the local one) with the same fleet, tenant and key
-as the throughput benchmark, then POSTs 1-GPU container allocations through Django's full request path (test
-client: middleware, authentication, throttling, the view, the service, the response) with the production
-settings, tasks queued on the Redis broker. ``--profile N`` prints cProfile's top N functions by cumulative time.
+counts what one allocation costs the web process: CPU time (``time.process_time``: other processes move it far
+less than the rate, though a busy machine still slows a process's own CPU) and the SQL statements it sends. It
+sets up its own database on PostgreSQL (``--database``, dropped and created; the server ``DATABASE_URL`` names,
+default the local one) with the same fleet, tenant and key as the throughput benchmark, then POSTs 1-GPU
+container allocations through Django's full request path (test client: middleware, authentication, throttling,
+the view, the service, the response) with the production settings, tasks queued on the Redis broker. Requests
+take turns among ``--processes`` fleets in memory, as requests spread over web processes do: each decision first
+applies the others' journal entries. ``--profile N`` prints cProfile's top N functions by cumulative CPU time.
 
 Prints CPU ms and statements per allocation; ``--json`` prints one JSON object.
 """
@@ -54,6 +56,7 @@ def run(
     broker: str,
     profile: int,
     show_sql: int = 0,
+    processes: int = 4,
 ) -> dict[str, Any]:
     os.environ.update(_env(_database(database_url, database), broker))
     import django
@@ -84,7 +87,14 @@ def run(
             shown.append(sql[:160])
         return execute(sql, params, many, context)
 
+    from provisioning import fleet_cache
+
+    # Web processes, each with its fleet in memory: requests take turns, so each decision first applies the
+    # journal entries of the others' decisions, as in a deployment (and in the throughput benchmark).
+    caches = [fleet_cache.FleetCache() for _ in range(processes)]
+
     def post(i: int) -> None:
+        fleet_cache.FLEET = caches[i % processes]
         response = client.post("/api/v1/allocations", {**BODY, "name": f"a{i}"}, content_type="application/json")
         if response.status_code != 201:
             raise SystemExit(f"request {i}: {response.status_code} {response.content[:300]!r}")
@@ -122,6 +132,7 @@ def run(
         "cpu_ms_median_round": round(statistics.median(rounds) * 1000, 2),
         "wall_ms_per_allocation": round(wall * 1000 / requests, 2),
         "statements_per_allocation": round(statements / requests, 2),
+        "processes": processes,
         "profiled": bool(profiler),
     }
 
@@ -137,6 +148,7 @@ def main() -> None:
     parser.add_argument("--database", default="ladder_bench_cpu", help="the database it drops and creates")
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/14")
     parser.add_argument("--profile", type=int, default=0, help="print cProfile's top N functions (slows it down)")
+    parser.add_argument("--processes", type=int, default=4, help="web processes simulated (each its own fleet)")
     parser.add_argument("--show-sql", type=int, default=0, help="print the first N statements measured")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -151,6 +163,7 @@ def main() -> None:
         args.broker,
         args.profile,
         args.show_sql,
+        args.processes,
     )
     if args.json:
         print(json.dumps(result))
