@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.db import connection
-from django.db.models import Model
+from django.db.models import Field, Model
 
 Converter = Callable[[Any, Any, Any], Any]
 
@@ -125,15 +125,34 @@ def _table(instance: Model) -> str:
     return connection.ops.quote_name(instance._meta.db_table)
 
 
+_PLANS: dict[tuple[type[Model], tuple[str, ...]], list[tuple[Any, str, bool]]] = {}
+
+
+def _plan(model: type[Model], refs: dict[str, str]) -> list[tuple[Any, str, bool]]:
+    """Per model (and refs): the fields a new row inserts, each with its attname and whether it has a
+    ``pre_save`` of its own (``auto_now`` times); worked out once, not per row."""
+    key = (model, tuple(refs))
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = [
+            (f, f.attname, type(f).pre_save is not Field.pre_save)
+            for f in model._meta.concrete_fields
+            if f.attname not in refs
+        ]
+        _PLANS[key] = plan
+    return plan
+
+
 def _values(instance: Model, refs: dict[str, str]) -> tuple[list[Any], list[Any]]:
     """The fields the ORM would insert for a new ``instance`` (its pk left to the database, ``refs`` to the
     statement) and their values, prepared as the ORM prepares them."""
     fields, values = [], []
-    for field in instance._meta.concrete_fields:
-        if field.attname in refs or (field.primary_key and getattr(instance, field.attname) is None):
+    for field, attname, pre_save in _plan(type(instance), refs):
+        value = field.pre_save(instance, True) if pre_save else getattr(instance, attname)
+        if field.primary_key and value is None:
             continue
         fields.append(field)
-        values.append(field.get_db_prep_save(field.pre_save(instance, True), connection))
+        values.append(field.get_db_prep_save(value, connection))
     return fields, values
 
 
