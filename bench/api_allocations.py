@@ -6,7 +6,8 @@ the journal), and has ``--clients`` threads POST allocations over keep-alive HTT
 the two processes, until ``--requests`` are done. Provisioning tasks go to the Redis broker (no worker runs; the
 queue is purged afterwards), as in production, where the web process only enqueues them.
 
-Prints allocations/s and p50/p99 latency; ``--json`` prints one JSON object.
+Prints allocations/s, p50/p99 latency and the CPU each allocation cost the web processes, the database's
+backends and the clients (over the timed requests); ``--json`` prints one JSON object.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
-PORTS = (8731, 8732)
 
 
 def _env(database_url: str, broker: str) -> dict[str, str]:
@@ -86,7 +86,53 @@ def _wait_up(port: int) -> None:
     raise SystemExit(f"the web process on port {port} did not come up")
 
 
+def _cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU of ``pids`` so far (processes gone since count nothing)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _own_cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def _descendants(roots: list[int]) -> list[int]:
+    """``roots`` and their children (gunicorn's arbiter and its workers)."""
+    found = list(roots)
+    for pid in roots:
+        try:
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            continue
+        found += [int(c) for c in children]
+    return found
+
+
+def _backends(url: str) -> list[int]:
+    done = subprocess.run(
+        [
+            "psql",
+            url,
+            "-Atc",
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [int(line) for line in done.stdout.split()]
+
+
 def _drive(
+    ports: tuple[int, ...],
     clients: int,
     counter: Iterator[int],
     token: str,
@@ -97,7 +143,7 @@ def _drive(
     """``clients`` threads, each on its own keep-alive connection, POST until ``counter`` runs out."""
 
     def client(number: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", PORTS[number % len(PORTS)], timeout=30)
+        conn = http.client.HTTPConnection("127.0.0.1", ports[number % len(ports)], timeout=30)
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         for i in counter:
             body = json.dumps({"name": f"a{i}", "rung": "container", "gpu_model": "H100-SXM-80GB", "gpus": 1})
@@ -126,20 +172,23 @@ def run(
     warmup: int = 500,
     workers: int = 2,
     threads: int = 1,
+    database: str = "ladder_bench",
+    port: int = 8731,
 ) -> dict[str, float | int | str]:
     parsed = urlparse(database_url)
     if not parsed.scheme.startswith("postgres"):
         raise SystemExit("this benchmark runs on PostgreSQL: set DATABASE_URL=postgres://...")
-    bench_url = parsed._replace(path="/ladder_bench").geturl()
+    ports = (port, port + 1)
+    bench_url = parsed._replace(path=f"/{database}").geturl()
     admin = subprocess.run(
-        ["psql", parsed._replace(path="/postgres").geturl(), "-qc", "DROP DATABASE IF EXISTS ladder_bench"],
+        ["psql", parsed._replace(path="/postgres").geturl(), "-qc", f"DROP DATABASE IF EXISTS {database}"],
         capture_output=True,
         text=True,
     )
     if admin.returncode:
         raise SystemExit(admin.stderr)
     subprocess.run(
-        ["psql", parsed._replace(path="/postgres").geturl(), "-qc", "CREATE DATABASE ladder_bench"], check=True
+        ["psql", parsed._replace(path="/postgres").geturl(), "-qc", f"CREATE DATABASE {database}"], check=True
     )
     env = _env(bench_url, broker)
     _manage(env, "migrate", "--noinput", "-v0")
@@ -166,26 +215,38 @@ def run(
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        for port in PORTS
+        for port in ports
     ]
     try:
-        for port in PORTS:
-            _wait_up(port)
+        for each in ports:
+            _wait_up(each)
         latencies: list[float] = []
         outcomes: dict[int, int] = {}
         lock = threading.Lock()
         # Warm up, then ANALYZE as autovacuum would on a live database: a freshly created one plans its foreign
         # key checks for empty tables and then scans them sequentially as they grow.
         counter = iter(range(requests, requests + warmup))
-        _drive(clients, counter, token, latencies, outcomes, lock)
+        _drive(ports, clients, counter, token, latencies, outcomes, lock)
         subprocess.run(["psql", bench_url, "-qc", "ANALYZE"], check=True)
         latencies.clear()
         outcomes.clear()
         counter = iter(range(requests))
 
+        # Who spends the CPU (measured over the timed requests only): the web processes, this database's
+        # PostgreSQL backends (kept open by DB_CONN_MAX_AGE) and these clients. On a shared machine these are
+        # the figures that repeat; the rate depends on what else runs.
+        web = _descendants([s.pid for s in servers])
+        backends = _backends(bench_url)
+        cpu_before = (_cpu_seconds(web), _cpu_seconds(backends), _own_cpu_seconds())
         began = time.perf_counter()
-        _drive(clients, counter, token, latencies, outcomes, lock)
+        _drive(ports, clients, counter, token, latencies, outcomes, lock)
         wall = time.perf_counter() - began
+        cpu = [
+            after - before
+            for after, before in zip(
+                (_cpu_seconds(web), _cpu_seconds(backends), _own_cpu_seconds()), cpu_before, strict=True
+            )
+        ]
     finally:
         for server in servers:
             server.terminate()
@@ -201,8 +262,11 @@ def run(
         "allocations_per_s": round(granted / wall, 1),
         "p50_ms": round(statistics.median(latencies) * 1000, 2),
         "p99_ms": round(latencies[int(len(latencies) * 0.99) - 1] * 1000, 2),
+        "cpu_ms_per_allocation_web": round(cpu[0] * 1000 / max(granted, 1), 2),
+        "cpu_ms_per_allocation_postgres": round(cpu[1] * 1000 / max(granted, 1), 2),
+        "cpu_ms_per_allocation_clients": round(cpu[2] * 1000 / max(granted, 1), 2),
         "fleet_gpus": nodes * 8,
-        "server_processes": len(PORTS) * workers,
+        "server_processes": len(ports) * workers,
         "threads_per_process": threads,
     }
 
@@ -219,10 +283,21 @@ def main() -> None:
     parser.add_argument("--broker", default="redis://127.0.0.1:6379/13")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes per server (two servers)")
     parser.add_argument("--threads", type=int, default=1, help="threads per gunicorn worker")
+    parser.add_argument("--database", default="ladder_bench", help="the database it drops and creates")
+    parser.add_argument("--port", type=int, default=8731, help="the first of the two web processes' ports")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result = run(
-        args.clients, args.requests, args.nodes, args.database_url, args.broker, args.warmup, args.workers, args.threads
+        args.clients,
+        args.requests,
+        args.nodes,
+        args.database_url,
+        args.broker,
+        args.warmup,
+        args.workers,
+        args.threads,
+        args.database,
+        args.port,
     )
     if args.json:
         print(json.dumps(result))

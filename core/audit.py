@@ -18,6 +18,7 @@ from core.actor import Actor
 from core.chain import canonical_json, event_hash
 from core.locks import lock_singleton
 from core.models import AuditChainHead, AuditEvent
+from core.sql import InsertStatement
 
 # The head moves in plain SQL, like the lock taken on it (``lock_singleton``): every audited change does both.
 _HEAD = AuditChainHead._meta.db_table
@@ -64,9 +65,25 @@ def audit_record(
     fields = _fields(actor, action, target_type, target_id, tenant, data)
     head_seq, head_hash = lock_singleton(AuditChainHead, "seq", "hash")
     fields.update(seq=head_seq + 1, at=timezone.now(), prev_hash=head_hash)  # stamped in chain order
-    event = AuditEvent.objects.create(**fields, hash=event_hash(fields))
-    _move_chain_head(event.seq, event.hash)
+    event = AuditEvent(**fields, hash=event_hash(fields))
+    if connection.vendor == "postgresql":
+        _append(event)
+    else:
+        event.save(force_insert=True)
+        _move_chain_head(event.seq, event.hash)
     return event
+
+
+def _append(event: AuditEvent) -> None:
+    """Insert the event and move the head to it in one statement. The chain's rules hold as with two: the head
+    is locked (read above, ``FOR UPDATE``) until the transaction ends, the event links to the head it read, and
+    both writes commit or roll back together; what changes is one round trip and no statement compiled by the
+    ORM, on the path of every audited change."""
+    insert = InsertStatement()
+    insert.insert("e", event, refs={}, returning="seq")
+    move = f"UPDATE {_HEAD} SET seq = %s, hash = %s WHERE id = 1 RETURNING (SELECT seq FROM e)"  # noqa: S608
+    insert.execute(move, [event.seq, event.hash])
+    event._state.adding = False
 
 
 def audit_record_many(

@@ -191,7 +191,11 @@ class PlacementSection:
     ) -> None:
         payload = placement_to_json(placement) if placement is not None else None
         entry = PlacementJournal.objects.create(op=op, allocation=allocation, node=node, placement=payload)
-        self.last_seq = entry.seq
+        self.journaled(entry.seq)
+
+    def journaled(self, seq: int) -> None:
+        """An entry this section wrote by other means (with the allocation it records, in one statement)."""
+        self.last_seq = seq
 
 
 # Every placement change reads the journal under the lock, serialized across processes, so both are plain SQL

@@ -19,6 +19,7 @@ from billing.selectors import month_of, month_spend, stripe_enabled
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid, ServiceError
+from core.sql import Lookup
 from core.tasks import enqueue
 from tenancy.models import Membership, Tenant, TenantState
 
@@ -84,6 +85,10 @@ def billing_account_open(*, tenant: Tenant) -> BillingAccount:
 # --- admission ---------------------------------------------------------------------------------------------------
 
 
+# Asked before every allocation: plain SQL, built once (the ORM compiled it again on every request).
+_hard_budget = Lookup(BillingAccount, "{tenant} = %s AND {budget_hard_stop} = %s AND {budget_monthly} IS NOT NULL")
+
+
 def admission_check(*, tenant: Tenant, now: datetime | None = None) -> None:
     """May the tenant start something new? Raises 402 ``payment_required`` / ``budget_exceeded`` or 409."""
     if tenant.state == TenantState.SUSPENDED:
@@ -92,7 +97,7 @@ def admission_check(*, tenant: Tenant, now: datetime | None = None) -> None:
         )
     if tenant.state != TenantState.ACTIVE:
         raise Conflict("tenant_not_active", f"The tenant is {tenant.state}; it cannot request capacity.")
-    account = BillingAccount.objects.filter(tenant=tenant, budget_hard_stop=True, budget_monthly__isnull=False).first()
+    account = _hard_budget(tenant.pk, True)
     if account is not None and account.budget_monthly is not None:
         spend = month_spend(tenant=tenant, now=now or timezone.now())
         if spend >= account.budget_monthly:

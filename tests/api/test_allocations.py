@@ -53,6 +53,22 @@ def test_the_simulated_provisioner_brings_it_to_running(api, alice, fleet, djang
     assert api(alice).get(f"{URL}/{created['id']}").json()["state"] == "running"
 
 
+@pytest.mark.parametrize(
+    "shape",
+    [
+        {"gpus": 2},
+        {"mig_profile": "3g.40gb"},
+        {"rung": "serverless", "share": {"mode": "time_slicing", "fraction": "0.25"}},
+        {"rung": "serverless", "share": {"mode": "mps", "fraction": "0.5"}},
+    ],
+)
+def test_the_answer_to_a_placement_is_what_reading_it_gives(api, alice, fleet, shape):
+    # The POST answers from the rows it wrote (api.allocations.placed_answer); a read goes through the serializer.
+    made = ask(api(alice), gpu_model=H100, **shape)
+    assert made.status_code == 201, made.content
+    assert made.json() == api(alice).get(f"{URL}/{made.json()['id']}").json()
+
+
 def test_mig_slices_land_at_the_start_that_keeps_the_4g(api, alice, fleet):
     body = ask(api(alice), gpu_model=H100, mig_profile="3g.40gb").json()
     assert body["performance_isolation"] == "mig"

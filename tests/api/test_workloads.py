@@ -441,3 +441,14 @@ def test_workloads_with_ssh_trust_the_gateways_ca_for_their_own_principal_only(
         f'cert-authority,principals="ldr-{allocation.pk}" ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGatewayCA hall-ca'
     )
     assert materials.secrets == {"HF_TOKEN": VALUE}
+
+
+@pytest.mark.parametrize("rung", ["bare_metal", "vm", "confidential_vm", "container", "job", "serverless"])
+def test_the_answer_to_a_placement_is_what_reading_it_gives(api: Any, alice: Any, fleet: Any, owned: Any, rung: str):
+    # The POST builds its answer from the rows it wrote (api.allocations.placed_answer), not through the serializer
+    # a read uses: the two must not drift apart. No task runs here, so nothing changes in between.
+    client = api(alice)
+    body = {"name": f"my-{rung}", "rung": rung, **shape_of(rung), "workload": workload_of(rung, owned["key"])}
+    made = client.post(URL, body, format="json")
+    assert made.status_code == 201, made.content
+    assert made.json() == client.get(f"{URL}/{made.json()['id']}").json()

@@ -1,15 +1,18 @@
-"""Two requests never get the same GPU: the database refuses a double booking, decisions are serialized, and a
-process that did not make a decision learns of it from the journal."""
+"""Two requests never get the same GPU: the database refuses a double booking, decisions are serialized (across
+threads and across processes), a tenant's quota holds under concurrency, and a process that did not make a
+decision learns of it from the journal."""
 
 import threading
+from typing import Any
 
 import pytest
 from django.db import IntegrityError, connection, transaction
 
 from provisioning import fleet_cache
-from provisioning.models import Gpu, GpuClaim
+from provisioning.models import Allocation, Gpu, GpuClaim
 from provisioning.services.allocations import AllocationSpec, PlacementRefused, allocation_request
 from provisioning.services.fleet import fleet_load
+from tenancy.models import Tenant
 from tests.support import SYSTEM, require_postgres
 from tests.support.fleet_documents import node
 
@@ -111,3 +114,92 @@ def test_a_process_behind_a_pruned_journal_rebuilds_its_fleet(db, acme, monkeypa
     with pytest.raises(PlacementRefused):
         allocation_request(tenant=acme, name="late", spec=ONE_GPU, actor=SYSTEM)
     assert stale_decisions == []  # it rebuilt before deciding, instead of deciding on a stale fleet
+
+
+class Processes:
+    """Stands in for the module's ``FLEET`` so that racer threads behave as several web processes: each thread
+    sees the fleet cache (memory and in-process lock) of the process it was given, and processes learn of each
+    other's decisions only through the database (the placement lock row and the journal)."""
+
+    def __init__(self, count: int) -> None:
+        object.__setattr__(self, "caches", [fleet_cache.FleetCache() for _ in range(count)])
+        object.__setattr__(self, "which", threading.local())
+
+    def enter(self, process: int) -> None:
+        self.which.process = process
+
+    def _cache(self) -> fleet_cache.FleetCache:
+        return self.caches[getattr(self.which, "process", 0)]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cache(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._cache(), name, value)
+
+
+# Racers on a database connection at once: a test server's connection limit (100 by default) is shared with
+# whatever else runs against it; the rest wait at the door, and a racer that got in leaves with its connection.
+CONNECTIONS = 40
+
+
+def _race(racers: int, processes: Processes, tenant: Tenant, spec: AllocationSpec) -> list[str]:
+    results: list[str] = []
+    start = threading.Barrier(racers)
+    door = threading.BoundedSemaphore(CONNECTIONS)
+
+    def race(i: int) -> None:
+        processes.enter(i % len(processes.caches))
+        start.wait()
+        with door:
+            try:
+                allocation_request(tenant=tenant, name=f"racer-{i}", spec=spec, actor=SYSTEM)
+                results.append("granted")
+            except PlacementRefused as refused:
+                results.append(refused.code)
+            finally:
+                connection.close()
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(racers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_hundred_racers_in_four_processes_for_eight_gpus_get_exactly_eight(acme, monkeypatch):
+    require_postgres()
+    fleet_load(document=one_node_fleet(), actor=SYSTEM)
+    processes = Processes(4)
+    monkeypatch.setattr(fleet_cache, "FLEET", processes)
+    results = _race(100, processes, acme, ONE_GPU)
+    assert len(results) == 100
+    assert results.count("granted") == 8
+    assert results.count("no_capacity") == 92
+    assert GpuClaim.objects.count() == 64
+    assert GpuClaim.objects.values("gpu", "slice").distinct().count() == 64
+    assert Allocation.objects.count() == 8
+    # Every process, caught up with the journal, holds exactly what the database holds: no decision missed or
+    # applied twice, whichever process made it.
+    for process in range(4):
+        processes.enter(process)
+        with fleet_cache.fleet_read() as fleet:
+            assert sum(1 for n in fleet.state.nodes.values() for g in n.gpus if not g.free) == 8
+            assert fleet.state.tenant_milli[acme.pk] == 8000
+
+
+@pytest.mark.django_db(transaction=True)
+def test_racers_of_a_tenant_at_its_quota_are_not_granted_past_it(acme, monkeypatch):
+    require_postgres()
+    fleet_load(document=one_node_fleet(), actor=SYSTEM)
+    Tenant.objects.filter(pk=acme.pk).update(gpu_quota_milli=3000)
+    acme.refresh_from_db()
+    processes = Processes(4)
+    monkeypatch.setattr(fleet_cache, "FLEET", processes)
+    results = _race(40, processes, acme, ONE_GPU)
+    # Plenty of GPUs are free: only the quota refuses, and exactly at three GPUs however the decisions interleave.
+    assert results.count("granted") == 3
+    assert results.count("quota") == 37
+    assert sum(Allocation.objects.values_list("quota_milli", flat=True)) == 3000
