@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from provisioning.placement.catalog import CATALOG
-from provisioning.placement.engine import FULL_SHARE, Device, Placement, PlacementEngine
-from provisioning.placement.isolation import RUNGS, Performance, Rung, TenantPolicy, may_join_mig_gpu
+from provisioning.placement.engine import FULL_SHARE, Device, Placement, PlacementEngine, mig_join_refusal
+from provisioning.placement.isolation import RUNGS, Performance, Rung, TenantPolicy
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES, best_start, place
 from provisioning.placement.state import READY, FleetState, GpuSlot
 
@@ -197,9 +197,8 @@ def _home(work: FleetState, placement: Placement, device: Device, avoid: GpuSlot
 
 
 def _may_join_mig(placement: Placement, gpu: GpuSlot) -> str | None:
-    others = any(t != placement.tenant_id for t in gpu.mig_tenants if gpu.mig_tenants[t] > 0)
     policy = TenantPolicy(tenant_id=placement.tenant_id, dedicated_hardware=placement.dedicated)
-    refusal = may_join_mig_gpu(policy, RUNGS[placement.rung].security, others, gpu.mig_dedicated)
+    refusal = mig_join_refusal(gpu, policy, RUNGS[placement.rung].security)
     return refusal.message if refusal else None
 
 

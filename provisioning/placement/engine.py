@@ -137,6 +137,12 @@ def _kind(model: str, profile: str) -> MigKind | None:
     return spec.profile_kind(profile) if spec else None
 
 
+def mig_join_refusal(gpu: GpuSlot, policy: TenantPolicy, security: Security) -> Refusal | None:
+    """Why the tenant may not have a MIG slice on this partly used GPU (rule 2), None when it may."""
+    others = any(t != policy.tenant_id for t in gpu.mig_tenants)
+    return may_join_mig_gpu(policy, security, others, gpu.mig_dedicated)
+
+
 class PlacementEngine:
     def __init__(self, state: FleetState, policy: str = "fragmentation") -> None:
         if policy not in POLICIES:
@@ -614,8 +620,7 @@ class PlacementEngine:
                     if best is not None and key >= best[0]:
                         continue
                     for gpu in gpus.values():
-                        others = any(t != policy.tenant_id for t in gpu.mig_tenants)
-                        why = may_join_mig_gpu(policy, security, others, gpu.mig_dedicated)
+                        why = mig_join_refusal(gpu, policy, security)
                         if why is None:
                             best = (key, gpu, fit[0], kind)
                             break
@@ -651,8 +656,7 @@ class PlacementEngine:
                     if fit is None or (best is not None and fit[1] >= best[0]):
                         continue
                     for gpu in gpus.values():
-                        others = any(t != policy.tenant_id for t in gpu.mig_tenants)
-                        why = may_join_mig_gpu(policy, security, others, gpu.mig_dedicated)
+                        why = mig_join_refusal(gpu, policy, security)
                         if why is None:
                             best = (fit[1], gpu, fit[0], kind)
                             break

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import IntegrityError, connection
@@ -297,6 +297,22 @@ def _release_devices(allocation: Allocation) -> list[int]:
 # --- services -------------------------------------------------------------------------------------------------
 
 
+T = TypeVar("T")
+
+
+def stale_fleet_retry(decide: Callable[[], T]) -> T:
+    """Run a placement decision (its own placement section); when the database refuses a claim the in-memory fleet
+    thought free, the fleet was stale: read it again and decide once more, then give up with 409 ``no_capacity``."""
+    for attempt in range(2):
+        try:
+            return decide()
+        except IntegrityError:
+            fleet_cache.FLEET.invalidate()
+            if attempt:
+                raise Conflict("no_capacity", "The capacity was taken concurrently; try again.") from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def allocation_request(
     *, tenant: Tenant, name: str, spec: AllocationSpec, actor: Actor, workload: Workload | None = None
 ) -> Allocation:
@@ -304,46 +320,42 @@ def allocation_request(
     tenant may buy at all (standing, budget) and whether its workload is runnable are asked first by
     ``lifecycle.services.customers.allocation_request``."""
     request = spec.to_request()
-    for attempt in range(2):
-        try:
-            # The tenant's policy and quota as the caller read them (the API reads them with the caller's key,
-            # moments ago): nothing is read again inside the section, which serializes every decision.
-            with placement_section() as section:
-                result = section.engine.place(request, tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
-                if isinstance(result, Refused):
-                    raise PlacementRefused(result)
-                allocation = _persist(
-                    section,
-                    tenant=tenant,
-                    name=name,
-                    spec=spec,
-                    placement=result,
-                    provisioner=settings.LADDER_PROVISIONER,
-                    workload=workload,
-                )
-                audit_record(
-                    actor=actor,
-                    action="allocation.placed",
-                    target_type="allocation",
-                    target_id=allocation.pk,
-                    tenant=tenant,
-                    data={
-                        "name": name,
-                        "spec": asdict(spec),
-                        "devices": len(result.devices),
-                        "hosts": sorted({d.hostname for d in result.devices}),
-                        "workload": _workload_evidence(workload),
-                    },
-                )
-                section.cache.placements[allocation.pk] = result
-                enqueue(PROVISION, allocation.pk)
-            return allocation
-        except IntegrityError:
-            # The database refused a claim the in-memory fleet thought was free: it was stale. Read it again once.
-            fleet_cache.FLEET.invalidate()
-            if attempt:
-                raise Conflict("no_capacity", "The capacity was taken concurrently; try again.") from None
-    raise AssertionError("unreachable")  # pragma: no cover
+
+    def decide() -> Allocation:
+        # The tenant's policy and quota as the caller read them (the API reads them with the caller's key,
+        # moments ago): nothing is read again inside the section, which serializes every decision.
+        with placement_section() as section:
+            result = section.engine.place(request, tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
+            if isinstance(result, Refused):
+                raise PlacementRefused(result)
+            allocation = _persist(
+                section,
+                tenant=tenant,
+                name=name,
+                spec=spec,
+                placement=result,
+                provisioner=settings.LADDER_PROVISIONER,
+                workload=workload,
+            )
+            audit_record(
+                actor=actor,
+                action="allocation.placed",
+                target_type="allocation",
+                target_id=allocation.pk,
+                tenant=tenant,
+                data={
+                    "name": name,
+                    "spec": asdict(spec),
+                    "devices": len(result.devices),
+                    "hosts": sorted({d.hostname for d in result.devices}),
+                    "workload": _workload_evidence(workload),
+                },
+            )
+            section.cache.placements[allocation.pk] = result
+            enqueue(PROVISION, allocation.pk)
+        return allocation
+
+    return stale_fleet_retry(decide)
 
 
 def allocation_transition(

@@ -15,14 +15,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from datetime import datetime
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Unavailable
 from core.tasks import enqueue
-from provisioning import fleet_cache
 from provisioning.events import allocation_scaled
 from provisioning.fleet_cache import placement_section
 from provisioning.models import Allocation
@@ -34,6 +33,7 @@ from provisioning.services.allocations import (
     AllocationSpec,
     allocation_transition,
     devices_take,
+    stale_fleet_retry,
 )
 from provisioning.states import AllocationState
 
@@ -74,43 +74,38 @@ def endpoint_wake(*, allocation: Allocation, actor: Actor, at: datetime | None =
     _endpoint(allocation)
     now = at or timezone.now()
     spec = AllocationSpec.from_json(allocation.spec)
-    for attempt in range(2):
-        try:
-            with placement_section() as section:
-                woke = Allocation.objects.filter(pk=allocation.pk, state=S.IDLE).update(
-                    state=S.PLACED, state_changed_at=now, woke_at=now, cold_start_ms=None
-                )
-                if not woke:
-                    return False
-                tenant = allocation.tenant
-                result = section.engine.place(
-                    spec.to_request(), tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli
-                )
-                if isinstance(result, Refused):
-                    raise EndpointNoCapacity(result)  # the section's transaction undoes the wake
-                devices_take(section, allocation, result)
-                audit_record(
-                    actor=actor,
-                    action="allocation.placed",
-                    target_type="allocation",
-                    target_id=allocation.pk,
-                    tenant=tenant,
-                    data={
-                        "from": S.IDLE,
-                        "wake": True,
-                        "spec": asdict(spec),
-                        "devices": len(result.devices),
-                        "hosts": sorted({d.hostname for d in result.devices}),
-                    },
-                )
-                enqueue(PROVISION, allocation.pk)
-            allocation.refresh_from_db()
-            return True
-        except IntegrityError:
-            fleet_cache.FLEET.invalidate()  # a claim the in-memory fleet thought free was taken: read it again once
-            if attempt:
-                raise Conflict("no_capacity", "The capacity was taken concurrently; try again.") from None
-    raise AssertionError("unreachable")  # pragma: no cover
+
+    def decide() -> bool:
+        with placement_section() as section:
+            woke = Allocation.objects.filter(pk=allocation.pk, state=S.IDLE).update(
+                state=S.PLACED, state_changed_at=now, woke_at=now, cold_start_ms=None
+            )
+            if not woke:
+                return False
+            tenant = allocation.tenant
+            result = section.engine.place(spec.to_request(), tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
+            if isinstance(result, Refused):
+                raise EndpointNoCapacity(result)  # the section's transaction undoes the wake
+            devices_take(section, allocation, result)
+            audit_record(
+                actor=actor,
+                action="allocation.placed",
+                target_type="allocation",
+                target_id=allocation.pk,
+                tenant=tenant,
+                data={
+                    "from": S.IDLE,
+                    "wake": True,
+                    "spec": asdict(spec),
+                    "devices": len(result.devices),
+                    "hosts": sorted({d.hostname for d in result.devices}),
+                },
+            )
+            enqueue(PROVISION, allocation.pk)
+        allocation.refresh_from_db()
+        return True
+
+    return stale_fleet_retry(decide)
 
 
 def allocation_replicas_set(*, allocation: Allocation, replicas: int, actor: Actor, at: datetime | None = None) -> bool:
