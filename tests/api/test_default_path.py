@@ -26,7 +26,9 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
+from django.utils import timezone
 from rest_framework.test import APIClient
+from time_machine import TimeMachineFixture
 
 from compliance.selectors import audit_chain_verify
 from config.celery import app
@@ -66,7 +68,7 @@ class Demo:
 _SEEDED: dict[str, Any] = {}
 
 
-def _seed() -> dict[str, Any]:
+def _seed(time_machine: TimeMachineFixture) -> dict[str, Any]:
     if connection.vendor != "sqlite":
         return _run_seed_demo()
     connection.ensure_connection()
@@ -75,9 +77,13 @@ def _seed() -> dict[str, Any]:
         seeded = _run_seed_demo()
         copy = sqlite3.connect(":memory:", check_same_thread=False)
         live.backup(copy)
-        _SEEDED.update(database=copy, output=seeded)
+        _SEEDED.update(database=copy, output=seeded, at=timezone.now())
     else:
         _SEEDED["database"].backup(live)
+        # Under a moved clock every test starts at the same instant, before the moment the copied rows were
+        # written by an earlier test: go on from that moment, as a server started after seed_demo would.
+        if timezone.now() < _SEEDED["at"]:
+            time_machine.move_to(_SEEDED["at"])
     return dict(_SEEDED["output"])
 
 
@@ -90,7 +96,7 @@ def _run_seed_demo() -> dict[str, Any]:
 
 
 @pytest.fixture
-def demo(settings: Any) -> Iterator[Demo]:
+def demo(settings: Any, time_machine: TimeMachineFixture) -> Iterator[Demo]:
     """``make run``: DEBUG and inline tasks, ``seed_demo``, then a server process that has not looked at the fleet
     yet; the simulated provisioner without its delays."""
     settings.DEBUG = True
@@ -102,7 +108,7 @@ def demo(settings: Any) -> Iterator[Demo]:
     saved = app.conf.task_always_eager, app.conf.task_eager_propagates
     app.conf.task_always_eager = app.conf.task_eager_propagates = True
     try:
-        seeded = _seed()
+        seeded = _seed(time_machine)
         assert set(Allocation.objects.values_list("state", flat=True)) == {"running"}
         FLEET.invalidate()  # runserver is another process than seed_demo: it reads the fleet on first use
         FLEET.seq = 0

@@ -95,9 +95,11 @@ def test_a_moved_job_is_billed_up_to_its_checkpoint(api, operator, scattered, dj
     with django_capture_on_commit_callbacks(execute=True):
         api(operator).post(URL, {"dry_run": False}, format="json")
     intervals = list(UsageInterval.objects.filter(allocation_id=job["id"]).order_by("start_ms"))
-    assert len(intervals) == 2  # closed at the move, open again since it runs on the new node
-    assert intervals[0].end_ms == int(checkpoint.timestamp() * 1000)
-    assert intervals[1].end_ms is None
+    # Closed at the move (the ledger may have cut it at an hour too), open again since it runs on the new node.
+    ends = [i.end_ms for i in intervals if i.end_ms is not None]
+    (reopened,) = [i for i in intervals if i.end_ms is None]
+    assert max(ends) == int(checkpoint.timestamp() * 1000)
+    assert reopened.start_ms >= int(checkpoint.timestamp() * 1000)
 
 
 def test_one_run_at_a_time_and_a_step_waits_for_its_move(

@@ -54,8 +54,10 @@ def fleet(k8s_fleet: K8sServer) -> K8sServer:
 
 @pytest.fixture
 def clock(time_machine: TimeMachineFixture) -> Any:
-    """A stopped clock the test moves (the fake server reads it too): ``clock(seconds)`` goes to T0 + seconds."""
-    start = datetime.now(UTC).replace(microsecond=0)
+    """A stopped clock the test moves (the fake server reads it too): ``clock(seconds)`` goes to T0 + seconds. T0
+    is five minutes into the current hour, so the few minutes a test moves through never cross an hour, where the
+    ledger cuts usage intervals."""
+    start = datetime.now(UTC).replace(minute=5, second=0, microsecond=0)
     time_machine.move_to(start, tick=False)
 
     def move(seconds: float) -> datetime:

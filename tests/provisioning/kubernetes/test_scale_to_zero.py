@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -118,8 +119,13 @@ def test_ready_replicas_drive_the_usage_interval(fleet: K8sServer, acme: Any) ->
     allocation.refresh_from_db()
     assert allocation.replicas == 2
     rows = list(UsageInterval.objects.filter(allocation=allocation).order_by("start_ms"))
-    assert [(r.units_milli, r.end_ms is None) for r in rows] == [(1000, False), (2000, True)]
-    assert rows[0].end_ms == rows[1].start_ms  # cut at the change, not a millisecond lost or billed twice
+    # Each row starts where the one before ended (the ledger also cuts at each hour): not a millisecond lost or
+    # billed twice; the units change once, at the scale-up, and the last row is open.
+    assert all(a.end_ms == b.start_ms for a, b in pairwise(rows))
+    units = [r.units_milli for r in rows]
+    assert units == sorted(units)
+    assert set(units) == {1000, 2000}
+    assert rows[-1].end_ms is None
 
 
 def test_a_wake_with_no_capacity_answers_503_with_retry_after(
