@@ -3,7 +3,7 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
-from api import data, legal
+from api import data, finance, legal
 from api.allocations import (
     AllocationViewSet,
     DefragmentViewSet,
@@ -40,6 +40,7 @@ router.register("invoices", InvoiceViewSet, basename="invoice")
 router.register("notifications", NotificationViewSet, basename="notification")
 data.register(router)
 legal.register(router)
+finance.register(router)
 
 urlpatterns = [
     path("tenant", TenantView.as_view(), name="tenant"),

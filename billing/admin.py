@@ -27,7 +27,7 @@ class SkuPriceInline(admin.TabularInline[SkuPrice, Sku]):
 
 @admin.register(Sku)
 class SkuAdmin(admin.ModelAdmin[Sku]):
-    list_display = ("code", "rung", "gpu_model", "unit", "mig_profile", "region", "currency", "cost_basis_per_gpu_hour")
+    list_display = ("code", "rung", "gpu_model", "unit", "mig_profile", "region", "currency")
     list_filter = ("rung", "unit", "region")
     readonly_fields = ("code", "stripe_product_id")
     inlines = [SkuPriceInline]

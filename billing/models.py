@@ -17,7 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from billing.metering import from_ms
-from provisioning.models import Allocation, GpuModel, Region
+from provisioning.models import Allocation, GpuModel, Hall, Region
 from provisioning.placement.isolation import Rung
 from tenancy.models import Tenant, TenantOwned
 
@@ -40,13 +40,6 @@ class Sku(models.Model):
     mig_profile = models.CharField(max_length=32, blank=True, help_text="Only for the MIG unit, e.g. 3g.40gb.")
     region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="skus")
     currency = models.CharField(max_length=3, default="usd", validators=[currency_validator])
-    cost_basis_per_gpu_hour = models.DecimalField(
-        max_digits=12,
-        decimal_places=4,
-        default=Decimal(0),
-        validators=[MinValueValidator(Decimal(0))],
-        help_text="What one GPU-hour costs the operator (for margin reports).",
-    )
     stripe_product_id = models.CharField(max_length=64, blank=True)
 
     class Meta:
@@ -103,6 +96,35 @@ class SkuPrice(models.Model):
         """Its Stripe meter's event name: the SKU's stem and the price's start (at most 100 characters, and the
         same in every environment that shares a Stripe account)."""
         return f"{self.sku.event_name}.{self.effective_from.astimezone(UTC):%Y%m%dT%H%M%S}"
+
+
+class CostBasis(models.Model):
+    """What one GPU-hour of a GPU model in a hall costs the operator, from ``effective_from`` until the next entry:
+    capex amortisation, power, space and network. Added, never edited (a later entry supersedes it); finance's
+    margin prices allocated, idle and stranded GPU-hours with it (docs/finance.md)."""
+
+    gpu_model = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="+")
+    hall = models.ForeignKey(Hall, on_delete=models.PROTECT, related_name="+")
+    effective_from = models.DateTimeField()
+    currency = models.CharField(max_length=3, default="usd", validators=[currency_validator])
+    capex_per_gpu_hour = models.DecimalField(max_digits=12, decimal_places=6, validators=[MinValueValidator(0)])
+    power_per_gpu_hour = models.DecimalField(max_digits=12, decimal_places=6, validators=[MinValueValidator(0)])
+    space_per_gpu_hour = models.DecimalField(max_digits=12, decimal_places=6, validators=[MinValueValidator(0)])
+    network_per_gpu_hour = models.DecimalField(max_digits=12, decimal_places=6, validators=[MinValueValidator(0)])
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["gpu_model", "hall", "effective_from"]
+        constraints = [
+            models.UniqueConstraint(fields=["gpu_model", "hall", "effective_from"], name="cost_basis_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.gpu_model_id}/{self.hall_id} {self.per_gpu_hour}/h from {self.effective_from:%Y-%m-%d}"
+
+    @property
+    def per_gpu_hour(self) -> Decimal:
+        return self.capex_per_gpu_hour + self.power_per_gpu_hour + self.space_per_gpu_hour + self.network_per_gpu_hour
 
 
 class BillingAccount(models.Model):

@@ -1,5 +1,5 @@
 """Reads of the ledger: usage by window or day (closed pieces plus the open window so far), the upcoming
-invoice priced from the price book, a month's spend, and the public price list."""
+invoice priced from the price book, a month's spend, the public price list, and finance's revenue and margin."""
 
 from __future__ import annotations
 
@@ -12,12 +12,15 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Sum
+from django.db.models import Max, Sum
 
 from billing import metering
+from billing.margin import Basis, CostBook, Held, MarginReport, Revenue, Sample, margin
 from billing.metering import DAY_MS, HOUR_MS, to_ms
-from billing.models import BillingAccount, Sku, SkuPrice, UsageInterval
+from billing.models import BillingAccount, CostBasis, Sku, SkuPrice, UsageInterval
 from billing.pricing import amount, invoice_lines, round_money, unit_hours, unit_seconds
+from provisioning.models import CapacitySample, GpuModel, Hall, Node
+from provisioning.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
 from tenancy.models import Tenant
 
 # (sku id, window start ms, price or None, quantity in milli-unit-seconds)
@@ -207,3 +210,112 @@ def price_index(*, now: datetime) -> dict[tuple[str, str, str], dict[str, SkuPri
         unit = f"mig:{sku.mig_profile}" if sku.mig_profile else sku.unit
         index[(sku.rung, sku.gpu_model.name, sku.region.code)][unit] = price
     return index
+
+
+# --- revenue and margin (finance) -------------------------------------------------------------------------------
+
+
+def _month_key(ms: int) -> str:
+    return metering.from_ms(ms).strftime("%Y-%m")
+
+
+def _gpu_per_unit(sku: Sku, gpus_per_node: dict[tuple[int, int], int], hall_id: int) -> Decimal:
+    """GPU equivalents one unit of the SKU holds: a whole GPU 1, a MIG slice its compute share of a GPU (a soft
+    share's fraction is already in its units), a bare-metal node its GPUs."""
+    if sku.unit == "mig":
+        kind = sku.gpu_model.mig_profiles.get(sku.mig_profile)
+        compute = GEOMETRY[MigKind(kind)].compute if kind else COMPUTE_SLICES
+        return Decimal(compute) / COMPUTE_SLICES
+    if sku.unit == "node":
+        return Decimal(gpus_per_node.get((hall_id, sku.gpu_model_id), 0))
+    return Decimal(1)
+
+
+def margin_report(*, start: datetime, end: datetime) -> MarginReport:
+    """Revenue, allocated cost, idle and stranded capacity cost and gross margin per rung, GPU model, region and
+    month, for the usage windows and capacity samples in ``[start, end)`` (``billing.margin``). Revenue counts every
+    closed usage piece (the same pieces the rollups sum); the hour still open counts once it is cut."""
+    start_ms, end_ms = to_ms(start), to_ms(end)
+    pieces = list(
+        UsageInterval.objects.filter(window_ms__gte=start_ms, window_ms__lt=end_ms, end_ms__isnull=False)
+        .values_list("window_ms", "sku_id", "price_id", "allocation__hall_id")
+        .annotate(quantity=Sum("quantity_milli"))
+        .order_by()
+    )
+    skus = Sku.objects.select_related("gpu_model", "region").in_bulk({p[1] for p in pieces})
+    prices = dict(
+        SkuPrice.objects.filter(id__in={p[2] for p in pieces if p[2]}).values_list("id", "unit_price_per_hour")
+    )
+    halls = {h.id: h for h in Hall.objects.select_related("region")}
+    gpus_per_node = {
+        (hall_id, model_id): most
+        for hall_id, model_id, most in Node.objects.values_list("hall_id", "gpu_model_id")
+        .annotate(most=Max("gpu_count"))
+        .order_by()
+    }
+    revenue, held = [], []
+    for window_ms, sku_id, price_id, hall_id, quantity in pieces:
+        sku, hall, month = skus[sku_id], halls[hall_id], _month_key(window_ms)
+        if price_id is not None:
+            money = amount(quantity, prices[price_id])
+            revenue.append(Revenue(month, sku.rung, sku.gpu_model.name, sku.region.code, sku.currency, money))
+        gpu_hours = Decimal(quantity) * _gpu_per_unit(sku, gpus_per_node, hall_id) / 3_600_000
+        held.append(
+            Held(month, sku.rung, sku.gpu_model.name, hall.code, hall.region.code, sku.currency, window_ms, gpu_hours)
+        )
+    models = dict(GpuModel.objects.values_list("id", "name"))
+    samples = [
+        Sample(
+            _month_key(to_ms(at) - 1),
+            models[model_id],
+            halls[hall_id].code,
+            halls[hall_id].region.code,
+            to_ms(at),
+            seconds,
+            gpus,
+            idle,
+            stranded,
+        )
+        for at, seconds, hall_id, model_id, gpus, idle, stranded in CapacitySample.objects.filter(
+            at__gt=start, at__lte=end
+        ).values_list("at", "seconds", "hall_id", "gpu_model_id", "gpus", "idle_milli", "stranded_milli")
+    ]
+    book = CostBook(
+        (models[b.gpu_model_id], halls[b.hall_id].code, Basis(to_ms(b.effective_from), b.per_gpu_hour, b.currency))
+        for b in CostBasis.objects.all()
+    )
+    return margin(revenue=revenue, held=held, samples=samples, book=book)
+
+
+@dataclass(frozen=True)
+class BudgetStanding:
+    tenant: Tenant
+    currency: str
+    budget: Decimal
+    spend: Decimal
+    hard_stop: bool
+
+    @property
+    def used_pct(self) -> Decimal:
+        return (self.spend * 100 / self.budget).quantize(Decimal("0.1"))
+
+    @property
+    def over(self) -> bool:
+        return self.spend >= self.budget
+
+
+def budgets_standing(*, now: datetime) -> list[BudgetStanding]:
+    """Every tenant with a monthly budget: this month's spend against it, the most used first (finance)."""
+    accounts = BillingAccount.objects.filter(budget_monthly__isnull=False).select_related("tenant")
+    rows = [
+        BudgetStanding(
+            tenant=account.tenant,
+            currency=account.currency,
+            budget=account.budget_monthly,
+            spend=month_spend(tenant=account.tenant, now=now),
+            hard_stop=account.budget_hard_stop,
+        )
+        for account in accounts
+        if account.budget_monthly is not None
+    ]
+    return sorted(rows, key=lambda row: (-row.used_pct, row.tenant.slug))

@@ -41,6 +41,7 @@ env = environ.FileAwareEnv(
     LADDER_SIM_PROVISION_SECONDS=(float, 2.0),
     LADDER_SIM_SANITIZE_SECONDS=(float, 5.0),
     LADDER_RECONCILE_EVERY_SECONDS=(float, 5.0),
+    LADDER_CAPACITY_SAMPLE_EVERY_SECONDS=(int, 300),
     LADDER_SIM_CHECKPOINT_SECONDS=(float, 60.0),
     LADDER_SECRETS_KEY=(str, ""),
     LADDER_ATTESTATION_VERIFIER=(str, "node-key"),
@@ -242,6 +243,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# How often the fleet's capacity (GPUs, idle, stranded per GPU model and hall) is sampled for finance's margin.
+LADDER_CAPACITY_SAMPLE_EVERY_SECONDS: int = env("LADDER_CAPACITY_SAMPLE_EVERY_SECONDS")
 CELERY_BEAT_SCHEDULE = {
     "audit-verify": {
         "task": "compliance.tasks.audit_verify_scheduled",
@@ -271,6 +274,10 @@ CELERY_BEAT_SCHEDULE = {
     "defragment-advance": {
         "task": "provisioning.tasks.defragment_runs_advance",
         "schedule": env("LADDER_RECONCILE_EVERY_SECONDS"),
+    },
+    "capacity-sample": {
+        "task": "provisioning.tasks.capacity_sample",
+        "schedule": LADDER_CAPACITY_SAMPLE_EVERY_SECONDS,
     },
 }
 

@@ -440,3 +440,28 @@ class DefragmentRun(models.Model):
 
     def __str__(self) -> str:
         return f"defragment #{self.pk} ({self.state})"
+
+
+class CapacitySample(models.Model):
+    """The fleet's capacity of one GPU model in one hall at a moment, and how much of it was allocated, idle or
+    stranded (the placement engine's figures, ``provisioning.placement.fragmentation``). A sample stands for the
+    ``seconds`` before it, so summing ``gpus x seconds`` over a month gives the GPU-hours the hall had; finance
+    prices them with the cost basis to find the cost of idle and stranded capacity (docs/finance.md)."""
+
+    at = models.DateTimeField()
+    seconds = models.PositiveIntegerField(help_text="How long this sample stands for (since the previous one).")
+    hall = models.ForeignKey(Hall, on_delete=models.PROTECT, related_name="+")
+    gpu_model = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="+")
+    gpus = models.PositiveIntegerField()
+    idle_milli = models.PositiveIntegerField(help_text="Whole-GPU equivalents not allocated and usable, x 1000.")
+    stranded_milli = models.PositiveIntegerField(
+        help_text="Free MIG compute on partly used GPUs that no profile can use, in GPU equivalents x 1000."
+    )
+
+    class Meta:
+        ordering = ["at", "hall", "gpu_model"]
+        constraints = [models.UniqueConstraint(fields=["at", "hall", "gpu_model"], name="capacity_sample_unique")]
+        indexes = [models.Index(fields=["hall", "gpu_model", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.hall_id}/{self.gpu_model_id} at {self.at:%Y-%m-%dT%H:%M}"

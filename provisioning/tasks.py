@@ -8,6 +8,7 @@ from django.utils import timezone
 from provisioning.fleet_cache import journal_prune
 from provisioning.provisioners import allocations_reconcile as reconcile
 from provisioning.provisioners import provisioner
+from provisioning.services.capacity import capacity_sample as sample
 from provisioning.services.defragment import defragment_advance as advance
 from provisioning.services.defragment import defragment_advance_open
 
@@ -44,3 +45,8 @@ def defragment_advance(run_id: int) -> None:
 def defragment_runs_advance() -> int:
     """Beat: carry the open defragmentation run forward, once its step in flight runs again."""
     return defragment_advance_open(last_checkpoint=provisioner().last_checkpoint)
+
+
+@shared_task
+def capacity_sample() -> int:
+    return sample(now=timezone.now())

@@ -24,7 +24,13 @@ class StaffRole(StrEnum):
 
 # Explicit model permissions of each staff group ("app_label.codename").
 STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
-    StaffRole.FINANCE: ("tenancy.view_tenant", "billing.view_usagerollup", "billing.view_invoice", "billing.view_sku"),
+    StaffRole.FINANCE: (
+        "tenancy.view_tenant",
+        "billing.view_usagerollup",
+        "billing.view_invoice",
+        "billing.view_sku",
+        "billing.view_costbasis",  # revenue and margin
+    ),
     StaffRole.COMPLIANCE: (
         "tenancy.view_tenant",
         "core.view_auditevent",
@@ -47,7 +53,8 @@ STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
         "provisioning.change_cluster",
         "billing.view_sku",
         "billing.add_skuprice",  # the price book
-        "billing.change_sku",  # cost basis
+        "billing.view_costbasis",  # the cost basis per GPU-hour of each model and hall
+        "billing.add_costbasis",
     ),
 }
 

@@ -14,13 +14,14 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
-from billing.models import BillingAccount, BudgetAlert, Invoice, Notification, Sku, SkuPrice
+from billing.models import BillingAccount, BudgetAlert, CostBasis, Invoice, Notification, Sku, SkuPrice
 from billing.selectors import month_of, month_spend, stripe_enabled
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid, ServiceError
 from core.sql import Lookup
 from core.tasks import enqueue
+from provisioning.models import GpuModel, Hall
 from tenancy.models import Membership, Tenant, TenantState
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,60 @@ def price_set(*, sku: Sku, unit_price_per_hour: Decimal, effective_from: datetim
         },
     )
     return price
+
+
+# --- cost basis --------------------------------------------------------------------------------------------------
+
+COST_PARTS = ("capex", "power", "space", "network")
+
+
+@transaction.atomic
+def cost_basis_add(
+    *,
+    gpu_model: GpuModel,
+    hall: Hall,
+    effective_from: datetime,
+    parts: dict[str, Decimal],
+    currency: str,
+    actor: Actor,
+) -> CostBasis:
+    """What a GPU-hour of ``gpu_model`` in ``hall`` costs from ``effective_from`` on, by part (capex amortisation,
+    power, space, network, each per GPU-hour). It may start in the past: margin reports are computed from the cost
+    book when they are read, so a back-dated entry restates the months after it (audited, with who did it)."""
+    for name in COST_PARTS:
+        value = parts.get(name)
+        if value is None:
+            raise Invalid("validation_error", f"The {name} cost per GPU-hour is required.", field=name)
+        if value < 0:
+            raise Invalid("validation_error", f"The {name} cost per GPU-hour cannot be negative.", field=name)
+    if CostBasis.objects.filter(gpu_model=gpu_model, hall=hall, effective_from=effective_from).exists():
+        raise Conflict(
+            "cost_basis_exists", "This model and hall already have a cost basis starting then.", field="effective_from"
+        )
+    basis = CostBasis.objects.create(
+        gpu_model=gpu_model,
+        hall=hall,
+        effective_from=effective_from,
+        currency=currency,
+        capex_per_gpu_hour=parts["capex"],
+        power_per_gpu_hour=parts["power"],
+        space_per_gpu_hour=parts["space"],
+        network_per_gpu_hour=parts["network"],
+    )
+    audit_record(
+        actor=actor,
+        action="billing.cost_basis_added",
+        target_type="cost_basis",
+        target_id=basis.pk,
+        data={
+            "gpu_model": gpu_model.name,
+            "hall": hall.code,
+            "effective_from": effective_from.isoformat(),
+            "currency": currency,
+            **{f"{name}_per_gpu_hour": str(parts[name]) for name in COST_PARTS},
+        },
+    )
+    return basis
 
 
 # --- accounts --------------------------------------------------------------------------------------------------

@@ -22,18 +22,19 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
-from billing.models import Unit
-from billing.services.accounts import price_set
+from billing.models import CostBasis, Unit
+from billing.services.accounts import cost_basis_add, price_set
 from billing.services.ledger import sku_get
 from compliance.models import DataAsset, TenantSecret
 from compliance.services.assets import data_asset_create
 from compliance.services.secrets import secret_create
 from core.actor import Actor
 from lifecycle.services.customers import allocation_request, tenant_signup
-from provisioning.models import Allocation, GpuModel, Node, Region
+from provisioning.models import Allocation, GpuModel, Hall, Node, Region
 from provisioning.placement.isolation import Rung
 from provisioning.provisioners import simulated_node_public_key
 from provisioning.services.allocations import AllocationSpec
+from provisioning.services.capacity import capacity_sample
 from provisioning.services.fleet import fleet_load, node_attestation_key_set
 from provisioning.workloads import Workload
 from tenancy.models import ApiKey, ApiKeyScope, SshKey, Tenant
@@ -117,6 +118,13 @@ DEMO_FLEET: dict[str, Any] = {
 
 
 H100 = "H100-SXM-80GB"
+# The operator's cost of a GPU-hour (docs/finance.md): capex amortised over four years with the server's share,
+# space and network per GPU; power per GPU-hour at each region's tariff (700 W with cooling overhead).
+DEMO_COST = {
+    "H100-SXM-80GB": {"capex": Decimal("1.05"), "space": Decimal("0.08"), "network": Decimal("0.05")},
+    "H200-141GB": {"capex": Decimal("1.40"), "space": Decimal("0.08"), "network": Decimal("0.05")},
+}
+DEMO_POWER = {"eu-west": Decimal("0.19"), "us-east": Decimal("0.10")}
 DEMO_GPU_HOUR = {"H100-SXM-80GB": Decimal("2.49"), "H200-141GB": Decimal("3.39")}  # list price per GPU-hour
 DEMO_RUNG_FACTOR = {  # bare metal first: it is priced per node
     Rung.BARE_METAL: Decimal("0.90"),
@@ -268,7 +276,9 @@ class Command(BaseCommand):
         out["fleet"] = fleet_load(document=DEMO_FLEET, actor=actor).as_dict()
         self._attestation_keys(actor)
         out["prices"] = self._price_book(actor)
+        out["cost_basis"] = self._cost_book(actor)
         out["allocations"] = self._allocations(actor)
+        out["capacity_samples"] = capacity_sample(now=timezone.now())
         out["data_assets"] = self._data_assets(actor)
         return out
 
@@ -322,6 +332,20 @@ class Command(BaseCommand):
                         actor=actor,
                     )
                     created += 1
+        return created
+
+    def _cost_book(self, actor: Actor) -> int:
+        """What a GPU-hour costs in each demo hall from the start of this month (capex over four years, power at
+        the hall's tariff, space and network); set once."""
+        created = 0
+        start = timezone.now().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+        for model_id, hall_id in Node.objects.values_list("gpu_model", "hall").distinct():
+            model, hall = GpuModel.objects.get(pk=model_id), Hall.objects.get(pk=hall_id)
+            if CostBasis.objects.filter(gpu_model=model, hall=hall).exists():
+                continue
+            parts = {**DEMO_COST[model.name], "power": DEMO_POWER[hall.region.code]}
+            cost_basis_add(gpu_model=model, hall=hall, effective_from=start, parts=parts, currency="usd", actor=actor)
+            created += 1
         return created
 
     def _allocations(self, actor: Actor) -> int:

@@ -1,0 +1,226 @@
+"""Finance and the cost book: ``/api/v1/finance/margin`` (revenue, cost and gross margin per rung, model, region
+and month), ``/api/v1/finance/budgets`` (tenants against their budgets), and the operators' cost basis per
+GPU-hour ``/api/v1/ops/cost-basis``. Finance staff read every tenant's billing and change no tenant's data."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from api.base import StaffViewSet
+from api.serializers import StrictSerializer
+from billing import selectors
+from billing.margin import MarginReport
+from billing.models import CostBasis
+from billing.services.accounts import COST_PARTS, cost_basis_add
+from core.errors import Invalid
+from provisioning.models import GpuModel, Hall
+
+MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+MAX_MONTHS = 24
+
+
+def _month(value: str | None, name: str, default: datetime) -> datetime:
+    if value is None or value == "":
+        return default
+    match = MONTH.match(value)
+    if not match:
+        raise Invalid("validation_error", f"{name} must be a month as YYYY-MM.", field=name)
+    return datetime(int(match[1]), int(match[2]), 1, tzinfo=UTC)
+
+
+def _next_month(start: datetime) -> datetime:
+    return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+
+
+def _money(value: Decimal) -> str:
+    """Costs and revenue to the hundredth of a cent: exact enough to add up, rounded only for display."""
+    return str(value.quantize(Decimal("0.0001")))
+
+
+def _hours(value: Decimal) -> str:
+    return str(value.quantize(Decimal("0.001")))
+
+
+def margin_body(report: MarginReport) -> dict[str, Any]:
+    return {
+        "rungs": [
+            {
+                "month": r.month,
+                "rung": r.rung,
+                "gpu_model": r.model,
+                "region": r.region,
+                "currency": r.currency,
+                "revenue": _money(r.revenue),
+                "allocated_gpu_hours": _hours(r.allocated_gpu_hours),
+                "allocated_cost": _money(r.allocated_cost),
+                "gross_margin": _money(r.gross_margin),
+                "margin_pct": None if r.margin_pct is None else str(r.margin_pct.quantize(Decimal("0.1"))),
+                "uncosted_gpu_hours": _hours(r.uncosted_gpu_hours),
+            }
+            for r in report.rungs
+        ],
+        "capacity": [
+            {
+                "month": c.month,
+                "gpu_model": c.model,
+                "region": c.region,
+                "currency": c.currency,
+                "gpu_hours": _hours(c.gpu_hours),
+                "fleet_cost": _money(c.fleet_cost),
+                "revenue": _money(c.revenue),
+                "allocated_cost": _money(c.allocated_cost),
+                "idle_gpu_hours": _hours(c.idle_gpu_hours),
+                "idle_cost": _money(c.idle_cost),
+                "stranded_gpu_hours": _hours(c.stranded_gpu_hours),
+                "stranded_cost": _money(c.stranded_cost),
+                "unbilled_cost": _money(c.unbilled_cost),
+                "gross_margin": _money(c.gross_margin),
+            }
+            for c in report.capacity
+        ],
+        "totals": [
+            {"month": month, "currency": currency, **{k: _money(v) for k, v in values.items()}}
+            for (month, currency), values in sorted(report.totals().items())
+        ],
+        "uncosted": [
+            {"month": month, "gpu_model": model, "hall": hall, "gpu_hours": _hours(hours)}
+            for (month, model, hall), hours in report.uncosted.items()
+        ],
+    }
+
+
+class MarginViewSet(StaffViewSet):
+    """Revenue and gross margin per rung, GPU model, region and month, with the cost of idle and stranded
+    capacity; see docs/finance.md for each figure."""
+
+    queryset = CostBasis.objects.none()  # figures come from the ledger, samples and cost book, not a queryset
+    required_permission = "billing.view_usagerollup"  # revenue is finance's: operators keep the cost book only
+    pagination_class = None
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", str, description="First month, YYYY-MM (default: this month)."),
+            OpenApiParameter("to", str, description="Last month, YYYY-MM, inclusive (default: `from`)."),
+        ],
+        responses={200: dict},
+    )
+    def list(self, request: Request) -> Response:
+        this_month, _ = selectors.month_of(timezone.now())
+        first = _month(request.query_params.get("from"), "from", this_month)
+        last = _month(request.query_params.get("to"), "to", first)
+        if last < first:
+            raise Invalid("validation_error", "to must not be before from.", field="to")
+        months = (last.year - first.year) * 12 + last.month - first.month + 1
+        if months > MAX_MONTHS:
+            raise Invalid("validation_error", f"At most {MAX_MONTHS} months at a time.", field="to")
+        report = selectors.margin_report(start=first, end=_next_month(last))
+        return Response({"from": first.strftime("%Y-%m"), "to": last.strftime("%Y-%m"), **margin_body(report)})
+
+
+class BudgetStandingSerializer(serializers.Serializer[Any]):
+    tenant = serializers.CharField(source="tenant.slug")
+    tenant_name = serializers.CharField(source="tenant.name")
+    currency = serializers.CharField()
+    budget = serializers.DecimalField(max_digits=14, decimal_places=2)
+    spend = serializers.DecimalField(max_digits=14, decimal_places=2)
+    used_pct = serializers.DecimalField(max_digits=8, decimal_places=1)
+    over = serializers.BooleanField()
+    hard_stop = serializers.BooleanField()
+
+
+class BudgetStandingViewSet(StaffViewSet):
+    """Every tenant with a monthly budget, this month's spend against it, the most used first."""
+
+    queryset = CostBasis.objects.none()
+    required_permission = "billing.view_usagerollup"
+    pagination_class = None
+
+    @extend_schema(
+        parameters=[OpenApiParameter("over", bool, description="true: only tenants at or over their budget.")],
+        responses=BudgetStandingSerializer(many=True),
+    )
+    def list(self, request: Request) -> Response:
+        over = request.query_params.get("over", "")
+        if over not in ("", "true", "false"):
+            raise Invalid("validation_error", "over must be true or false.", field="over")
+        rows = selectors.budgets_standing(now=timezone.now())
+        if over:
+            rows = [r for r in rows if r.over == (over == "true")]
+        return Response(BudgetStandingSerializer(rows, many=True).data)
+
+
+class CostBasisSerializer(serializers.ModelSerializer[CostBasis]):
+    gpu_model = serializers.CharField(source="gpu_model.name")
+    hall = serializers.CharField(source="hall.code")
+    capex = serializers.DecimalField(source="capex_per_gpu_hour", max_digits=12, decimal_places=6)
+    power = serializers.DecimalField(source="power_per_gpu_hour", max_digits=12, decimal_places=6)
+    space = serializers.DecimalField(source="space_per_gpu_hour", max_digits=12, decimal_places=6)
+    network = serializers.DecimalField(source="network_per_gpu_hour", max_digits=12, decimal_places=6)
+    per_gpu_hour = serializers.DecimalField(max_digits=14, decimal_places=6, read_only=True)
+
+    class Meta:
+        model = CostBasis
+        fields = [
+            "id",
+            "gpu_model",
+            "hall",
+            "effective_from",
+            "currency",
+            "capex",
+            "power",
+            "space",
+            "network",
+            "per_gpu_hour",
+            "created_at",
+        ]
+
+
+class CostBasisRequestSerializer(StrictSerializer):
+    gpu_model = serializers.SlugRelatedField(slug_field="name", queryset=GpuModel.objects.all())
+    hall = serializers.SlugRelatedField(slug_field="code", queryset=Hall.objects.all())
+    effective_from = serializers.DateTimeField()
+    currency = serializers.RegexField(r"^[a-z]{3}$", default="usd", help_text="ISO code in lower case.")
+    capex = serializers.DecimalField(max_digits=12, decimal_places=6, min_value=Decimal(0))
+    power = serializers.DecimalField(max_digits=12, decimal_places=6, min_value=Decimal(0))
+    space = serializers.DecimalField(max_digits=12, decimal_places=6, min_value=Decimal(0))
+    network = serializers.DecimalField(max_digits=12, decimal_places=6, min_value=Decimal(0))
+
+
+class CostBasisViewSet(mixins.ListModelMixin, StaffViewSet):
+    """The cost book: what a GPU-hour of each model in each hall costs from a date on (capex amortisation, power,
+    space, network). Entries are added, never edited; the latest in force applies."""
+
+    queryset = CostBasis.objects.select_related("gpu_model", "hall").order_by("gpu_model__name", "hall__code", "id")
+    serializer_class = CostBasisSerializer
+    required_permission = "billing.view_costbasis"
+    action_permissions = {"create": "billing.add_costbasis"}
+
+    @extend_schema(request=CostBasisRequestSerializer, responses={201: CostBasisSerializer})
+    def create(self, request: Request) -> Response:
+        data = CostBasisRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        basis = cost_basis_add(
+            gpu_model=values["gpu_model"],
+            hall=values["hall"],
+            effective_from=values["effective_from"],
+            currency=values["currency"],
+            parts={name: values[name] for name in COST_PARTS},
+            actor=self.caller.actor,
+        )
+        return Response(CostBasisSerializer(self.get_queryset().get(pk=basis.pk)).data, status=201)
+
+
+def register(router: Any) -> None:
+    router.register("finance/margin", MarginViewSet, basename="finance-margin")
+    router.register("finance/budgets", BudgetStandingViewSet, basename="finance-budgets")
+    router.register("ops/cost-basis", CostBasisViewSet, basename="cost-basis")
