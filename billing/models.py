@@ -113,7 +113,12 @@ class BillingAccount(models.Model):
     stripe_customer_id = models.CharField(max_length=64, blank=True)
     stripe_subscription_id = models.CharField(max_length=64, blank=True)
     subscription_status = models.CharField(max_length=32, blank=True)
-    subscribed_prices = models.JSONField(default=list, blank=True, help_text="Stripe price ids on the subscription.")
+    subscribed_prices = models.JSONField(default=list, blank=True, help_text="Stripe price ids on the subscriptions.")
+    # Stripe allows 20 items per subscription, so a tenant billed at more prices has further subscriptions (shards)
+    # on the same billing cycle; this says which one bills each price (docs/billing.md, "Catalog without a ceiling").
+    subscription_items = models.JSONField(
+        default=dict, blank=True, help_text="Stripe price id -> the subscription whose item bills it."
+    )
     payment_failed_at = models.DateTimeField(null=True, blank=True)
     budget_monthly = models.DecimalField(
         max_digits=14, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(Decimal("0.01"))]
