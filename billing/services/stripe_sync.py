@@ -265,7 +265,7 @@ def _shard_open(
     """A further subscription for the tenant, on the first one's billing cycle, with an item for ``price_id``."""
     first = client.v1.subscriptions.retrieve(account.stripe_subscription_id)
     period = first["items"].data[0]
-    number = len(set(items.values()) | {account.stripe_subscription_id})
+    number = len(set(items.values()) | {account.stripe_subscription_id}) + 1
     subscription = client.v1.subscriptions.create(
         params={
             "customer": account.stripe_customer_id,
