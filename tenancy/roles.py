@@ -24,7 +24,13 @@ class StaffRole(StrEnum):
 
 # Explicit model permissions of each staff group ("app_label.codename").
 STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
-    StaffRole.FINANCE: ("tenancy.view_tenant", "billing.view_usagerollup", "billing.view_invoice", "billing.view_sku"),
+    StaffRole.FINANCE: (
+        "tenancy.view_tenant",
+        "billing.view_usagerollup",
+        "billing.view_invoice",  # invoices, reconciliation
+        "billing.view_sku",
+        "billing.change_usagerollup",  # retry a push Stripe refused (the outbox row only, never tenant data)
+    ),
     StaffRole.COMPLIANCE: (
         "tenancy.view_tenant",
         "core.view_auditevent",
