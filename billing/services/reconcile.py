@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -28,7 +28,13 @@ from billing.models import BillingAccount, PushState, Sku, SkuPrice, UsageRollup
 from billing.pricing import exponent, stripe_unit_amount
 from billing.reconcile import Key, Line, Result, reconcile
 from billing.selectors import stripe_enabled
-from billing.services.stripe_sync import STRIPE_MAX_AGE_MS, account_items, stripe_client
+from billing.services.stripe_sync import (
+    DEDUP_WINDOW,
+    STALE_MARGIN_MS,
+    STRIPE_MAX_AGE_MS,
+    account_items,
+    stripe_client,
+)
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid, Unavailable
@@ -228,8 +234,10 @@ def _read_stripe(
             line = line_of(tenant_id, price)
             line.invoiced = line.invoiced or 0
             line.invoiced_amount = line.invoiced_amount or 0
+    # What reached Stripe after the invoice was finalized: mostly late adjustments (seq > 0), or a push a person
+    # retried. Stripe has it in the month's meter, not on the month's invoice.
     late = (
-        rollups.filter(tenant_id=tenant_id, seq__gt=0, push_state=PushState.SENT)
+        rollups.filter(tenant_id=tenant_id, push_state=PushState.SENT)
         .filter(pushed_at__gt=datetime.fromtimestamp(finalized, UTC))
         .values("price_id")
         .annotate(v=Sum("meter_value"))
@@ -258,17 +266,17 @@ def usage_rollups_needing_a_person(*, state: str | None = None) -> QuerySet[Usag
 def retry_refusal(row: UsageRollup, now: datetime) -> str | None:
     """Why a row may not go back to the outbox, or None when it may.
 
-    ``failed`` may, unless its window is now too old for Stripe (it would only go stale) or its earlier send has
-    an unknown outcome beyond Stripe's 24 hours of deduplication (a resend could bill twice: a person must check
-    the meter's event summaries first). ``stale`` never may: Stripe refuses events older than 35 days, and the
-    pusher marks a row stale a day before that, so a stale row can only be billed by hand."""
+    ``failed`` may, unless its window is now too old for Stripe (it would only go stale) or an earlier send has
+    an unknown outcome and is older than Stripe's 24 hours of deduplication (a resend could bill twice: a person
+    must check the meter's event summaries first). ``stale`` never may: Stripe refuses events older than 35 days,
+    and the pusher marks a row stale a day before that, so a stale row can only be billed by hand."""
     if row.push_state == PushState.STALE:
         return "It is older than Stripe accepts (35 days): bill this usage by hand."
     if row.push_state != PushState.FAILED:
         return None
-    if row.window_ms < to_ms(now) - STRIPE_MAX_AGE_MS + timedelta(days=1) // timedelta(milliseconds=1):
+    if row.window_ms < to_ms(now) - STRIPE_MAX_AGE_MS + STALE_MARGIN_MS:
         return "It is now too old for Stripe (35 days): bill this usage by hand."
-    if row.uncertain_since is not None:
+    if row.uncertain_since is not None and row.uncertain_since < now - DEDUP_WINDOW:
         return (
             "An earlier send has an unknown outcome and Stripe no longer deduplicates it: check the meter's event "
             "summaries (reconciliation) before billing it again."

@@ -670,7 +670,12 @@ def _record(
         elif outcome in (REPLAYED, ALREADY):
             report.already_sent += 1
         elif outcome == FAILED:
-            mine.filter(pk=row.pk).update(push_state=PushState.FAILED, push_error=message[:2000], lease_until=None)
+            # A refusal is certain: Stripe did not take this send. Only an earlier send (before this claim) can
+            # have an unknown outcome still, so the mark is kept only then (a person retrying needs to know).
+            earlier = row.uncertain_since if row.uncertain_since is not None and row.uncertain_since < now else None
+            mine.filter(pk=row.pk).update(
+                push_state=PushState.FAILED, push_error=message[:2000], lease_until=None, uncertain_since=earlier
+            )
             report.failed += 1
             report.errors.append(f"{row.identifier}: {message}")
         else:
