@@ -61,6 +61,7 @@ WRITES = [
     ("POST", "/api/v1/ops/nodes/{id}/attestation-key", "operator"),
     ("POST", "/api/v1/attestation/{allocation_id}/challenge", "guest"),
     ("POST", "/api/v1/attestation/{allocation_id}/evidence", "guest"),
+    ("POST", "/api/v1/finance/pushes/{id}/retry", "finance"),
 ]
 GUEST_ALLOCATION = 424242  # the confidential allocation whose guest "guest" plays
 

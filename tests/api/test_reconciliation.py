@@ -1,0 +1,165 @@
+"""/api/v1/finance/reconciliation and /api/v1/finance/pushes (finance staff): the month's reconciliation, the pushes
+that need a person with Stripe's message, and retrying a failed one (audited, idempotent)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group
+from django.utils import timezone
+
+from billing.metering import HOUR_MS, to_ms
+from billing.models import PushState, Sku, SkuPrice, UsageRollup
+from core.models import AuditEvent
+from tenancy.models import Tenant
+from tenancy.roles import STAFF_PERMISSIONS, StaffRole
+from tests.support import assert_problem
+from tests.support.billing import load_fleet, sku
+
+RECONCILIATION = "/api/v1/finance/reconciliation"
+PUSHES = "/api/v1/finance/pushes"
+
+
+def rollup(tenant: Tenant, item: Sku, *, hours_ago: int, state: str, error: str = "", **extra: Any) -> UsageRollup:
+    """An outbox row as the pusher leaves it (setup data)."""
+    window = to_ms(timezone.now()) // HOUR_MS * HOUR_MS - hours_ago * HOUR_MS
+    return UsageRollup.objects.create(
+        tenant=tenant,
+        sku=item,
+        price=SkuPrice.objects.filter(sku=item).first(),
+        window_ms=window,
+        batch=1,
+        quantity_milli=1_800_000,
+        amount=Decimal("1.25"),
+        currency="usd",
+        meter_value=1800,
+        push_state=state,
+        push_error=error,
+        **extra,
+    )
+
+
+@pytest.fixture
+def rows(db: None, acme: Tenant, globex: Tenant) -> dict[str, UsageRollup]:
+    load_fleet()
+    item = sku()
+    SkuPrice.objects.create(
+        sku=item, unit_price_per_hour=Decimal("2.50"), effective_from=timezone.now() - timedelta(days=90)
+    )
+    return {
+        "failed": rollup(acme, item, hours_ago=3, state=PushState.FAILED, error="No such customer: 'cus_gone'"),
+        "other": rollup(globex, item, hours_ago=4, state=PushState.FAILED, error="Invalid payload"),
+        "stale": rollup(acme, item, hours_ago=36 * 24, state=PushState.STALE, error="Older than Stripe accepts"),
+        "sent": rollup(acme, item, hours_ago=5, state=PushState.SENT),
+        "unknown": rollup(
+            acme,
+            item,
+            hours_ago=6,
+            state=PushState.FAILED,
+            error="unknown outcome",
+            uncertain_since=timezone.now() - timedelta(days=2),
+        ),
+    }
+
+
+def test_the_finance_group_may_retry_pushes_and_read_invoices(finance):
+    group = Group.objects.get(name=StaffRole.FINANCE)
+    held = {f"{p.content_type.app_label}.{p.codename}" for p in group.permissions.select_related("content_type")}
+    assert held == set(STAFF_PERMISSIONS[StaffRole.FINANCE])
+    assert finance.has_perm("billing.change_usagerollup") and finance.has_perm("billing.view_invoice")
+    assert not finance.has_perm("tenancy.change_tenant")  # never tenant data
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("get", RECONCILIATION + "?month=2026-01"), ("get", PUSHES), ("post", PUSHES + "/{id}/retry")],
+)
+@pytest.mark.parametrize("who", ["alice", "charlie", "operator", "compliance"])
+def test_only_finance_staff_reach_it(api, rows, request, method, path, who):
+    response = getattr(api(request.getfixturevalue(who)), method)(path.format(id=rows["failed"].pk))
+    assert_problem(response, 403, "permission_denied")
+    assert UsageRollup.objects.get(pk=rows["failed"].pk).push_state == PushState.FAILED
+
+
+def test_failed_pushes_list_with_stripes_message(api, finance, rows):
+    response = api(finance).get(PUSHES, {"state": "failed"})
+    assert response.status_code == 200, response.content
+    listed = {r["id"]: r for r in response.json()["results"]}
+    assert set(listed) == {rows["failed"].pk, rows["other"].pk, rows["unknown"].pk}
+    failed = listed[rows["failed"].pk]
+    assert failed["tenant"] == "acme"
+    assert failed["sku"] == rows["failed"].sku.code
+    assert failed["stripe_message"] == "No such customer: 'cus_gone'"
+    assert failed["identifier"] == rows["failed"].identifier
+    assert failed["retry_refused"] is None
+    assert "unknown outcome" in listed[rows["unknown"].pk]["retry_refused"]
+
+    both = api(finance).get(PUSHES).json()["results"]
+    assert {r["push_state"] for r in both} == {"failed", "stale"}
+    assert_problem(api(finance).get(PUSHES, {"state": "sent"}), 422, "validation_error")
+
+
+def test_a_retry_puts_a_failed_push_back_once_audited(api, finance, rows):
+    row = rows["failed"]
+    first = api(finance).post(f"{PUSHES}/{row.pk}/retry")
+    assert first.status_code == 200, first.content
+    assert first.json()["push_state"] == "pending"
+    again = api(finance).post(f"{PUSHES}/{row.pk}/retry")
+    assert (again.status_code, again.json()["push_state"]) == (200, "pending")
+    events = AuditEvent.objects.filter(action="billing.push_retried")
+    assert [(e.target_id, e.tenant.slug) for e in events] == [(str(row.pk), "acme")]
+    row.refresh_from_db()
+    assert (row.push_state, row.push_attempts) == (PushState.PENDING, 0)
+    assert row.next_attempt_at <= timezone.now()
+
+
+@pytest.mark.parametrize("which", ["stale", "unknown"])
+def test_what_cannot_be_retried_is_refused_and_left_alone(api, finance, rows, which):
+    row = rows[which]
+    response = api(finance).post(f"{PUSHES}/{row.pk}/retry")
+    body = assert_problem(response, 409, "push_not_retryable")
+    assert "by hand" in body["detail"] or "event summaries" in body["detail"]
+    assert UsageRollup.objects.get(pk=row.pk).push_state == row.push_state
+    assert not AuditEvent.objects.filter(action="billing.push_retried").exists()
+
+
+def test_retry_refuses_a_body_and_an_unknown_id(api, finance, rows):
+    assert_problem(api(finance).post(f"{PUSHES}/999999/retry"), 404, "not_found")
+    response = api(finance).post(f"{PUSHES}/{rows['failed'].pk}/retry", {"force": True}, format="json")
+    assert_problem(response, 422, "validation_error")
+    assert UsageRollup.objects.get(pk=rows["failed"].pk).push_state == PushState.FAILED
+
+
+def test_the_reconciliation_of_a_month_in_ledger_only_mode(api, finance, rows, settings):
+    settings.STRIPE_API_KEY = ""
+    month = timezone.now().strftime("%Y-%m")
+    response = api(finance).get(RECONCILIATION, {"month": month})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["mode"] == "ledger_only"
+    assert body["month"] == month
+    assert any("outbox only" in note for note in body["notes"])
+    causes = {(d["tenant"], d["cause"]) for d in body["differences"]}
+    assert ("acme", "failed_push") in causes
+    assert body["clean"] is True  # failed pushes are explained: they need a person, they are not a mystery
+
+    only = api(finance).get(RECONCILIATION, {"month": month, "tenant": "globex"}).json()
+    assert {d["tenant"] for d in only["differences"]} == {"globex"}
+    assert any("Invalid payload" in d["detail"] for d in only["differences"])
+
+
+@pytest.mark.parametrize(
+    ("params", "status", "code"),
+    [
+        ({}, 422, "validation_error"),
+        ({"month": "2026-13"}, 422, "month_invalid"),
+        ({"month": "yesterday"}, 422, "month_invalid"),
+        ({"month": "2999-01"}, 422, "month_in_future"),
+        ({"month": "2026-01", "tenant": "nobody"}, 404, "not_found"),
+    ],
+)
+def test_bad_input_gets_a_clear_problem(api, finance, db, params, status, code):
+    assert_problem(api(finance).get(RECONCILIATION, params), status, code)
