@@ -69,7 +69,8 @@ def test_the_finance_group_may_retry_pushes_and_read_invoices(finance):
     group = Group.objects.get(name=StaffRole.FINANCE)
     held = {f"{p.content_type.app_label}.{p.codename}" for p in group.permissions.select_related("content_type")}
     assert held == set(STAFF_PERMISSIONS[StaffRole.FINANCE])
-    assert finance.has_perm("billing.change_usagerollup") and finance.has_perm("billing.view_invoice")
+    assert finance.has_perm("billing.change_usagerollup")
+    assert finance.has_perm("billing.view_invoice")
     assert not finance.has_perm("tenancy.change_tenant")  # never tenant data
 
 
@@ -110,7 +111,7 @@ def test_a_retry_puts_a_failed_push_back_once_audited(api, finance, rows):
     again = api(finance).post(f"{PUSHES}/{row.pk}/retry")
     assert (again.status_code, again.json()["push_state"]) == (200, "pending")
     events = AuditEvent.objects.filter(action="billing.push_retried")
-    assert [(e.target_id, e.tenant.slug) for e in events] == [(str(row.pk), "acme")]
+    assert [(e.target_id, e.tenant_id) for e in events] == [(str(row.pk), row.tenant_id)]
     row.refresh_from_db()
     assert (row.push_state, row.push_attempts) == (PushState.PENDING, 0)
     assert row.next_attempt_at <= timezone.now()

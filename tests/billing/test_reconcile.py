@@ -57,7 +57,8 @@ def test_a_price_change_splits_the_carry_between_two_lines_and_stays_clean(first
     a.sent = a.meter = a.invoiced = sum(values[: len(first)])
     b.sent = b.meter = b.invoiced = sum(values[len(first) :])
     for line in (a, b):
-        assert line.unit_amount is not None and line.invoiced is not None
+        assert line.unit_amount is not None
+        assert line.invoiced is not None
         line.invoiced_amount = int((line.invoiced * line.unit_amount).quantize(Decimal(1), ROUND_HALF_UP))
     assert reconcile([a, b]).clean
 
