@@ -1,5 +1,6 @@
-"""Finance staff: the reconciliation of a month (``GET /api/v1/finance/reconciliation?month=YYYY-MM[&tenant=]``),
-the pushes Stripe refused or that came too late for it (``GET /api/v1/finance/pushes?state=failed``) and putting a
+"""Finance staff: the reconciliation of a month, live (``GET /api/v1/finance/reconciliation?month=YYYY-MM[&tenant=]``)
+or as a run computed by a task (``/api/v1/finance/reconciliation-runs``: POST starts one, GETs read them); the
+pushes Stripe refused or that came too late for it (``GET /api/v1/finance/pushes?state=failed``) and putting a
 failed one back in the outbox (``POST /api/v1/finance/pushes/{id}/retry``)."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, serializers
+from rest_framework import mixins, serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,13 +19,14 @@ from rest_framework.response import Response
 from api.base import LadderView, StaffViewSet
 from api.permissions import HasStaffPermission
 from api.problems import Problem
-from api.serializers import refuse_body
+from api.serializers import StrictSerializer, refuse_body
 from billing.metering import HOUR_MS, from_ms
-from billing.models import UsageRollup
+from billing.models import ReconciliationRun, UsageRollup
 from billing.services.reconcile import (
     NEEDS_A_PERSON,
     reconciliation_as_json,
     reconciliation_month,
+    reconciliation_run_start,
     retry_refusal,
     usage_rollup_retry,
     usage_rollups_needing_a_person,
@@ -136,3 +138,67 @@ class PushViewSet(mixins.ListModelMixin, StaffViewSet):
         row = self.get_object()
         row = usage_rollup_retry(rollup_id=row.pk, actor=self.caller.actor)
         return Response(PushSerializer(row).data)
+
+
+# --- runs -------------------------------------------------------------------------------------------------------
+
+
+class RunStartSerializer(StrictSerializer):
+    month = serializers.RegexField(r"^\d{4}-\d{2}$", help_text="YYYY-MM (UTC).")
+    tenant = serializers.SlugField(required=False, allow_null=True, default=None, help_text="Only this tenant.")
+
+
+class RunSerializer(serializers.ModelSerializer[ReconciliationRun]):
+    tenant: serializers.SlugRelatedField[Tenant] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = ReconciliationRun
+        fields = [
+            "id",
+            "month",
+            "tenant",
+            "state",
+            "requested_by",
+            "created_at",
+            "finished_at",
+            "mode",
+            "is_clean",
+            "unexplained",
+            "error",
+        ]
+        read_only_fields = fields
+
+
+class RunDetailSerializer(RunSerializer):
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "result"]
+        read_only_fields = fields
+
+
+class ReconciliationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet):
+    """Reconciliation runs, newest first: started here (POST, 202; the task reads the ledger and Stripe) or by the
+    monthly beat once a month's invoices are final. A run's `result` is the reconciliation's JSON; reading runs
+    never calls Stripe."""
+
+    queryset = ReconciliationRun.objects.select_related("tenant")
+    required_permission = "billing.view_reconciliationrun"
+    action_permissions: ClassVar[dict[str, str]] = {"create": "billing.add_reconciliationrun"}
+    cursor_ordering = "-pk"
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:
+        return RunDetailSerializer if getattr(self, "action", None) == "retrieve" else RunSerializer
+
+    @extend_schema(request=RunStartSerializer, responses={202: RunSerializer, 200: RunSerializer})
+    def create(self, request: Request) -> Response:
+        """Start a run of the month (202), or answer the one of the same month and tenant still running (200)."""
+        data = RunStartSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        tenant = None
+        if slug := data.validated_data["tenant"]:
+            tenant = Tenant.objects.filter(slug=slug).first()
+            if tenant is None:
+                raise Problem(404, "not_found", f"No tenant {slug!r}.")
+        run, started = reconciliation_run_start(
+            month=data.validated_data["month"], tenant=tenant, actor=self.caller.actor
+        )
+        return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED if started else status.HTTP_200_OK)

@@ -17,7 +17,7 @@ from api.audit import AuditCheckpointViewSet, AuditEventViewSet, AuditKeyView
 from api.billing import BudgetView, InvoiceViewSet, NotificationViewSet, PricesView, UpcomingInvoiceView, UsageView
 from api.clusters import ClusterViewSet
 from api.fleet import FleetViewSet, NodeViewSet, RegionViewSet
-from api.reconciliation import PushViewSet, ReconciliationView
+from api.reconciliation import PushViewSet, ReconciliationRunViewSet, ReconciliationView
 from api.secrets import SecretViewSet
 from api.tenancy import ApiKeyViewSet, MemberViewSet, SshKeyViewSet, TenantView
 from api.workloads import GatewayAuthorizeView
@@ -40,6 +40,7 @@ router.register("ops/reconcile", ReconcileViewSet, basename="reconcile")
 router.register("invoices", InvoiceViewSet, basename="invoice")
 router.register("notifications", NotificationViewSet, basename="notification")
 router.register("finance/pushes", PushViewSet, basename="finance-push")
+router.register("finance/reconciliation-runs", ReconciliationRunViewSet, basename="finance-reconciliation-run")
 data.register(router)
 legal.register(router)
 

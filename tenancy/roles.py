@@ -30,6 +30,8 @@ STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
         "billing.view_invoice",  # invoices, reconciliation
         "billing.view_sku",
         "billing.change_usagerollup",  # retry a push Stripe refused (the outbox row only, never tenant data)
+        "billing.view_reconciliationrun",
+        "billing.add_reconciliationrun",  # start a month's reconciliation (it only reads)
     ),
     StaffRole.COMPLIANCE: (
         "tenancy.view_tenant",

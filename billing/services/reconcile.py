@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -24,7 +24,15 @@ from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
 from billing.metering import to_ms
-from billing.models import BillingAccount, PushState, Sku, SkuPrice, UsageRollup
+from billing.models import (
+    BillingAccount,
+    PushState,
+    ReconciliationRun,
+    ReconciliationState,
+    Sku,
+    SkuPrice,
+    UsageRollup,
+)
 from billing.pricing import exponent, stripe_unit_amount
 from billing.reconcile import Key, Line, Result, reconcile
 from billing.selectors import stripe_enabled
@@ -37,7 +45,8 @@ from billing.services.stripe_sync import (
 )
 from core.actor import Actor
 from core.audit import audit_record
-from core.errors import Conflict, Invalid, Unavailable
+from core.errors import Conflict, Invalid, ServiceError, Unavailable
+from core.tasks import enqueue
 from tenancy.models import Tenant
 
 MONTH = re.compile(r"^(\d{4})-(\d{2})$")
@@ -309,3 +318,77 @@ def usage_rollup_retry(*, rollup_id: int, actor: Actor, now: datetime | None = N
             )
         row.refresh_from_db()
     return row
+
+
+# --- runs ------------------------------------------------------------------------------------------------------
+
+# Stripe finalizes a month's invoices an hour after it ends; the monthly run waits a little longer.
+MONTHLY_RUN_AFTER = timedelta(hours=2)
+
+
+def reconciliation_run_start(
+    *, month: str, tenant: Tenant | None, actor: Actor, now: datetime | None = None
+) -> tuple[ReconciliationRun, bool]:
+    """Start a run of the month's reconciliation (the task ``billing.tasks.reconciliation_run`` computes it after
+    commit). Idempotent while one runs: the running run of the same month and tenant is returned, with False."""
+    now = now or timezone.now()
+    month_parse(month, now=now)  # a clear refusal before anything is written
+    with transaction.atomic():
+        running = ReconciliationRun.objects.filter(month=month, tenant=tenant, state=ReconciliationState.RUNNING)
+        if (found := running.first()) is not None:
+            return found, False
+        run = ReconciliationRun.objects.create(month=month, tenant=tenant, requested_by=actor.label, created_at=now)
+        audit_record(
+            actor=actor,
+            action="billing.reconciliation_started",
+            target_type="reconciliation_run",
+            target_id=run.pk,
+            tenant=tenant,
+            data={"month": month},
+        )
+        enqueue("billing.tasks.reconciliation_run", run.pk)
+    return run, True
+
+
+def reconciliation_run_execute(*, run_id: int) -> ReconciliationRun:
+    """Compute a running run (reading Stripe, outside any transaction) and record its result once."""
+    run = ReconciliationRun.objects.select_related("tenant").get(pk=run_id)
+    if run.state != ReconciliationState.RUNNING:
+        return run
+    fields: dict[str, Any]
+    try:
+        report = reconciliation_month(month=run.month, tenant=run.tenant)
+    except (ServiceError, stripe.StripeError) as error:
+        detail = error.detail if isinstance(error, ServiceError) else str(error.user_message or error)
+        fields = {"state": ReconciliationState.FAILED, "error": detail[:2000]}
+    else:
+        body = reconciliation_as_json(report)
+        fields = {
+            "state": ReconciliationState.DONE,
+            "mode": report.mode,
+            "is_clean": report.clean,
+            "unexplained": body["unexplained"],
+            "result": body,
+        }
+    ReconciliationRun.objects.filter(pk=run.pk, state=ReconciliationState.RUNNING).update(
+        finished_at=timezone.now(), **fields
+    )
+    run.refresh_from_db()
+    return run
+
+
+def reconciliation_monthly(*, now: datetime | None = None) -> ReconciliationRun | None:
+    """The beat's run: last month's reconciliation across tenants, once its invoices are final (two hours into
+    the new month), once (a month with a run already, running or done, gets none)."""
+    now = now or timezone.now()
+    this_month = datetime(now.year, now.month, 1, tzinfo=UTC)
+    if now < this_month + MONTHLY_RUN_AFTER:
+        return None
+    last = (this_month - timedelta(days=1)).strftime("%Y-%m")
+    if ReconciliationRun.objects.filter(month=last, tenant=None).exclude(state=ReconciliationState.FAILED).exists():
+        return None
+    run, _ = reconciliation_run_start(month=last, tenant=None, actor=RECONCILER, now=now)
+    return run
+
+
+RECONCILER = Actor.system("reconciliation")

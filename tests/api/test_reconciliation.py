@@ -164,3 +164,65 @@ def test_the_reconciliation_of_a_month_in_ledger_only_mode(api, finance, rows, s
 )
 def test_bad_input_gets_a_clear_problem(api, finance, db, params, status, code):
     assert_problem(api(finance).get(RECONCILIATION, params), status, code)
+
+
+# --- runs ---------------------------------------------------------------------------------------------------
+
+RUNS = "/api/v1/finance/reconciliation-runs"
+
+
+def test_a_run_is_computed_by_its_task_and_read_back(api, finance, rows, settings, django_capture_on_commit_callbacks):
+    settings.STRIPE_API_KEY = ""  # ledger-only: the run compares the ledger with the outbox
+    month = timezone.now().strftime("%Y-%m")
+    with django_capture_on_commit_callbacks(execute=True):
+        started = api(finance).post(RUNS, {"month": month, "tenant": "acme"}, format="json")
+    assert started.status_code == 202, started.content
+    run = started.json()
+    assert (run["month"], run["tenant"], run["requested_by"]) == (month, "acme", "finance")
+    assert AuditEvent.objects.filter(action="billing.reconciliation_started", target_id=str(run["id"])).exists()
+
+    detail = api(finance).get(f"{RUNS}/{run['id']}").json()
+    assert (detail["state"], detail["mode"], detail["is_clean"], detail["unexplained"]) == (
+        "done",
+        "ledger_only",
+        True,
+        0,
+    )
+    assert {d["cause"] for d in detail["result"]["differences"]} >= {"failed_push"}
+    assert {d["tenant"] for d in detail["result"]["differences"]} == {"acme"}
+    listed = api(finance).get(RUNS).json()["results"]
+    assert [r["id"] for r in listed] == [run["id"]]
+    assert "result" not in listed[0]
+
+
+def test_a_run_of_the_same_month_still_running_is_answered_not_doubled(api, finance, db):
+    first = api(finance).post(RUNS, {"month": "2026-01"}, format="json")  # its task waits for the commit
+    assert first.status_code == 202, first.content
+    again = api(finance).post(RUNS, {"month": "2026-01"}, format="json")
+    assert (again.status_code, again.json()["id"]) == (200, first.json()["id"])
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"month": "2026-13"}, 422, "month_invalid"),
+        ({"month": "2999-01"}, 422, "month_in_future"),
+        ({"month": "May"}, 422, "validation_error"),
+        ({}, 422, "validation_error"),
+        ({"month": "2026-01", "tenant": "nobody"}, 404, "not_found"),
+    ],
+)
+def test_a_bad_run_is_refused(api, finance, db, body, status, code):
+    assert_problem(api(finance).post(RUNS, body, format="json"), status, code)
+
+
+@pytest.mark.parametrize("who", ["alice", "charlie", "operator", "compliance"])
+def test_only_finance_staff_start_or_read_runs(api, request, db, who):
+    client = api(request.getfixturevalue(who))
+    assert_problem(client.post(RUNS, {"month": "2026-01"}, format="json"), 403, "permission_denied")
+    assert_problem(client.get(RUNS), 403, "permission_denied")
+    assert_problem(client.get(f"{RUNS}/1"), 403, "permission_denied")
+
+
+def test_an_unknown_run_is_404(api, finance, db):
+    assert_problem(api(finance).get(f"{RUNS}/424242"), 404, "not_found")

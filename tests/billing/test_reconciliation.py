@@ -19,7 +19,12 @@ from time_machine import TimeMachineFixture
 from billing.models import PushState, UsageRollup
 from billing.services import stripe_sync
 from billing.services.ledger import windows_close
-from billing.services.reconcile import reconciliation_month, usage_rollup_retry
+from billing.services.reconcile import (
+    reconciliation_month,
+    reconciliation_monthly,
+    reconciliation_run_start,
+    usage_rollup_retry,
+)
 from billing.services.stripe_sync import PushReport, billing_push, stripe_account_sync
 from core.models import AuditEvent
 from provisioning.services.allocations import allocation_transition
@@ -213,3 +218,32 @@ def test_a_bad_month_is_refused_readably(db, month, message):
 def test_an_unknown_tenant_is_refused(db):
     code, out = reconcile("--month", "2026-01", "--tenant", "nobody")
     assert (code, "No tenant 'nobody'" in out) == (2, True)
+
+
+def test_the_monthly_run_reconciles_last_month_once_final(may, acme, django_capture_on_commit_callbacks):
+    month_of_usage(may, acme)
+    close_and_push(may, DAY3 + timedelta(hours=5))
+    may.move_to(NEXT + timedelta(minutes=30))
+    assert reconciliation_monthly(now=timezone.now()) is None  # May's invoices are not final yet
+
+    may.move_to(AFTER)
+    with django_capture_on_commit_callbacks(execute=True):  # the task runs inline after the commit
+        run = reconciliation_monthly(now=timezone.now())
+    assert run is not None
+    run.refresh_from_db()
+    assert (run.month, run.state, run.mode, run.is_clean, run.unexplained) == ("2027-05", "done", "stripe", True, 0)
+    assert run.result["lines"]
+    assert reconciliation_monthly(now=timezone.now()) is None  # once a month
+
+
+def test_a_run_that_cannot_read_stripe_fails_with_the_reason(
+    may, acme, stripe_server, django_capture_on_commit_callbacks
+):
+    may.move_to(AFTER)
+    stripe_server.down = True
+    with django_capture_on_commit_callbacks(execute=True):
+        run, started = reconciliation_run_start(month="2027-05", tenant=acme, actor=SYSTEM)
+    assert started
+    run.refresh_from_db()
+    assert run.state == "failed"
+    assert "Stripe could not be read" in run.error
