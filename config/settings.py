@@ -223,7 +223,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"GpuModelEnum": "provisioning.placement.catalog.GPU_MODEL_NAMES"},
+    "ENUM_NAME_OVERRIDES": {
+        "GpuModelEnum": "provisioning.placement.catalog.GPU_MODEL_NAMES",
+        "ReconciliationStateEnum": "billing.models.ReconciliationState",
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
