@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
-from billing.metering import HOUR_MS, to_ms
+from billing.metering import HOUR_MS, from_ms, to_ms
 from billing.models import PushState, Sku, SkuPrice, UsageRollup
 from core.models import AuditEvent
 from tenancy.models import Tenant
@@ -51,7 +51,7 @@ def rows(db: None, acme: Tenant, globex: Tenant) -> dict[str, UsageRollup]:
     )
     return {
         "failed": rollup(acme, item, hours_ago=3, state=PushState.FAILED, error="No such customer: 'cus_gone'"),
-        "other": rollup(globex, item, hours_ago=4, state=PushState.FAILED, error="Invalid payload"),
+        "other": rollup(globex, item, hours_ago=3, state=PushState.FAILED, error="Invalid payload"),
         "stale": rollup(acme, item, hours_ago=36 * 24, state=PushState.STALE, error="Older than Stripe accepts"),
         "sent": rollup(acme, item, hours_ago=5, state=PushState.SENT),
         "unknown": rollup(
@@ -136,7 +136,7 @@ def test_retry_refuses_a_body_and_an_unknown_id(api, finance, rows):
 
 def test_the_reconciliation_of_a_month_in_ledger_only_mode(api, finance, rows, settings):
     settings.STRIPE_API_KEY = ""
-    month = timezone.now().strftime("%Y-%m")
+    month = from_ms(rows["failed"].window_ms).strftime("%Y-%m")  # the failed push's month, whatever the clock
     response = api(finance).get(RECONCILIATION, {"month": month})
     assert response.status_code == 200, response.content
     body = response.json()
@@ -173,7 +173,7 @@ RUNS = "/api/v1/finance/reconciliation-runs"
 
 def test_a_run_is_computed_by_its_task_and_read_back(api, finance, rows, settings, django_capture_on_commit_callbacks):
     settings.STRIPE_API_KEY = ""  # ledger-only: the run compares the ledger with the outbox
-    month = timezone.now().strftime("%Y-%m")
+    month = from_ms(rows["failed"].window_ms).strftime("%Y-%m")  # the failed push's month, whatever the clock
     with django_capture_on_commit_callbacks(execute=True):
         started = api(finance).post(RUNS, {"month": month, "tenant": "acme"}, format="json")
     assert started.status_code == 202, started.content
