@@ -123,3 +123,51 @@ def test_a_tenant_on_60_skus_with_price_changes_is_billed_exactly_in_stripe(
     assert ledger.total > 0
     assert sum(i.total for i in invoices) == ledger.total * 100  # to the cent
     assert sum(line.amount for line in lines) == ledger.total * 100
+
+
+def test_a_price_that_can_bill_nothing_more_gives_its_item_up_before_a_new_subscription_is_opened(
+    db: None, acme: Tenant, stripe_server: StripeServer, settings: object, time_machine: TimeMachineFixture
+) -> None:
+    settings.LADDER_BILLING_GRACE_MINUTES = 0  # type: ignore[attr-defined]
+    time_machine.move_to(MONTH + timedelta(minutes=1))
+    load_fleet()
+    made = catalog()[:20]
+    SkuPrice.objects.exclude(sku__in=[item for item, _, _ in made]).delete()
+    SkuPrice.objects.filter(effective_from=CHANGE).delete()
+    first = made[0][1]
+    stripe_sync.stripe_sync_catalog()
+    first.refresh_from_db()
+    assert first.stripe_price_id
+    account = stripe_account_sync(tenant=acme)
+    assert account_subscriptions(account) == [account.stripe_subscription_id]  # 20 prices: one subscription, full
+    # The first SKU's price changes in March; April's usage is at the new price only.
+    newer = SkuPrice.objects.create(sku=first.sku, unit_price_per_hour=Decimal("7.20"), effective_from=CHANGE)
+    stripe_sync.stripe_sync_catalog()
+    newer.refresh_from_db()
+    start = NEXT + timedelta(hours=1, minutes=5)
+    allocation = place(acme, gpus=1)
+    UsageInterval.objects.create(
+        tenant=acme,
+        allocation=allocation,
+        sku=first.sku,
+        price=newer,
+        units_milli=1000,
+        start_ms=to_ms(start),
+        end_ms=to_ms(start) + 600_000,
+        window_ms=to_ms(start) // HOUR_MS * HOUR_MS,
+        quantity_milli=600_000,
+    )
+    time_machine.move_to(NEXT + timedelta(hours=3))  # March's invoice is final: the old price can bill nothing more
+    windows_close(now=timezone.now())
+    report = billing_push(now=timezone.now())
+    assert (report.sent, report.failed) == (1, 0), report.errors
+
+    account = BillingAccount.objects.get(tenant=acme)
+    assert account_subscriptions(account) == [account.stripe_subscription_id]  # no second subscription needed
+    client = stripe.StripeClient("sk_test_ladder", base_addresses={"api": stripe_server.url}, max_network_retries=0)
+    items = client.v1.subscription_items.list(params={"subscription": account.stripe_subscription_id, "limit": 100})
+    on_it = {item.price.id for item in items.data}
+    assert len(on_it) == 20
+    assert newer.stripe_price_id in on_it
+    assert first.stripe_price_id not in on_it  # retired from Stripe
+    assert first.stripe_price_id not in account.subscription_items
