@@ -13,6 +13,7 @@ Stripe. Without ``STRIPE_API_KEY`` it compares the ledger with the outbox only a
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -194,7 +195,7 @@ def _read_stripe(
     end: datetime,
     rollups: QuerySet[UsageRollup],
     by_stripe_price: dict[str, SkuPrice],
-    line_of: Any,
+    line_of: Callable[..., Line],
     notes: list[str],
 ) -> None:
     client = stripe_client()
@@ -214,30 +215,30 @@ def _read_stripe(
         line.meter = (line.meter or 0) + held
         line.unit_amount = _unit_amount(price)
 
-    invoices = [
-        invoice
+    # The month's usage lines: a metered line's period is the usage period it bills (an invoice's own period
+    # fields describe when its items were added, which for a renewal is not the same thing).
+    month_lines = [
+        (invoice, item)
         for invoice in client.v1.invoices.list(params={"customer": customer, "limit": 100}).auto_paging_iter()
         if invoice.status not in ("draft", "void")
-        and invoice.period_start is not None
-        and start.timestamp() <= invoice.period_start < end.timestamp()
+        for item in invoice.lines.auto_paging_iter()
+        if start.timestamp() <= item.period.start < end.timestamp()
     ]
-    if not invoices:
+    if not month_lines:
         notes.append(f"{account.tenant.slug}: Stripe has not finalized an invoice for the month yet.")
         return
-    finalized = min(
-        int(invoice.status_transitions.finalized_at or invoice.created) for invoice in invoices
-    )  # the first shard's invoice closes the month for the late adjustments
-    for invoice in invoices:
-        for item in invoice.lines.auto_paging_iter():
-            price_id = str(item.pricing.price_details.price) if item.pricing and item.pricing.price_details else ""
-            price = by_stripe_price.get(price_id)
-            if price is None:
-                notes.append(f"{account.tenant.slug}: invoice {invoice.id} bills a price Ladder does not know.")
-                continue
-            line = line_of(tenant_id, price)
-            line.invoiced = (line.invoiced or 0) + int(item.quantity or 0)
-            line.invoiced_amount = (line.invoiced_amount or 0) + int(item.amount)
-            line.unit_amount = _unit_amount(price)
+    # Every shard's invoice of the month is finalized at the same time (same period, same grace).
+    finalized = min(int(i.status_transitions.finalized_at or i.created) for i, _ in month_lines)
+    for invoice, item in month_lines:
+        price_id = str(item.pricing.price_details.price) if item.pricing and item.pricing.price_details else ""
+        price = by_stripe_price.get(price_id)
+        if price is None:
+            notes.append(f"{account.tenant.slug}: invoice {invoice.id} bills a price Ladder does not know.")
+            continue
+        line = line_of(tenant_id, price)
+        line.invoiced = (line.invoiced or 0) + int(item.quantity or 0)
+        line.invoiced_amount = (line.invoiced_amount or 0) + int(item.amount)
+        line.unit_amount = _unit_amount(price)
     for price in by_stripe_price.values():  # lines Stripe left off an issued invoice bill nothing
         if price.stripe_price_id in priced:
             line = line_of(tenant_id, price)
