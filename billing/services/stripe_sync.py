@@ -173,8 +173,9 @@ def current_stripe_prices() -> list[str]:
 
 
 def stripe_account_sync(*, tenant: Tenant, prices: list[str] | None = None) -> BillingAccount:
-    """Make sure the tenant has a Stripe customer and an item for each price of ``prices`` (default: every SKU's
-    current price) on one of its subscriptions.
+    """Make sure the tenant has a Stripe customer and an item for each price of ``prices`` on one of its
+    subscriptions (default, at signup: the current prices of the catalog, as many as fit the first subscription;
+    the pusher asks for the others when the tenant is first billed at them).
 
     Stripe allows 20 items per subscription. The first subscription (``stripe_subscription_id``) takes the first
     20; a price that finds no room first frees the items of prices that can bill nothing more (``_items_retire``),
@@ -191,6 +192,8 @@ def stripe_account_sync(*, tenant: Tenant, prices: list[str] | None = None) -> B
         BillingAccount.objects.filter(pk=account.pk).update(stripe_customer_id=customer.id)
     items = account_items(account)
     wanted = [p for p in (current_stripe_prices() if prices is None else prices) if p not in items]
+    if prices is None:  # ahead of use, only what fits the first subscription: more shards come when billed
+        wanted = wanted[: max(0, SUBSCRIPTION_ITEM_LIMIT - len(items))]
     if not account.stripe_subscription_id:
         if not wanted:
             return account  # nothing to subscribe to yet: the catalog has no Stripe prices
