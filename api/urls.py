@@ -17,6 +17,7 @@ from api.audit import AuditCheckpointViewSet, AuditEventViewSet, AuditKeyView
 from api.billing import BudgetView, InvoiceViewSet, NotificationViewSet, PricesView, UpcomingInvoiceView, UsageView
 from api.clusters import ClusterViewSet
 from api.fleet import FleetViewSet, NodeViewSet, RegionViewSet
+from api.reconciliation import PushViewSet, ReconciliationRunViewSet, ReconciliationView
 from api.secrets import SecretViewSet
 from api.tenancy import ApiKeyViewSet, MemberViewSet, SshKeyViewSet, TenantView
 from api.workloads import GatewayAuthorizeView
@@ -38,6 +39,8 @@ router.register("ops/defragment", DefragmentViewSet, basename="defragment")
 router.register("ops/reconcile", ReconcileViewSet, basename="reconcile")
 router.register("invoices", InvoiceViewSet, basename="invoice")
 router.register("notifications", NotificationViewSet, basename="notification")
+router.register("finance/pushes", PushViewSet, basename="finance-push")
+router.register("finance/reconciliation-runs", ReconciliationRunViewSet, basename="finance-reconciliation-run")
 data.register(router)
 legal.register(router)
 finance.register(router)
@@ -49,6 +52,7 @@ urlpatterns = [
     path("usage", UsageView.as_view(), name="usage"),
     path("invoices/upcoming", UpcomingInvoiceView.as_view(), name="invoice-upcoming"),
     path("budget", BudgetView.as_view(), name="budget"),
+    path("finance/reconciliation", ReconciliationView.as_view(), name="finance-reconciliation"),
     path("compliance/audit-key", AuditKeyView.as_view(), name="audit-key"),
     path("ops/tenants/<slug:slug>/quota", TenantQuotaView.as_view(), name="tenant-quota"),
     path("gateway/authorize", GatewayAuthorizeView.as_view(), name="gateway-authorize"),

@@ -135,7 +135,12 @@ class BillingAccount(models.Model):
     stripe_customer_id = models.CharField(max_length=64, blank=True)
     stripe_subscription_id = models.CharField(max_length=64, blank=True)
     subscription_status = models.CharField(max_length=32, blank=True)
-    subscribed_prices = models.JSONField(default=list, blank=True, help_text="Stripe price ids on the subscription.")
+    subscribed_prices = models.JSONField(default=list, blank=True, help_text="Stripe price ids on the subscriptions.")
+    # Stripe allows 20 items per subscription, so a tenant billed at more prices has further subscriptions (shards)
+    # on the same billing cycle; this says which one bills each price (docs/billing.md, "Catalog without a ceiling").
+    subscription_items = models.JSONField(
+        default=dict, blank=True, help_text="Stripe price id -> the subscription whose item bills it."
+    )
     payment_failed_at = models.DateTimeField(null=True, blank=True)
     budget_monthly = models.DecimalField(
         max_digits=14, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(Decimal("0.01"))]
@@ -314,3 +319,37 @@ class BudgetAlert(TenantOwned):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "month", "threshold"], name="budget_alert_once")]
+
+
+class ReconciliationState(models.TextChoices):
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"  # Stripe could not be read, or the run broke: ``error`` says why
+
+
+class ReconciliationRun(models.Model):
+    """A month's reconciliation as it was computed (``billing.reconcile``): started by finance staff (POST) or by
+    the monthly beat once the month's invoices are final, run by a task, read by GETs (which never call Stripe)."""
+
+    month = models.CharField(max_length=7, help_text="YYYY-MM (UTC).")
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    state = models.CharField(max_length=8, choices=ReconciliationState.choices, default=ReconciliationState.RUNNING)
+    requested_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    mode = models.CharField(max_length=16, blank=True, help_text="stripe or ledger_only.")
+    is_clean = models.BooleanField(null=True, help_text="No unexplained difference (null until done).")
+    unexplained = models.PositiveIntegerField(default=0)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["month", "tenant"], condition=Q(state="running"), name="one_running_reconciliation"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"reconciliation of {self.month} ({self.state})"

@@ -7,7 +7,7 @@ import logging
 from celery import shared_task
 from django.utils import timezone
 
-from billing.services import stripe_sync
+from billing.services import reconcile, stripe_sync
 from billing.services.accounts import tenants_suspend_overdue
 from tenancy.models import Tenant
 
@@ -36,3 +36,17 @@ def stripe_account_sync(tenant_id: int) -> None:
 @shared_task(autoretry_for=(Exception,), retry_backoff=30, retry_backoff_max=3600, max_retries=10)
 def payment_method_confirm(customer_id: str, setup_intent_id: str) -> None:
     stripe_sync.payment_method_confirm(customer_id=customer_id, setup_intent_id=setup_intent_id)
+
+
+@shared_task(autoretry_for=(ConnectionError,), retry_backoff=60, max_retries=5)
+def reconciliation_run(run_id: int) -> str:
+    """Compute a reconciliation run (reads the ledger and Stripe; records the result once)."""
+    run = reconcile.reconciliation_run_execute(run_id=run_id)
+    return f"{run}: {run.unexplained} unexplained" if run.state == "done" else f"{run}: {run.error}"
+
+
+@shared_task
+def reconciliation_monthly() -> str:
+    """Last month's reconciliation across tenants, once its invoices are final."""
+    run = reconcile.reconciliation_monthly(now=timezone.now())
+    return f"started run {run.pk} for {run.month}" if run is not None else "nothing to start"

@@ -224,7 +224,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"GpuModelEnum": "provisioning.placement.catalog.GPU_MODEL_NAMES"},
+    "ENUM_NAME_OVERRIDES": {
+        "GpuModelEnum": "provisioning.placement.catalog.GPU_MODEL_NAMES",
+        "ReconciliationStateEnum": "billing.models.ReconciliationState",
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -262,6 +265,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     "billing-push": {"task": "billing.tasks.billing_push", "schedule": env("LADDER_BILLING_PUSH_EVERY_SECONDS")},
     "billing-enforce": {"task": "billing.tasks.billing_enforce", "schedule": 300},
+    # Last month's reconciliation, once its invoices are final (it starts one run a month; the hourly check is cheap)
+    "billing-reconcile-monthly": {"task": "billing.tasks.reconciliation_monthly", "schedule": 3600},
     "retention-sweep": {
         "task": "compliance.tasks.retention_sweep_scheduled",
         "schedule": env("LADDER_RETENTION_SWEEP_EVERY_SECONDS"),

@@ -27,8 +27,11 @@ STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
     StaffRole.FINANCE: (
         "tenancy.view_tenant",
         "billing.view_usagerollup",
-        "billing.view_invoice",
+        "billing.view_invoice",  # invoices, reconciliation
         "billing.view_sku",
+        "billing.change_usagerollup",  # retry a push Stripe refused (the outbox row only, never tenant data)
+        "billing.view_reconciliationrun",
+        "billing.add_reconciliationrun",  # start a month's reconciliation (it only reads)
         "billing.view_costbasis",  # revenue and margin
     ),
     StaffRole.COMPLIANCE: (

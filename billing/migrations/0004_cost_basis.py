@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("billing", "0002_payment_method"),
+        ("billing", "0003_reconciliation"),
         ("provisioning", "0013_capacity_sample"),
     ]
 

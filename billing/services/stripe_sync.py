@@ -17,10 +17,11 @@ import os
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 STRIPE_MAX_AGE_MS = 35 * DAY_MS  # Stripe refuses meter events older than 35 days
 STALE_MARGIN_MS = DAY_MS  # flag a day early rather than race the limit
 SUBSCRIPTION_ITEM_LIMIT = 20  # Stripe's maximum items per subscription
+INVOICE_FINALIZE_GRACE = timedelta(hours=1)  # Stripe finalizes a period's invoice an hour after it ends
 
 
 _clients = threading.local()
@@ -171,9 +173,14 @@ def current_stripe_prices() -> list[str]:
 
 
 def stripe_account_sync(*, tenant: Tenant, prices: list[str] | None = None) -> BillingAccount:
-    """Make sure the tenant has a Stripe customer and a subscription with an item for each price of ``prices``
-    (default: every SKU's current price). Stripe allows 20 items per subscription: prices beyond stay off it,
-    and the pusher flags usage at them for a person."""
+    """Make sure the tenant has a Stripe customer and an item for each price of ``prices`` on one of its
+    subscriptions (default, at signup: the current prices of the catalog, as many as fit the first subscription;
+    the pusher asks for the others when the tenant is first billed at them).
+
+    Stripe allows 20 items per subscription. The first subscription (``stripe_subscription_id``) takes the first
+    20; a price that finds no room first frees the items of prices that can bill nothing more (``_items_retire``),
+    and failing that goes on a further subscription (a shard) on the same billing cycle: started at the first
+    one's period start and anchored at its period end, so every shard's invoices cover the same calendar month."""
     client = stripe_client()
     account = billing_account(tenant)
     if not account.stripe_customer_id:
@@ -183,35 +190,136 @@ def stripe_account_sync(*, tenant: Tenant, prices: list[str] | None = None) -> B
         )
         account.stripe_customer_id = customer.id
         BillingAccount.objects.filter(pk=account.pk).update(stripe_customer_id=customer.id)
-    wanted = [p for p in (current_stripe_prices() if prices is None else prices) if p not in account.subscribed_prices]
-    wanted = wanted[: max(0, SUBSCRIPTION_ITEM_LIMIT - len(account.subscribed_prices))]
+    items = account_items(account)
+    wanted = [p for p in (current_stripe_prices() if prices is None else prices) if p not in items]
+    if prices is None:  # ahead of use, only what fits the first subscription: more shards come when billed
+        wanted = wanted[: max(0, SUBSCRIPTION_ITEM_LIMIT - len(items))]
     if not account.stripe_subscription_id:
         if not wanted:
             return account  # nothing to subscribe to yet: the catalog has no Stripe prices
+        first, wanted = wanted[:SUBSCRIPTION_ITEM_LIMIT], wanted[SUBSCRIPTION_ITEM_LIMIT:]
         subscription = client.v1.subscriptions.create(
             params={
                 "customer": account.stripe_customer_id,
-                "items": [{"price": p} for p in wanted],
+                "items": [{"price": p} for p in first],
                 "metadata": {"ladder_tenant": tenant.slug},
+                # Periods on the calendar month (UTC), as the ledger's invoices and budgets: the first one runs
+                # to the next 1st and is billed for its usage only (metered prices have nothing to prorate).
+                "billing_cycle_anchor": int(_next_month(timezone.now()).timestamp()),
+                "proration_behavior": "none",
             },
             options={"idempotency_key": f"ladder-subscription-{tenant.pk}"},
         )
         account.stripe_subscription_id = subscription.id
         account.subscription_status = subscription.status
-        account.subscribed_prices = list(wanted)
-    else:
-        for price_id in wanted:
+        items.update(dict.fromkeys(first, subscription.id))
+    for price_id in wanted:
+        shard = _shard_with_room(items, account.stripe_subscription_id)
+        if shard is None and _items_retire(client, account, items):
+            shard = _shard_with_room(items, account.stripe_subscription_id)
+        if shard is None:
+            shard = _shard_open(client, tenant, account, items, price_id)
+        else:
             client.v1.subscription_items.create(
-                params={"subscription": account.stripe_subscription_id, "price": price_id},
-                options={"idempotency_key": f"ladder-item-{tenant.pk}-{price_id}"},
+                params={"subscription": shard, "price": price_id},
+                options={"idempotency_key": f"ladder-item-{tenant.pk}-{shard}-{price_id}"},
             )
-            account.subscribed_prices = [*account.subscribed_prices, price_id]
+        items[price_id] = shard
+    account.subscription_items = items
+    account.subscribed_prices = list(items)
     BillingAccount.objects.filter(pk=account.pk).update(
         stripe_subscription_id=account.stripe_subscription_id,
         subscription_status=account.subscription_status,
         subscribed_prices=account.subscribed_prices,
+        subscription_items=account.subscription_items,
     )
     return account
+
+
+def account_items(account: BillingAccount) -> dict[str, str]:
+    """Stripe price id -> the subscription billing it (accounts from before shards: all on the first one)."""
+    items = {str(k): str(v) for k, v in (account.subscription_items or {}).items()}
+    for price_id in account.subscribed_prices or []:
+        items.setdefault(price_id, account.stripe_subscription_id)
+    return items
+
+
+def account_subscriptions(account: BillingAccount) -> list[str]:
+    """The tenant's subscriptions, the first one first."""
+    shards = [account.stripe_subscription_id] if account.stripe_subscription_id else []
+    return shards + sorted(set(account_items(account).values()) - set(shards))
+
+
+def _next_month(moment: datetime) -> datetime:
+    moment = moment.astimezone(UTC)
+    year, month = divmod(moment.year * 12 + moment.month, 12)  # month is 0-based here: next month
+    return datetime(year, month + 1, 1, tzinfo=UTC)
+
+
+def _shard_with_room(items: dict[str, str], first: str) -> str | None:
+    counts = Counter(items.values())
+    shards = [first, *sorted(set(counts) - {first})]
+    return next((s for s in shards if counts[s] < SUBSCRIPTION_ITEM_LIMIT), None)
+
+
+def _shard_open(
+    client: stripe.StripeClient, tenant: Tenant, account: BillingAccount, items: dict[str, str], price_id: str
+) -> str:
+    """A further subscription for the tenant, on the first one's billing cycle, with an item for ``price_id``."""
+    first = client.v1.subscriptions.retrieve(account.stripe_subscription_id)
+    period = first["items"].data[0]
+    number = len(set(items.values()) | {account.stripe_subscription_id}) + 1
+    subscription = client.v1.subscriptions.create(
+        params={
+            "customer": account.stripe_customer_id,
+            "items": [{"price": price_id}],
+            "metadata": {"ladder_tenant": tenant.slug, "ladder_shard": str(number)},
+            # Usage since the period's start (the meter's events carry their window's time) is billed on the
+            # shard's first invoice, which ends with the first subscription's.
+            "backdate_start_date": int(period.current_period_start),
+            "billing_cycle_anchor": int(period.current_period_end),
+            "proration_behavior": "none",
+        },
+        options={"idempotency_key": f"ladder-subscription-{tenant.pk}-{number}"},
+    )
+    log.info("tenant %s billed at more than %d prices: subscription %d", tenant.pk, SUBSCRIPTION_ITEM_LIMIT, number)
+    return str(subscription.id)
+
+
+def _items_retire(client: stripe.StripeClient, account: BillingAccount, items: dict[str, str]) -> int:
+    """Remove the items of prices that can bill nothing more: superseded before the current period began, with
+    the last period's invoice finalized (an hour after its end) and no usage at them waiting to be sent. So shards
+    grow only with the prices billing in one period, not with every price a long-lived tenant ever paid."""
+    first = client.v1.subscriptions.retrieve(account.stripe_subscription_id)
+    period_start = datetime.fromtimestamp(int(first["items"].data[0].current_period_start), UTC)
+    if timezone.now() < period_start + INVOICE_FINALIZE_GRACE:
+        return 0
+    superseded = set()
+    for price in SkuPrice.objects.filter(stripe_price_id__in=list(items)):
+        successor = SkuPrice.objects.filter(sku_id=price.sku_id, effective_from__gt=price.effective_from).first()
+        if successor is not None and successor.effective_from <= period_start:
+            superseded.add(price)
+    waiting = set(
+        UsageRollup.objects.filter(
+            tenant_id=account.tenant_id,
+            price__in=superseded,
+            push_state__in=(PushState.PENDING, PushState.SENDING, PushState.FAILED),
+        ).values_list("price__stripe_price_id", flat=True)
+    )
+    retired = 0
+    for price in superseded:
+        if price.stripe_price_id in waiting:
+            continue
+        shard = items[price.stripe_price_id]
+        listed = client.v1.subscription_items.list(params={"subscription": shard, "limit": 100})
+        item = next((i for i in listed.data if i.price.id == price.stripe_price_id), None)
+        if item is not None and len(listed.data) > 1:  # a subscription keeps at least one item
+            client.v1.subscription_items.delete(item.id)
+        elif item is not None:
+            continue
+        del items[price.stripe_price_id]
+        retired += 1
+    return retired
 
 
 def stripe_invoice_preview(*, tenant: Tenant) -> dict[str, Any] | None:
@@ -219,10 +327,15 @@ def stripe_invoice_preview(*, tenant: Tenant) -> dict[str, Any] | None:
     account = BillingAccount.objects.filter(tenant=tenant).exclude(stripe_customer_id="").first()
     if account is None or not account.stripe_subscription_id:
         return None
-    invoice = stripe_client().v1.invoices.create_preview(
-        params={"customer": account.stripe_customer_id, "subscription": account.stripe_subscription_id}
-    )
-    return {"total": invoice.total, "currency": invoice.currency, "amount_due": invoice.amount_due}
+    client = stripe_client()
+    total = amount_due = 0
+    currency = account.currency
+    for shard in account_subscriptions(account):  # one invoice per subscription: the tenant's is their sum
+        invoice = client.v1.invoices.create_preview(
+            params={"customer": account.stripe_customer_id, "subscription": shard}
+        )
+        total, amount_due, currency = total + invoice.total, amount_due + invoice.amount_due, invoice.currency
+    return {"total": total, "currency": currency, "amount_due": amount_due}
 
 
 # --- the payment method -----------------------------------------------------------------------------------------
@@ -301,15 +414,14 @@ def stripe_subscriptions_close() -> list[str]:
         if UsageRollup.objects.filter(tenant=tenant, push_state__in=(PushState.PENDING, PushState.SENDING)).exists():
             continue
         client = stripe_client()
-        try:
-            subscription = client.v1.subscriptions.cancel(
-                account.stripe_subscription_id, params={"invoice_now": True, "prorate": False}
-            )
-        except stripe.InvalidRequestError:
-            # Cancelled already (our earlier call whose answer was lost, or by hand in the dashboard)?
-            subscription = client.v1.subscriptions.retrieve(account.stripe_subscription_id)
-            if subscription.status != "canceled":
-                raise
+        for shard in reversed(account_subscriptions(account)):  # the first one last: its status is the account's
+            try:
+                subscription = client.v1.subscriptions.cancel(shard, params={"invoice_now": True, "prorate": False})
+            except stripe.InvalidRequestError:
+                # Cancelled already (our earlier call whose answer was lost, or by hand in the dashboard)?
+                subscription = client.v1.subscriptions.retrieve(shard)
+                if subscription.status != "canceled":
+                    raise
         with transaction.atomic():
             BillingAccount.objects.filter(pk=account.pk).update(subscription_status=subscription.status)
             audit_record(
@@ -477,11 +589,7 @@ def _set_aside(rows: list[UsageRollup], now: datetime, token: str, report: PushR
 @dataclass(frozen=True)
 class _Account:
     customer: str
-    prices: frozenset[str]  # Stripe prices on the subscription
-
-    @property
-    def full(self) -> bool:
-        return len(self.prices) >= SUBSCRIPTION_ITEM_LIMIT
+    prices: frozenset[str]  # Stripe prices with an item on one of the tenant's subscriptions
 
 
 def _accounts(rows: list[UsageRollup]) -> dict[int, _Account]:
@@ -493,7 +601,7 @@ def _accounts(rows: list[UsageRollup]) -> dict[int, _Account]:
         account = found.get(r.tenant_id)
         price_id = r.price.stripe_price_id if r.price else ""
         missing = account is None or not account.stripe_customer_id
-        if missing or (price_id and price_id not in account.subscribed_prices):  # type: ignore[union-attr]
+        if missing or (price_id and price_id not in account_items(account)):  # type: ignore[arg-type]
             needed.setdefault(r.tenant_id, set()).update({price_id} - {""})
     for tenant in Tenant.objects.filter(pk__in=needed):
         try:
@@ -501,9 +609,7 @@ def _accounts(rows: list[UsageRollup]) -> dict[int, _Account]:
         except stripe.StripeError:
             log.warning("could not set up Stripe customer for tenant %s", tenant.pk, exc_info=True)
     return {
-        t: _Account(a.stripe_customer_id, frozenset(a.subscribed_prices))
-        for t, a in found.items()
-        if a.stripe_customer_id
+        t: _Account(a.stripe_customer_id, frozenset(account_items(a))) for t, a in found.items() if a.stripe_customer_id
     }
 
 
@@ -517,8 +623,6 @@ def _send(bucket: TokenBucket, row: UsageRollup, *, accounts: dict[int, _Account
     if account is None:
         return RETRY, "the tenant has no Stripe customer yet"
     if price.stripe_price_id not in account.prices:
-        if account.full:
-            return FAILED, f"the subscription has Stripe's {SUBSCRIPTION_ITEM_LIMIT} items: {row.sku.code} is not on it"
         return RETRY, f"{row.sku.code} is not on the tenant's subscription yet"
     params: Any = {
         "event_name": price.event_name,
@@ -569,7 +673,12 @@ def _record(
         elif outcome in (REPLAYED, ALREADY):
             report.already_sent += 1
         elif outcome == FAILED:
-            mine.filter(pk=row.pk).update(push_state=PushState.FAILED, push_error=message[:2000], lease_until=None)
+            # A refusal is certain: Stripe did not take this send. Only an earlier send (before this claim) can
+            # have an unknown outcome still, so the mark is kept only then (a person retrying needs to know).
+            earlier = row.uncertain_since if row.uncertain_since is not None and row.uncertain_since < now else None
+            mine.filter(pk=row.pk).update(
+                push_state=PushState.FAILED, push_error=message[:2000], lease_until=None, uncertain_since=earlier
+            )
             report.failed += 1
             report.errors.append(f"{row.identifier}: {message}")
         else:

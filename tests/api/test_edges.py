@@ -62,6 +62,8 @@ WRITES = [
     ("POST", "/api/v1/ops/nodes/{id}/attestation-key", "operator"),
     ("POST", "/api/v1/attestation/{allocation_id}/challenge", "guest"),
     ("POST", "/api/v1/attestation/{allocation_id}/evidence", "guest"),
+    ("POST", "/api/v1/finance/pushes/{id}/retry", "finance"),
+    ("POST", "/api/v1/finance/reconciliation-runs", "finance"),
 ]
 GUEST_ALLOCATION = 424242  # the confidential allocation whose guest "guest" plays
 

@@ -4,7 +4,9 @@ It speaks Stripe's wire protocol (form-encoded bodies such as ``items[0][price]=
 ``{"error": {...}}`` envelope, ``Idempotency-Key``), so product code is exercised through the official ``stripe`` SDK
 pointed at it with ``base_addresses={"api": server.url}`` instead of through mocks. It covers the slice of Stripe that
 usage-based billing needs: customers, products, prices, billing meters, meter events and their summaries,
-subscriptions and their items, and invoice previews. Outages, rate limits and scripted failures can be injected.
+subscriptions and their items (at most 20 per subscription, like Stripe; a billing cycle anchor and a backdated
+start), invoice previews, and the invoices Stripe finalizes when a period ends (an hour's grace after it, during
+which usage for the period still counts). Outages, rate limits and scripted failures can be injected.
 
 Run it alone with ``python -m tests.fakes.stripe --port 12111 [--rate 1000]``.
 """
@@ -32,6 +34,8 @@ import stripe
 API_VERSION = "2026-10-28.endive"
 METER_EVENTS = "/v1/billing/meter_events"
 DAY = 86_400
+SUBSCRIPTION_ITEMS = 20  # Stripe's maximum items per subscription
+INVOICE_GRACE = 3600  # Stripe finalizes a period's invoice an hour after the period ends (the default grace)
 IDEMPOTENCY_KEYS = 1_000_000  # every SDK POST carries a key; this bounds memory in long benchmarks
 Obj = dict[str, Any]
 
@@ -168,6 +172,9 @@ class StripeServer:
         self.setup_intents: dict[str, Obj] = {}
         self.payment_methods: dict[str, Obj] = {}
         self._events: list[Obj] = []
+        self._by_meter: dict[tuple[str, str], list[Obj]] = {}  # (event name, customer) -> its events
+        self.invoices: dict[str, Obj] = {}
+        self.invoice_grace = INVOICE_GRACE
         self._identifiers: set[str] = set()
         self._idempotent: dict[str, tuple[tuple[str, str, Obj], bytes]] = {}
         routes: list[tuple[str, str, Callable[..., Obj]]] = [
@@ -204,7 +211,10 @@ class StripeServer:
             ("DELETE", r"/v1/subscriptions/([^/]+)", self._cancel_subscription),
             ("POST", r"/v1/subscription_items", self._create_item),
             ("GET", r"/v1/subscription_items", self._list_items),
+            ("DELETE", r"/v1/subscription_items/([^/]+)", self._delete_item),
             ("POST", r"/v1/invoices/create_preview", self._preview_invoice),
+            ("GET", r"/v1/invoices", self._list_invoices),
+            ("GET", r"/v1/invoices/([^/]+)", lambda p, id: self._get(self._invoices_due(), "invoice", id)),
         ]
         self._routes = [(method, re.compile(pattern), handler) for method, pattern, handler in routes]
         self._httpd = _HTTPServer((host, port), _Handler)
@@ -238,7 +248,22 @@ class StripeServer:
 
     def events(self, event_name: str | None = None) -> list[Obj]:
         with self._lock:
-            return [dict(e) for e in self._events if event_name in (None, e["event_name"])]
+            return [
+                {k: v for k, v in e.items() if not k.startswith("_")}
+                for e in self._events
+                if event_name in (None, e["event_name"])
+            ]
+
+    def event_alter(self, identifier: str, value: int | None = None) -> None:
+        """Change an event's value, or remove it with ``value=None``: what a person editing Stripe by hand, or a
+        bug on either side, would leave behind (reconciliation must find it)."""
+        with self._lock:
+            found = next(e for e in self._events if e["identifier"] == identifier)
+            if value is None:
+                self._events.remove(found)
+                self._by_meter[(found["event_name"], found["customer"])].remove(found)
+            else:
+                found["value"] = value
 
     # --- request handling ------------------------------------------------------------------------------------
 
@@ -534,15 +559,16 @@ class StripeServer:
             message = f"An event with identifier '{identifier}' already exists."
             raise StripeError(400, message, code="resource_already_exists", param="identifier")
         self._identifiers.add(identifier)
-        self._events.append(
-            {
-                "identifier": identifier,
-                "event_name": name,
-                "customer": customer,
-                "value": int(raw),
-                "timestamp": timestamp,
-            }
-        )
+        stored = {
+            "identifier": identifier,
+            "event_name": name,
+            "customer": customer,
+            "value": int(raw),
+            "timestamp": timestamp,
+            "_received": now,  # when Stripe received it: an invoice finalized before counts it not
+        }
+        self._events.append(stored)
+        self._by_meter.setdefault((name, customer), []).append(stored)
         return {
             "object": "billing.meter_event",
             "created": int(now),
@@ -553,12 +579,13 @@ class StripeServer:
             "timestamp": timestamp,
         }
 
-    def _aggregate(self, meter: Obj, customer: str, start: int, end: int) -> int:
-        """Apply the meter's formula to the customer's events with start <= timestamp < end."""
+    def _aggregate(self, meter: Obj, customer: str, start: int, end: int, received_by: float | None = None) -> int:
+        """Apply the meter's formula to the customer's events with start <= timestamp < end (and, for an invoice
+        already finalized, received by its finalization)."""
         hits = [
             e
-            for e in self._events
-            if e["event_name"] == meter["event_name"] and e["customer"] == customer and start <= e["timestamp"] < end
+            for e in self._by_meter.get((meter["event_name"], customer), ())
+            if start <= e["timestamp"] < end and (received_by is None or e["_received"] <= received_by)
         ]
         formula = meter["default_aggregation"]["formula"]
         if formula == "count":
@@ -602,8 +629,11 @@ class StripeServer:
         return self._get(self.subscriptions, "subscription", id)
 
     def _period(self, sub: Obj) -> tuple[int, int]:
-        """The current period, rolled forward from the billing cycle anchor as clock() advances."""
+        """The current period, rolled forward from the billing cycle anchor as clock() advances (before a future
+        anchor: from the start date, backdated or not, to the anchor)."""
         (interval, count), anchor, n = sub["_interval"], sub["billing_cycle_anchor"], 0
+        if self._now() < anchor or (sub["status"] == "canceled" and sub["ended_at"] < anchor):
+            return sub["start_date"], anchor
         while sub["status"] != "canceled" and add_interval(anchor, interval, count * (n + 1)) <= self._now():
             n += 1
         return add_interval(anchor, interval, count * n), add_interval(anchor, interval, count * (n + 1))
@@ -632,6 +662,8 @@ class StripeServer:
             if not recurring
             else f"The price {price['id']} is already on this subscription."
             if any(item["price"] == price["id"] for item in self._sub_items(sub))
+            else f"A subscription can have at most {SUBSCRIPTION_ITEMS} items."
+            if len(self._sub_items(sub)) >= SUBSCRIPTION_ITEMS
             else "All prices on a subscription must have the same billing interval."
             if (recurring["interval"], recurring["interval_count"]) != sub["_interval"]
             else "All prices on a subscription must have the same currency."
@@ -658,8 +690,17 @@ class StripeServer:
         first = self._ref(self.prices, "price", specs[0].get("price"), "items[0][price]")
         recurring = first["recurring"] or {"interval": "month", "interval_count": 1}
         now = self._now()
+        if len(specs) > SUBSCRIPTION_ITEMS:
+            raise StripeError(400, f"A subscription can have at most {SUBSCRIPTION_ITEMS} items.", param="items")
+        start = as_int(p, "backdate_start_date", now)
+        if start > now:
+            raise StripeError(400, "backdate_start_date must be in the past.", param="backdate_start_date")
+        anchor = as_int(p, "billing_cycle_anchor", start)
+        if "billing_cycle_anchor" in p and not now <= anchor <= add_interval(start, recurring["interval"], 1):
+            message = "billing_cycle_anchor must be in the future and before the next natural billing date."
+            raise StripeError(400, message, param="billing_cycle_anchor")
         sub = self._new("sub", "subscription", customer=customer, status="active", currency=first["currency"])
-        sub.update(billing_cycle_anchor=now, start_date=now, cancel_at=None, cancel_at_period_end=False)
+        sub.update(billing_cycle_anchor=anchor, start_date=start, cancel_at=None, cancel_at_period_end=False)
         sub.update(canceled_at=None, ended_at=None, latest_invoice=None, metadata=metadata({}, p.get("metadata")))
         sub.update(collection_method=p.get("collection_method", "charge_automatically"))
         sub["_interval"] = (recurring["interval"], recurring["interval_count"])
@@ -689,8 +730,12 @@ class StripeServer:
         sub = self._sub(id)
         if sub["status"] == "canceled":
             raise StripeError(400, f"The subscription {id} has already been canceled.")
-        # invoice_now: Stripe invoices the usage not yet invoiced at once; kept here for tests to read.
+        # invoice_now: Stripe invoices the usage not yet invoiced at once (a final invoice up to now).
+        self._invoices_due()
+        start = self._period(sub)[0]
         sub.update(status="canceled", canceled_at=self._now(), ended_at=self._now(), _cancel_params=p)
+        if as_bool(p, "invoice_now", False) and self._now() > start:
+            self._invoice(sub, start, self._now(), self._now())
         return self._render_sub(sub)
 
     def _create_item(self, p: Obj) -> Obj:
@@ -698,6 +743,14 @@ class StripeServer:
         if sub["status"] == "canceled":
             raise StripeError(400, "You cannot add items to a canceled subscription.", param="subscription")
         return self._render_item(self._new_item(sub, p))
+
+    def _delete_item(self, p: Obj, id: str) -> Obj:
+        item = self._get(self.items, "subscription_item", id)
+        if len(self._sub_items(self.subscriptions[item["subscription"]])) == 1:
+            message = "A subscription must have at least one active plan. To cancel a subscription, delete it."
+            raise StripeError(400, message)
+        del self.items[id]
+        return {"id": id, "object": "subscription_item", "deleted": True}
 
     def _list_items(self, p: Obj) -> Obj:
         sub = self._ref(self.subscriptions, "subscription", p.get("subscription"), "subscription")
@@ -738,11 +791,63 @@ class StripeServer:
         invoice["parent"] = {"type": "subscription_details", "subscription_details": details}
         return invoice
 
-    def _line(self, sub: Obj, item: Obj, customer: str) -> Obj:
+    def _invoices_due(self) -> dict[str, Obj]:
+        """Finalize every invoice whose period ended more than the grace ago (lazily: each counts only the events
+        received by its finalization, so it does not matter when a request comes to see it)."""
+        now = self._now()
+        for sub in self.subscriptions.values():
+            if sub["status"] == "canceled":
+                continue
+            start = int(sub.get("_invoiced_until") or sub["start_date"])
+            while True:
+                end = sub["billing_cycle_anchor"] if start < sub["billing_cycle_anchor"] else 0
+                if not end:  # whole periods from the anchor
+                    (interval, count), n = sub["_interval"], 0
+                    while add_interval(sub["billing_cycle_anchor"], interval, count * n) <= start:
+                        n += 1
+                    end = add_interval(sub["billing_cycle_anchor"], interval, count * n)
+                if end + self.invoice_grace > now:
+                    break
+                self._invoice(sub, start, end, end + self.invoice_grace)
+                start = sub["_invoiced_until"] = end
+        return self.invoices
+
+    def _invoice(self, sub: Obj, start: int, end: int, finalized_at: int) -> Obj:
+        customer = sub["customer"]
+        lines = [
+            self._line(sub, item, customer, (start, end), finalized_at)
+            for item in self._sub_items(sub)
+            if self.prices[item["price"]]["recurring"]["usage_type"] == "metered"
+        ]
+        total = sum(line["amount"] for line in lines)
+        invoice = self._new("in", "invoice", customer=customer, status="open", currency=sub["currency"])
+        invoice.update(created=finalized_at, period_start=start, period_end=end, subtotal=total, total=total)
+        invoice.update(amount_due=total, amount_paid=0, amount_remaining=total)
+        invoice["collection_method"] = "charge_automatically"
+        invoice["status_transitions"] = {"finalized_at": finalized_at, "paid_at": None, "voided_at": None}
+        url = f"/v1/invoices/{invoice['id']}/lines"
+        invoice["lines"] = {"object": "list", "data": lines, "has_more": False, "total_count": len(lines), "url": url}
+        details = {"subscription": sub["id"], "metadata": sub["metadata"]}
+        invoice["parent"] = {"type": "subscription_details", "subscription_details": details}
+        sub["latest_invoice"] = invoice["id"]
+        self.invoices[invoice["id"]] = invoice
+        return invoice
+
+    def _list_invoices(self, p: Obj) -> Obj:
+        def wanted(invoice: Obj) -> bool:
+            sub = invoice["parent"]["subscription_details"]["subscription"]
+            fields = {"customer": invoice["customer"], "subscription": sub, "status": invoice["status"]}
+            return all(p.get(name) in (None, value) for name, value in fields.items())
+
+        return self._page([i for i in reversed(self._invoices_due().values()) if wanted(i)], p, "/v1/invoices")
+
+    def _line(
+        self, sub: Obj, item: Obj, customer: str, period: tuple[int, int] | None = None, received_by: int | None = None
+    ) -> Obj:
         """A line shaped like API versions since basil: the price sits under ``pricing.price_details``."""
         price = self.prices[item["price"]]
-        start, end = self._period(sub)
-        quantity = self._aggregate(self.meters[price["recurring"]["meter"]], customer, start, end)
+        start, end = period or self._period(sub)
+        quantity = self._aggregate(self.meters[price["recurring"]["meter"]], customer, start, end, received_by)
         # Stripe rounds the line amount half up to the currency's minor unit: 5 x 0.5 = 2.5 -> 3.
         amount = int((quantity * Decimal(price["unit_amount_decimal"])).quantize(Decimal(1), ROUND_HALF_UP))
         parent = {"subscription": sub["id"], "subscription_item": item["id"], "proration": False}

@@ -431,3 +431,70 @@ def test_it_runs_as_a_standalone_process() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_it_allows_20_items_per_subscription_and_removes_one(client: stripe.StripeClient) -> None:
+    cat = catalog(client)
+    product = client.v1.products.create(params={"name": "more GPU time"})
+    prices = []
+    for n in range(20):
+        meter = client.v1.billing.meters.create(
+            params={"display_name": f"m{n}", "event_name": f"m{n}", "default_aggregation": {"formula": "sum"}}
+        )
+        recurring: Any = {"interval": "month", "usage_type": "metered", "meter": meter.id}
+        prices.append(
+            client.v1.prices.create(
+                params={"product": product.id, "currency": "usd", "unit_amount": 1, "recurring": recurring}
+            ).id
+        )
+    items = [
+        client.v1.subscription_items.create(params={"subscription": cat.subscription, "price": p}) for p in prices[:19]
+    ]
+    with pytest.raises(stripe.InvalidRequestError, match="at most 20 items"):
+        client.v1.subscription_items.create(params={"subscription": cat.subscription, "price": prices[19]})
+    with pytest.raises(stripe.InvalidRequestError, match="at most 20 items"):
+        client.v1.subscriptions.create(params={"customer": cat.customer, "items": [{"price": cat.price}] * 21})
+    assert client.v1.subscription_items.delete(items[0].id).deleted
+    client.v1.subscription_items.create(params={"subscription": cat.subscription, "price": prices[19]})
+    listed = client.v1.subscription_items.list(params={"subscription": cat.subscription, "limit": 100})
+    assert len(listed.data) == 20
+
+
+def test_it_finalizes_each_period_invoice_an_hour_after_it_ends(
+    server: StripeServer, client: stripe.StripeClient
+) -> None:
+    server.clock = lambda: T0
+    cat = catalog(client)
+    meter = client.v1.billing.meters.create(
+        params={"display_name": "other", "event_name": "other", "default_aggregation": {"formula": "sum"}}
+    )
+    recurring: Any = {"interval": "month", "usage_type": "metered", "meter": meter.id}
+    product = client.v1.prices.retrieve(cat.price).product
+    other = client.v1.prices.create(
+        params={"product": cast(str, product), "currency": "usd", "unit_amount": 1, "recurring": recurring}
+    )
+    anchor = T0 + 3 * DAY  # a later anchor: the first period runs from the (backdated) start to it
+    backdated = client.v1.subscriptions.create(
+        params={
+            "customer": cat.customer,
+            "items": [{"price": other.id}],
+            "backdate_start_date": T0 - DAY,
+            "billing_cycle_anchor": anchor,
+            "proration_behavior": "none",
+        }
+    )
+    [item] = backdated.items.data
+    assert (item.current_period_start, item.current_period_end) == (T0 - DAY, anchor)
+    send(client, cat.customer, "4", timestamp=T0)
+    server.clock = lambda: T0 + 31 * DAY + 1800  # the first period ended half an hour ago: not final yet
+    assert client.v1.invoices.list(params={"subscription": cat.subscription}).data == []
+    send(client, cat.customer, "6", timestamp=T0 + 10)  # within the grace: still on the period's invoice
+    server.clock = lambda: T0 + 31 * DAY + 3601
+    send(client, cat.customer, "5", timestamp=T0 + 20)  # after it: in the meter, on no invoice
+    [invoice] = client.v1.invoices.list(params={"subscription": cat.subscription}).data
+    assert (invoice.status, invoice.period_start, invoice.period_end) == ("open", T0, T0 + 31 * DAY)
+    assert invoice.status_transitions.finalized_at == T0 + 31 * DAY + 3600
+    [line] = invoice.lines.data
+    assert (line.quantity, line.amount, invoice.total) == (10, 5, 5)
+    assert client.v1.invoices.retrieve(invoice.id).total == 5
+    assert server.meter_total(event_name="gpu_seconds") == 15
