@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib import messages
 from django.db.models import Prefetch, QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
@@ -19,7 +20,13 @@ from compliance.reports import residency_report
 from compliance.selectors import audit_chain_verify, audit_checkpoint_latest, changes_of
 from compliance.services.assets import AssetScope
 from compliance.services.audit import audit_checkpoint_take, audit_export_stream
-from compliance.services.holds import holds_of, legal_hold_create, legal_hold_preview, legal_hold_register, legal_hold_release
+from compliance.services.holds import (
+    holds_of,
+    legal_hold_create,
+    legal_hold_preview,
+    legal_hold_register,
+    legal_hold_release,
+)
 from compliance.signing import audit_signer
 from compliance.verify import checkpoint_payload, signature_valid
 from core.chain import format_time
@@ -130,11 +137,18 @@ def verify(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {"checkpoint_form": CheckpointForm()}
     if request.GET.get("run"):
         result = audit_chain_verify()
-        context["result"] = {"ok": result.ok, "count": result.count, "bad_seq": result.bad_seq, "message": result.describe()}
+        context["result"] = {
+            "ok": result.ok,
+            "count": result.count,
+            "bad_seq": result.bad_seq,
+            "message": result.describe(),
+        }
     facts = _checkpoint_facts()
     context["facts"] = facts
     if "result" in context and facts is not None:
-        context["result"]["covers_checkpoint"] = context["result"]["ok"] and facts["checkpoint"].seq <= context["result"]["count"]
+        context["result"]["covers_checkpoint"] = (
+            context["result"]["ok"] and facts["checkpoint"].seq <= context["result"]["count"]
+        )
     return render(request, "consoles/compliance/verify.html", context)
 
 
@@ -164,7 +178,7 @@ def _bundle_name(tenant: Tenant | None, since: datetime | None, until: datetime 
 
 
 @staff_page(CONSOLE, "core.view_auditevent")
-def bundle(request: HttpRequest) -> HttpResponse:
+def bundle(request: HttpRequest) -> HttpResponseBase:
     """A signed bundle of the audit log for a tenant and a time range, streamed as it is made (a POST: it may
     sign a checkpoint to end at). ``python -m compliance.verify`` checks it offline."""
     form = BundleForm(request.POST or None, tenants=_tenant_choices())
@@ -183,7 +197,9 @@ def bundle(request: HttpRequest) -> HttpResponse:
 
 def _scope(data: dict[str, Any]) -> AssetScope:
     return AssetScope(
-        categories=data.get("categories") or [], created_from=data.get("created_from"), created_to=data.get("created_to")
+        categories=data.get("categories") or [],
+        created_from=data.get("created_from"),
+        created_to=data.get("created_to"),
     )
 
 
@@ -334,7 +350,9 @@ def erasures(request: HttpRequest) -> HttpResponse:
 def residency(request: HttpRequest) -> HttpResponse:
     """Every tenant's residency report (where its compute ran and its data lives, judged against its residency
     now), tenants with violations first."""
-    reports = [{"tenant": t, "report": residency_report(tenant=t)} for t in Tenant.objects.order_by("slug")]
+    reports: list[dict[str, Any]] = [
+        {"tenant": t, "report": residency_report(tenant=t)} for t in Tenant.objects.order_by("slug")
+    ]
     reports.sort(key=lambda r: (r["report"]["violations"] == 0, r["tenant"].slug))
     flagged = sum(1 for r in reports if r["report"]["violations"])
     return render(request, "consoles/compliance/residency.html", {"reports": reports, "flagged": flagged})

@@ -106,7 +106,7 @@ def fleet_map() -> FleetMap:
     gpus: dict[int, list[tuple[int, int]]] = defaultdict(list)  # node -> [(gpu id, index)]
     for gpu_id, node_id, index in Gpu.objects.order_by("node_id", "index").values_list("pk", "node_id", "index"):
         gpus[node_id].append((gpu_id, index))
-    devices: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    devices: dict[int, list[Any]] = defaultdict(list)
     rows = (
         AllocationDevice.objects.filter(active=True, gpu__isnull=False)
         .order_by("gpu_id", "mig_start", "pk")
@@ -132,7 +132,11 @@ def fleet_map() -> FleetMap:
             for d in devices.get(gpu_id, []):
                 slug = d["allocation__tenant__slug"]
                 if d["mig_profile"]:
-                    start, length, what = d["mig_start"] or 0, _kind_length(profiles, d["mig_profile"]), d["mig_profile"]
+                    start, length, what = (
+                        d["mig_start"] or 0,
+                        _kind_length(profiles, d["mig_profile"]),
+                        d["mig_profile"],
+                    )
                 elif d["share_milli"]:
                     length = max(1, round(d["share_milli"] * MEMORY_SLICES / 1000))
                     start, what = min(offset, MEMORY_SLICES - length), f"{d['share_milli'] / 1000:.3f} share"

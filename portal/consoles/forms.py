@@ -22,7 +22,9 @@ def when(label: str) -> forms.DateTimeField:
 class OnceForm(forms.Form):
     """A form that acts: its hidden token is new each time the form is drawn."""
 
-    once = forms.CharField(widget=forms.HiddenInput, error_messages={"required": "This form is out of date: send it again."})
+    once = forms.CharField(
+        widget=forms.HiddenInput, error_messages={"required": "This form is out of date: send it again."}
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("initial", {}).setdefault("once", new_token())
@@ -50,7 +52,7 @@ class BundleForm(OnceForm):
 
     def __init__(self, *args: Any, tenants: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["tenant"].choices = [("", "every tenant"), *tenants]
+        self.fields["tenant"].choices = [("", "every tenant"), *tenants]  # type: ignore[attr-defined]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -69,7 +71,7 @@ class HoldScopeForm(forms.Form):
 
     def __init__(self, *args: Any, tenants: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["tenant"].choices = [("", "—"), *tenants]
+        self.fields["tenant"].choices = [("", "—"), *tenants]  # type: ignore[attr-defined]
 
 
 class HoldPlaceForm(OnceForm, HoldScopeForm):

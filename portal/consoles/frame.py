@@ -19,13 +19,14 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.urls import reverse
 
 from core.actor import Actor
 from tenancy.totp import second_factor_passed
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def staff_page(console: Console, permission: str | None = None) -> Callable[[Vie
     def decorate(view: View) -> View:
         @login_required
         @wraps(view)
-        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             user = request.user
             if not second_factor_passed(user):
                 return redirect_to_login(request.get_full_path(), reverse("portal:login_code"))
@@ -108,7 +109,7 @@ def actor(request: HttpRequest) -> Actor:
 # --- a form sent twice acts once --------------------------------------------------------------------------------
 
 SESSION_KEY = "console_done"
-TOKEN_FIELD = "once"
+TOKEN_FIELD = "once"  # noqa: S105 - a form field name, not a password
 
 
 def new_token() -> str:

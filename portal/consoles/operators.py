@@ -250,7 +250,9 @@ def _quota_rows(form_for: dict[int, QuotaForm]) -> list[dict[str, Any]]:
                 "quota": None if quota is None else Decimal(quota) / 1000,
                 "held": Decimal(held.get(tenant.pk) or 0) / 1000,
                 "form": form_for.get(tenant.pk)
-                or QuotaForm(initial={"gpus": None if quota is None else Decimal(quota) / 1000}, prefix=f"t{tenant.pk}"),
+                or QuotaForm(
+                    initial={"gpus": None if quota is None else Decimal(quota) / 1000}, prefix=f"t{tenant.pk}"
+                ),
             }
         )
     return rows

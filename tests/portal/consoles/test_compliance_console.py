@@ -50,11 +50,13 @@ def test_it_searches_the_audit_log_by_tenant_action_actor_and_target_with_change
     page = client.get("/console/compliance/", {"tenant": "acme", "action": "tenant."})
     text = page.content.decode()
     assert page.status_code == 200
-    assert "tenant.updated" in text and "tenant.created" in text
+    assert "tenant.updated" in text
+    assert "tenant.created" in text
     assert "Acme Robotics GmbH" in text  # the change: old → new
     assert "globex" not in text.split("<h2>Events")[1]
     by_target = client.get("/console/compliance/", {"target": f"tenant:{globex.pk}"}).content.decode()
-    assert "<td>globex</td>" in by_target and "<td>acme</td>" not in by_target
+    assert "<td>globex</td>" in by_target
+    assert "<td>acme</td>" not in by_target
     by_actor = client.get("/console/compliance/", {"actor": "nobody-at-all"}).content.decode()
     assert "No event matches." in by_actor
 
@@ -98,7 +100,8 @@ def test_it_verifies_the_chain_and_shows_the_signed_checkpoint_it_ends_at(compli
     page = client.get("/console/compliance/verify", {"run": "1"}).content.decode()
     assert 'data-result="ok"' in page
     assert f"the verified chain reaches seq {checkpoint.seq}" in page
-    assert checkpoint.signature in page and checkpoint.key_id in page
+    assert checkpoint.signature in page
+    assert checkpoint.key_id in page
     assert f"valid under key {checkpoint.key_id}" in page
 
 
@@ -120,7 +123,7 @@ def test_it_streams_a_signed_bundle_for_a_tenant_and_range_that_verifies_offline
     assert answer.status_code == 200
     assert isinstance(answer, StreamingHttpResponse)
     assert answer["Content-Disposition"].startswith('attachment; filename="ladder-audit-acme-')
-    body = b"".join(answer.streaming_content)  # type: ignore[arg-type]
+    body = b"".join(answer.streaming_content)
     summary = verify_bundle(io.BytesIO(body), [audit_signer().public_key])  # raises on any flaw
     assert summary.events >= 1
     assert b'"action":"tenant.updated"' in body
@@ -165,11 +168,13 @@ def test_it_previews_places_and_releases_a_hold_audited_as_the_officer(complianc
     placed = client.post("/console/compliance/holds", form)
     assert placed.status_code == 302
     again = client.post("/console/compliance/holds", form)  # the same form sent twice
-    assert again.status_code == 302 and again["Location"] == placed["Location"]
+    assert again.status_code == 302
+    assert again["Location"] == placed["Location"]
     hold = LegalHold.objects.get()
     assert (hold.matter, hold.categories, hold.created_by) == ("Acme v. Initech", ["job_log"], "compliance")
     register = client.get("/console/compliance/holds").content.decode()
-    assert f'id="hold-{hold.pk}"' in register and "1 assets, 2.0" in register
+    assert f'id="hold-{hold.pk}"' in register
+    assert "1 assets, 2.0" in register
     confirm = client.get(f"/console/compliance/holds/{hold.pk}/release")
     assert b"Release the hold" in confirm.content
     release = {"once": token(confirm), "reason": "settled"}
@@ -245,9 +250,10 @@ def test_it_lists_erasure_requests_with_withheld_items_and_their_holds(complianc
     assert f"<td>{made.pk}</td>" in page
     assert f"{kept.name} <small>(job_log)</small> — hold {hold.pk}: Acme v. Initech (active)" in page
     assert "for a subject" in page
-    assert "No erasure request for globex." in signed_in(compliance).get(
-        "/console/compliance/erasures", {"tenant": "globex"}
-    ).content.decode()
+    assert (
+        "No erasure request for globex."
+        in signed_in(compliance).get("/console/compliance/erasures", {"tenant": "globex"}).content.decode()
+    )
 
 
 def test_the_residency_report_flags_violating_tenants_first(compliance: Any, acme: Any, globex: Any) -> None:

@@ -48,7 +48,9 @@ def test_the_heatmap_draws_whole_gpus_mig_slices_and_soft_shares_by_tenant(
     text = page.content.decode()
     assert page.status_code == 200
     assert "GPUs</dt><dd>36</dd>" in text
-    assert "<h2 id=\"r-eu-west\">EU West" in text and "Hall eu-west-1a" in text and "NVLink domain eu-west-1a/nvl-0" in text
+    assert '<h2 id="r-eu-west">EU West' in text
+    assert "Hall eu-west-1a" in text
+    assert "NVLink domain eu-west-1a/nvl-0" in text
     assert f"whole for acme (allocation {whole.pk})" in text
     assert re.search(rf"3g\.40gb at slice \d for globex \(allocation {mig.pk}\)", text)
     assert f"0.250 share for acme (allocation {soft.pk})" in text
@@ -78,7 +80,8 @@ def test_the_operator_drains_quarantines_and_undrains_a_node_with_a_reason(opera
     node = Node.objects.get(hostname="euw1a-01")
     client = signed_in(operator)
     page = client.get(f"/console/operators/nodes/{node.pk}")
-    assert b"580.65.06" in page.content and b"Drain</a>" in page.content
+    assert b"580.65.06" in page.content
+    assert b"Drain</a>" in page.content
     confirm = client.get(f"/console/operators/nodes/{node.pk}/drain")
     assert b"Draining stops placing new work" in confirm.content
     no_reason = client.post(f"/console/operators/nodes/{node.pk}/drain", {"once": token(confirm), "reason": ""})
@@ -159,7 +162,8 @@ def test_version_skew_names_the_domain_the_version_and_the_odd_node(operator: An
     text = signed_in(operator).get("/console/operators/skew").content.decode()
     assert "1 NVLink domain with skew" in text
     assert "<td>eu-west-1a/nvl-0</td>" in text
-    assert "570.10.01 on 1 node" in text and "580.65.06 on 1 node" in text
+    assert "570.10.01 on 1 node" in text
+    assert "580.65.06 on 1 node" in text
     assert ">euw1a-0" in text.split("Off the majority")[1]
 
 
