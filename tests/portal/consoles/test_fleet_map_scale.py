@@ -21,7 +21,7 @@ BUDGET_SECONDS = 3.0  # generous for a shared CI machine; the measured figure is
 
 
 def fleet_of_1024_gpus() -> dict[str, Any]:
-    """2 regions × 2 halls × 4 NVLink domains × 8 nodes × 8 GPUs."""
+    """2 regions x 2 halls x 4 NVLink domains x 8 nodes x 8 GPUs."""
     regions = []
     for r, (code, jurisdiction) in enumerate([("eu-big", "EU"), ("us-big", "US")]):
         halls = []
