@@ -141,7 +141,7 @@ def test_an_operator_sees_the_heatmap_drains_a_node_and_reads_the_plan(
     page.get_by_role("button", name="Diagnose").click()
     expect(page.get_by_role("alert")).to_contain_text("has no Kubernetes cluster registered")
     shot(page, "node")
-    page.get_by_role("link", name="Drain").click()
+    page.get_by_role("link", name="Drain", exact=True).click()
     page.get_by_label("Reason").fill("fan failure")
     shot(page, "drain")
     page.get_by_role("button", name="Drain euw1a-02").click()
