@@ -263,11 +263,21 @@ def holds(request: HttpRequest) -> HttpResponse:
         "scope_form": scope_form,
         "place_form": place_form,
         "preview": preview,
+        "scope": _scope_shown(place_form),
         "register": register_rows,
         "may_place": request.user.has_perm("compliance.add_legalhold"),
         "may_release": request.user.has_perm("compliance.change_legalhold"),
     }
     return render(request, "consoles/compliance/holds.html", context, status=status)
+
+
+def _scope_shown(form: HoldPlaceForm | None) -> dict[str, Any]:
+    """The scope a place form carries, to state on the page beside the preview."""
+    if form is None:
+        return {}
+    if form.is_bound and hasattr(form, "cleaned_data"):
+        return {k: form.cleaned_data.get(k) for k in ("tenant", "categories", "created_from", "created_to")}
+    return {k: form.initial.get(k) for k in ("tenant", "categories", "created_from", "created_to")}
 
 
 def _scope_initial(data: dict[str, Any]) -> dict[str, Any]:

@@ -75,9 +75,18 @@ class HoldScopeForm(forms.Form):
 
 
 class HoldPlaceForm(OnceForm, HoldScopeForm):
+    """Placing the hold just previewed: its scope rides along unseen (the page states it); changing the scope means
+    previewing again."""
+
     matter = forms.CharField(max_length=200, label="Matter")
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), label="Reason")
     lock_until = when("Preservation lock until (UTC, optional)")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("tenant", "created_from", "created_to"):
+            self.fields[name].widget = forms.HiddenInput()
+        self.fields["categories"].widget = forms.MultipleHiddenInput()
 
 
 class ReasonForm(OnceForm):

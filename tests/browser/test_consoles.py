@@ -22,6 +22,8 @@ from compliance.signing import audit_signer
 from compliance.verify import verify_bundle
 from core.models import AuditEvent
 from provisioning.models import Node
+from tenancy.services import tenant_update
+from tests.support import SYSTEM
 from tests.support.billing import place
 from tests.support.browser import screenshot
 from tests.support.data import asset, regions
@@ -49,17 +51,19 @@ def test_a_compliance_officer_searches_verifies_downloads_and_holds(
     regions()
     asset(acme, category="job_log", name="run-log", size_bytes=5_000_000)
     asset(acme, category="dataset", name="corpus", size_bytes=70_000_000)
+    tenant_update(tenant=acme, actor=SYSTEM, name="Acme Robotics GmbH")
     page = browser_page
     sign_in(page, "compliance")
     expect(page.get_by_role("heading", level=1)).to_have_text("Audit log")
     expect(page).to_have_url(re.compile(r"/console/compliance/$"))
 
     page.get_by_label("Tenant (slug)").fill("acme")
-    page.get_by_label("Action (prefix, e.g. legal_hold.)").fill("data_asset.")
+    page.get_by_label("Action (prefix, e.g. legal_hold.)").fill("tenant.")
     page.get_by_role("button", name="Search").click()
     events = page.locator("table.events-table tbody tr")
     expect(events).to_have_count(2)
-    expect(events.first).to_contain_text("acme")
+    expect(events.first).to_contain_text("tenant.updated")
+    expect(events.first).to_contain_text("Acme Robotics → Acme Robotics GmbH")
     shot(page, "audit")
 
     page.get_by_role("link", name="Chain verification").click()
