@@ -23,6 +23,7 @@ from compliance.verify import verify_bundle
 from core.models import AuditEvent
 from tenancy.services import Residency, tenant_update
 from tests.support import SYSTEM
+from tests.support.audit_tamper import tamper_update
 from tests.support.data import asset, regions
 
 
@@ -106,7 +107,7 @@ def test_it_verifies_the_chain_and_shows_the_signed_checkpoint_it_ends_at(compli
 
 
 def test_it_reports_a_broken_chain(compliance: Any, acme: Any) -> None:
-    AuditEvent.objects.filter(action="tenant.created").update(action="tenant.forged")
+    tamper_update(AuditEvent.objects.get(action="tenant.created").seq, action="tenant.forged")
     page = signed_in(compliance).get("/console/compliance/verify", {"run": "1"}).content.decode()
     assert 'data-result="broken"' in page
     assert "hash mismatch" in page
