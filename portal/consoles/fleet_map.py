@@ -13,6 +13,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
 from provisioning.models import AllocationDevice, Gpu, Node
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES, MigKind
 
@@ -58,6 +61,20 @@ class GpuCell:
 class NodeRow:
     node: Node
     gpus: list[GpuCell]
+
+    def gpus_html(self) -> SafeString:
+        """The node's GPU boxes, drawn here rather than in a template loop: a 1,024-GPU map renders several times
+        faster. Every text is escaped; classes come from numbers and fixed words only."""
+        parts = []
+        for gpu in self.gpus:
+            text = escape(gpu.describe())
+            segments = "".join(
+                f'<span class="seg t{s.colour:d} s{s.start:d} l{s.length:d}"></span>' for s in gpu.segments
+            )
+            parts.append(
+                f'<li class="gpu u-{gpu.use_class}" title="{text}"><span class="sr">{text}</span>{segments}</li>'
+            )
+        return mark_safe("".join(parts))  # noqa: S308 - built from escaped text and fixed markup
 
 
 @dataclass
