@@ -14,25 +14,9 @@ from lifecycle.services.customers import tenant_signup
 from provisioning.services.fleet import fleet_load
 from tests.support import SYSTEM
 from tests.support.billing import place
-from tests.support.fleet_documents import node
+from tests.support.consoles import fleet_of_1024_gpus
 
-NODES_PER_DOMAIN = 8
 BUDGET_SECONDS = 3.0  # generous for a shared CI machine; the measured figure is far below it
-
-
-def fleet_of_1024_gpus() -> dict[str, Any]:
-    """2 regions x 2 halls x 4 NVLink domains x 8 nodes x 8 GPUs."""
-    regions = []
-    for r, (code, jurisdiction) in enumerate([("eu-big", "EU"), ("us-big", "US")]):
-        halls = []
-        for h in range(2):
-            hall = f"{code}-{h}"
-            nodes = [
-                node(f"{hall}-d{d}-n{n:02d}", f"{hall}/nvl-{d}") for d in range(4) for n in range(NODES_PER_DOMAIN)
-            ]
-            halls.append({"code": hall, "fenced_for": None, "nodes": nodes})
-        regions.append({"code": code, "name": f"Region {r}", "jurisdiction": jurisdiction, "halls": halls})
-    return {"regions": regions}
 
 
 def test_the_heatmap_of_a_1024_gpu_fleet_renders_within_budget(operator: Any) -> None:
