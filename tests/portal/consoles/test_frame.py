@@ -3,14 +3,24 @@ tenant member opens none (and staff no tenant portal), the portal's security hea
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
+from compliance.services.assets import AssetScope
+from compliance.services.holds import legal_hold_create
 from portal.consoles.frame import CONSOLES, landing
 from portal.security import POLICY
+from provisioning.models import Node
+from tests.support import SYSTEM
+from tests.support.billing import place
+from tests.support.data import regions
 
+WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE|MERGE)\b", re.IGNORECASE)
 COMPLIANCE_PAGES = [
     "/console/compliance/",
     "/console/compliance/verify",
@@ -108,3 +118,31 @@ def test_a_console_post_without_the_csrf_token_is_refused(operator: Any) -> None
     client = Client(enforce_csrf_checks=True)
     client.force_login(operator)
     assert client.post("/console/operators/quotas", {"tenant": "acme"}).status_code == 403
+
+
+def test_no_console_page_writes_when_read(compliance: Any, operator: Any, acme: Any) -> None:
+    regions()
+    place(acme, gpus=1)
+    node = Node.objects.order_by("pk").first()
+    assert node is not None
+    hold = legal_hold_create(tenant=acme, matter="M", reason="r", scope=AssetScope(), lock_until=None, actor=SYSTEM)
+    pages = {
+        compliance: [
+            *COMPLIANCE_PAGES,
+            "/console/compliance/verify?run=1",
+            f"/console/compliance/holds/{hold.pk}/release",
+        ],
+        operator: [
+            *OPERATOR_PAGES,
+            "/console/operators/?colour=state",
+            f"/console/operators/nodes/{node.pk}?diagnose=1",
+            f"/console/operators/nodes/{node.pk}/drain",
+        ],
+    }
+    for user, paths in pages.items():
+        client = signed_in(user)
+        for path in paths:
+            with CaptureQueriesContext(connection) as queries:
+                assert client.get(path).status_code == 200, path
+            writes = [q["sql"] for q in queries if WRITES.match(q["sql"])]
+            assert writes == [], f"{path} wrote: {writes}"
