@@ -98,7 +98,7 @@ def _line(record: dict[str, Any]) -> bytes:
 
 # Lines gathered before a chunk is handed on: large enough that a chunk is cheap, small enough that memory stays
 # flat (a line is a few hundred bytes).
-_CHUNK_LINES = 2000
+_CHUNK_LINES = 500
 
 
 class _BundleWriter:
@@ -111,9 +111,6 @@ class _BundleWriter:
     def write(self, line: bytes) -> None:
         self.digest.update(line)
         self.pending.append(line)
-
-    def full(self) -> bool:
-        return len(self.pending) >= _CHUNK_LINES
 
     def take(self) -> bytes:
         chunk = b"".join(self.pending)
@@ -250,7 +247,7 @@ def _write_records(
     since_at = format_time(since) if since is not None else None  # spelled times of one format sort as times
     until_at = format_time(until) if until is not None else None
     checkpoint = next(checkpoints, None)
-    write, sha256 = writer.write, hashlib.sha256
+    write, sha256, pending = writer.write, hashlib.sha256, writer.pending
     for row in rows:
         seq = row[SEQ]
         if seq != expected[0]:
@@ -287,7 +284,7 @@ def _write_records(
                 report.checkpoints += 1
             checkpoint = next(checkpoints, None)
         expected = (seq + 1, hash_)
-        if writer.full():
+        if len(pending) >= _CHUNK_LINES:
             yield writer.take()
     if expected[0] - 1 != report.last_seq:
         raise AuditExportError(f"audit chain broken: the events end before seq {report.last_seq}", report.last_seq)
