@@ -98,7 +98,7 @@ def _line(record: dict[str, Any]) -> bytes:
 
 # Lines gathered before a chunk is handed on: large enough that a chunk is cheap, small enough that memory stays
 # flat (a line is a few hundred bytes).
-_CHUNK_LINES = 500
+_CHUNK_LINES = 100
 
 
 class _BundleWriter:
