@@ -208,6 +208,19 @@ def test_a_locked_hold_is_refused_in_the_services_words(compliance: Any, acme: A
     assert hold.state == HoldState.ACTIVE
 
 
+def test_releasing_a_released_hold_again_from_another_form_is_refused(compliance: Any, acme: Any) -> None:
+    hold = legal_hold_create(tenant=acme, matter="M", reason="r", scope=AssetScope(), lock_until=None, actor=SYSTEM)
+    client = signed_in(compliance)
+    first, second = (token(client.get(f"/console/compliance/holds/{hold.pk}/release")) for _ in range(2))
+    assert (
+        client.post(f"/console/compliance/holds/{hold.pk}/release", {"once": first, "reason": "a"}).status_code == 302
+    )
+    refused = client.post(f"/console/compliance/holds/{hold.pk}/release", {"once": second, "reason": "b"})
+    assert refused.status_code == 422
+    assert f"Hold {hold.pk} was already released on".encode() in refused.content
+    assert AuditEvent.objects.filter(action="legal_hold.released").count() == 1
+
+
 def test_placing_a_hold_with_a_bad_scope_or_lock_shows_the_refusal(compliance: Any, acme: Any) -> None:
     client = signed_in(compliance)
     preview = client.post("/console/compliance/holds", {"step": "preview", "tenant": "acme"})
