@@ -18,7 +18,7 @@ from api.base import LadderView, StaffViewSet
 from api.problems import Problem
 from api.serializers import refuse_body
 from compliance.models import AuditCheckpoint
-from compliance.selectors import audit_chain_verify, audit_checkpoint_latest
+from compliance.selectors import audit_chain_verify, audit_checkpoint_latest, changes_of
 from compliance.services.audit import audit_checkpoint_take
 from compliance.signing import audit_signer
 from core.models import AuditEvent
@@ -29,22 +29,6 @@ class ChangeSerializer(serializers.Serializer[Any]):
     field = serializers.CharField()
     old = serializers.JSONField(allow_null=True)
     new = serializers.JSONField(allow_null=True)
-
-
-def changes_of(data: Any) -> list[dict[str, Any]]:
-    """What an event changed, read from its ``data`` by the product's two conventions: ``{"<field>": {"old": ..,
-    "new": ..}}`` (updates) and ``{"from": .., "to": ..}`` (state transitions). Other events (creations,
-    removals) record what they made or removed in ``data`` itself, and list no changes here."""
-    if not isinstance(data, dict):
-        return []
-    changes = [
-        {"field": name, "old": value["old"], "new": value["new"]}
-        for name, value in data.items()
-        if isinstance(value, dict) and value.keys() == {"old", "new"}
-    ]
-    if "from" in data and "to" in data:
-        changes.append({"field": "state", "old": data["from"], "new": data["to"]})
-    return changes
 
 
 class AuditEventSerializer(serializers.ModelSerializer[AuditEvent]):

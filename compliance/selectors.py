@@ -180,5 +180,21 @@ def audit_chain_verify() -> VerifyResult:
     return result
 
 
+def changes_of(data: Any) -> list[dict[str, Any]]:
+    """What an event changed, read from its ``data`` by the product's two conventions: ``{"<field>": {"old": ..,
+    "new": ..}}`` (updates) and ``{"from": .., "to": ..}`` (state transitions). Other events (creations,
+    removals) record what they made or removed in ``data`` itself, and list no changes here."""
+    if not isinstance(data, dict):
+        return []
+    changes = [
+        {"field": name, "old": value["old"], "new": value["new"]}
+        for name, value in data.items()
+        if isinstance(value, dict) and value.keys() == {"old", "new"}
+    ]
+    if "from" in data and "to" in data:
+        changes.append({"field": "state", "old": data["from"], "new": data["to"]})
+    return changes
+
+
 def audit_checkpoint_latest() -> AuditCheckpoint | None:
     return AuditCheckpoint.objects.order_by("-seq").first()

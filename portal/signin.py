@@ -31,6 +31,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from core.actor import Actor
 from core.errors import ServiceError
+from portal.consoles.frame import landing
 from portal.forms import CodeForm, error_onto
 from portal.views import member
 from tenancy.models import Membership
@@ -38,9 +39,13 @@ from tenancy.totp import second_factor_passed, totp_code_check, totp_device, tot
 
 
 class SignIn(auth.LoginView):
-    """Django's sign-in with the portal's template; a member with a second factor goes on to the code step."""
+    """Django's sign-in with the portal's template; a member with a second factor goes on to the code step. Staff
+    land on their console, members on the portal."""
 
     template_name = "portal/login.html"
+
+    def get_default_redirect_url(self) -> str:
+        return landing(self.request.user) or super().get_default_redirect_url()
 
     def form_valid(self, form: AuthenticationForm) -> HttpResponse:
         response = super().form_valid(form)
@@ -59,11 +64,11 @@ def locked_out(request: HttpRequest, response: HttpResponse | None = None, crede
 
 
 def _next(request: HttpRequest) -> str:
-    """Where to go after the code: the ``next`` this site gave, else the portal."""
+    """Where to go after the code: the ``next`` this site gave, else the staff user's console or the portal."""
     wanted = request.POST.get("next") or request.GET.get("next") or ""
     if url_has_allowed_host_and_scheme(wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
         return wanted
-    return resolve_url(settings.LOGIN_REDIRECT_URL)
+    return landing(request.user) or resolve_url(settings.LOGIN_REDIRECT_URL)
 
 
 @login_required

@@ -1,9 +1,11 @@
-"""The portal's pages: joining and signing in at the top, the tenant's pages under /portal/."""
+"""The portal's pages: joining and signing in at the top, the tenant's pages under /portal/, the staff consoles
+under /console/."""
 
 from django.contrib.auth import views as auth
 from django.urls import path, reverse_lazy
 
 from portal import access, money, payment, signin, signup, views
+from portal.consoles import urls as consoles
 
 app_name = "portal"
 
@@ -56,4 +58,6 @@ urlpatterns = [
     path("portal/billing", money.billing, name="billing"),
     path("portal/data/erasure", views.erasure_request_view, name="erasure_request"),
     path("portal/security", signin.security, name="security"),
+    # staff consoles (compliance, operators) under /console/
+    *consoles.urlpatterns,
 ]

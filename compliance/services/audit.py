@@ -1,11 +1,12 @@
 """The audit chain as compliance officers use it: signed checkpoints (``audit_checkpoint_take``) and the export of
-bundles that verify offline (``audit_export``). Events are appended by ``core.audit``."""
+bundles that verify offline (``audit_export`` to a file, ``audit_export_stream`` as chunks of bytes for a streamed
+download). Events are appended by ``core.audit``."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -95,16 +96,26 @@ def _line(record: dict[str, Any]) -> bytes:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-class _BundleWriter:
-    """Writes lines and keeps the SHA-256 the seal signs."""
+# Lines gathered before a chunk is handed on: large enough that a chunk is cheap, small enough that memory stays
+# flat (a line is a few hundred bytes).
+_CHUNK_LINES = 100
 
-    def __init__(self, out: BinaryIO) -> None:
-        self.out = out
+
+class _BundleWriter:
+    """Gathers lines into chunks and keeps the SHA-256 the seal signs."""
+
+    def __init__(self) -> None:
+        self.pending: list[bytes] = []
         self.digest = hashlib.sha256()
 
     def write(self, line: bytes) -> None:
         self.digest.update(line)
-        self.out.write(line)
+        self.pending.append(line)
+
+    def take(self) -> bytes:
+        chunk = b"".join(self.pending)
+        self.pending.clear()
+        return chunk
 
 
 def _selection(tenant: Tenant | None, since: datetime | None, until: datetime | None) -> Any:
@@ -135,25 +146,41 @@ def audit_export(
     until: datetime | None = None,
     chunk_size: int = 5000,
 ) -> AuditExportReport:
-    """Write a bundle of the events selected (a tenant's; ``since <= at < until``) to ``out``; see
-    ``compliance.verify`` for the format. Streamed: memory does not grow with the number of events.
+    """Write a bundle of the events selected (a tenant's; ``since <= at < until``) to ``out``: the chunks of
+    ``audit_export_stream``, in order. ``AuditExportError`` as there (the caller discards what was written)."""
+    report = AuditExportReport()
+    for chunk in audit_export_stream(tenant=tenant, since=since, until=until, chunk_size=chunk_size, report=report):
+        out.write(chunk)
+    return report
+
+
+def audit_export_stream(
+    *,
+    tenant: Tenant | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    chunk_size: int = 5000,
+    report: AuditExportReport | None = None,
+) -> Generator[bytes, None, None]:
+    """A bundle of the events selected (a tenant's; ``since <= at < until``), as chunks of bytes; see
+    ``compliance.verify`` for the format. Streamed: memory does not grow with the number of events. ``report``,
+    when given, is filled in as the bundle is made.
 
     The bundle ends at the first checkpoint at or after the last selected event (one is taken when there is none
     yet), and holds every event from the first selected one to there: in full when selected, as a link record
     otherwise. On the way, every one of those events is checked against its content and its predecessor, and each
     checkpoint against its signature: a bundle is only sealed over a chain that verified. ``AuditExportError``
-    names the first bad seq otherwise (the caller discards what was written).
+    names the first bad seq otherwise; what was handed on by then has no seal, and no verifier accepts it.
     """
     signer = audit_signer()
-    report = AuditExportReport(
-        filter={
-            "tenant": tenant.slug if tenant else None,
-            "tenant_id": tenant.pk if tenant else None,
-            "from": format_time(since) if since else None,
-            "to": format_time(until) if until else None,
-        }
-    )
-    writer = _BundleWriter(out)
+    report = report if report is not None else AuditExportReport()
+    report.filter = {
+        "tenant": tenant.slug if tenant else None,
+        "tenant_id": tenant.pk if tenant else None,
+        "from": format_time(since) if since else None,
+        "to": format_time(until) if until else None,
+    }
+    writer = _BundleWriter()
     writer.write(
         _line(
             {
@@ -178,12 +205,12 @@ def audit_export(
         checkpoints = _checkpoints(first, covering.seq, signer)
         before = _hash_before(first)
         with closing(chain_rows(first, covering.seq, chunk_size=chunk_size)) as rows:
-            _write_records(writer, rows, iter(checkpoints), (first, before), report, tenant, since, until)
+            yield from _write_records(writer, rows, iter(checkpoints), (first, before), report, tenant, since, until)
     counts = {"events": report.events, "links": report.links, "checkpoints": report.checkpoints}
     sha256 = writer.digest.hexdigest()
     seal = signer.sign_seal(sha256=sha256, **counts)
     writer.write(_line({"type": "seal", **counts, "sha256": sha256, "key_id": signer.key_id, "signature": seal}))
-    return report
+    yield writer.take()
 
 
 def _checkpoints(first: int, last: int, signer: Signer) -> list[dict[str, Any]]:
@@ -214,12 +241,13 @@ def _write_records(
     tenant: Tenant | None,
     since: datetime | None,
     until: datetime | None,
-) -> None:
+) -> Generator[bytes, None, None]:
+    """Check and write the records of ``rows``, handing on a chunk whenever the writer has gathered enough."""
     tenant_id = tenant.pk if tenant is not None else None
     since_at = format_time(since) if since is not None else None  # spelled times of one format sort as times
     until_at = format_time(until) if until is not None else None
     checkpoint = next(checkpoints, None)
-    write, sha256 = writer.write, hashlib.sha256
+    write, sha256, pending = writer.write, hashlib.sha256, writer.pending
     for row in rows:
         seq = row[SEQ]
         if seq != expected[0]:
@@ -256,6 +284,8 @@ def _write_records(
                 report.checkpoints += 1
             checkpoint = next(checkpoints, None)
         expected = (seq + 1, hash_)
+        if len(pending) >= _CHUNK_LINES:
+            yield writer.take()
     if expected[0] - 1 != report.last_seq:
         raise AuditExportError(f"audit chain broken: the events end before seq {report.last_seq}", report.last_seq)
 

@@ -1,7 +1,7 @@
-"""Accessibility of the portal's main pages, judged by axe-core in Chromium (tests/data/axe-core): no serious or
-critical violation of WCAG 2 A/AA (labels, contrast, names of links and buttons, landmarks...), at laptop and phone
-widths. The pages' own Content-Security-Policy would refuse the injected checker, so this test's browser context
-bypasses it (the other browser tests keep it)."""
+"""Accessibility of the portal's main pages and of the staff consoles' pages, judged by axe-core in Chromium
+(tests/data/axe-core): no serious or critical violation of WCAG 2 A/AA (labels, contrast, names of links and buttons,
+landmarks...), at laptop and phone widths. The pages' own Content-Security-Policy would refuse the injected checker,
+so this test's browser context bypasses it (the other browser tests keep it)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser
 
-from tests.support import ROOT
+from compliance.services.assets import AssetScope
+from compliance.services.holds import legal_hold_create
+from provisioning.models import Node
+from tests.support import ROOT, SYSTEM
 from tests.support.billing import load_fleet, place
 from tests.support.browser import chromium, require_chromium, session_cookie
 
@@ -73,3 +76,44 @@ def test_the_checker_is_the_file_its_readme_names() -> None:
         digest = hashlib.sha256((AXE.parent / name).read_bytes()).hexdigest()
         assert f"| `{name}` |" in readme
         assert digest in readme, f"{name} is not the file tests/data/axe-core/README.md names"
+
+
+CONSOLE_PAGES = {
+    "compliance": [
+        "/console/compliance/",
+        "/console/compliance/verify?run=1",
+        "/console/compliance/bundle",
+        "/console/compliance/holds",
+        "/console/compliance/erasures",
+        "/console/compliance/residency",
+    ],
+    "operator": [
+        "/console/operators/",
+        "/console/operators/?colour=state",
+        "/console/operators/nodes/{node}",
+        "/console/operators/nodes/{node}/drain",
+        "/console/operators/defragment",
+        "/console/operators/skew",
+        "/console/operators/quotas",
+    ],
+}
+
+
+def test_the_consoles_pages_have_no_serious_accessibility_violation(
+    live_server: Any, compliance: Any, operator: Any, acme: Any, globex: Any
+) -> None:
+    load_fleet()
+    place(acme, gpus=1)
+    place(globex, mig_profile="1g.10gb")
+    legal_hold_create(tenant=acme, matter="M", reason="r", scope=AssetScope(), lock_until=None, actor=SYSTEM)
+    node = Node.objects.order_by("pk").values_list("pk", flat=True).first()
+    users = {"compliance": compliance, "operator": operator}
+    found: list[str] = []
+    with chromium(require_chromium()) as browser, pytest.MonkeyPatch.context() as patch:
+        patch.setitem(os.environ, "DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        for role, paths in CONSOLE_PAGES.items():
+            cookie = session_cookie(users[role])
+            for path in paths:
+                for width in (1280, 390):
+                    found += violations(browser, live_server.url, cookie, path.format(node=node), width)
+    assert found == [], "\n".join(found)
