@@ -113,3 +113,32 @@ class QuotaForm(OnceForm):
         label="GPU quota",
         help_text="GPUs the tenant may hold at once (a MIG slice counts its compute share); empty lifts the quota.",
     )
+
+
+# --- finance ----------------------------------------------------------------------------------------------------
+
+MONTH_FORMAT = r"^\d{4}-(0[1-9]|1[0-2])$"
+
+
+class MonthRangeForm(forms.Form):
+    since = forms.RegexField(MONTH_FORMAT, required=False, label="From month (YYYY-MM)")
+    until = forms.RegexField(MONTH_FORMAT, required=False, label="To month (YYYY-MM)")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("since") and data.get("until") and data["until"] < data["since"]:
+            self.add_error("until", "The last month must not come before the first.")
+        return data
+
+
+class ReconcileForm(OnceForm):
+    month = forms.RegexField(MONTH_FORMAT, label="Month (YYYY-MM)")
+    tenant = forms.ChoiceField(label="Tenant", required=False)
+
+    def __init__(self, *args: Any, tenants: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["tenant"].choices = [("", "every tenant"), *tenants]  # type: ignore[attr-defined]
+
+
+class RetryForm(OnceForm):
+    pass

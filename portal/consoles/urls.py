@@ -3,13 +3,14 @@ Importing a console's module registers it with the frame; a new console adds its
 
 from django.urls import URLPattern, path
 
-from portal.consoles import compliance, frame, operators
+from portal.consoles import compliance, finance, frame, operators
 from portal.consoles.views import landing_view
 
 urlpatterns: list[URLPattern] = [
     path("console/", landing_view, name="console"),
     *compliance.urlpatterns,
     *operators.urlpatterns,
+    *finance.urlpatterns,
 ]
 
 __all__ = ["frame", "urlpatterns"]

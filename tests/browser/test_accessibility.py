@@ -18,6 +18,7 @@ from provisioning.models import Node
 from tests.support import ROOT, SYSTEM
 from tests.support.billing import load_fleet, place
 from tests.support.browser import chromium, require_chromium, session_cookie
+from tests.support.consoles import finance_data
 
 pytestmark = pytest.mark.django_db(transaction=True)
 AXE = ROOT / "tests" / "data" / "axe-core" / "axe.min.js"
@@ -96,18 +97,25 @@ CONSOLE_PAGES = {
         "/console/operators/skew",
         "/console/operators/quotas",
     ],
+    "finance": [
+        "/console/finance/",
+        "/console/finance/budgets",
+        "/console/finance/reconciliation",
+        "/console/finance/pushes",
+    ],
 }
 
 
 def test_the_consoles_pages_have_no_serious_accessibility_violation(
-    live_server: Any, compliance: Any, operator: Any, acme: Any, globex: Any
+    live_server: Any, compliance: Any, operator: Any, finance: Any, acme: Any, globex: Any
 ) -> None:
     load_fleet()
     place(acme, gpus=1)
     place(globex, mig_profile="1g.10gb")
     legal_hold_create(tenant=acme, matter="M", reason="r", scope=AssetScope(), lock_until=None, actor=SYSTEM)
+    finance_data(acme)
     node = Node.objects.order_by("pk").values_list("pk", flat=True).first()
-    users = {"compliance": compliance, "operator": operator}
+    users = {"compliance": compliance, "operator": operator, "finance": finance}
     found: list[str] = []
     with chromium(require_chromium()) as browser, pytest.MonkeyPatch.context() as patch:
         patch.setitem(os.environ, "DJANGO_ALLOW_ASYNC_UNSAFE", "true")

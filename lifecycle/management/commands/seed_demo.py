@@ -339,7 +339,7 @@ class Command(BaseCommand):
         the hall's tariff, space and network); set once."""
         created = 0
         start = timezone.now().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-        for model_id, hall_id in Node.objects.values_list("gpu_model", "hall").distinct():
+        for model_id, hall_id in Node.objects.values_list("gpu_model", "hall").order_by().distinct():
             model, hall = GpuModel.objects.get(pk=model_id), Hall.objects.get(pk=hall_id)
             if CostBasis.objects.filter(gpu_model=model, hall=hall).exists():
                 continue

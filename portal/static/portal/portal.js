@@ -16,6 +16,35 @@
       options: { animation: false, scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } }
     });
   }
+  // The finance console's charts: revenue against the cost of billed GPU-hours per rung, and where the fleet's cost
+  // went per month (billed, idle, stranded, held unbilled).
+  function financeCharts() {
+    var source = document.getElementById("margin-data");
+    if (!source || typeof window.Chart === "undefined") { return; }
+    var data = JSON.parse(source.textContent);
+    var rungs = document.getElementById("margin-chart");
+    if (rungs) {
+      new window.Chart(rungs, {
+        type: "bar",
+        data: { labels: data.rungs, datasets: [
+          { label: "revenue", data: data.revenue.map(Number) },
+          { label: "cost of billed GPU-hours", data: data.cost.map(Number) }
+        ] },
+        options: { animation: false, scales: { y: { beginAtZero: true } } }
+      });
+    }
+    var fleet = document.getElementById("fleet-chart");
+    if (fleet) {
+      var parts = { billed: "billed", idle: "idle", stranded: "stranded", unbilled: "held, unbilled" };
+      new window.Chart(fleet, {
+        type: "bar",
+        data: { labels: data.months, datasets: Object.keys(parts).map(function (k) {
+          return { label: parts[k], data: data.fleet[k].map(Number) };
+        }) },
+        options: { animation: false, scales: { x: { stacked: true }, y: { stacked: true } } }
+      });
+    }
+  }
   // The launch form shows only the fields its rung takes.
   var FIELDS = {
     bare_metal: ["name", "gpu_model", "region", "nodes", "os_image", "cloud_init", "ssh_keys", "env", "secrets"],
@@ -49,7 +78,9 @@
       }
     });
   }
-  document.addEventListener("DOMContentLoaded", function () { chart(); launchForm(); scrollableTables(document); });
+  document.addEventListener("DOMContentLoaded", function () {
+    chart(); financeCharts(); launchForm(); scrollableTables(document);
+  });
   document.addEventListener("htmx:afterSwap", function (event) { scrollableTables(event.target); });
   window.addEventListener("resize", function () { scrollableTables(document); });
 })();

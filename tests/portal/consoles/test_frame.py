@@ -43,12 +43,21 @@ def signed_in(user: Any) -> Client:
     return client
 
 
-def test_it_registers_the_compliance_and_operator_consoles_only() -> None:
-    assert list(CONSOLES) == ["compliance", "operators"]
+FINANCE_PAGES = [
+    "/console/finance/",
+    "/console/finance/budgets",
+    "/console/finance/reconciliation",
+    "/console/finance/pushes",
+]
+
+
+def test_it_registers_the_compliance_operator_and_finance_consoles() -> None:
+    assert list(CONSOLES) == ["compliance", "finance", "operators"]
 
 
 @pytest.mark.parametrize(
-    ("who", "where"), [("compliance", "/console/compliance/"), ("operator", "/console/operators/")]
+    ("who", "where"),
+    [("compliance", "/console/compliance/"), ("operator", "/console/operators/"), ("finance", "/console/finance/")],
 )
 def test_staff_sign_in_at_the_portals_page_and_land_on_their_console(who: str, where: str, request: Any) -> None:
     user = request.getfixturevalue(who)
@@ -91,9 +100,26 @@ def test_the_operator_opens_its_pages_and_compliance_gets_a_plain_403(
     assert signed_in(compliance).get(path).status_code == 403
 
 
-@pytest.mark.parametrize("path", ["/console/", *COMPLIANCE_PAGES, *OPERATOR_PAGES])
-def test_a_tenant_member_and_finance_staff_open_no_console(path: str, alice: Any, finance: Any) -> None:
+@pytest.mark.parametrize("path", FINANCE_PAGES)
+def test_finance_opens_its_pages_and_the_others_get_a_plain_403(
+    path: str, finance: Any, compliance: Any, operator: Any
+) -> None:
+    page = signed_in(finance).get(path)
+    assert page.status_code == 200
+    assert page["Content-Security-Policy"] == POLICY
+    assert b"Finance console" in page.content
+    assert b"Operator console" not in page.content
+    assert signed_in(compliance).get(path).status_code == 403
+    assert signed_in(operator).get(path).status_code == 403
+
+
+@pytest.mark.parametrize("path", ["/console/", *COMPLIANCE_PAGES, *OPERATOR_PAGES, *FINANCE_PAGES])
+def test_a_tenant_member_opens_no_console(path: str, alice: Any) -> None:
     assert signed_in(alice).get(path).status_code == 403
+
+
+@pytest.mark.parametrize("path", [*COMPLIANCE_PAGES, *OPERATOR_PAGES])
+def test_finance_staff_open_no_other_console(path: str, finance: Any) -> None:
     assert signed_in(finance).get(path).status_code == 403
 
 
@@ -103,8 +129,8 @@ def test_anyone_signed_out_is_sent_to_sign_in(db: None) -> None:
     assert answer["Location"].startswith("/login?next=/console/operators/")
 
 
-def test_staff_open_no_tenant_portal(compliance: Any, operator: Any) -> None:
-    for user in (compliance, operator):
+def test_staff_open_no_tenant_portal(compliance: Any, operator: Any, finance: Any) -> None:
+    for user in (compliance, operator, finance):
         assert signed_in(user).get("/portal/").status_code == 403
 
 
@@ -120,7 +146,7 @@ def test_a_console_post_without_the_csrf_token_is_refused(operator: Any) -> None
     assert client.post("/console/operators/quotas", {"tenant": "acme"}).status_code == 403
 
 
-def test_no_console_page_writes_when_read(compliance: Any, operator: Any, acme: Any) -> None:
+def test_no_console_page_writes_when_read(compliance: Any, operator: Any, finance: Any, acme: Any) -> None:
     regions()
     place(acme, gpus=1)
     node = Node.objects.order_by("pk").first()
@@ -138,6 +164,7 @@ def test_no_console_page_writes_when_read(compliance: Any, operator: Any, acme: 
             f"/console/operators/nodes/{node.pk}?diagnose=1",
             f"/console/operators/nodes/{node.pk}/drain",
         ],
+        finance: [*FINANCE_PAGES, "/console/finance/?since=2026-01&until=2026-12"],
     }
     for user, paths in pages.items():
         client = signed_in(user)

@@ -1,0 +1,219 @@
+"""The finance console: revenue and gross margin per rung (with charts), tenants against their budgets, the month's
+reconciliation with Stripe (start a run, read its differences and their causes), and the pushes Stripe refused,
+with Stripe's message and a retry. Finance reads every tenant's billing and changes no tenant's data; every action
+calls the service the API calls."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path, reverse
+from django.utils import timezone
+
+from billing.margin import MarginReport
+from billing.metering import from_ms
+from billing.models import ReconciliationRun, UsageRollup
+from billing.selectors import budgets_standing, margin_report, month_of
+from billing.services.reconcile import (
+    reconciliation_run_start,
+    retry_refusal,
+    usage_rollup_retry,
+    usage_rollups_needing_a_person,
+)
+from core.errors import ServiceError
+from portal.consoles.forms import MonthRangeForm, ReconcileForm, RetryForm
+from portal.consoles.frame import Console, Page, actor, already_done, mark_done, register, staff_page
+from portal.forms import error_onto
+from tenancy.models import Tenant
+
+CONSOLE = register(
+    Console(
+        name="finance",
+        title="Finance console",
+        permission="billing.view_usagerollup",
+        pages=(
+            Page("console_margin", "Revenue and margin", "billing.view_usagerollup"),
+            Page("console_budgets", "Budgets", "billing.view_usagerollup"),
+            Page("console_reconciliation", "Reconciliation", "billing.view_reconciliationrun"),
+            Page("console_pushes", "Failed pushes", "billing.view_usagerollup"),
+        ),
+    )
+)
+MAX_MONTHS = 24
+FLEET_PARTS = ("billed", "idle", "stranded", "unbilled")
+
+
+def _month_start(value: str) -> datetime:
+    year, month = value.split("-")
+    return datetime(int(year), int(month), 1, tzinfo=UTC)
+
+
+def _next_month(start: datetime) -> datetime:
+    return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
+
+
+def _charts(report: MarginReport) -> dict[str, Any]:
+    """What the page's two charts draw: revenue against allocated cost per rung, and where the fleet's cost went per
+    month (billed, idle, stranded, held unbilled). Money as strings, to the cent; the script draws numbers."""
+    by_rung: dict[str, dict[str, Decimal]] = defaultdict(lambda: {"revenue": Decimal(0), "cost": Decimal(0)})
+    for row in report.rungs:
+        by_rung[row.rung]["revenue"] += row.revenue
+        by_rung[row.rung]["cost"] += row.allocated_cost
+    by_month: dict[str, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
+    for cap in report.capacity:
+        month = by_month[cap.month]
+        month["billed"] += cap.allocated_cost
+        month["idle"] += cap.idle_cost
+        month["stranded"] += cap.stranded_cost
+        month["unbilled"] += cap.unbilled_cost
+
+    def cents(value: Decimal) -> str:
+        return str(value.quantize(Decimal("0.01")))
+
+    rungs = sorted(by_rung)
+    months = sorted(by_month)
+    return {
+        "rungs": rungs,
+        "revenue": [cents(by_rung[r]["revenue"]) for r in rungs],
+        "cost": [cents(by_rung[r]["cost"]) for r in rungs],
+        "months": months,
+        "fleet": {part: [cents(by_month[m][part]) for m in months] for part in FLEET_PARTS},
+    }
+
+
+@staff_page(CONSOLE, "billing.view_usagerollup")
+def margin(request: HttpRequest) -> HttpResponse:
+    """Revenue, allocated cost and gross margin per rung, model and region, and the cost of idle and stranded
+    capacity, for a range of months (this month by default); docs/finance.md says where each figure comes from."""
+    this_month = month_of(timezone.now())[0].strftime("%Y-%m")
+    form = MonthRangeForm(request.GET or None)
+    since = until = this_month
+    status = 200
+    if form.is_bound:
+        if form.is_valid():
+            since = form.cleaned_data["since"] or this_month
+            until = form.cleaned_data["until"] or since
+            months = (_month_start(until).year - _month_start(since).year) * 12
+            months += _month_start(until).month - _month_start(since).month + 1
+            if months > MAX_MONTHS:
+                form.add_error("until", f"At most {MAX_MONTHS} months at a time.")
+        status = 422 if form.errors else 200
+    report = MarginReport()
+    if not form.errors:
+        report = margin_report(start=_month_start(since), end=_next_month(_month_start(until)))
+    context = {
+        "form": form,
+        "since": since,
+        "until": until,
+        "report": report,
+        "totals": sorted(report.totals().items()),
+        "chart": _charts(report),
+    }
+    return render(request, "consoles/finance/margin.html", context, status=status)
+
+
+@staff_page(CONSOLE, "billing.view_usagerollup")
+def budgets(request: HttpRequest) -> HttpResponse:
+    """Every tenant with a monthly budget and this month's spend against it, those over it first."""
+    rows = budgets_standing(now=timezone.now())
+    return render(request, "consoles/finance/budgets.html", {"rows": rows, "over": sum(1 for r in rows if r.over)})
+
+
+def _tenant_choices() -> list[tuple[str, str]]:
+    return [(slug, f"{name} ({slug})") for slug, name in Tenant.objects.order_by("slug").values_list("slug", "name")]
+
+
+@staff_page(CONSOLE, "billing.view_reconciliationrun")
+def reconciliation(request: HttpRequest) -> HttpResponse:
+    """The runs (newest first) and one run's differences with their causes (``?run=<id>``, the newest by default);
+    starting a run for a month (and a tenant) calls the service the API's POST calls."""
+    tenants = _tenant_choices()
+    form = ReconcileForm(tenants=tenants, initial={"month": month_of(timezone.now())[0].strftime("%Y-%m")})
+    if request.method == "POST":
+        done = already_done(request)
+        if done:
+            return redirect(done)
+        if not request.user.has_perm("billing.add_reconciliationrun"):
+            messages.error(request, "Starting a run needs the billing.add_reconciliationrun permission.")
+            return redirect("portal:console_reconciliation")
+        form = ReconcileForm(request.POST, tenants=tenants)
+        if form.is_valid():
+            slug = form.cleaned_data["tenant"]
+            tenant = Tenant.objects.filter(slug=slug).first() if slug else None
+            try:
+                run, started = reconciliation_run_start(
+                    month=form.cleaned_data["month"], tenant=tenant, actor=actor(request)
+                )
+            except ServiceError as error:
+                error_onto(form, error)
+            else:
+                where = reverse("portal:console_reconciliation") + f"?run={run.pk}"
+                mark_done(request, where)
+                if started:
+                    messages.success(request, f"The reconciliation of {run.month} is {run.state}.")
+                else:
+                    messages.success(request, f"A reconciliation of {run.month} is running already.")
+                return redirect(where)
+    runs = list(ReconciliationRun.objects.select_related("tenant")[:50])
+    chosen = request.GET.get("run")
+    shown = None
+    if chosen and chosen.isdigit():
+        shown = get_object_or_404(ReconciliationRun.objects.select_related("tenant"), pk=int(chosen))
+    elif runs:
+        shown = runs[0]
+    context = {"form": form, "runs": runs, "shown": shown}
+    return render(request, "consoles/finance/reconciliation.html", context, status=422 if form.errors else 200)
+
+
+def _push_rows(now: datetime) -> list[dict[str, Any]]:
+    return [
+        {
+            "row": row,
+            "window": from_ms(row.window_ms),
+            "refusal": retry_refusal(row, now),
+            "form": RetryForm(prefix=f"r{row.pk}"),
+        }
+        for row in usage_rollups_needing_a_person()[:200]
+    ]
+
+
+@staff_page(CONSOLE, "billing.view_usagerollup")
+def pushes(request: HttpRequest) -> HttpResponse:
+    """Usage Stripe refused (with its message) or that came too late for it; a failed one goes back to the outbox
+    with Retry (the service the API's retry calls: audited, once)."""
+    if request.method == "POST":
+        row = get_object_or_404(UsageRollup, pk=request.POST.get("rollup", ""))
+        done = already_done(request, prefix=f"r{row.pk}")
+        if done:
+            return redirect(done)
+        if not request.user.has_perm("billing.change_usagerollup"):
+            messages.error(request, "Retrying needs the billing.change_usagerollup permission.")
+            return redirect("portal:console_pushes")
+        form = RetryForm(request.POST, prefix=f"r{row.pk}")
+        where = reverse("portal:console_pushes")
+        if form.is_valid():
+            try:
+                row = usage_rollup_retry(rollup_id=row.pk, actor=actor(request))
+            except ServiceError as error:
+                messages.error(request, f"Push {row.pk} was not retried: {error.detail}")
+            else:
+                mark_done(request, where, prefix=f"r{row.pk}")
+                messages.success(request, f"Push {row.pk} ({row.sku.code}) is back in the outbox: {row.push_state}.")
+        else:
+            messages.error(request, "This form is out of date: send it again.")
+        return redirect(where)
+    return render(request, "consoles/finance/pushes.html", {"rows": _push_rows(timezone.now())})
+
+
+urlpatterns = [
+    path("console/finance/", margin, name="console_margin"),
+    path("console/finance/budgets", budgets, name="console_budgets"),
+    path("console/finance/reconciliation", reconciliation, name="console_reconciliation"),
+    path("console/finance/pushes", pushes, name="console_pushes"),
+]
