@@ -122,7 +122,7 @@ class MarginViewSet(StaffViewSet):
         months = (last.year - first.year) * 12 + last.month - first.month + 1
         if months > MAX_MONTHS:
             raise Invalid("validation_error", f"At most {MAX_MONTHS} months at a time.", field="to")
-        report = selectors.margin_report(start=first, end=_next_month(last))
+        report = selectors.margin_report(start=first, end=_next_month(last), now=timezone.now())
         return Response({"from": first.strftime("%Y-%m"), "to": last.strftime("%Y-%m"), **margin_body(report)})
 
 

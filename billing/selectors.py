@@ -231,17 +231,38 @@ def _gpu_per_unit(sku: Sku, gpus_per_node: dict[tuple[int, int], int], hall_id: 
     return Decimal(1)
 
 
-def margin_report(*, start: datetime, end: datetime) -> MarginReport:
-    """Revenue, allocated cost, idle and stranded capacity cost and gross margin per rung, GPU model, region and
-    month, for the usage windows and capacity samples in ``[start, end)`` (``billing.margin``). Revenue counts every
-    closed usage piece (the same pieces the rollups sum); the hour still open counts once it is cut."""
-    start_ms, end_ms = to_ms(start), to_ms(end)
-    pieces = list(
+def _margin_pieces(start_ms: int, end_ms: int, now: datetime) -> list[tuple[int, int, int | None, int, int]]:
+    """(window, SKU, price, hall, quantity) of every usage piece with its window in ``[start, end)``: the closed
+    ones summed (the pieces the rollups sum), and the open intervals measured up to ``now``, as the upcoming invoice
+    measures them."""
+    pieces: list[tuple[int, int, int | None, int, int]] = list(
         UsageInterval.objects.filter(window_ms__gte=start_ms, window_ms__lt=end_ms, end_ms__isnull=False)
         .values_list("window_ms", "sku_id", "price_id", "allocation__hall_id")
         .annotate(quantity=Sum("quantity_milli"))
         .order_by()
     )
+    still_open = list(
+        UsageInterval.objects.filter(end_ms=None, start_ms__lt=end_ms).values_list(
+            "sku_id", "start_ms", "units_milli", "allocation__hall_id"
+        )
+    )
+    book = PriceBook.load(row[0] for row in still_open)
+    now_ms = to_ms(now)
+    for sku_id, start, units, hall_id in still_open:
+        stop = max(now_ms, start)
+        for piece in metering.split(start, stop, book.changes(sku_id, start, stop)):
+            if start_ms <= piece.window_ms < end_ms:
+                price = book.at(sku_id, piece.start_ms)
+                quantity = metering.quantity(units, piece.start_ms, piece.end_ms)
+                pieces.append((piece.window_ms, sku_id, price.pk if price else None, hall_id, quantity))
+    return pieces
+
+
+def margin_report(*, start: datetime, end: datetime, now: datetime) -> MarginReport:
+    """Revenue, allocated cost, idle and stranded capacity cost and gross margin per rung, GPU model, region and
+    month, for the usage windows and capacity samples in ``[start, end)`` (``billing.margin``), running work
+    measured to ``now``."""
+    pieces = _margin_pieces(to_ms(start), to_ms(end), now)
     skus = Sku.objects.select_related("gpu_model", "region").in_bulk({p[1] for p in pieces})
     prices = dict(
         SkuPrice.objects.filter(id__in={p[2] for p in pieces if p[2]}).values_list("id", "unit_price_per_hour")

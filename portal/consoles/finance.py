@@ -106,7 +106,7 @@ def margin(request: HttpRequest) -> HttpResponse:
         status = 422 if form.errors else 200
     report = MarginReport()
     if not form.errors:
-        report = margin_report(start=_month_start(since), end=_next_month(_month_start(until)))
+        report = margin_report(start=_month_start(since), end=_next_month(_month_start(until)), now=timezone.now())
     context = {
         "form": form,
         "since": since,

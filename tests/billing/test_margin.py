@@ -137,7 +137,7 @@ def test_the_report_prices_the_ledger_and_the_samples(acme, globex):
         at=at(60), seconds=3600, hall=hall, gpu_model=model, gpus=gpus, idle_milli=1000 * (gpus - 3), stranded_milli=0
     )
 
-    report = margin_report(start=BASE, end=BASE + timedelta(days=1))
+    report = margin_report(start=BASE, end=BASE + timedelta(days=1), now=at(120))
 
     [row] = report.rungs
     assert (row.month, row.rung, row.model, row.region) == ("2026-11", "container", H100, "eu-west")
@@ -149,3 +149,16 @@ def test_the_report_prices_the_ledger_and_the_samples(acme, globex):
     assert cap.fleet_cost == gpus * D("1.35")
     assert cap.idle_cost == (gpus - 3) * D("1.35")
     assert to_ms(BASE) % HOUR == 0
+
+
+def test_running_work_counts_up_to_now(acme):
+    load_fleet()
+    hall, model = Hall.objects.get(code="eu-west-1a"), GpuModel.objects.get(name=H100)
+    parts = {"capex": D("1.00"), "power": D("0.20"), "space": D("0.10"), "network": D("0.05")}
+    cost_basis_add(gpu_model=model, hall=hall, effective_from=BASE, parts=parts, currency="usd", actor=SYSTEM)
+    price("2.40")
+    run(place(acme, gpus=1), at(0))  # still running: 90 minutes by at(90), over two hourly windows
+    [row] = margin_report(start=BASE, end=BASE + timedelta(days=1), now=at(90)).rungs
+    assert row.revenue == D("3.60")
+    assert row.allocated_gpu_hours == D("1.5")
+    assert row.allocated_cost == D("1.5") * D("1.35")
