@@ -13,7 +13,7 @@ from billing.metering import HOUR_MS, to_ms
 from billing.models import BillingAccount, PushState, UsageRollup
 from billing.selectors import month_of
 from billing.services.accounts import cost_basis_add
-from provisioning.models import GpuModel, Hall, Node
+from provisioning.models import CapacitySample, GpuModel, Hall, Node
 from provisioning.services.allocations import allocation_transition
 from provisioning.services.capacity import capacity_sample
 from provisioning.states import AllocationState
@@ -64,7 +64,8 @@ def finance_data(tenant: Any) -> None:
     else:
         allocation_transition(allocation=work, to=AllocationState.RUNNING, actor=SYSTEM, at=began)
     stop(work, began + ran)
-    capacity_sample(now=now)
+    capacity_sample(now=now)  # one sample standing for the month so far, as a sampler running all month would
+    CapacitySample.objects.filter(at=now).update(seconds=max(int((now - start).total_seconds()), 1))
     BillingAccount.objects.filter(tenant=tenant).update(budget_monthly=Decimal("0.01"), budget_hard_stop=True)
     UsageRollup.objects.create(
         tenant=tenant,
