@@ -164,7 +164,8 @@ ORDER BY u.tenant_id, u.sku_id, u.window_ms, u.allocation_id, u.price_id, u.batc
 
 
 def detail_charges(*, first_ms: int, stop_ms: int, tenant: Tenant | None) -> Iterator[focus.Charge]:
-    """The charges (FOCUS rows) per allocation x SKU x hour x price x counting batch, for windows in ``[first_ms, stop_ms)``."""
+    """The charges (FOCUS rows) per allocation x SKU x hour x price x counting batch, for windows in
+    ``[first_ms, stop_ms)``."""
     look = _Lookups()
     tenant_id = tenant.pk if tenant else None
     lost = _faults(first_ms, stop_ms, tenant_id)

@@ -107,7 +107,11 @@ COLUMNS: tuple[Column, ...] = (
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 INDEX = {name: i for i, name in enumerate(COLUMN_NAMES)}
 
-UNIT_WORDS = {"gpu": ("GPU-Hours", "GPU time"), "mig": ("MIG Slice-Hours", "MIG slice time"), "node": ("Node-Hours", "node time")}
+UNIT_WORDS = {
+    "gpu": ("GPU-Hours", "GPU time"),
+    "mig": ("MIG Slice-Hours", "MIG slice time"),
+    "node": ("Node-Hours", "node time"),
+}
 RESOURCE_TYPES = {
     "bare_metal": "Bare Metal Server",
     "vm": "Virtual Machine",
@@ -441,7 +445,7 @@ def row(charge: Charge, cost: Decimal) -> tuple[Any, ...]:
     """One row on its own (tests, small exports): ``Rows`` without the carry, with the given ``cost``."""
     rows = Rows(columnar=True)
     head, static_id = rows.varying(charge)
-    return (cost, cost, cost, cost, *head[4:]) + rows.take_statics()[static_id].values
+    return (cost, cost, cost, cost, *head[4:], *rows.take_statics()[static_id].values)
 
 
 def text(value: Any) -> str:

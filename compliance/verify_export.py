@@ -90,7 +90,9 @@ def verify_export(path: Path, signature: dict[str, Any], public_key: Ed25519Publ
     if missing:
         raise ExportInvalid("format", f"the signature file lacks {', '.join(missing)}")
     if signature["key_id"] != key_id(public_key):
-        raise ExportInvalid("key", f"signed with key {signature['key_id']}, not with the key given ({key_id(public_key)})")
+        raise ExportInvalid(
+            "key", f"signed with key {signature['key_id']}, not with the key given ({key_id(public_key)})"
+        )
     if not signature_valid(public_key, signature["signature"], export_payload(signature)):
         raise ExportInvalid("signature", "the Ed25519 signature does not match the signed fields")
     sha256, size = file_digest(path)

@@ -6,34 +6,54 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('billing', '0002_payment_method'),
-        ('tenancy', '0003_ssh_keys'),
+        ("billing", "0002_payment_method"),
+        ("tenancy", "0003_ssh_keys"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ExportJob',
+            name="ExportJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('date_from', models.DateField()),
-                ('date_to', models.DateField(help_text='Inclusive: the last UTC day exported.')),
-                ('detail', models.BooleanField(default=False)),
-                ('file_format', models.CharField(choices=[('csv', 'csv'), ('parquet', 'parquet')], max_length=8)),
-                ('state', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=8)),
-                ('requested_by', models.CharField(max_length=150)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('rows', models.BigIntegerField(blank=True, null=True)),
-                ('sha256', models.CharField(blank=True, max_length=64)),
-                ('path', models.CharField(blank=True, max_length=500)),
-                ('signature', models.JSONField(blank=True, null=True)),
-                ('error', models.TextField(blank=True)),
-                ('tenant', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='tenancy.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("date_from", models.DateField()),
+                ("date_to", models.DateField(help_text="Inclusive: the last UTC day exported.")),
+                ("detail", models.BooleanField(default=False)),
+                ("file_format", models.CharField(choices=[("csv", "csv"), ("parquet", "parquet")], max_length=8)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=8,
+                    ),
+                ),
+                ("requested_by", models.CharField(max_length=150)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("rows", models.BigIntegerField(blank=True, null=True)),
+                ("sha256", models.CharField(blank=True, max_length=64)),
+                ("path", models.CharField(blank=True, max_length=500)),
+                ("signature", models.JSONField(blank=True, null=True)),
+                ("error", models.TextField(blank=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="tenancy.tenant",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
     ]

@@ -56,7 +56,9 @@ def export_job_start(*, job_id: int) -> bool:
     return bool(ExportJob.objects.filter(pk=job_id, state=ExportState.PENDING).update(state=ExportState.RUNNING))
 
 
-def export_job_finish(*, job_id: int, rows: int, sha256: str, path: str, signature: dict[str, Any], now: datetime) -> None:
+def export_job_finish(
+    *, job_id: int, rows: int, sha256: str, path: str, signature: dict[str, Any], now: datetime
+) -> None:
     ExportJob.objects.filter(pk=job_id, state=ExportState.RUNNING).update(
         state=ExportState.DONE, rows=rows, sha256=sha256, path=path, signature=signature, finished_at=now
     )

@@ -46,7 +46,13 @@ def get_paths() -> list[str]:
 
 
 def test_no_get_endpoint_writes(
-    k8s_fleet: K8sServer, acme: Any, alice: Any, compliance: Any, operator: Any, django_capture_on_commit_callbacks: Any
+    k8s_fleet: K8sServer,
+    acme: Any,
+    alice: Any,
+    compliance: Any,
+    operator: Any,
+    finance: Any,
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):  # the provisioning task runs inline after commit
         allocation = allocation_request(
@@ -82,6 +88,9 @@ def test_no_get_endpoint_writes(
         "/api/v1/data-assets/{id}": data.pk,
         "/api/v1/data-assets/{id}/content": data.pk,
         "/api/v1/erasure-requests/{id}": erasure.pk,
+        "/api/v1/finance/exports/{id}": 0,  # 404 is a read too
+        "/api/v1/finance/exports/{id}/download": 0,
+        "/api/v1/finance/exports/{id}/signature": 0,
         "/api/v1/members/{id}": alice.membership.pk,
         "/api/v1/ops/clusters/{name}": "k8s-eu-west-1a",
         "/api/v1/ops/defragment/{id}": 0,  # 404 is a read too
@@ -91,7 +100,12 @@ def test_no_get_endpoint_writes(
         "/api/v1/ssh-keys/{id}": 0,  # 404 is a read too
         "/api/v1/secrets/{name}": "NONE",
     }
-    clients = {"ops": session(operator), "compliance": session(compliance), "tenant": session(alice)}
+    clients = {
+        "ops": session(operator),
+        "compliance": session(compliance),
+        "finance": session(finance),
+        "tenant": session(alice),
+    }
     missing, writers, answered = [], {}, {}
     for template in get_paths():
         path = template
@@ -100,7 +114,7 @@ def test_no_get_endpoint_writes(
                 missing.append(template)
                 continue
             path = re.sub(r"\{[^}]+\}", str(values[template]), template)
-        who = next((k for k in ("ops", "compliance") if path.startswith(f"/api/v1/{k}")), "tenant")
+        who = next((k for k in ("ops", "compliance", "finance") if path.startswith(f"/api/v1/{k}")), "tenant")
         with CaptureQueriesContext(connection) as queries:
             response = clients[who].get(path)
         answered[template] = response.status_code
