@@ -128,7 +128,6 @@ SECURITY = {
     "job": "container",
     "serverless": "container",
 }
-WHOLE_ONLY = frozenset({"bare_metal", "vm", "confidential_vm", "job"})
 
 
 @dataclass(frozen=True)
@@ -301,10 +300,10 @@ def _static(charge: Charge) -> tuple[Any, ...]:
         performance: str | None = resource.performance
     elif sku.unit == "mig":
         performance = "mig"
-    elif sku.rung in WHOLE_ONLY or sku.unit == "node":
-        performance = "whole_gpu"
+    elif sku.rung != "serverless":
+        performance = "whole_gpu"  # MIG slices have SKUs of their own; only serverless sells soft shares
     else:
-        performance = None  # the SKU is sold whole and as soft shares: the detail export names each
+        performance = None  # sold whole and as soft shares on one SKU: the detail export names each
     values: dict[str, Any] = {
         "ListUnitPrice": price.per_hour,
         "ContractedUnitPrice": price.per_hour,

@@ -19,20 +19,21 @@ from tests.support.billing import load_fleet, place, price, run, stop
 
 MONTH = datetime(2026, 10, 1, tzinfo=UTC)
 MONTH_END = datetime(2026, 11, 1, tzinfo=UTC)
-PRICE_CHANGE = MONTH + timedelta(days=15, minutes=30)  # inside the hour 15 Oct 00:00-01:00
 
 
 @dataclass
 class Month:
     tenants: list[Tenant]
     faults: int
+    price_change: datetime  # inside an hour, in the middle of the days generated
 
 
 def generated_month(tenants: list[Tenant], *, days: int = 31) -> Month:
     """Usage of ``tenants`` in October 2026 (the first ``days`` days of it), every window closed."""
     load_fleet()
+    price_change = MONTH + timedelta(days=days // 2, minutes=30)  # 16 Oct 00:30 for the whole month
     price("2.40", since=MONTH - timedelta(days=30))
-    price("2.90", since=PRICE_CHANGE)
+    price("2.90", since=price_change)
     price("0.70", since=MONTH - timedelta(days=30), unit=Unit.MIG, mig_profile="3g.40gb")
     price("3.10", since=MONTH - timedelta(days=30), rung="job")
     price("2.75", since=MONTH - timedelta(days=30), rung="serverless")
@@ -72,9 +73,10 @@ def generated_month(tenants: list[Tenant], *, days: int = 31) -> Month:
     # Usage reported after its window had closed: late adjustments (seq 1) of closed hours.
     for tenant in tenants:
         late = place(tenant, gpus=1)
-        stop(run(late, MONTH + timedelta(days=3, hours=4, minutes=20)), MONTH + timedelta(days=3, hours=4, minutes=50))
+        late_at = MONTH + timedelta(days=max(days - 2, 0), hours=4, minutes=20)
+        stop(run(late, late_at), late_at + timedelta(minutes=30))
     windows_close(now=end + timedelta(hours=2))
-    return Month(tenants, faults)
+    return Month(tenants, faults, price_change)
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
