@@ -8,6 +8,7 @@ import io
 from decimal import Decimal
 from fractions import Fraction
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -91,13 +92,15 @@ def test_every_row_has_its_required_columns_and_its_hour_inside_its_billing_peri
     assert len(values) == len(focus.COLUMNS)
     for column, value in zip(focus.COLUMNS, values, strict=True):
         if column.required:
-            assert value is not None and value != "", column.name
+            assert value not in (None, ""), column.name
     get = {name: values[i] for name, i in focus.INDEX.items()}
     assert get["BillingPeriodStart"] <= get["ChargePeriodStart"] < get["ChargePeriodEnd"] <= get["BillingPeriodEnd"]
-    assert get["ChargePeriodStart"].endswith("Z") and len(get["ChargePeriodStart"]) == 20
+    assert get["ChargePeriodStart"].endswith("Z")
+    assert len(get["ChargePeriodStart"]) == 20
     assert get["ChargeClass"] in (None, "Correction")
     assert (get["ChargeClass"] == "Correction") == (seq > 0 and c.closed_ms >= focus.month_bounds(c.window_ms)[1])
-    assert get["ChargeCategory"] == "Usage" and get["BillingCurrency"] == sku.currency.upper()
+    assert get["ChargeCategory"] == "Usage"
+    assert get["BillingCurrency"] == sku.currency.upper()
     assert (get["ResourceId"] is None) == (resource is None)
     assert get["x_GoodputSecondsLost"] == Decimal(lost) / 1000
     # The price times the quantity is the cost, within what the FOCUS validator allows (1e-9, relative).
@@ -115,7 +118,8 @@ def test_a_csv_export_has_one_header_and_one_line_per_charge():
     assert write_csv(out, charges) == 6
     rows = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert [r["BilledCost"] for r in rows[:5]] == ["2.4000000000000000"] * 5
-    assert rows[5]["PricingUnit"] == "MIG Slice-Hours" and rows[5]["x_PerformanceIsolation"] == "mig"
+    assert rows[5]["PricingUnit"] == "MIG Slice-Hours"
+    assert rows[5]["x_PerformanceIsolation"] == "mig"
     assert rows[0]["x_PerformanceIsolation"] == "whole_gpu"  # a container GPU SKU sold whole here
     assert list(rows[0]) == list(focus.COLUMN_NAMES)
 
@@ -129,9 +133,5 @@ def test_a_late_adjustment_counted_after_its_month_is_a_correction():
 
 
 def test_prices_with_more_than_six_places_are_refused():
-    try:
+    with pytest.raises(ValueError, match="six decimal places"):
         focus.price_micros(Decimal("0.0000001"))
-    except ValueError as error:
-        assert "six decimal places" in str(error)
-    else:
-        raise AssertionError("a seventh decimal place was accepted")
