@@ -19,8 +19,10 @@ from django.http import FileResponse, Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from api.base import LadderView
 from api.permissions import HasStaffPermission
@@ -119,7 +121,21 @@ _PARAMETERS = [
 _FILE = OpenApiResponse(OpenApiTypes.BINARY, description="The export; its signature in Ladder-Export-Signature.")
 
 
+class _Settings:
+    """DRF's settings, less ``?format=`` choosing a renderer: here ``format`` is the export's file format."""
+
+    URL_FORMAT_OVERRIDE = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(api_settings, name)
+
+
+class ExportNegotiation(DefaultContentNegotiation):
+    settings = _Settings()  # type: ignore[assignment]
+
+
 class FinanceView(LadderView):
+    content_negotiation_class = ExportNegotiation
     extra_permissions: ClassVar[list[type]] = [HasStaffPermission]
     required_permission: ClassVar[str] = PERMISSION
 
