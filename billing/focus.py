@@ -57,6 +57,7 @@ COLUMNS: tuple[Column, ...] = (
     _C("EffectiveCost", "decimal", True, "Same as BilledCost: Ladder has no commitments or discounts."),
     _C("ListCost", "decimal", True, "ListUnitPrice x PricingQuantity (same as BilledCost)."),
     _C("ContractedCost", "decimal", True, "ContractedUnitPrice x PricingQuantity (same as BilledCost)."),
+    _C("PricingCurrencyEffectiveCost", "decimal", True, "EffectiveCost in the pricing currency: the same (one currency)."),
     _C("PricingQuantity", "decimal", True, "Unit-hours of the SKU's unit, to 12 decimal places."),
     _C("ConsumedQuantity", "decimal", True, "Same as PricingQuantity."),
     _C("ChargePeriodStart", "datetime", True, "Start of the hour (UTC)."),
@@ -68,8 +69,12 @@ COLUMNS: tuple[Column, ...] = (
     _C("x_LateAdjustment", "integer", True, "The rollup's seq: 0 on time, n > 0 the n-th late adjustment."),
     _C("ListUnitPrice", "decimal", True, "The price per unit-hour of the price version (0 for an unpriced SKU)."),
     _C("ContractedUnitPrice", "decimal", True, "Same as ListUnitPrice: no negotiated prices."),
+    _C("PricingCurrency", "string", True, "The currency prices are set in: the billing currency."),
+    _C("PricingCurrencyListUnitPrice", "decimal", True, "ListUnitPrice in the pricing currency: the same."),
+    _C("PricingCurrencyContractedUnitPrice", "decimal", True, "ContractedUnitPrice in the pricing currency: the same."),
     _C("PricingUnit", "string", True, "GPU-Hours, MIG Slice-Hours or Node-Hours."),
     _C("ConsumedUnit", "string", True, "Same as PricingUnit."),
+    _C("CommitmentDiscountStatus", "string", False, "Null: Ladder sells no commitment discounts."),
     _C("PricingCategory", "string", True, "Standard: prices are the public price book's."),
     _C("BillingCurrency", "string", True, "ISO 4217 code of the SKU's currency, upper case."),
     _C("BillingPeriodStart", "datetime", True, "First instant of the calendar month (UTC) the hour is invoiced in."),
@@ -281,7 +286,7 @@ def is_correction(charge: Charge) -> bool:
     return charge.seq > 0 and charge.closed_ms >= month_bounds(charge.window_ms)[1]
 
 
-VARYING = 13  # the first columns change from row to row; the others are the same for a tenant, SKU, price,
+VARYING = 14  # the first columns change from row to row; the others are the same for a tenant, SKU, price,
 # allocation and month, and are made once per such combination (``Static``)
 
 
@@ -307,8 +312,12 @@ def _static(charge: Charge) -> tuple[Any, ...]:
     values: dict[str, Any] = {
         "ListUnitPrice": price.per_hour,
         "ContractedUnitPrice": price.per_hour,
+        "PricingCurrency": sku.currency.upper(),
+        "PricingCurrencyListUnitPrice": price.per_hour,
+        "PricingCurrencyContractedUnitPrice": price.per_hour,
         "PricingUnit": pricing_unit,
         "ConsumedUnit": pricing_unit,
+        "CommitmentDiscountStatus": None,
         "PricingCategory": "Standard",
         "BillingCurrency": sku.currency.upper(),
         "BillingPeriodStart": iso(month_start),
@@ -422,7 +431,7 @@ class Rows:
         cost = decimal(units, COST_PLACES)
         quantity = decimal(quantity_units(charge.quantity_milli), QUANTITY_PLACES)
         lost = decimal(charge.goodput_lost_ms, 3)
-        head = (cost, cost, cost, cost, quantity, quantity, start, end, correction, description, lost)
+        head = (cost, cost, cost, cost, cost, quantity, quantity, start, end, correction, description, lost)
         return (*head, charge.quantity_milli, charge.seq), static.id
 
     def values(self, charge: Charge) -> tuple[Any, ...]:
@@ -435,7 +444,7 @@ class Rows:
         quantity = fixed(quantity_units(charge.quantity_milli), QUANTITY_PLACES)
         lost = fixed(charge.goodput_lost_ms, 3)
         return (
-            f"{cost},{cost},{cost},{cost},{quantity},{quantity},{start},{end},{correction or ''},"
+            f"{cost},{cost},{cost},{cost},{cost},{quantity},{quantity},{start},{end},{correction or ''},"
             f"{_csv_cell(description)},{lost},{charge.quantity_milli},{charge.seq},{static.csv}"
         )
 
@@ -444,7 +453,7 @@ def row(charge: Charge, cost: Decimal) -> tuple[Any, ...]:
     """One row on its own (tests, small exports): ``Rows`` without the carry, with the given ``cost``."""
     rows = Rows(columnar=True)
     head, static_id = rows.varying(charge)
-    return (cost, cost, cost, cost, *head[4:], *rows.take_statics()[static_id].values)
+    return (cost, cost, cost, cost, cost, *head[5:], *rows.take_statics()[static_id].values)
 
 
 def text(value: Any) -> str:

@@ -25,6 +25,8 @@ ROW_GROUP = 65_536
 _DECIMAL_PLACES = {
     "ListUnitPrice": 6,
     "ContractedUnitPrice": 6,
+    "PricingCurrencyListUnitPrice": 6,
+    "PricingCurrencyContractedUnitPrice": 6,
     "PricingQuantity": QUANTITY_PLACES,
     "ConsumedQuantity": QUANTITY_PLACES,
     "x_GoodputSecondsLost": 3,
@@ -70,7 +72,7 @@ def _group(varying: list[list[Any]], ids: list[int], rows: Rows) -> pa.RecordBat
     made: dict[int, pa.Array] = {}
     for index in range(VARYING):
         values = varying[index]
-        same = next((j for j in made if varying[j] is values), None)  # the four costs share one list
+        same = next((j for j in made if varying[j] is values), None)  # the five costs share one list
         column = made[same] if same is not None else pa.array(values, type=SCHEMA.field(index).type)
         made[index] = column
         columns.append(column)
@@ -90,24 +92,24 @@ def write_parquet(out: Any, charges: Iterable[Charge], *, row_group: int = ROW_G
     def empty() -> tuple[list[list[Any]], list[int]]:
         costs: list[Any] = []
         quantities: list[Any] = []
-        lists = [costs, costs, costs, costs, quantities, quantities] + [[] for _ in range(VARYING - 6)]
+        lists = [costs] * 5 + [quantities] * 2 + [[] for _ in range(VARYING - 7)]
         return lists, []
 
     with pq.ParquetWriter(out, SCHEMA, compression="zstd") as writer:
         varying, ids = empty()
-        costs, quantities, rest = varying[0], varying[4], varying[6:]
+        costs, quantities, rest = varying[0], varying[5], varying[7:]
         for charge in charges:
             head, static_id = rows.varying(charge)
             costs.append(head[0])
-            quantities.append(head[4])
-            for column, value in zip(rest, head[6:], strict=True):
+            quantities.append(head[5])
+            for column, value in zip(rest, head[7:], strict=True):
                 column.append(value)
             ids.append(static_id)
             if len(ids) == row_group:
                 writer.write_batch(_group(varying, ids, rows), row_group_size=row_group)
                 count += len(ids)
                 varying, ids = empty()
-                costs, quantities, rest = varying[0], varying[4], varying[6:]
+                costs, quantities, rest = varying[0], varying[5], varying[7:]
         if ids or count == 0:
             writer.write_batch(_group(varying, ids, rows), row_group_size=row_group)
             count += len(ids)
