@@ -57,7 +57,12 @@ COLUMNS: tuple[Column, ...] = (
     _C("EffectiveCost", "decimal", True, "Same as BilledCost: Ladder has no commitments or discounts."),
     _C("ListCost", "decimal", True, "ListUnitPrice x PricingQuantity (same as BilledCost)."),
     _C("ContractedCost", "decimal", True, "ContractedUnitPrice x PricingQuantity (same as BilledCost)."),
-    _C("PricingCurrencyEffectiveCost", "decimal", True, "EffectiveCost in the pricing currency: the same (one currency)."),
+    _C(
+        "PricingCurrencyEffectiveCost",
+        "decimal",
+        True,
+        "EffectiveCost in the pricing currency: the same (one currency).",
+    ),
     _C("PricingQuantity", "decimal", True, "Unit-hours of the SKU's unit, to 12 decimal places."),
     _C("ConsumedQuantity", "decimal", True, "Same as PricingQuantity."),
     _C("ChargePeriodStart", "datetime", True, "Start of the hour (UTC)."),
