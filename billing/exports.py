@@ -63,16 +63,21 @@ class _Lookups:
         }
         self._tenants: dict[int, focus.Tenant] = {}
         self._resources: dict[int, focus.Resource] = {}
+        self._last_id: int | None = None
+        self._last = focus.Tenant(0, "", "")
 
     def price(self, pk: int | None) -> focus.Price:
         return focus.UNPRICED if pk is None else self.prices[pk]
 
     def tenant(self, pk: int) -> focus.Tenant:
+        if pk == self._last_id:
+            return self._last
         found = self._tenants.get(pk)
         if found is None:
             self._resources.clear()  # rows come tenant by tenant: the last tenant's allocations are done
             slug, name = Tenant.objects.filter(pk=pk).values_list("slug", "name").get()
             found = self._tenants[pk] = focus.Tenant(pk, slug, name)
+        self._last_id, self._last = pk, found
         return found
 
     def resource(self, pk: int) -> focus.Resource:
@@ -130,25 +135,29 @@ def summary_charges(*, first_ms: int, stop_ms: int, tenant: Tenant | None) -> It
     for (allocation_id, sku_id, window_ms), lost in _faults(first_ms, stop_ms, tenant_id).items():
         owner = Allocation.objects.filter(pk=allocation_id).values_list("tenant_id", flat=True).get()
         by_hour[(owner, sku_id, window_ms)] = by_hour.get((owner, sku_id, window_ms), 0) + lost
-    query = UsageRollup.objects.filter(window_ms__gte=first_ms, window_ms__lt=stop_ms)
-    if tenant_id is not None:
-        query = query.filter(tenant_id=tenant_id)
-    rows = (
-        query.order_by("tenant_id", "sku_id", "window_ms", "price_id", "seq")
-        .values_list("tenant_id", "sku_id", "price_id", "window_ms", "seq", "quantity_milli", "closed_at")
-        .iterator(chunk_size=CHUNK)
+    only_tenant = " AND tenant_id = %s" if tenant_id is not None else ""
+    sql = (
+        "SELECT tenant_id, sku_id, price_id, window_ms, seq, quantity_milli, CASE WHEN seq > 0 THEN closed_at END "
+        f"FROM {UsageRollup._meta.db_table} WHERE window_ms >= %s AND window_ms < %s{only_tenant} "
+        "ORDER BY tenant_id, sku_id, window_ms, price_id, seq"
     )
-    for t_id, sku_id, price_id, window_ms, seq, quantity, closed_at in rows:
-        yield focus.Charge(
-            tenant=look.tenant(t_id),
-            sku=look.skus[sku_id],
-            price=look.price(price_id),
-            window_ms=window_ms,
-            seq=seq,
-            quantity_milli=quantity,
-            closed_ms=to_ms(closed_at),
-            goodput_lost_ms=by_hour.pop((t_id, sku_id, window_ms), 0) if by_hour else 0,
-        )
+    params: list[Any] = [first_ms, stop_ms] + ([tenant_id] if tenant_id is not None else [])
+    tenant_of, skus, price_of = look.tenant, look.skus, look.price
+    charge = focus.Charge
+    with connection.chunked_cursor() as cursor:  # a server-side cursor on PostgreSQL
+        cursor.execute(sql, params)
+        while batch := cursor.fetchmany(CHUNK):
+            for t_id, sku_id, price_id, window_ms, seq, quantity, closed_at in batch:
+                yield charge(
+                    tenant_of(t_id),
+                    skus[sku_id],
+                    price_of(price_id),
+                    window_ms,
+                    seq,
+                    quantity,
+                    _ms(closed_at) if seq else 0,  # only a late adjustment's counting time matters
+                    by_hour.pop((t_id, sku_id, window_ms), 0) if by_hour else 0,
+                )
 
 
 _DETAIL = """

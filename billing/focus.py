@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 FOCUS_VERSION = "1.2"
 PROVIDER = "Ladder"
@@ -184,8 +184,9 @@ class Resource:
     tags: Mapping[str, str | int | bool | None] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Charge:
+class Charge(NamedTuple):
+    """One row's source (a named tuple: an export makes one per row, so it must be cheap)."""
+
     tenant: Tenant
     sku: Sku
     price: Price
@@ -232,8 +233,12 @@ def quantity_units(quantity_milli: int) -> int:
 
 def fixed(units: int, places: int) -> str:
     """``units x 10^-places`` in plain decimal notation (never an exponent)."""
-    digits = str(abs(units)).rjust(places + 1, "0")
-    return f"{'-' if units < 0 else ''}{digits[:-places]}.{digits[-places:]}"
+    if units < 0:
+        return "-" + fixed(-units, places)
+    digits = str(units)
+    if len(digits) <= places:
+        digits = digits.rjust(places + 1, "0")
+    return digits[:-places] + "." + digits[-places:]
 
 
 def decimal(units: int, places: int) -> Decimal:
@@ -375,6 +380,7 @@ class Static:
     values: tuple[Any, ...]
     csv: str
     describe: str
+    describe_csv: str  # the opening quote and ``describe`` escaped: the rest of a description needs no escaping
 
 
 class Rows:
@@ -391,6 +397,7 @@ class Rows:
         self._by_id: list[Static] = []
         self._tenant: int | None = None
         self._hours: dict[int, tuple[str, str]] = {}
+        self._quantities: dict[int, str] = {}
 
     def _static_of(self, charge: Charge) -> Static:
         if charge.tenant.id != self._tenant:
@@ -407,7 +414,8 @@ class Rows:
             what = charge.sku.code
             if charge.resource is not None:
                 what = f"{charge.resource.name} (allocation {charge.resource.id}): {what}"
-            static = Static(len(self._by_id), values, ",".join(_csv_cell(v) for v in values), what)
+            quoted = '"' + what.replace('"', '""')
+            static = Static(len(self._by_id), values, ",".join(_csv_cell(v) for v in values), what, quoted)
             self._statics[key] = static
             self._by_id.append(static)
         return static
@@ -427,9 +435,17 @@ class Rows:
         units = self.carry.units(charge)
         static = self._static_of(charge)
         start, end = self._hour(charge.window_ms)
-        late = f", late adjustment {charge.seq}" if charge.seq else ""
-        correction = "Correction" if is_correction(charge) else None
-        return units, static, start, end, correction, f"{static.describe} for the hour from {start}{late}"
+        if charge.seq:
+            correction = "Correction" if is_correction(charge) else None
+            return (
+                units,
+                static,
+                start,
+                end,
+                correction,
+                f"{static.describe} for the hour from {start}, late " + (f"adjustment {charge.seq}"),
+            )
+        return units, static, start, end, None, f"{static.describe} for the hour from {start}"
 
     def varying(self, charge: Charge) -> tuple[tuple[Any, ...], int]:
         units, static, start, end, correction, description = self._parts(charge)
@@ -446,11 +462,19 @@ class Rows:
     def csv_line(self, charge: Charge) -> str:
         units, static, start, end, correction, description = self._parts(charge)
         cost = fixed(units, COST_PLACES)
-        quantity = fixed(quantity_units(charge.quantity_milli), QUANTITY_PLACES)
-        lost = fixed(charge.goodput_lost_ms, 3)
+        quantity = self._quantities.get(charge.quantity_milli)
+        if quantity is None:
+            if len(self._quantities) > 100_000:
+                self._quantities = {}
+            quantity = self._quantities[charge.quantity_milli] = fixed(
+                quantity_units(charge.quantity_milli), QUANTITY_PLACES
+            )
+        lost = fixed(charge.goodput_lost_ms, 3) if charge.goodput_lost_ms else "0.000"
+        # The description is always quoted (its unchanging part escaped once), so no row is scanned for commas.
+        text_ = static.describe_csv + description[len(static.describe) :] + '"'
         return (
             f"{cost},{cost},{cost},{cost},{cost},{quantity},{quantity},{start},{end},{correction or ''},"
-            f"{_csv_cell(description)},{lost},{charge.quantity_milli},{charge.seq},{static.csv}"
+            f"{text_},{lost},{charge.quantity_milli},{charge.seq},{static.csv}"
         )
 
 
