@@ -86,7 +86,7 @@ def load(rows: int) -> int:
     )
     hours = -(-rows // (TENANTS * SKUS))
     first_ms = int(START.timestamp()) * 1000
-    hours_cte = "WITH RECURSIVE h(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM h WHERE i < %(last)s) "
+    hours_cte = "WITH RECURSIVE h(i) AS (SELECT CAST(0 AS BIGINT) UNION ALL SELECT i + 1 FROM h WHERE i < %(last)s) "
     source = (
         "FROM h, provisioning_allocation a JOIN billing_sku s ON s.gpu_model_id = a.gpu_model_id "
         "JOIN billing_skuprice p ON p.sku_id = s.id"
