@@ -54,8 +54,8 @@ def write_csv(out: IO[str], charges: Iterable[Charge]) -> int:
     out.write(HEADER + "\n")
     count = 0
     lines: list[str] = []
-    for charge in charges:
-        lines.append(rows.csv_line(charge))
+    for line in rows.csv_lines(charges):
+        lines.append(line)
         if len(lines) == 4096:
             out.write("\n".join(lines) + "\n")
             count += len(lines)

@@ -46,6 +46,9 @@ def test_it_sums_row_costs_to_the_ledger_amount_and_the_invoice_line(price, part
     rows = focus.Rows()
     charges = [charge(GPU, price, hour, q) for hour, q in sorted(parts)]
     values = [rows.values(c) for c in charges]
+    # The CSV loop carries the same costs.
+    lines = list(csv.reader(io.StringIO("\n".join(focus.Rows().csv_lines(charges)))))
+    assert [Decimal(cells[0]) for cells in lines] == [v[0] for v in values]
     costs = [v[focus.INDEX["BilledCost"]] for v in values]
     total = sum(q for _, q in parts)
     assert sum(costs, Decimal(0)) == focus.exact_amount(total, price.per_hour)
@@ -106,9 +109,11 @@ def test_every_row_has_its_required_columns_and_its_hour_inside_its_billing_peri
     # The price times the quantity is the cost, within what the FOCUS validator allows (1e-9, relative).
     product = get["ListUnitPrice"] * get["PricingQuantity"]
     assert abs(product - get["ListCost"]) <= Decimal("1e-9") * max(abs(get["ListCost"]), Decimal(1))
-    # The CSV line says the same as the values.
-    [cells] = list(csv.reader(io.StringIO(focus.Rows().csv_line(c))))
+    # The CSV line says the same as the values, and the export's loop writes the same line.
+    line = focus.Rows().csv_line(c)
+    [cells] = list(csv.reader(io.StringIO(line)))
     assert cells == [focus.text(v) for v in values]
+    assert list(focus.Rows().csv_lines([c])) == [line]
 
 
 def test_a_csv_export_has_one_header_and_one_line_per_charge():
