@@ -47,8 +47,8 @@ def test_it_sums_row_costs_to_the_ledger_amount_and_the_invoice_line(price, part
     charges = [charge(GPU, price, hour, q) for hour, q in sorted(parts)]
     values = [rows.values(c) for c in charges]
     # The CSV loop carries the same costs.
-    lines = list(csv.reader(io.StringIO("\n".join(focus.Rows().csv_lines(charges)))))
-    assert [Decimal(cells[0]) for cells in lines] == [v[0] for v in values]
+    written = list(csv.reader(io.StringIO("\n".join(focus.Rows().csv_lines(charges)))))
+    assert [Decimal(cells[0]) for cells in written] == [v[0] for v in values]
     costs = [v[focus.INDEX["BilledCost"]] for v in values]
     total = sum(q for _, q in parts)
     assert sum(costs, Decimal(0)) == focus.exact_amount(total, price.per_hour)
