@@ -268,17 +268,10 @@ class CostCarry:
             micros = self._micros[charge.price.id] = price_micros(charge.price.per_hour)
         return cost_units(after, micros) - cost_units(before, micros)
 
-    def cost(self, charge: Charge) -> Decimal:
-        return decimal(self.units(charge), COST_PLACES)
-
 
 def exact_amount(quantity_milli: int, per_hour: Decimal) -> Decimal:
     """``billing.pricing.amount`` quantized to ``COST_PLACES`` places, half up."""
     return decimal(cost_units(quantity_milli, price_micros(per_hour)), COST_PLACES)
-
-
-def unit_hours(quantity_milli: int) -> Decimal:
-    return decimal(quantity_units(quantity_milli), QUANTITY_PLACES)
 
 
 def _json(value: Mapping[str, Any]) -> str:
@@ -528,13 +521,6 @@ class Rows:
                 f'{static.describe_csv} for the hour from {start}{late}",{lost},{quantity_milli},{seq},{static.csv}'
             )
         carry._scope, carry._running = scope, running
-
-
-def row(charge: Charge, cost: Decimal) -> tuple[Any, ...]:
-    """One row on its own (tests, small exports): ``Rows`` without the carry, with the given ``cost``."""
-    rows = Rows(columnar=True)
-    head, static_id = rows.varying(charge)
-    return (cost, cost, cost, cost, cost, *head[5:], *rows.take_statics()[static_id].values)
 
 
 def text(value: Any) -> str:
