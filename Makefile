@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: run test lint venv lock browser worker beat bench-data bench-data-check
+.PHONY: run test lint venv lock browser worker beat bench-data bench-data-check focus-venv focus-lock
 
 venv: $(STAMP)
 
@@ -67,7 +67,7 @@ TEST_CLOCK ?= 2027-02-28T23:59:00Z
 
 test: export DJANGO_SETTINGS_MODULE = config.settings_test
 test: export LADDER_TEST_CLOCK =
-test: lint browser
+test: lint browser focus-venv
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest
 	$(BIN)/pytest --clock=$(TEST_CLOCK) --ignore=tests/bench
@@ -88,6 +88,33 @@ browser:
 	echo "browser: installing Debian's chromium"; \
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get install -y -q chromium || { apt-get update -q && apt-get install -y -q chromium; }
+
+# The FOCUS validator (tests/billing/test_focus_validator.py) runs in an environment of its own: focus-validator 2.x
+# needs Python >= 3.12 and numpy < 2 (so pyarrow < 16), which the product's Python 3.11 lock cannot hold. Built from
+# requirements-focus.lock (pins and hashes) with Python 3.12, found as `python3.12` on PATH or under pyenv's versions.
+FOCUS_VENV := .focus-venv
+FOCUS_LOCK := requirements-focus.lock
+FOCUS_STAMP := $(FOCUS_VENV)/.installed
+
+focus-venv: $(FOCUS_STAMP)
+
+$(FOCUS_STAMP): $(FOCUS_LOCK)
+	@set -e; py=""; \
+	for c in $$(command -v python3.12 2>/dev/null) \
+		$$(ls -d $$(pyenv root 2>/dev/null || echo $$HOME/.pyenv)/versions/3.12*/bin/python3.12 2>/dev/null); do \
+		if "$$c" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then py="$$c"; break; fi; \
+	done; \
+	if [ -z "$$py" ]; then echo "focus-venv: Python 3.12 not found (python3.12 on PATH, or pyenv install 3.12)" >&2; \
+		exit 1; fi; \
+	test -x $(FOCUS_VENV)/bin/python || "$$py" -m venv $(FOCUS_VENV); \
+	$(FOCUS_VENV)/bin/python -m pip --disable-pip-version-check install --quiet --require-hashes -r $(FOCUS_LOCK)
+	@touch $(FOCUS_STAMP)
+
+# To bump the validator: edit requirements-focus.in, run `make focus-lock`, commit both files.
+focus-lock:
+	@test -x $(BIN)/uv || $(MAKE) venv
+	$(BIN)/uv pip compile --quiet --no-config requirements-focus.in --generate-hashes --python-version 3.12 \
+		--python-platform x86_64-unknown-linux-gnu --custom-compile-command 'make focus-lock' --output-file $(FOCUS_LOCK)
 
 # Production-style processes (with DATABASE_URL and CELERY_BROKER_URL set):
 worker: $(STAMP)

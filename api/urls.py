@@ -16,6 +16,7 @@ from api.attestation import AttestationChallengeView, AttestationEvidenceView
 from api.audit import AuditCheckpointViewSet, AuditEventViewSet, AuditKeyView
 from api.billing import BudgetView, InvoiceViewSet, NotificationViewSet, PricesView, UpcomingInvoiceView, UsageView
 from api.clusters import ClusterViewSet
+from api.exports import ExportJobDownloadView, ExportJobSignatureView, ExportJobView, ExportsView
 from api.fleet import FleetViewSet, NodeViewSet, RegionViewSet
 from api.reconciliation import PushViewSet, ReconciliationRunViewSet, ReconciliationView
 from api.secrets import SecretViewSet
@@ -55,6 +56,10 @@ urlpatterns = [
     path("finance/reconciliation", ReconciliationView.as_view(), name="finance-reconciliation"),
     path("compliance/audit-key", AuditKeyView.as_view(), name="audit-key"),
     path("ops/tenants/<slug:slug>/quota", TenantQuotaView.as_view(), name="tenant-quota"),
+    path("finance/exports", ExportsView.as_view(), name="finance-exports"),
+    path("finance/exports/<int:pk>", ExportJobView.as_view(), name="finance-export"),
+    path("finance/exports/<int:pk>/download", ExportJobDownloadView.as_view(), name="finance-export-download"),
+    path("finance/exports/<int:pk>/signature", ExportJobSignatureView.as_view(), name="finance-export-signature"),
     path("gateway/authorize", GatewayAuthorizeView.as_view(), name="gateway-authorize"),
     path(
         "attestation/<int:allocation_id>/challenge",

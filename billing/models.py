@@ -353,3 +353,37 @@ class ReconciliationRun(models.Model):
 
     def __str__(self) -> str:
         return f"reconciliation of {self.month} ({self.state})"
+
+
+class ExportState(models.TextChoices):
+    PENDING = "pending"  # queued
+    RUNNING = "running"  # a worker is writing it
+    DONE = "done"  # written and signed: ``path``, ``rows``, ``sha256``, ``signature``
+    FAILED = "failed"  # ``error`` says why
+
+
+class ExportJob(models.Model):
+    """A FOCUS export of a range too large to stream in one request: written to ``LADDER_EXPORT_DIR`` by a task
+    and signed with the audit signing key. Staff's (finance), not a tenant's: ``tenant`` is the one exported, or
+    null for all."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    date_from = models.DateField()
+    date_to = models.DateField(help_text="Inclusive: the last UTC day exported.")
+    detail = models.BooleanField(default=False)
+    file_format = models.CharField(max_length=8, choices=[("csv", "csv"), ("parquet", "parquet")])
+    state = models.CharField(max_length=8, choices=ExportState.choices, default=ExportState.PENDING)
+    requested_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    rows = models.BigIntegerField(null=True, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    path = models.CharField(max_length=500, blank=True)
+    signature = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"export {self.pk} {self.date_from}..{self.date_to} {self.file_format} ({self.state})"

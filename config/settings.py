@@ -70,6 +70,9 @@ env = environ.FileAwareEnv(
     LADDER_BILLING_PUSH_EVERY_SECONDS=(float, 60.0),
     LADDER_BILLING_PUSH_LEASE_SECONDS=(float, 120.0),
     LADDER_PAYMENT_GRACE_HOURS=(float, 72.0),
+    LADDER_EXPORT_DIR=(str, str(BASE_DIR / "var" / "exports")),
+    LADDER_EXPORT_INLINE_MAX_DAYS=(int, 31),
+    LADDER_EXPORT_INLINE_MAX_DAYS_ALL_TENANTS=(int, 7),
     LADDER_LOGIN_FAILURE_LIMIT=(int, 5),
     LADDER_LOGIN_LOCKOUT_MINUTES=(float, 15.0),
     LADDER_TOTP_ISSUER=(str, "Ladder"),
@@ -372,6 +375,11 @@ LADDER_BILLING_GRACE_MINUTES: float = env("LADDER_BILLING_GRACE_MINUTES")
 # A pusher that dies mid-batch leaves its rows claimed this long; then another pusher sends them again.
 LADDER_BILLING_PUSH_LEASE_SECONDS: float = env("LADDER_BILLING_PUSH_LEASE_SECONDS")
 LADDER_PAYMENT_GRACE_HOURS: float = env("LADDER_PAYMENT_GRACE_HOURS")
+# Finance exports (FOCUS): where export jobs write their files and signatures, and the largest range in days that
+# GET /api/v1/finance/exports streams at once, for one tenant and for all; a larger range is an export job (POST).
+LADDER_EXPORT_DIR: str = env("LADDER_EXPORT_DIR")
+LADDER_EXPORT_INLINE_MAX_DAYS: int = env("LADDER_EXPORT_INLINE_MAX_DAYS")
+LADDER_EXPORT_INLINE_MAX_DAYS_ALL_TENANTS: int = env("LADDER_EXPORT_INLINE_MAX_DAYS_ALL_TENANTS")
 _email = env.email_url("EMAIL_URL")  # consolemail:// (default), smtp+tls://user:password@host:587 ...
 EMAIL_BACKEND: str = _email["EMAIL_BACKEND"]
 EMAIL_HOST = _email.get("EMAIL_HOST", "localhost")

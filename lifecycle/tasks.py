@@ -8,7 +8,7 @@ from celery import Task, shared_task
 from django.utils import timezone
 
 from billing.services import ledger
-from lifecycle.services import closure
+from lifecycle.services import closure, exports
 from lifecycle.services.customers import budgets_enforce
 
 
@@ -37,3 +37,10 @@ def closure_advance(self: Task[Any, Any], closure_id: int) -> str:
 def closures_resume() -> list[int]:
     """Beat: queue the next step of every closure that stopped moving."""
     return closure.closures_resume(now=timezone.now())
+
+
+@shared_task(acks_late=True)
+def export_job_run(job_id: int) -> str:
+    """Write and sign one export job's file (queued when finance asks for a large range). A failure marks the job
+    failed with its error; finance asks again (a new job) rather than a retry writing over it."""
+    return exports.export_job_run(job_id=job_id)

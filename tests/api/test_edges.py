@@ -55,6 +55,7 @@ WRITES = [
     ("POST", "/api/v1/ops/clusters/{name}/sync", "operator"),
     ("POST", "/api/v1/ops/defragment", "operator"),
     ("POST", "/api/v1/ops/reconcile", "operator"),
+    ("POST", "/api/v1/finance/exports", "finance"),
     ("POST", "/api/v1/ssh-keys", "alice"),
     ("POST", "/api/v1/secrets", "alice"),
     ("PUT", "/api/v1/secrets/{name}", "alice"),

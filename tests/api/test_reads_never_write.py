@@ -90,6 +90,9 @@ def test_no_get_endpoint_writes(
         "/api/v1/data-assets/{id}/content": data.pk,
         "/api/v1/erasure-requests/{id}": erasure.pk,
         "/api/v1/finance/reconciliation-runs/{id}": 0,  # 404 is a read too
+        "/api/v1/finance/exports/{id}": 0,  # 404 is a read too
+        "/api/v1/finance/exports/{id}/download": 0,
+        "/api/v1/finance/exports/{id}/signature": 0,
         "/api/v1/members/{id}": alice.membership.pk,
         "/api/v1/ops/clusters/{name}": "k8s-eu-west-1a",
         "/api/v1/ops/defragment/{id}": 0,  # 404 is a read too

@@ -1,0 +1,168 @@
+"""Finance exports, where billing meets compliance: FOCUS rows from the ledger (``billing.exports``) written to CSV
+or Parquet (``billing.focus_files``) and signed with the audit signing key (``compliance.signing``), with the
+detached signature ``FILE.sig.json`` that ``python -m compliance.verify_export`` checks offline.
+
+Used by ``manage.py billing_export``, by ``GET /api/v1/finance/exports`` (a small range, streamed from a temporary
+file) and by export jobs (``POST``; the task ``lifecycle.tasks.export_job_run`` writes to ``LADDER_EXPORT_DIR``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from billing import exports, focus, focus_files
+from billing.metering import to_ms
+from billing.models import ExportJob
+from billing.services import exports as jobs
+from compliance.signing import audit_signer
+from compliance.verify_export import SIGNATURE_FORMAT, SIGNATURE_VERSION, export_payload, file_digest
+from core.actor import Actor
+from core.errors import Invalid
+from core.tasks import enqueue
+from tenancy.models import Tenant
+
+
+@dataclass(frozen=True)
+class ExportSpec:
+    """What to export: UTC days ``date_from`` to ``date_to`` inclusive, one tenant or all, summary or detail."""
+
+    date_from: date
+    date_to: date
+    tenant: Tenant | None
+    detail: bool
+    file_format: str
+
+    @property
+    def days(self) -> int:
+        return (self.date_to - self.date_from).days + 1
+
+    def range_ms(self) -> tuple[int, int]:
+        first = datetime.combine(self.date_from, time(0), tzinfo=UTC)
+        stop = datetime.combine(self.date_to + timedelta(days=1), time(0), tzinfo=UTC)
+        return to_ms(first), to_ms(stop)
+
+    @property
+    def file_name(self) -> str:
+        scope = self.tenant.slug if self.tenant else "all"
+        kind = "detail" if self.detail else "summary"
+        extension = "csv" if self.file_format == "csv" else "parquet"
+        return f"ladder-focus-{scope}-{kind}-{self.date_from}-{self.date_to}.{extension}"
+
+    @property
+    def inline_max_days(self) -> int:
+        if self.tenant is None:
+            return int(settings.LADDER_EXPORT_INLINE_MAX_DAYS_ALL_TENANTS)
+        return int(settings.LADDER_EXPORT_INLINE_MAX_DAYS)
+
+
+def _day(value: str | date, name: str) -> date:
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(value.strip())
+    except (ValueError, AttributeError):
+        raise Invalid("validation_error", f"{value!r} is not a date (YYYY-MM-DD).", field=name) from None
+
+
+def export_spec(
+    *, date_from: str | date, date_to: str | date, tenant: str | None, detail: bool, file_format: str
+) -> ExportSpec:
+    """Check an export's parameters; each refusal names its field (``from``, ``to``, ``tenant``, ``format``)."""
+    first, last = _day(date_from, "from"), _day(date_to, "to")
+    if first > last:
+        raise Invalid("validation_error", f"from ({first}) is after to ({last}); to is inclusive.", field="to")
+    if file_format not in focus_files.FORMATS:
+        raise Invalid("validation_error", f"format must be one of {', '.join(focus_files.FORMATS)}.", field="format")
+    found = None
+    if tenant:
+        found = Tenant.objects.filter(slug=tenant).first()
+        if found is None:
+            raise Invalid("validation_error", f"No tenant has the slug {tenant!r}.", field="tenant")
+    return ExportSpec(first, last, found, bool(detail), file_format)
+
+
+def export_write(*, spec: ExportSpec, path: Path, now: datetime | None = None) -> dict[str, Any]:
+    """Write the export to ``path`` and its signature beside it (``path`` + ``.sig.json``); returns the signature.
+    Both are written under temporary names and renamed into place, so a reader never sees half a file."""
+    first_ms, stop_ms = spec.range_ms()
+    charges = exports.export_charges(first_ms=first_ms, stop_ms=stop_ms, tenant=spec.tenant, detail=spec.detail)
+    partial = path.with_name(path.name + ".part")
+    try:
+        count = focus_files.write(spec.file_format, str(partial), charges)
+        sha256, size = file_digest(partial)
+        signer = audit_signer()
+        fields: dict[str, Any] = {
+            "format": SIGNATURE_FORMAT,
+            "version": SIGNATURE_VERSION,
+            "file": path.name,
+            "file_format": spec.file_format,
+            "sha256": sha256,
+            "bytes": size,
+            "rows": count,
+            "from": spec.date_from.isoformat(),
+            "to": spec.date_to.isoformat(),
+            "tenant": spec.tenant.slug if spec.tenant else None,
+            "detail": spec.detail,
+            "focus_version": focus.FOCUS_VERSION,
+            "signed_at": (now or timezone.now()).astimezone(UTC).isoformat(),
+            "key_id": signer.key_id,
+        }
+        signature = {**fields, "public_key": signer.public_key_pem, "signature": signer.sign(export_payload(fields))}
+        signature_path = path.with_name(path.name + ".sig.json")
+        signature_path.with_name(signature_path.name + ".part").write_text(json.dumps(signature, indent=2) + "\n")
+        os.replace(partial, path)
+        os.replace(signature_path.with_name(signature_path.name + ".part"), signature_path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return signature
+
+
+def export_job_request(*, spec: ExportSpec, actor: Actor) -> ExportJob:
+    """Record the job (audited: ``finance.export_requested``) and queue its task after the commit."""
+    job = jobs.export_job_create(
+        date_from=spec.date_from,
+        date_to=spec.date_to,
+        tenant=spec.tenant,
+        detail=spec.detail,
+        file_format=spec.file_format,
+        actor=actor,
+        now=timezone.now(),
+    )
+    enqueue("lifecycle.tasks.export_job_run", job.pk)
+    return job
+
+
+def export_job_path(job: ExportJob) -> Path:
+    return Path(settings.LADDER_EXPORT_DIR) / f"export-{job.pk}.{job.file_format}"
+
+
+def export_job_run(*, job_id: int) -> str:
+    """Write and sign a pending job's export; a job another run claimed is left alone."""
+    if not jobs.export_job_start(job_id=job_id):
+        return f"export {job_id}: not pending"
+    job = ExportJob.objects.select_related("tenant").get(pk=job_id)
+    spec = ExportSpec(job.date_from, job.date_to, job.tenant, job.detail, job.file_format)
+    path = export_job_path(job)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        signature = export_write(spec=spec, path=path)
+    except Exception as error:
+        jobs.export_job_fail(job_id=job_id, error=f"{type(error).__name__}: {error}", now=timezone.now())
+        raise
+    jobs.export_job_finish(
+        job_id=job_id,
+        rows=signature["rows"],
+        sha256=signature["sha256"],
+        path=str(path),
+        signature=signature,
+        now=timezone.now(),
+    )
+    return f"export {job_id}: {signature['rows']} rows"
