@@ -141,7 +141,9 @@ def export_job_request(*, spec: ExportSpec, actor: Actor) -> ExportJob:
 
 
 def export_job_path(job: ExportJob) -> Path:
-    return Path(settings.LADDER_EXPORT_DIR) / f"export-{job.pk}.{job.file_format}"
+    """A folder per job, the file under the name that says what it holds (the name a download suggests)."""
+    spec = ExportSpec(job.date_from, job.date_to, job.tenant, job.detail, job.file_format)
+    return Path(settings.LADDER_EXPORT_DIR) / f"export-{job.pk}" / spec.file_name
 
 
 def export_job_run(*, job_id: int) -> str:

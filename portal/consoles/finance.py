@@ -8,17 +8,18 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import UTC, datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils import timezone
 
 from billing.margin import MarginReport
 from billing.metering import from_ms
-from billing.models import ReconciliationRun, UsageRollup
+from billing.models import ExportJob, ExportState, ReconciliationRun, UsageRollup
 from billing.selectors import budgets_standing, margin_report, month_of
 from billing.services.reconcile import (
     reconciliation_run_start,
@@ -27,7 +28,8 @@ from billing.services.reconcile import (
     usage_rollups_needing_a_person,
 )
 from core.errors import ServiceError
-from portal.consoles.forms import MonthRangeForm, ReconcileForm, RetryForm
+from lifecycle.services.exports import export_job_request, export_spec
+from portal.consoles.forms import ExportForm, MonthRangeForm, ReconcileForm, RetryForm
 from portal.consoles.frame import Console, Page, actor, already_done, mark_done, register, staff_page
 from portal.forms import error_onto
 from tenancy.models import Tenant
@@ -42,6 +44,7 @@ CONSOLE = register(
             Page("console_budgets", "Budgets", "billing.view_usagerollup"),
             Page("console_reconciliation", "Reconciliation", "billing.view_reconciliationrun"),
             Page("console_pushes", "Failed pushes", "billing.view_usagerollup"),
+            Page("console_exports", "Exports", "billing.view_usagerollup"),
         ),
     )
 )
@@ -211,9 +214,72 @@ def pushes(request: HttpRequest) -> HttpResponse:
     return render(request, "consoles/finance/pushes.html", {"rows": _push_rows(timezone.now())})
 
 
+@staff_page(CONSOLE, "billing.view_usagerollup")
+def exports(request: HttpRequest) -> HttpResponse:
+    """FOCUS exports (docs/finance.md): a range of days, one tenant or all, summary or per allocation, CSV or
+    Parquet, written and signed by an export job (the service the API's POST calls, audited
+    ``finance.export_requested``); the jobs with their file and signature to download."""
+    tenants = _tenant_choices()
+    today = timezone.now().date()
+    form = ExportForm(tenants=tenants, initial={"date_from": today.replace(day=1), "date_to": today})
+    if request.method == "POST":
+        done = already_done(request)
+        if done:
+            return redirect(done)
+        form = ExportForm(request.POST, tenants=tenants)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                spec = export_spec(
+                    date_from=data["date_from"],
+                    date_to=data["date_to"],
+                    tenant=data["tenant"] or None,
+                    detail=data["detail"],
+                    file_format=data["file_format"],
+                )
+                job = export_job_request(spec=spec, actor=actor(request))
+            except ServiceError as error:
+                error_onto(form, error, {"from": "date_from", "to": "date_to", "format": "file_format"})
+            else:
+                where = reverse("portal:console_exports") + f"#export-{job.pk}"
+                mark_done(request, where)
+                messages.success(request, f"Export {job.pk} ({spec.file_name}) is requested.")
+                return redirect(where)
+    jobs = list(ExportJob.objects.select_related("tenant")[:50])
+    context = {"form": form, "jobs": jobs}
+    return render(request, "consoles/finance/exports.html", context, status=422 if form.errors else 200)
+
+
+def _done_job(job_id: int) -> tuple[ExportJob, dict[str, Any]]:
+    job = get_object_or_404(ExportJob, pk=job_id)
+    if job.state != ExportState.DONE or not job.signature:
+        raise Http404(f"Export {job.pk} is {job.state}.")
+    return job, job.signature
+
+
+@staff_page(CONSOLE, "billing.view_usagerollup")
+def export_file(request: HttpRequest, job_id: int) -> FileResponse:
+    job, signature = _done_job(job_id)
+    path = Path(job.path)
+    if not path.is_file():
+        raise Http404(f"The file of export {job.pk} is no longer there.")
+    return FileResponse(path.open("rb"), as_attachment=True, filename=str(signature["file"]))
+
+
+@staff_page(CONSOLE, "billing.view_usagerollup")
+def export_signature(request: HttpRequest, job_id: int) -> JsonResponse:
+    _, signature = _done_job(job_id)
+    answer = JsonResponse(signature, json_dumps_params={"indent": 2})
+    answer["Content-Disposition"] = f'attachment; filename="{signature["file"]}.sig.json"'
+    return answer
+
+
 urlpatterns = [
     path("console/finance/", margin, name="console_margin"),
     path("console/finance/budgets", budgets, name="console_budgets"),
     path("console/finance/reconciliation", reconciliation, name="console_reconciliation"),
     path("console/finance/pushes", pushes, name="console_pushes"),
+    path("console/finance/exports", exports, name="console_exports"),
+    path("console/finance/exports/<int:job_id>/file", export_file, name="console_export_file"),
+    path("console/finance/exports/<int:job_id>/signature", export_signature, name="console_export_signature"),
 ]

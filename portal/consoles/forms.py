@@ -142,3 +142,15 @@ class ReconcileForm(OnceForm):
 
 class RetryForm(OnceForm):
     pass
+
+
+class ExportForm(OnceForm):
+    date_from = forms.DateField(label="From day (UTC)", widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = forms.DateField(label="To day (UTC, inclusive)", widget=forms.DateInput(attrs={"type": "date"}))
+    tenant = forms.ChoiceField(label="Tenant", required=False)
+    detail = forms.BooleanField(label="Per allocation (detail)", required=False)
+    file_format = forms.ChoiceField(label="Format", choices=[("csv", "CSV"), ("parquet", "Parquet")])
+
+    def __init__(self, *args: Any, tenants: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["tenant"].choices = [("", "every tenant"), *tenants]  # type: ignore[attr-defined]

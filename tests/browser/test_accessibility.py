@@ -102,6 +102,7 @@ CONSOLE_PAGES = {
         "/console/finance/budgets",
         "/console/finance/reconciliation",
         "/console/finance/pushes",
+        "/console/finance/exports",
     ],
 }
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from billing.models import PushState, ReconciliationRun, UsageRollup
+from billing.models import ExportJob, PushState, ReconciliationRun, UsageRollup
 from core.models import AuditEvent
 from tests.browser.test_consoles import shot, sign_in
 from tests.support.billing import load_fleet
@@ -22,8 +22,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_finance_reads_margin_budgets_reconciles_and_retries_a_push(
-    browser_page: Page, finance: Any, acme: Any, settings: Any
+    browser_page: Page, finance: Any, acme: Any, settings: Any, tmp_path: Any
 ) -> None:
+    settings.LADDER_EXPORT_DIR = str(tmp_path)
     settings.STRIPE_API_KEY = ""  # ledger only: the reconciliation compares the ledger with the outbox
     load_fleet()
     finance_data(acme)
@@ -57,6 +58,18 @@ def test_finance_reads_margin_budgets_reconciles_and_retries_a_push(
     row.refresh_from_db()
     assert row.push_state in (PushState.PENDING, PushState.SENDING, PushState.SENT)
     assert AuditEvent.objects.get(action="billing.push_retried").actor_label == "finance"
+
+    page.get_by_role("link", name="Exports").click()
+    page.get_by_label("Tenant").select_option("acme")
+    page.get_by_role("button", name="Export").click()
+    expect(page.get_by_role("status").first).to_contain_text("is requested")
+    job = ExportJob.objects.get()
+    page.reload()  # the job ran in its task
+    link = page.get_by_role("link", name=f"file of export {job.pk}")
+    with page.expect_download() as download:
+        link.click()
+    assert download.value.suggested_filename.startswith("ladder-focus-acme-summary-")
+    shot(page, "exports")
 
     for path in ("/console/operators/", "/console/compliance/", "/portal/"):
         response = page.goto(path)

@@ -8,11 +8,14 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from django.test import Client
 
-from billing.models import BillingAccount, PushState, ReconciliationRun, UsageRollup
+from billing.models import BillingAccount, ExportJob, PushState, ReconciliationRun, UsageRollup
 from billing.services.accounts import cost_basis_add
 from billing.services.ledger import windows_close
+from compliance.verify_export import verify_export
 from core.models import AuditEvent
 from provisioning.models import CapacitySample, GpuModel, Hall
 from tests.api.test_reconciliation import rollup
@@ -135,3 +138,53 @@ def test_compliance_and_operators_cannot_retry_or_reconcile(compliance: Any, ope
         assert signed_in(user).post("/console/finance/pushes", {"rollup": failed.pk}).status_code == 403
         assert signed_in(user).post("/console/finance/reconciliation", {"month": "2026-11"}).status_code == 403
     assert UsageRollup.objects.get(pk=failed.pk).push_state == PushState.FAILED
+
+
+def test_finance_exports_a_range_and_downloads_the_signed_file(
+    finance: Any, acme: Any, settings: Any, tmp_path: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.LADDER_EXPORT_DIR = str(tmp_path)
+    load_fleet()
+    price("2.40")
+    stop(run(place(acme, gpus=2), at(0)), at(30))
+    windows_close(now=at(120))
+    client = signed_in(finance)
+    page = client.get("/console/finance/exports")
+    form = {
+        "once": token(page),
+        "date_from": "2026-11-01",
+        "date_to": "2026-11-30",
+        "tenant": "acme",
+        "file_format": "csv",
+    }
+    with django_capture_on_commit_callbacks(execute=True):  # the export job's task, after commit
+        answer = client.post("/console/finance/exports", form)
+    assert answer.status_code == 302
+    [job] = ExportJob.objects.all()
+    assert client.post("/console/finance/exports", form)["Location"] == answer["Location"]  # acts once
+    assert ExportJob.objects.count() == 1
+    assert AuditEvent.objects.filter(action="finance.export_requested", actor_id=str(finance.pk)).count() == 1
+    job.refresh_from_db()
+    assert (job.state, job.rows) == ("done", 1)
+    text = client.get("/console/finance/exports").content.decode()
+    assert f"file of export {job.pk}" in text
+    downloaded = client.get(f"/console/finance/exports/{job.pk}/file").getvalue()
+    signature = client.get(f"/console/finance/exports/{job.pk}/signature").json()
+    target = tmp_path / "copy.csv"
+    target.write_bytes(downloaded)
+    assert signature["rows"] == 1
+    key = load_pem_public_key(signature["public_key"].encode())
+    assert isinstance(key, Ed25519PublicKey)
+    verdict = verify_export(target, signature, key)
+    assert verdict.startswith("OK: copy.csv: 1 rows, summary export of acme")
+
+
+def test_a_bad_export_is_refused_on_its_field(finance: Any) -> None:
+    client = signed_in(finance)
+    page = client.get("/console/finance/exports")
+    form = {"once": token(page), "date_from": "2026-11-30", "date_to": "2026-11-01", "file_format": "csv"}
+    answer = client.post("/console/finance/exports", form)
+    assert answer.status_code == 422
+    assert "to is inclusive" in answer.content.decode()
+    assert not ExportJob.objects.exists()
+    assert client.get("/console/finance/exports/999/file").status_code == 404

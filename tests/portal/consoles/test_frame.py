@@ -48,6 +48,7 @@ FINANCE_PAGES = [
     "/console/finance/budgets",
     "/console/finance/reconciliation",
     "/console/finance/pushes",
+    "/console/finance/exports",
 ]
 
 
