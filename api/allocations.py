@@ -27,7 +27,7 @@ from provisioning.placement.isolation import SOFT_SHARING, Rung
 from provisioning.placement.offerings import offerings
 from provisioning.provisioners import allocations_reconcile, provisioner
 from provisioning.services.allocations import AllocationSpec, allocation_stop
-from provisioning.services.defragment import defragment_plan, defragment_start
+from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
 from provisioning.states import AllocationState
 from tenancy.models import Tenant
 from tenancy.roles import Action
@@ -477,17 +477,7 @@ class DefragmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffV
             headers = {"Location": f"/api/v1/ops/defragment/{run.pk}"}
             return Response(DefragmentRunSerializer(run).data, status=status.HTTP_202_ACCEPTED, headers=headers)
         plan, tenants = defragment_plan()
-        moves = [
-            {
-                "allocation": m.allocation_id,
-                "tenant": tenants[m.allocation_id],
-                "kind": m.kind,
-                "from_nodes": m.from_nodes,
-                "to_nodes": m.to_nodes,
-                "gpus": m.gpus,
-            }
-            for m in plan.moves
-        ]
+        moves = plan_moves(plan, tenants)
         return Response({"moves": moves, "before": _figures(plan.before), "after": _figures(plan.after)})
 
 

@@ -26,7 +26,7 @@ from provisioning.kubernetes.clusters import node_diagnosis
 from provisioning.models import Allocation, DefragmentRun, Node
 from provisioning.placement.fragmentation import fragmentation
 from provisioning.services import fleet as fleet_services
-from provisioning.services.defragment import defragment_plan, defragment_start
+from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
 from provisioning.states import HOLDS_DEVICES
 from tenancy.models import Tenant
 from tenancy.services import tenant_set_quota
@@ -179,17 +179,7 @@ def defragment(request: HttpRequest) -> HttpResponse:
     with fleet_read() as fleet_now:
         now = _figures(fleet_now.state)
     plan, tenants = defragment_plan()
-    moves = [
-        {
-            "allocation": m.allocation_id,
-            "tenant": tenants[m.allocation_id],
-            "kind": m.kind,
-            "from_nodes": m.from_nodes,
-            "to_nodes": m.to_nodes,
-            "gpus": m.gpus,
-        }
-        for m in plan.moves
-    ]
+    moves = plan_moves(plan, tenants)
     context = {
         "now": now,
         "after": _figures(plan.after),

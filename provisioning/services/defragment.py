@@ -49,6 +49,21 @@ def defragment_plan() -> tuple[Plan, dict[int, str]]:
     return plan, tenants
 
 
+def plan_moves(plan: Plan, tenants: dict[int, str]) -> list[dict[str, Any]]:
+    """The plan's moves as the API and the operator console show them."""
+    return [
+        {
+            "allocation": m.allocation_id,
+            "tenant": tenants[m.allocation_id],
+            "kind": m.kind,
+            "from_nodes": m.from_nodes,
+            "to_nodes": m.to_nodes,
+            "gpus": m.gpus,
+        }
+        for m in plan.moves
+    ]
+
+
 def _device_json(device: Device) -> dict[str, Any]:
     return {
         "node_id": device.node_id,
