@@ -3,10 +3,12 @@ finance console shows."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.test import Client
 from django.utils import timezone
 
 from billing.metering import HOUR_MS, to_ms
@@ -22,6 +24,21 @@ from tests.support.billing import place, price, run, stop
 from tests.support.fleet_documents import node
 
 NODES_PER_DOMAIN = 8
+
+
+def signed_in(user: Any) -> Client:
+    """A test client signed in as ``user`` (past the second factor: the user has none)."""
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def token(page: Any, prefix: str = "") -> str:
+    """The one-time token of the form drawn on ``page`` (``frame.TOKEN_FIELD``, with the form's prefix)."""
+    name = f"{prefix}-once" if prefix else "once"
+    found = re.search(rf'name="{name}" value="([0-9a-f]+)"', page.content.decode())
+    assert found, f"no one-time token {name} on the page"
+    return found[1]
 
 
 def fleet_of_1024_gpus() -> dict[str, Any]:

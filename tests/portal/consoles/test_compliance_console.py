@@ -11,7 +11,6 @@ from datetime import timedelta
 from typing import Any
 
 from django.http import StreamingHttpResponse
-from django.test import Client
 from django.utils import timezone
 
 from compliance.models import AuditCheckpoint, HoldState, LegalHold
@@ -24,21 +23,8 @@ from core.models import AuditEvent
 from tenancy.services import Residency, tenant_update
 from tests.support import SYSTEM
 from tests.support.audit_tamper import tamper_update
+from tests.support.consoles import signed_in, token
 from tests.support.data import asset, regions
-
-
-def signed_in(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def token(page: Any, prefix: str = "") -> str:
-    name = f"{prefix}-once" if prefix else "once"
-    found = re.search(rf'name="{name}" value="([0-9a-f]+)"', page.content.decode())
-    assert found, f"no one-time token {name} on the page"
-    return found[1]
-
 
 # --- the audit log ------------------------------------------------------------------------------------------------
 

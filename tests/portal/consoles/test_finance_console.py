@@ -10,7 +10,6 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
-from django.test import Client
 
 from billing.models import BillingAccount, ExportJob, PushState, ReconciliationRun, UsageRollup
 from billing.services.accounts import cost_basis_add
@@ -21,19 +20,7 @@ from provisioning.models import CapacitySample, GpuModel, Hall
 from tests.api.test_reconciliation import rollup
 from tests.support import SYSTEM
 from tests.support.billing import BASE, H100, at, load_fleet, place, price, run, sku, stop
-
-
-def signed_in(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def token(page: Any, prefix: str = "") -> str:
-    name = f"{prefix}-once" if prefix else "once"
-    found = re.search(rf'name="{name}" value="([0-9a-f]+)"', page.content.decode())
-    assert found, f"no one-time token {name} on the page"
-    return found[1]
+from tests.support.consoles import signed_in, token
 
 
 def test_margin_per_rung_and_the_cost_of_idle_capacity(finance: Any, acme: Any) -> None:

@@ -18,6 +18,7 @@ from portal.security import POLICY
 from provisioning.models import Node
 from tests.support import SYSTEM
 from tests.support.billing import place
+from tests.support.consoles import signed_in
 from tests.support.data import regions
 
 WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE|MERGE)\b", re.IGNORECASE)
@@ -35,12 +36,6 @@ OPERATOR_PAGES = [
     "/console/operators/skew",
     "/console/operators/quotas",
 ]
-
-
-def signed_in(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 FINANCE_PAGES = [

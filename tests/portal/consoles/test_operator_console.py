@@ -9,30 +9,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.test import Client
-
 from core.models import AuditEvent
 from provisioning.models import DefragmentRun, Node
 from provisioning.services.fleet import fleet_load
 from tenancy.models import Tenant
 from tests.support import SYSTEM
 from tests.support.billing import place
+from tests.support.consoles import signed_in, token
 from tests.support.data import regions
 from tests.support.fleet_documents import changed, small_fleet
-
-
-def signed_in(user: Any) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-def token(page: Any, prefix: str = "") -> str:
-    name = f"{prefix}-once" if prefix else "once"
-    found = re.search(rf'name="{name}" value="([0-9a-f]+)"', page.content.decode())
-    assert found, f"no one-time token {name} on the page"
-    return found[1]
-
 
 # --- the heatmap --------------------------------------------------------------------------------------------------
 
