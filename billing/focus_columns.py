@@ -149,6 +149,9 @@ def _fixed(units: pa.Array | list[int], places: int) -> pa.Array:
     """``focus.fixed`` of each value: Arrow kernels for an int64 array of values >= 0, else Python."""
     if isinstance(units, list):
         return pa.array([fixed(u, places) for u in units], pa.string())
+    distinct = pc.unique(units)
+    if len(distinct) * 4 <= len(units):  # few values (quantities, zero seconds lost): format each once
+        return pc.take(_fixed(distinct, places), pc.index_in(units, distinct))
     padded = pc.utf8_lpad(units.cast(pa.string()), width=places + 1, padding="0")
     return pc.binary_join_element_wise(
         pc.utf8_slice_codeunits(padded, 0, -places), pc.utf8_slice_codeunits(padded, -places), "."
@@ -164,13 +167,29 @@ def _decimal(units: pa.Array | list[int], places: int) -> pa.Array:
     return pa.Array.from_buffers(kind, len(whole), whole.buffers(), offset=whole.offset)
 
 
-def _split_units(values: pa.Array, factor: pa.Array | int) -> pa.Array:
+def _split_units(values: pa.Array, factor: int) -> pa.Array:
     """``(values x factor + 36) // 72`` for values >= 0 without overflowing: ``Q x factor + (R x factor + 36) //
     72`` with ``values = 72 Q + R``."""
     whole = pc.divide(values, 72)
     rest = pc.subtract(values, pc.multiply(whole, 72))
     return pc.add_checked(
         pc.multiply_checked(whole, factor), pc.divide(pc.add_checked(pc.multiply_checked(rest, factor), 36), 72)
+    )
+
+
+def _cost_differences(after: pa.Array, before: pa.Array, factor: pa.Array) -> pa.Array:
+    """``cost_units(after) - cost_units(before)`` (``k = factor``) for 0 <= before <= after, in 64-bit integers: with
+    ``x = 72 Q + R``, ``(x k + 36) // 72 = Q k + (R k + 36) // 72``, so the difference is ``(Qa - Qb) k`` (the size of
+    the row's own cost, whatever the running totals) plus the difference of the remainders' terms (each under
+    ``k``). Raises ``ArrowInvalid`` when a row's cost does not fit."""
+    whole_a, whole_b = pc.divide(after, 72), pc.divide(before, 72)
+    rest_a, rest_b = pc.subtract(after, pc.multiply(whole_a, 72)), pc.subtract(before, pc.multiply(whole_b, 72))
+    return pc.add_checked(
+        pc.multiply_checked(pc.subtract(whole_a, whole_b), factor),
+        pc.subtract(
+            pc.divide(pc.add(pc.multiply(rest_a, factor), 36), 72),
+            pc.divide(pc.add(pc.multiply(rest_b, factor), 36), 72),
+        ),
     )
 
 
@@ -284,13 +303,22 @@ class Columns:
         scope = pc.cumulative_sum(
             pa.concat_arrays([pa.array([0 if first == self._scope else 1], pa.int64()), changed.cast(pa.int64())])
         )
-        # Sort the rows by invoice line (stable), sum the quantities, move each line's start to its carry.
-        order = pc.sort_indices(
-            pa.table({"s": scope, "p": price, "m": month, "i": pa.array(range(n), pa.int64())}),
-            sort_keys=[("s", "ascending"), ("p", "ascending"), ("m", "ascending"), ("i", "ascending")],
+        # Sort the rows by invoice line (stable), sum the quantities, move each line's start to its carry. Rows in
+        # the export's order usually are in line order already (a price change inside an hour interleaves two).
+        same_price = pc.equal(price[1:], price[:-1])
+        back_in_line = pc.and_(
+            pc.equal(scope[1:], scope[:-1]),
+            pc.or_(pc.less(price[1:], price[:-1]), pc.and_(same_price, pc.less(month[1:], month[:-1]))),
         )
-        s_scope, s_price, s_month = pc.take(scope, order), pc.take(price, order), pc.take(month, order)
-        s_quantity = pc.take(quantity, order)
+        order: pa.Array | None = None
+        s_scope, s_price, s_month, s_quantity = scope, price, month, quantity
+        if pc.any(back_in_line).as_py():
+            order = pc.sort_indices(
+                pa.table({"s": scope, "p": price, "m": month, "i": pa.array(range(n), pa.int64())}),
+                sort_keys=[("s", "ascending"), ("p", "ascending"), ("m", "ascending"), ("i", "ascending")],
+            )
+            s_scope, s_price, s_month = pc.take(scope, order), pc.take(price, order), pc.take(month, order)
+            s_quantity = pc.take(quantity, order)
         through = pc.cumulative_sum_checked(s_quantity)
         before_all = pc.subtract(through, s_quantity)
         new_line = pc.or_(
@@ -339,13 +367,13 @@ class Columns:
             if micros is None:
                 micros = self._micros[pk] = price_micros(look.price(None if pk == -1 else pk).per_hour)
             factors.append(micros * 200_000)
-        inverse = pc.sort_indices(order)
+        inverse = pc.sort_indices(order) if order is not None else None
         fits = max(factors) * 72 + 36 <= _INT64_MAX and pc.min(s_quantity).as_py() >= 0
         if fits:
             k = pc.take(pa.array(factors, pa.int64()), pc.index_in(s_price, uniq))
             try:
-                cost = pc.subtract_checked(_split_units(s_after, k), _split_units(s_before, k))
-                return pc.take(cost, inverse)
+                cost = _cost_differences(s_after, s_before, k)
+                return cost if inverse is None else pc.take(cost, inverse)
             except pa.ArrowInvalid:
                 pass
         micros_of = dict(zip(uniq.to_pylist(), factors, strict=True))
@@ -353,8 +381,9 @@ class Columns:
             cost_units(a, micros_of[p] // 200_000) - cost_units(b, micros_of[p] // 200_000)
             for a, b, p in zip(s_after.to_pylist(), s_before.to_pylist(), prices, strict=True)
         ]
-        back = inverse.to_pylist()
-        return [exact[i] for i in back]
+        if inverse is None:
+            return exact
+        return [exact[i] for i in inverse.to_pylist()]
 
     def _combinations(
         self,
