@@ -4,8 +4,8 @@ pieces per allocation), for a range of hourly windows and optionally one tenant.
 Rows come from the database through a chunked iterator (a server-side cursor on PostgreSQL) as plain tuples,
 ordered by tenant, SKU and hour, and go on a chunk at a time as columns (``billing.focus_columns.Batch``), so the
 cost carry keeps only the lines of the current tenant x SKU.
-Lookups (SKUs, prices, tenants, allocations) are small dictionaries; the allocation cache is emptied at each new
-tenant. Nothing here writes.
+Lookups (SKUs, prices, tenants, allocations) are small dictionaries; a chunk's allocations are loaded in one
+query, and the allocation cache is emptied when it grows past ``RESOURCE_CACHE``. Nothing here writes.
 
 Rows:
 
@@ -26,7 +26,7 @@ allocation x SKU x hour). Faults are looked for from the range's start until a w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,6 +39,7 @@ from provisioning.models import Allocation, AllocationFault
 from tenancy.models import Tenant
 
 CHUNK = 5000
+RESOURCE_CACHE = 20_000  # allocations kept by a detail export
 FAULT_LOOKAHEAD_MS = 7 * DAY_MS
 
 
@@ -78,27 +79,33 @@ class _Lookups:
             return self._last
         found = self._tenants.get(pk)
         if found is None:
-            self._resources.clear()  # rows come tenant by tenant: the last tenant's allocations are done
             slug, name = Tenant.objects.filter(pk=pk).values_list("slug", "name").get()
             found = self._tenants[pk] = focus.Tenant(pk, slug, name)
         self._last_id, self._last = pk, found
         return found
 
+    def prefetch(self, resources: Collection[int]) -> None:
+        """Load the allocations of a chunk in one query; those of earlier chunks are dropped past a bound (rows come
+        tenant by tenant, so they are done)."""
+        if len(self._resources) + len(resources) > RESOURCE_CACHE:
+            self._resources.clear()
+        missing = [pk for pk in resources if pk not in self._resources]
+        for start in range(0, len(missing), 1000):
+            fields = ("pk", "name", "rung", "performance", "security", "hall__code", "workload", "dedicated")
+            for pk, name, rung, performance, security, hall, workload, dedicated in Allocation.objects.filter(
+                pk__in=missing[start : start + 1000]
+            ).values_list(*fields):
+                tags: dict[str, Any] = {"name": name, "rung": rung, "hall": hall, "dedicated": dedicated}
+                if isinstance(workload, dict):
+                    for key in ("kind", "image"):
+                        if isinstance(workload.get(key), str):
+                            tags[key] = workload[key]
+                self._resources[pk] = focus.Resource(pk, name, rung, performance, security, hall, tags)
+
     def resource(self, pk: int) -> focus.Resource:
-        found = self._resources.get(pk)
-        if found is None:
-            name, rung, performance, security, hall, workload, dedicated = (
-                Allocation.objects.filter(pk=pk)
-                .values_list("name", "rung", "performance", "security", "hall__code", "workload", "dedicated")
-                .get()
-            )
-            tags: dict[str, Any] = {"name": name, "rung": rung, "hall": hall, "dedicated": dedicated}
-            if isinstance(workload, dict):
-                for key in ("kind", "image"):
-                    if isinstance(workload.get(key), str):
-                        tags[key] = workload[key]
-            found = self._resources[pk] = focus.Resource(pk, name, rung, performance, security, hall, tags)
-        return found
+        if pk not in self._resources:
+            self.prefetch([pk])
+        return self._resources[pk]
 
 
 def _faults(first_ms: int, stop_ms: int, tenant_id: int | None) -> dict[tuple[int, int, int], int]:

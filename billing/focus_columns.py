@@ -24,7 +24,7 @@ grow past a bound, so memory does not grow with the rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Protocol
@@ -55,6 +55,7 @@ from billing.focus import (
 
 _INT64_MAX = 2**63 - 1
 _CACHE_BOUND = 50_000
+_PACK_LIMIT = _INT64_MAX  # combinations are keyed by packing their columns' indices into one int64 below this
 
 
 class Lookups(Protocol):
@@ -62,6 +63,8 @@ class Lookups(Protocol):
     def sku(self, pk: int) -> Sku: ...
     def price(self, pk: int | None) -> Price: ...
     def resource(self, pk: int) -> Resource: ...
+    def prefetch(self, resources: Collection[int]) -> None:
+        """A hint: the allocations a batch's combinations are about to look up."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,9 @@ class _ChargeLookups:
 
     def resource(self, pk: int) -> Resource:
         return self.resources[pk]
+
+    def prefetch(self, resources: Collection[int]) -> None:
+        pass  # every charge's allocation is at hand
 
 
 def batches(charges: Iterable[Charge], size: int = 5000) -> Iterator[Batch]:
@@ -401,7 +407,7 @@ class Columns:
         for key in keys:
             values = pc.unique(key)
             span *= len(values)
-            if span > _INT64_MAX:
+            if span > _PACK_LIMIT:
                 packed = None
                 break
             index = pc.index_in(key, values).cast(pa.int64())
@@ -418,6 +424,8 @@ class Columns:
             grows = pc.greater(index_of[1:], pc.cumulative_max(index_of)[:-1])
             firsts = [0] + [i + 1 for i in pc.indices_nonzero(grows).to_pylist()]
         look = batch.lookups
+        if batch.resource is not None:
+            look.prefetch({batch.resource[row] for row in firsts} - {None})  # type: ignore[arg-type]
         month_at = month.to_pylist() if len(firsts) > 64 else None
         statics = []
         for row in firsts:
@@ -443,8 +451,9 @@ class Columns:
         return index_of.cast(pa.int32()), statics
 
 
-def csv_text(made: Made) -> str:
-    """The batch's rows as CSV lines (each ending in a newline), as ``focus.Rows.csv_line`` writes them."""
+def csv_bytes(made: Made) -> memoryview:
+    """The batch's rows as CSV lines (each ending in a newline), UTF-8, as ``focus.Rows.csv_line`` writes them: a
+    view of the Arrow buffer the lines were assembled in."""
     statics = made.statics
     cost = _fixed(made.cost, COST_PLACES)
     quantity = _fixed(made.quantity, QUANTITY_PLACES)
@@ -473,7 +482,7 @@ def csv_text(made: Made) -> str:
     )
     _, offsets, data = lines.buffers()
     at = memoryview(offsets).cast("i")  # int32 offsets into the text: the lines are one run of bytes
-    return bytes(memoryview(data)[at[lines.offset] : at[lines.offset + len(lines)]]).decode("utf-8")
+    return memoryview(data)[at[lines.offset] : at[lines.offset + len(lines)]]
 
 
 def record_batch(made: Made, schema: pa.Schema) -> pa.RecordBatch:

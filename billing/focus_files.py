@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from billing.focus import COLUMNS, COST_PLACES, QUANTITY_PLACES
-from billing.focus_columns import Batch, Columns, csv_text, record_batch
+from billing.focus_columns import Batch, Columns, csv_bytes, record_batch
 
 FORMATS = ("csv", "parquet")
 ROW_GROUP = 65_536
@@ -48,14 +48,14 @@ SCHEMA = pa.schema(
 HEADER = ",".join(c.name for c in COLUMNS)
 
 
-def write_csv(out: IO[str], batches: Iterable[Batch]) -> int:
-    """Write the header and one line per row of the batches (in order); returns how many rows."""
+def write_csv(out: IO[bytes], batches: Iterable[Batch]) -> int:
+    """Write the header and one line per row of the batches (in order), UTF-8; returns how many rows."""
     columns = Columns()
-    out.write(HEADER + "\n")
+    out.write(HEADER.encode() + b"\n")
     count = 0
     for batch in batches:
         if len(batch):
-            out.write(csv_text(columns.make(batch)))
+            out.write(csv_bytes(columns.make(batch)))
             count += len(batch)
     return count
 
@@ -87,7 +87,7 @@ def write_parquet(out: Any, batches: Iterable[Batch], *, row_group: int = ROW_GR
 
 def write(file_format: str, path: str, batches: Iterable[Batch]) -> int:
     if file_format == "csv":
-        with open(path, "w", newline="", encoding="utf-8") as out:
+        with open(path, "wb") as out:
             return write_csv(out, batches)
     if file_format == "parquet":
         return write_parquet(path, batches)

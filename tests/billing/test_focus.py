@@ -47,9 +47,9 @@ def test_it_sums_row_costs_to_the_ledger_amount_and_the_invoice_line(price, part
     charges = [charge(GPU, price, hour, q) for hour, q in sorted(parts)]
     values = [rows.values(c) for c in charges]
     # The columnar CSV writer carries the same costs.
-    out = io.StringIO()
+    out = io.BytesIO()
     write_csv(out, focus_columns.batches(charges, size=7))
-    written = list(csv.reader(io.StringIO(out.getvalue())))[1:]
+    written = list(csv.reader(io.StringIO(out.getvalue().decode())))[1:]
     assert [Decimal(cells[0]) for cells in written] == [v[0] for v in values]
     costs = [v[focus.INDEX["BilledCost"]] for v in values]
     total = sum(q for _, q in parts)
@@ -115,17 +115,17 @@ def test_every_row_has_its_required_columns_and_its_hour_inside_its_billing_peri
     line = focus.Rows().csv_line(c)
     [cells] = list(csv.reader(io.StringIO(line)))
     assert cells == [focus.text(v) for v in values]
-    out = io.StringIO()
+    out = io.BytesIO()
     write_csv(out, focus_columns.batches([c]))
-    assert out.getvalue() == focus_files.HEADER + "\n" + line + "\n"
+    assert out.getvalue().decode() == focus_files.HEADER + "\n" + line + "\n"
 
 
 def test_a_csv_export_has_one_header_and_one_line_per_charge():
-    out = io.StringIO()
+    out = io.BytesIO()
     price = focus.Price(1, OCT, Decimal("2.40"))
     charges = [charge(GPU, price, h, 3_600_000) for h in range(5)] + [charge(MIG, price, 0, 1000)]
     assert write_csv(out, focus_columns.batches(charges)) == 6
-    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    rows = list(csv.DictReader(io.StringIO(out.getvalue().decode())))
     assert [r["BilledCost"] for r in rows[:5]] == ["2.4000000000000000"] * 5
     assert rows[5]["PricingUnit"] == "MIG Slice-Hours"
     assert rows[5]["x_PerformanceIsolation"] == "mig"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 from decimal import Decimal
+from unittest import mock
 
 import pyarrow.parquet as pq
 from hypothesis import given, settings
@@ -75,9 +76,9 @@ def reference_csv(charges: list[focus.Charge]) -> str:
 @given(data=st.data(), detail=st.booleans(), size=st.integers(1, 40))
 def test_the_csv_is_byte_for_byte_the_reference(data, detail, size):
     charges = data.draw(ledgers(detail))
-    out = io.StringIO()
+    out = io.BytesIO()
     assert focus_files.write_csv(out, focus_columns.batches(charges, size=size)) == len(charges)
-    assert out.getvalue() == reference_csv(charges)
+    assert out.getvalue().decode() == reference_csv(charges)
 
 
 @settings(max_examples=40, deadline=None)
@@ -97,6 +98,28 @@ def test_the_carry_goes_on_across_batches_and_starts_again_for_each_tenant_and_s
     price = focus.Price(1, OCT, Decimal("0.000001"))  # a cost of 1/3600 of a cent per 1000 milli: carried rounding
     charges = [focus.Charge(tenant, SKUS[0], price, OCT + h * HOUR, 0, 1, 0) for tenant in TENANTS for h in range(10)]
     for size in (1, 3, 10, 20):
-        out = io.StringIO()
+        out = io.BytesIO()
         focus_files.write_csv(out, focus_columns.batches(charges, size=size))
-        assert out.getvalue() == reference_csv(charges)
+        assert out.getvalue().decode() == reference_csv(charges)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), size=st.integers(1, 40))
+def test_combinations_too_many_to_pack_are_keyed_one_by_one(data, size):
+    charges = data.draw(ledgers(detail=True))
+    out = io.BytesIO()
+    with mock.patch.object(focus_columns, "_PACK_LIMIT", 1):
+        focus_files.write_csv(out, focus_columns.batches(charges, size=size))
+    assert out.getvalue().decode() == reference_csv(charges)
+
+
+def test_ordinary_rows_take_the_64_bit_path_and_huge_ones_python_integers():
+    price = focus.Price(1, OCT, Decimal("2.49"))
+    month = [focus.Charge(TENANTS[0], SKUS[0], price, OCT + h * HOUR, 0, 8 * 3_600_000, 0) for h in range(744)]
+    [batch] = focus_columns.batches(month, size=1000)
+    made = focus_columns.Columns().make(batch)
+    assert not isinstance(made.cost, list)
+    assert not isinstance(made.quantity, list)
+    huge = [focus.Charge(TENANTS[0], SKUS[0], price, OCT, 0, 10**15, 0)]  # 690,000 a row: past 64 bits
+    made = focus_columns.Columns().make(next(focus_columns.batches(huge)))
+    assert made.cost == [focus.cost_units(10**15, 2_490_000)]
