@@ -180,6 +180,7 @@ SELECT u.tenant_id, u.sku_id, u.window_ms, u.allocation_id, u.price_id, u.batch,
 FROM {interval} u LEFT JOIN {rollup} r
   ON r.tenant_id = u.tenant_id AND r.sku_id = u.sku_id AND r.window_ms = u.window_ms AND r.batch = u.batch
  AND (r.price_id = u.price_id OR (r.price_id IS NULL AND u.price_id IS NULL))
+ AND r.window_ms >= %s AND r.window_ms < %s
 WHERE u.batch IS NOT NULL AND u.window_ms >= %s AND u.window_ms < %s {only_tenant}
 GROUP BY u.tenant_id, u.sku_id, u.window_ms, u.allocation_id, u.price_id, u.batch
 ORDER BY u.tenant_id, u.sku_id, u.window_ms, u.allocation_id, u.price_id, u.batch
@@ -197,7 +198,8 @@ def detail_batches(*, first_ms: int, stop_ms: int, tenant: Tenant | None) -> Ite
         rollup=UsageRollup._meta.db_table,
         only_tenant="AND u.tenant_id = %s" if tenant_id is not None else "",
     )
-    params: list[Any] = [first_ms, stop_ms] + ([tenant_id] if tenant_id is not None else [])
+    # The range twice: the rollups' too, so the database reads only the range's rollups for the join.
+    params: list[Any] = [first_ms, stop_ms, first_ms, stop_ms] + ([tenant_id] if tenant_id is not None else [])
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
         while rows := cursor.fetchmany(CHUNK):
