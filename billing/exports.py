@@ -169,7 +169,8 @@ def summary_batches(*, first_ms: int, stop_ms: int, tenant: Tenant | None) -> It
                 windows,
                 seqs,
                 quantities,
-                [0 if at is None else _ms(at) for at in closed],  # only a late adjustment's counting time matters
+                # Only a late adjustment's counting time matters (the others' is null).
+                [0 if at is None else _ms(at) for at in closed] if any(seqs) else [0] * len(rows),
                 lost_ms,
             )
 
