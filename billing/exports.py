@@ -2,9 +2,10 @@
 pieces per allocation), for a range of hourly windows and optionally one tenant.
 
 Rows come from the database through a chunked iterator (a server-side cursor on PostgreSQL) as plain tuples,
-ordered by tenant, SKU and hour, so ``billing.focus.CostCarry`` keeps only the lines of the current tenant x SKU.
-Lookups (SKUs, prices, tenants, allocations) are small dictionaries; the allocation cache is emptied at each new
-tenant. Nothing here writes.
+ordered by tenant, SKU and hour, and go on a chunk at a time as columns (``billing.focus_columns.Batch``), so the
+cost carry keeps only the lines of the current tenant x SKU.
+Lookups (SKUs, prices, tenants, allocations) are small dictionaries; a chunk's allocations are loaded in one
+query, and the allocation cache is emptied when it grows past ``RESOURCE_CACHE``. Nothing here writes.
 
 Rows:
 
@@ -25,19 +26,20 @@ allocation x SKU x hour). Faults are looked for from the range's start until a w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection
 
-from billing import focus
+from billing import focus, focus_columns
 from billing.metering import DAY_MS, from_ms, to_ms
 from billing.models import Sku, SkuPrice, UsageInterval, UsageRollup
 from provisioning.models import Allocation, AllocationFault
 from tenancy.models import Tenant
 
 CHUNK = 5000
+RESOURCE_CACHE = 20_000  # allocations kept by a detail export
 FAULT_LOOKAHEAD_MS = 7 * DAY_MS
 
 
@@ -66,6 +68,9 @@ class _Lookups:
         self._last_id: int | None = None
         self._last = focus.Tenant(0, "", "")
 
+    def sku(self, pk: int) -> focus.Sku:
+        return self.skus[pk]
+
     def price(self, pk: int | None) -> focus.Price:
         return focus.UNPRICED if pk is None else self.prices[pk]
 
@@ -74,27 +79,33 @@ class _Lookups:
             return self._last
         found = self._tenants.get(pk)
         if found is None:
-            self._resources.clear()  # rows come tenant by tenant: the last tenant's allocations are done
             slug, name = Tenant.objects.filter(pk=pk).values_list("slug", "name").get()
             found = self._tenants[pk] = focus.Tenant(pk, slug, name)
         self._last_id, self._last = pk, found
         return found
 
+    def prefetch(self, resources: Collection[int]) -> None:
+        """Load the allocations of a chunk in one query; those of earlier chunks are dropped past a bound (rows come
+        tenant by tenant, so they are done)."""
+        if len(self._resources) + len(resources) > RESOURCE_CACHE:
+            self._resources.clear()
+        missing = [pk for pk in resources if pk not in self._resources]
+        for start in range(0, len(missing), 1000):
+            fields = ("pk", "name", "rung", "performance", "security", "hall__code", "workload", "dedicated")
+            for pk, name, rung, performance, security, hall, workload, dedicated in Allocation.objects.filter(
+                pk__in=missing[start : start + 1000]
+            ).values_list(*fields):
+                tags: dict[str, Any] = {"name": name, "rung": rung, "hall": hall, "dedicated": dedicated}
+                if isinstance(workload, dict):
+                    for key in ("kind", "image"):
+                        if isinstance(workload.get(key), str):
+                            tags[key] = workload[key]
+                self._resources[pk] = focus.Resource(pk, name, rung, performance, security, hall, tags)
+
     def resource(self, pk: int) -> focus.Resource:
-        found = self._resources.get(pk)
-        if found is None:
-            name, rung, performance, security, hall, workload, dedicated = (
-                Allocation.objects.filter(pk=pk)
-                .values_list("name", "rung", "performance", "security", "hall__code", "workload", "dedicated")
-                .get()
-            )
-            tags: dict[str, Any] = {"name": name, "rung": rung, "hall": hall, "dedicated": dedicated}
-            if isinstance(workload, dict):
-                for key in ("kind", "image"):
-                    if isinstance(workload.get(key), str):
-                        tags[key] = workload[key]
-            found = self._resources[pk] = focus.Resource(pk, name, rung, performance, security, hall, tags)
-        return found
+        if pk not in self._resources:
+            self.prefetch([pk])
+        return self._resources[pk]
 
 
 def _faults(first_ms: int, stop_ms: int, tenant_id: int | None) -> dict[tuple[int, int, int], int]:
@@ -127,8 +138,8 @@ def _ms(value: Any) -> int:
     return to_ms(value)
 
 
-def summary_charges(*, first_ms: int, stop_ms: int, tenant: Tenant | None) -> Iterator[focus.Charge]:
-    """The charges (FOCUS rows) of the rollups whose window starts in ``[first_ms, stop_ms)``."""
+def summary_batches(*, first_ms: int, stop_ms: int, tenant: Tenant | None) -> Iterator[focus_columns.Batch]:
+    """The charges (FOCUS rows) of the rollups whose window starts in ``[first_ms, stop_ms)``, a chunk at a time."""
     look = _Lookups()
     tenant_id = tenant.pk if tenant else None
     by_hour: dict[tuple[int, int, int], int] = {}
@@ -142,65 +153,79 @@ def summary_charges(*, first_ms: int, stop_ms: int, tenant: Tenant | None) -> It
         "ORDER BY tenant_id, sku_id, window_ms, price_id, seq"
     )
     params: list[Any] = [first_ms, stop_ms] + ([tenant_id] if tenant_id is not None else [])
-    tenant_of, skus, price_of = look.tenant, look.skus, look.price
-    charge = focus.Charge
     with connection.chunked_cursor() as cursor:  # a server-side cursor on PostgreSQL
         cursor.execute(sql, params)
-        while batch := cursor.fetchmany(CHUNK):
-            for t_id, sku_id, price_id, window_ms, seq, quantity, closed_at in batch:
-                yield charge(
-                    tenant_of(t_id),
-                    skus[sku_id],
-                    price_of(price_id),
-                    window_ms,
-                    seq,
-                    quantity,
-                    _ms(closed_at) if seq else 0,  # only a late adjustment's counting time matters
-                    by_hour.pop((t_id, sku_id, window_ms), 0) if by_hour else 0,
-                )
+        while rows := cursor.fetchmany(CHUNK):
+            tenants, skus, prices, windows, seqs, quantities, closed = zip(*rows, strict=True)
+            if by_hour:  # a fault's lost work goes on the first row of its tenant x SKU x hour
+                lost_ms = [by_hour.pop(key, 0) for key in zip(tenants, skus, windows, strict=True)]
+            else:
+                lost_ms = [0] * len(rows)
+            yield focus_columns.Batch(
+                look,
+                tenants,
+                skus,
+                prices,
+                windows,
+                seqs,
+                quantities,
+                # Only a late adjustment's counting time matters (the others' is null).
+                [0 if at is None else _ms(at) for at in closed] if any(seqs) else [0] * len(rows),
+                lost_ms,
+            )
 
 
 _DETAIL = """
-SELECT u.tenant_id, u.sku_id, u.window_ms, u.allocation_id, u.price_id, u.batch, SUM(u.quantity_milli),
-       MIN(r.seq), MIN(r.closed_at)
+SELECT u.tenant_id, u.sku_id, u.window_ms, u.allocation_id, u.price_id, u.batch,
+       CAST(SUM(u.quantity_milli) AS BIGINT), MIN(r.seq), CASE WHEN MIN(r.seq) > 0 THEN MIN(r.closed_at) END
 FROM {interval} u LEFT JOIN {rollup} r
   ON r.tenant_id = u.tenant_id AND r.sku_id = u.sku_id AND r.window_ms = u.window_ms AND r.batch = u.batch
  AND (r.price_id = u.price_id OR (r.price_id IS NULL AND u.price_id IS NULL))
+ AND r.window_ms >= %s AND r.window_ms < %s
 WHERE u.batch IS NOT NULL AND u.window_ms >= %s AND u.window_ms < %s {only_tenant}
 GROUP BY u.tenant_id, u.sku_id, u.window_ms, u.allocation_id, u.price_id, u.batch
 ORDER BY u.tenant_id, u.sku_id, u.window_ms, u.allocation_id, u.price_id, u.batch
 """
 
 
-def detail_charges(*, first_ms: int, stop_ms: int, tenant: Tenant | None) -> Iterator[focus.Charge]:
+def detail_batches(*, first_ms: int, stop_ms: int, tenant: Tenant | None) -> Iterator[focus_columns.Batch]:
     """The charges (FOCUS rows) per allocation x SKU x hour x price x counting batch, for windows in
-    ``[first_ms, stop_ms)``."""
+    ``[first_ms, stop_ms)``, a chunk at a time."""
     look = _Lookups()
     tenant_id = tenant.pk if tenant else None
-    lost = _faults(first_ms, stop_ms, tenant_id)
+    lost_of = _faults(first_ms, stop_ms, tenant_id)
     sql = _DETAIL.format(
         interval=UsageInterval._meta.db_table,
         rollup=UsageRollup._meta.db_table,
         only_tenant="AND u.tenant_id = %s" if tenant_id is not None else "",
     )
-    params: list[Any] = [first_ms, stop_ms] + ([tenant_id] if tenant_id is not None else [])
+    # The range twice: the rollups' too, so the database reads only the range's rollups for the join.
+    params: list[Any] = [first_ms, stop_ms, first_ms, stop_ms] + ([tenant_id] if tenant_id is not None else [])
     with connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
-        while batch := cursor.fetchmany(CHUNK):
-            for t_id, sku_id, window_ms, allocation_id, price_id, _, quantity, seq, closed_at in batch:
-                yield focus.Charge(
-                    tenant=look.tenant(t_id),
-                    sku=look.skus[sku_id],
-                    price=look.price(price_id),
-                    window_ms=window_ms,
-                    seq=seq or 0,
-                    quantity_milli=int(quantity),
-                    closed_ms=_ms(closed_at) if closed_at is not None else window_ms,
-                    goodput_lost_ms=lost.pop((allocation_id, sku_id, window_ms), 0) if lost else 0,
-                    resource=look.resource(allocation_id),
-                )
+        while rows := cursor.fetchmany(CHUNK):
+            tenants, skus, windows, allocations, prices, _, quantities, seqs, closed = zip(*rows, strict=True)
+            if lost_of:
+                lost = [lost_of.pop(key, 0) for key in zip(allocations, skus, windows, strict=True)]
+            else:
+                lost = [0] * len(rows)
+            yield focus_columns.Batch(
+                look,
+                tenants,
+                skus,
+                prices,
+                windows,
+                [seq or 0 for seq in seqs],
+                quantities,
+                # Only a late adjustment's counting time matters (is it after its hour's month?).
+                [window if at is None else _ms(at) for window, at in zip(windows, closed, strict=True)],
+                lost,
+                allocations,
+            )
 
 
-def export_charges(*, first_ms: int, stop_ms: int, tenant: Tenant | None, detail: bool) -> Iterator[focus.Charge]:
-    charges = detail_charges if detail else summary_charges
-    return charges(first_ms=first_ms, stop_ms=stop_ms, tenant=tenant)
+def export_batches(
+    *, first_ms: int, stop_ms: int, tenant: Tenant | None, detail: bool
+) -> Iterator[focus_columns.Batch]:
+    batches = detail_batches if detail else summary_batches
+    return batches(first_ms=first_ms, stop_ms=stop_ms, tenant=tenant)

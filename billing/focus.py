@@ -17,7 +17,7 @@ amount.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -369,158 +369,68 @@ def _csv_cell(value: Any) -> str:
 class Static:
     """The unchanging columns of a combination: as values, as CSV text, and what the description starts with."""
 
-    id: int
     values: tuple[Any, ...]
     csv: str
     describe: str
     describe_csv: str  # the opening quote and ``describe`` escaped: the rest of a description needs no escaping
 
 
-class Rows:
-    """Makes the rows of an export, in order: each call advances the cost carry (``CostCarry``), so one maker
-    serves one export. ``values`` gives Python values (Decimal, int, str, None) in ``COLUMN_NAMES`` order;
-    ``csv_line`` the same row as one CSV line; ``varying`` the first ``VARYING`` values and the id of the row's
-    ``Static`` (for columnar writers). The cache of combinations is emptied at each new tenant and when a
-    columnar writer takes the combinations it has used (``take_statics``)."""
+def static_of(charge: Charge) -> Static:
+    """The unchanging columns of the charge's combination (tenant x SKU x price x allocation x month)."""
+    values = _static(charge)
+    what = charge.sku.code
+    if charge.resource is not None:
+        what = f"{charge.resource.name} (allocation {charge.resource.id}): {what}"
+    quoted = '"' + what.replace('"', '""')
+    return Static(values, ",".join(_csv_cell(v) for v in values), what, quoted)
 
-    def __init__(self, *, columnar: bool = False) -> None:
-        self.columnar = columnar  # combinations are kept by id until taken (take_statics), not per tenant
+
+class Rows:
+    """The rows of an export one at a time, in order (each call advances the cost carry, ``CostCarry``): the
+    reference the columnar writers (``billing.focus_columns``) are tested against. ``values`` gives Python values
+    (Decimal, int, str, None) in ``COLUMN_NAMES`` order; ``csv_line`` the same row as one CSV line."""
+
+    def __init__(self) -> None:
         self.carry = CostCarry()
         self._statics: dict[tuple[Any, ...], Static] = {}
-        self._by_id: list[Static] = []
-        self._tenant: int | None = None
-        self._hours: dict[int, tuple[str, str]] = {}
-        self._quantities: dict[int, str] = {}
 
     def _static_of(self, charge: Charge) -> Static:
-        if charge.tenant.id != self._tenant:
-            self._tenant = charge.tenant.id
-            if not self.columnar:
-                self._statics, self._by_id = {}, []
-            if len(self._hours) > 50_000:
-                self._hours = {}
         resource = charge.resource.id if charge.resource else None
         key = (charge.tenant.id, charge.sku.code, charge.price.id, resource, month_bounds(charge.window_ms)[0])
         static = self._statics.get(key)
         if static is None:
-            values = _static(charge)
-            what = charge.sku.code
-            if charge.resource is not None:
-                what = f"{charge.resource.name} (allocation {charge.resource.id}): {what}"
-            quoted = '"' + what.replace('"', '""')
-            static = Static(len(self._by_id), values, ",".join(_csv_cell(v) for v in values), what, quoted)
-            self._statics[key] = static
-            self._by_id.append(static)
+            static = self._statics[key] = static_of(charge)
         return static
-
-    def take_statics(self) -> list[Static]:
-        """The combinations used since the last call, by id; ids start again from 0 after it."""
-        taken, self._by_id, self._statics = self._by_id, [], {}
-        return taken
-
-    def _hour(self, window_ms: int) -> tuple[str, str]:
-        found = self._hours.get(window_ms)
-        if found is None:
-            found = self._hours[window_ms] = (iso(window_ms), iso(window_ms + HOUR_MS))
-        return found
 
     def _parts(self, charge: Charge) -> tuple[int, Static, str, str, str | None, str]:
         units = self.carry.units(charge)
         static = self._static_of(charge)
-        start, end = self._hour(charge.window_ms)
+        start, end = iso(charge.window_ms), iso(charge.window_ms + HOUR_MS)
+        description = f"{static.describe} for the hour from {start}"
         if charge.seq:
             correction = "Correction" if is_correction(charge) else None
-            return (
-                units,
-                static,
-                start,
-                end,
-                correction,
-                f"{static.describe} for the hour from {start}, late " + (f"adjustment {charge.seq}"),
-            )
-        return units, static, start, end, None, f"{static.describe} for the hour from {start}"
+            return units, static, start, end, correction, description + f", late adjustment {charge.seq}"
+        return units, static, start, end, None, description
 
-    def varying(self, charge: Charge) -> tuple[tuple[Any, ...], int]:
+    def values(self, charge: Charge) -> tuple[Any, ...]:
         units, static, start, end, correction, description = self._parts(charge)
         cost = decimal(units, COST_PLACES)
         quantity = decimal(quantity_units(charge.quantity_milli), QUANTITY_PLACES)
         lost = decimal(charge.goodput_lost_ms, 3)
         head = (cost, cost, cost, cost, cost, quantity, quantity, start, end, correction, description, lost)
-        return (*head, charge.quantity_milli, charge.seq), static.id
-
-    def values(self, charge: Charge) -> tuple[Any, ...]:
-        head, static_id = self.varying(charge)
-        return head + self._by_id[static_id].values
+        return (*head, charge.quantity_milli, charge.seq, *static.values)
 
     def csv_line(self, charge: Charge) -> str:
         units, static, start, end, correction, description = self._parts(charge)
         cost = fixed(units, COST_PLACES)
-        quantity = self._quantities.get(charge.quantity_milli)
-        if quantity is None:
-            if len(self._quantities) > 100_000:
-                self._quantities = {}
-            quantity = self._quantities[charge.quantity_milli] = fixed(
-                quantity_units(charge.quantity_milli), QUANTITY_PLACES
-            )
-        lost = fixed(charge.goodput_lost_ms, 3) if charge.goodput_lost_ms else "0.000"
+        quantity = fixed(quantity_units(charge.quantity_milli), QUANTITY_PLACES)
+        lost = fixed(charge.goodput_lost_ms, 3)
         # The description is always quoted (its unchanging part escaped once), so no row is scanned for commas.
         text_ = static.describe_csv + description[len(static.describe) :] + '"'
         return (
             f"{cost},{cost},{cost},{cost},{cost},{quantity},{quantity},{start},{end},{correction or ''},"
             f"{text_},{lost},{charge.quantity_milli},{charge.seq},{static.csv}"
         )
-
-    def csv_lines(self, charges: Iterable[Charge]) -> Iterator[str]:
-        """``csv_line`` for each charge, the same text, with the per-row work inlined (the export's hot loop): the
-        cost carry, the combination and the hour looked up in local dictionaries."""
-        carry = self.carry
-        running: dict[tuple[int | None, int], int] = {}
-        scope: tuple[int, str] | None = None
-        micros_of = carry._micros
-        quantities = self._quantities
-        months: dict[int, int] = {}
-        statics = self._statics
-        for charge in charges:
-            tenant, sku, price, window_ms, seq, quantity_milli, _, lost_ms, resource = charge
-            month = months.get(window_ms)
-            if month is None:
-                if len(months) > 100_000:
-                    months = {}
-                month = months[window_ms] = month_bounds(window_ms)[0]
-            current = (tenant.id, sku.code)
-            if current != scope:
-                scope, running = current, {}
-            line = (price.id, month)
-            before = running.get(line, 0)
-            after = running[line] = before + quantity_milli
-            micros = micros_of.get(price.id)
-            if micros is None:
-                micros = micros_of[price.id] = price_micros(price.per_hour)
-            cost = fixed((after * micros * 200_000 + 36) // 72 - (before * micros * 200_000 + 36) // 72, COST_PLACES)
-            static = statics.get((tenant.id, sku.code, price.id, resource.id if resource else None, month))
-            if static is None:
-                static = self._static_of(charge)
-                statics = self._statics
-            hour = self._hours.get(window_ms)
-            if hour is None:
-                hour = self._hour(window_ms)
-            start, end = hour
-            quantity = quantities.get(quantity_milli)
-            if quantity is None:
-                if len(quantities) > 100_000:
-                    quantities.clear()
-                quantity = quantities[quantity_milli] = fixed(quantity_units(quantity_milli), QUANTITY_PLACES)
-            lost = fixed(lost_ms, 3) if lost_ms else "0.000"
-            if seq:
-                correction = "Correction" if is_correction(charge) else ""
-                late = f", late adjustment {seq}"
-            else:
-                correction = late = ""
-            yield (
-                f"{cost},{cost},{cost},{cost},{cost},{quantity},{quantity},{start},{end},{correction},"
-                f'{static.describe_csv} for the hour from {start}{late}",{lost},{quantity_milli},{seq},{static.csv}'
-            )
-        carry._scope, carry._running = scope, running
 
 
 def text(value: Any) -> str:

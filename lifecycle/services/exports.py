@@ -93,10 +93,10 @@ def export_write(*, spec: ExportSpec, path: Path, now: datetime | None = None) -
     """Write the export to ``path`` and its signature beside it (``path`` + ``.sig.json``); returns the signature.
     Both are written under temporary names and renamed into place, so a reader never sees half a file."""
     first_ms, stop_ms = spec.range_ms()
-    charges = exports.export_charges(first_ms=first_ms, stop_ms=stop_ms, tenant=spec.tenant, detail=spec.detail)
+    batches = exports.export_batches(first_ms=first_ms, stop_ms=stop_ms, tenant=spec.tenant, detail=spec.detail)
     partial = path.with_name(path.name + ".part")
     try:
-        count = focus_files.write(spec.file_format, str(partial), charges)
+        count = focus_files.write(spec.file_format, str(partial), batches)
         sha256, size = file_digest(partial)
         signer = audit_signer()
         fields: dict[str, Any] = {

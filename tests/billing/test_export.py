@@ -15,7 +15,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from billing.exports import export_charges
+from billing.exports import export_batches
 from billing.focus_files import write_parquet
 from billing.metering import to_ms
 from billing.models import UsageInterval, UsageRollup
@@ -120,7 +120,7 @@ def test_parquet_is_written_in_row_groups_with_the_csv_values(acme, globex, tmp_
     path = tmp_path / "d.parquet"
     first, stop_ms = to_ms(MONTH), to_ms(MONTH + timedelta(days=2))
     count = write_parquet(
-        str(path), export_charges(first_ms=first, stop_ms=stop_ms, tenant=None, detail=True), row_group=50
+        str(path), export_batches(first_ms=first, stop_ms=stop_ms, tenant=None, detail=True), row_group=50
     )
     assert count == len(rows)
     parquet = pq.ParquetFile(path)

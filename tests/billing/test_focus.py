@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing import focus
+from billing import focus, focus_columns, focus_files
 from billing.focus_files import write_csv
 from billing.pricing import amount, invoice_lines, round_money
 
@@ -46,8 +46,10 @@ def test_it_sums_row_costs_to_the_ledger_amount_and_the_invoice_line(price, part
     rows = focus.Rows()
     charges = [charge(GPU, price, hour, q) for hour, q in sorted(parts)]
     values = [rows.values(c) for c in charges]
-    # The CSV loop carries the same costs.
-    written = list(csv.reader(io.StringIO("\n".join(focus.Rows().csv_lines(charges)))))
+    # The columnar CSV writer carries the same costs.
+    out = io.BytesIO()
+    write_csv(out, focus_columns.batches(charges, size=7))
+    written = list(csv.reader(io.StringIO(out.getvalue().decode())))[1:]
     assert [Decimal(cells[0]) for cells in written] == [v[0] for v in values]
     costs = [v[focus.INDEX["BilledCost"]] for v in values]
     total = sum(q for _, q in parts)
@@ -109,19 +111,21 @@ def test_every_row_has_its_required_columns_and_its_hour_inside_its_billing_peri
     # The price times the quantity is the cost, within what the FOCUS validator allows (1e-9, relative).
     product = get["ListUnitPrice"] * get["PricingQuantity"]
     assert abs(product - get["ListCost"]) <= Decimal("1e-9") * max(abs(get["ListCost"]), Decimal(1))
-    # The CSV line says the same as the values, and the export's loop writes the same line.
+    # The CSV line says the same as the values, and the columnar writer writes the same line.
     line = focus.Rows().csv_line(c)
     [cells] = list(csv.reader(io.StringIO(line)))
     assert cells == [focus.text(v) for v in values]
-    assert list(focus.Rows().csv_lines([c])) == [line]
+    out = io.BytesIO()
+    write_csv(out, focus_columns.batches([c]))
+    assert out.getvalue().decode() == focus_files.HEADER + "\n" + line + "\n"
 
 
 def test_a_csv_export_has_one_header_and_one_line_per_charge():
-    out = io.StringIO()
+    out = io.BytesIO()
     price = focus.Price(1, OCT, Decimal("2.40"))
     charges = [charge(GPU, price, h, 3_600_000) for h in range(5)] + [charge(MIG, price, 0, 1000)]
-    assert write_csv(out, charges) == 6
-    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert write_csv(out, focus_columns.batches(charges)) == 6
+    rows = list(csv.DictReader(io.StringIO(out.getvalue().decode())))
     assert [r["BilledCost"] for r in rows[:5]] == ["2.4000000000000000"] * 5
     assert rows[5]["PricingUnit"] == "MIG Slice-Hours"
     assert rows[5]["x_PerformanceIsolation"] == "mig"
