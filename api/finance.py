@@ -37,10 +37,6 @@ def _month(value: str | None, name: str, default: datetime) -> datetime:
     return datetime(int(match[1]), int(match[2]), 1, tzinfo=UTC)
 
 
-def _next_month(start: datetime) -> datetime:
-    return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
-
-
 def _money(value: Decimal) -> str:
     """Costs and revenue to the hundredth of a cent: exact enough to add up, rounded only for display."""
     return str(value.quantize(Decimal("0.0001")))
@@ -122,7 +118,7 @@ class MarginViewSet(StaffViewSet):
         months = (last.year - first.year) * 12 + last.month - first.month + 1
         if months > MAX_MONTHS:
             raise Invalid("validation_error", f"At most {MAX_MONTHS} months at a time.", field="to")
-        report = selectors.margin_report(start=first, end=_next_month(last), now=timezone.now())
+        report = selectors.margin_report(start=first, end=selectors.month_of(last)[1], now=timezone.now())
         return Response({"from": first.strftime("%Y-%m"), "to": last.strftime("%Y-%m"), **margin_body(report)})
 
 

@@ -57,10 +57,6 @@ def _month_start(value: str) -> datetime:
     return datetime(int(year), int(month), 1, tzinfo=UTC)
 
 
-def _next_month(start: datetime) -> datetime:
-    return start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
-
-
 def _charts(report: MarginReport) -> dict[str, Any]:
     """What the page's two charts draw: revenue against allocated cost per rung, and where the fleet's cost went per
     month (billed, idle, stranded, held unbilled). Money as strings, to the cent; the script draws numbers."""
@@ -109,7 +105,7 @@ def margin(request: HttpRequest) -> HttpResponse:
         status = 422 if form.errors else 200
     report = MarginReport()
     if not form.errors:
-        report = margin_report(start=_month_start(since), end=_next_month(_month_start(until)), now=timezone.now())
+        report = margin_report(start=_month_start(since), end=month_of(_month_start(until))[1], now=timezone.now())
     context = {
         "form": form,
         "since": since,
