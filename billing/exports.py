@@ -1,9 +1,12 @@
 """Reads of the usage ledger as FOCUS rows, streamed: the summary (usage rollups) and the detail (counted usage
-pieces per allocation), for a range of hourly windows and optionally one tenant.
+pieces per allocation), for a range of hourly windows and optionally one tenant; and ``write``, which makes an
+export's file from them, in several processes when it is large.
 
 Rows come from the database through a chunked iterator (a server-side cursor on PostgreSQL) as plain tuples,
 ordered by tenant, SKU and hour, and go on a chunk at a time as columns (``billing.focus_columns.Batch``), so the
-cost carry keeps only the lines of the current tenant x SKU.
+cost carry keeps only the lines of the current tenant x SKU. Each read walks an index in its own order that holds
+every column it reads (``rollup_export``, ``usage_export``): no sort, no table read. The cost carry starts again at
+each tenant x SKU, so an export splits there into parts that are written at once and joined in order.
 Lookups (SKUs, prices, tenants, allocations) are small dictionaries; a chunk's allocations are loaded in one
 query, and the allocation cache is emptied when it grows past ``RESOURCE_CACHE``. Nothing here writes.
 
@@ -26,13 +29,17 @@ allocation x SKU x hour). Faults are looked for from the range's start until a w
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+import gc
+import multiprocessing
+from collections.abc import Collection, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from django.db import connection
+from django.db import connection, connections
 
-from billing import focus, focus_columns
+from billing import focus, focus_columns, focus_files
 from billing.metering import DAY_MS, from_ms, to_ms
 from billing.models import Sku, SkuPrice, UsageInterval, UsageRollup
 from provisioning.models import Allocation, AllocationFault
@@ -138,23 +145,75 @@ def _ms(value: Any) -> int:
     return to_ms(value)
 
 
-def summary_batches(*, first_ms: int, stop_ms: int, tenant: Tenant | None) -> Iterator[focus_columns.Batch]:
-    """The charges (FOCUS rows) of the rollups whose window starts in ``[first_ms, stop_ms)``, a chunk at a time."""
+Key = tuple[int, int]  # (tenant id, SKU id): the unit an export is split by (the cost carry is per tenant x SKU)
+KeyRange = tuple[Key, Key]  # the first and the last key of a part, inclusive
+
+
+def _where(tenant_id: int | None, keys: KeyRange | None) -> tuple[str, list[Any]]:
+    """The filters after the range's: one tenant, and the keys of one part."""
+    sql, params = "", []
+    if tenant_id is not None:
+        sql, params = " AND tenant_id = %s", [tenant_id]
+    if keys is not None:
+        sql += " AND (tenant_id, sku_id) >= (%s, %s) AND (tenant_id, sku_id) <= (%s, %s)"
+        params += [*keys[0], *keys[1]]
+    return sql, params
+
+
+def key_counts(*, first_ms: int, stop_ms: int, tenant_id: int | None, detail: bool) -> list[tuple[Key, int]]:
+    """How many rows each tenant x SKU has in the range, in export order: an index-only count, a few percent of the
+    export's own reading."""
+    table, counted = (
+        (UsageInterval._meta.db_table, " AND batch IS NOT NULL") if detail else (UsageRollup._meta.db_table, "")
+    )
+    where, params = _where(tenant_id, None)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT tenant_id, sku_id, COUNT(*) FROM {table} WHERE window_ms >= %s AND window_ms < %s{counted}"
+            f"{where} GROUP BY tenant_id, sku_id ORDER BY tenant_id, sku_id",
+            [first_ms, stop_ms, *params],
+        )
+        return [((tenant, sku), count) for tenant, sku, count in cursor.fetchall()]
+
+
+def split(counts: list[tuple[Key, int]], parts: int) -> list[tuple[KeyRange, int]]:
+    """Contiguous runs of the keys (in order) holding about equal rows, at most ``parts`` of them, with their row
+    counts. A key is never split: its rows carry cost from one to the next."""
+    total = sum(count for _, count in counts)
+    runs: list[tuple[KeyRange, int]] = []
+    first: Key | None = None
+    held = done = 0
+    for key, count in counts:
+        first = first or key
+        held += count
+        # Close the run once it reaches its share of what is left.
+        if held * (parts - len(runs)) >= total - done and len(runs) < parts - 1:
+            runs.append(((first, key), held))
+            done += held
+            first, held = None, 0
+    if first is not None:
+        runs.append(((first, counts[-1][0]), held))
+    return runs
+
+
+def summary_batches(
+    *, first_ms: int, stop_ms: int, tenant_id: int | None, keys: KeyRange | None = None
+) -> Iterator[focus_columns.Batch]:
+    """The charges (FOCUS rows) of the rollups whose window starts in ``[first_ms, stop_ms)`` (of one tenant, of the
+    keys of one part), a chunk at a time, in the order of the ``rollup_export`` index (no sort, no table read)."""
     look = _Lookups()
-    tenant_id = tenant.pk if tenant else None
     by_hour: dict[tuple[int, int, int], int] = {}
     for (allocation_id, sku_id, window_ms), lost in _faults(first_ms, stop_ms, tenant_id).items():
         owner = Allocation.objects.filter(pk=allocation_id).values_list("tenant_id", flat=True).get()
         by_hour[(owner, sku_id, window_ms)] = by_hour.get((owner, sku_id, window_ms), 0) + lost
-    only_tenant = " AND tenant_id = %s" if tenant_id is not None else ""
+    where, params = _where(tenant_id, keys)
     sql = (
         "SELECT tenant_id, sku_id, price_id, window_ms, seq, quantity_milli, CASE WHEN seq > 0 THEN closed_at END "
-        f"FROM {UsageRollup._meta.db_table} WHERE window_ms >= %s AND window_ms < %s{only_tenant} "
+        f"FROM {UsageRollup._meta.db_table} WHERE window_ms >= %s AND window_ms < %s{where} "
         "ORDER BY tenant_id, sku_id, window_ms, price_id, seq"
     )
-    params: list[Any] = [first_ms, stop_ms] + ([tenant_id] if tenant_id is not None else [])
     with connection.chunked_cursor() as cursor:  # a server-side cursor on PostgreSQL
-        cursor.execute(sql, params)
+        cursor.execute(sql, [first_ms, stop_ms, *params])
         while rows := cursor.fetchmany(CHUNK):
             tenants, skus, prices, windows, seqs, quantities, closed = zip(*rows, strict=True)
             if by_hour:  # a fault's lost work goes on the first row of its tenant x SKU x hour
@@ -176,56 +235,132 @@ def summary_batches(*, first_ms: int, stop_ms: int, tenant: Tenant | None) -> It
 
 
 _DETAIL = """
-SELECT u.tenant_id, u.sku_id, u.window_ms, u.allocation_id, u.price_id, u.batch,
-       CAST(SUM(u.quantity_milli) AS BIGINT), MIN(r.seq), CASE WHEN MIN(r.seq) > 0 THEN MIN(r.closed_at) END
-FROM {interval} u LEFT JOIN {rollup} r
-  ON r.tenant_id = u.tenant_id AND r.sku_id = u.sku_id AND r.window_ms = u.window_ms AND r.batch = u.batch
- AND (r.price_id = u.price_id OR (r.price_id IS NULL AND u.price_id IS NULL))
- AND r.window_ms >= %s AND r.window_ms < %s
-WHERE u.batch IS NOT NULL AND u.window_ms >= %s AND u.window_ms < %s {only_tenant}
-GROUP BY u.tenant_id, u.sku_id, u.window_ms, u.allocation_id, u.price_id, u.batch
-ORDER BY u.tenant_id, u.sku_id, u.window_ms, u.allocation_id, u.price_id, u.batch
+SELECT tenant_id, sku_id, window_ms, allocation_id, price_id, batch, CAST(SUM(quantity_milli) AS BIGINT)
+FROM {interval}
+WHERE batch IS NOT NULL AND window_ms >= %s AND window_ms < %s{where}
+GROUP BY tenant_id, sku_id, window_ms, allocation_id, price_id, batch
+ORDER BY tenant_id, sku_id, window_ms, allocation_id, price_id, batch
+"""
+
+# The late adjustments (rollups with seq > 0) between two (tenant, SKU, hour) keys, inclusive: those of a chunk.
+_LATE = """
+SELECT tenant_id, sku_id, window_ms, price_id, batch, seq, closed_at FROM {rollup}
+WHERE (tenant_id, sku_id, window_ms) >= (%s, %s, %s) AND (tenant_id, sku_id, window_ms) <= (%s, %s, %s) AND seq > 0
+  AND window_ms >= %s AND window_ms < %s
 """
 
 
-def detail_batches(*, first_ms: int, stop_ms: int, tenant: Tenant | None) -> Iterator[focus_columns.Batch]:
+def _late(rows: list[tuple[Any, ...]], first_ms: int, stop_ms: int) -> dict[tuple[Any, ...], tuple[int, int]]:
+    """The rollup ``seq`` and counting time of each late adjustment among a chunk of detail rows, by (tenant, SKU,
+    hour, price, batch): one query for the chunk's key range through the ``rollup_export`` index."""
+    first, last = rows[0], rows[-1]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _LATE.format(rollup=UsageRollup._meta.db_table),
+            [*first[:3], *last[:3], first_ms, stop_ms],
+        )
+        return {
+            (tenant, sku, window, price, batch): (seq, _ms(closed))
+            for tenant, sku, window, price, batch, seq, closed in cursor.fetchall()
+        }
+
+
+def detail_batches(
+    *, first_ms: int, stop_ms: int, tenant_id: int | None, keys: KeyRange | None = None
+) -> Iterator[focus_columns.Batch]:
     """The charges (FOCUS rows) per allocation x SKU x hour x price x counting batch, for windows in
-    ``[first_ms, stop_ms)``, a chunk at a time."""
+    ``[first_ms, stop_ms)``, a chunk at a time. A piece's rollup is a late adjustment when the rollup its batch
+    made has ``seq`` > 0; those are few and are looked up per chunk, so the pieces are read alone, in the order of
+    the ``usage_export`` index (no sort, no table read)."""
     look = _Lookups()
-    tenant_id = tenant.pk if tenant else None
     lost_of = _faults(first_ms, stop_ms, tenant_id)
-    sql = _DETAIL.format(
-        interval=UsageInterval._meta.db_table,
-        rollup=UsageRollup._meta.db_table,
-        only_tenant="AND u.tenant_id = %s" if tenant_id is not None else "",
-    )
-    # The range twice: the rollups' too, so the database reads only the range's rollups for the join.
-    params: list[Any] = [first_ms, stop_ms, first_ms, stop_ms] + ([tenant_id] if tenant_id is not None else [])
+    where, params = _where(tenant_id, keys)
     with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(_DETAIL.format(interval=UsageInterval._meta.db_table, where=where), [first_ms, stop_ms, *params])
         while rows := cursor.fetchmany(CHUNK):
-            tenants, skus, windows, allocations, prices, _, quantities, seqs, closed = zip(*rows, strict=True)
+            tenants, skus, windows, allocations, prices, _, quantities = zip(*rows, strict=True)
             if lost_of:
                 lost = [lost_of.pop(key, 0) for key in zip(allocations, skus, windows, strict=True)]
             else:
                 lost = [0] * len(rows)
-            yield focus_columns.Batch(
-                look,
-                tenants,
-                skus,
-                prices,
-                windows,
-                [seq or 0 for seq in seqs],
-                quantities,
-                # Only a late adjustment's counting time matters (is it after its hour's month?).
-                [window if at is None else _ms(at) for window, at in zip(windows, closed, strict=True)],
-                lost,
-                allocations,
-            )
+            late = _late(rows, first_ms, stop_ms)
+            seqs: Sequence[int]
+            closed: Sequence[int]
+            if late:
+                found = [late.get((r[0], r[1], r[2], r[4], r[5])) for r in rows]
+                seqs = [0 if f is None else f[0] for f in found]
+                closed = [w if f is None else f[1] for w, f in zip(windows, found, strict=True)]
+            else:  # counted in time: the counting time only matters for a late adjustment
+                seqs, closed = [0] * len(rows), windows
+            yield focus_columns.Batch(look, tenants, skus, prices, windows, seqs, quantities, closed, lost, allocations)
 
 
 def export_batches(
-    *, first_ms: int, stop_ms: int, tenant: Tenant | None, detail: bool
+    *, first_ms: int, stop_ms: int, tenant_id: int | None, detail: bool, keys: KeyRange | None = None
 ) -> Iterator[focus_columns.Batch]:
     batches = detail_batches if detail else summary_batches
-    return batches(first_ms=first_ms, stop_ms=stop_ms, tenant=tenant)
+    return batches(first_ms=first_ms, stop_ms=stop_ms, tenant_id=tenant_id, keys=keys)
+
+
+PARALLEL_MIN_ROWS = 50_000  # fewer rows are written by one process: starting others costs more than they save
+PARTS_PER_WORKER = 2  # shorter parts even out what the workers are given
+
+
+def _write_part(
+    file_format: str, path: str, first_ms: int, stop_ms: int, tenant_id: int | None, detail: bool, keys: KeyRange
+) -> tuple[str, int]:
+    """In a worker process: write one part (its own database connection, opened on first use)."""
+    batches = export_batches(first_ms=first_ms, stop_ms=stop_ms, tenant_id=tenant_id, detail=detail, keys=keys)
+    return path, focus_files.write_part(file_format, path, batches)
+
+
+def write(
+    file_format: str, path: str, *, first_ms: int, stop_ms: int, tenant_id: int | None, detail: bool, workers: int
+) -> int:
+    """Write an export's file; returns how many rows. With ``workers`` > 1 and enough rows, the rows are split by
+    tenant x SKU into contiguous parts (``split``) that worker processes write at once (``focus_files.write_part``)
+    and this process joins in order as they come (``focus_files.join``): the same file one process would write.
+
+    The workers are forked (Linux): they share nothing but what is committed, so an export inside a transaction
+    (a test's) is written by this process alone. The database connections are closed first, so each process opens
+    its own. Each part reads its keys' rows as they are when it starts (closed hours do not change)."""
+    parts: list[tuple[KeyRange, int]] = []
+    if workers > 1 and not connection.in_atomic_block:
+        counts = key_counts(first_ms=first_ms, stop_ms=stop_ms, tenant_id=tenant_id, detail=detail)
+        if sum(count for _, count in counts) >= PARALLEL_MIN_ROWS:
+            parts = split(counts, workers * PARTS_PER_WORKER)
+    if len(parts) < 2:
+        batches = export_batches(first_ms=first_ms, stop_ms=stop_ms, tenant_id=tenant_id, detail=detail)
+        return focus_files.write(file_format, path, batches)
+    names = [f"{path}.{n}" for n in range(len(parts))]
+    rows = 0
+
+    def written(done: Iterator[tuple[str, int]]) -> Iterator[str]:
+        nonlocal rows
+        for name, count in done:
+            rows += count
+            yield name
+
+    connections.close_all()
+    gc.freeze()  # what exists now is never collected in a worker: no copying of this process's pages there
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        try:
+            done = pool.map(
+                _write_part,
+                *zip(
+                    *(
+                        (file_format, name, first_ms, stop_ms, tenant_id, detail, keys)
+                        for name, (keys, _) in zip(names, parts, strict=True)
+                    ),
+                    strict=True,
+                ),
+            )
+            focus_files.join(file_format, path, written(done))
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+        finally:
+            gc.unfreeze()
+            for name in names:
+                Path(name).unlink(missing_ok=True)
+    return rows

@@ -10,7 +10,9 @@ gets the exact values back; date/times are ISO 8601 strings as FOCUS spells them
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+import shutil
+from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 import pyarrow as pa
@@ -48,10 +50,12 @@ SCHEMA = pa.schema(
 HEADER = ",".join(c.name for c in COLUMNS)
 
 
-def write_csv(out: IO[bytes], batches: Iterable[Batch]) -> int:
-    """Write the header and one line per row of the batches (in order), UTF-8; returns how many rows."""
+def write_csv(out: IO[bytes], batches: Iterable[Batch], *, header: bool = True) -> int:
+    """Write the header (unless told not to: a part of a file) and one line per row of the batches (in order),
+    UTF-8; returns how many rows."""
     columns = Columns()
-    out.write(HEADER.encode() + b"\n")
+    if header:
+        out.write(HEADER.encode() + b"\n")
     count = 0
     for batch in batches:
         if len(batch):
@@ -60,19 +64,30 @@ def write_csv(out: IO[bytes], batches: Iterable[Batch]) -> int:
     return count
 
 
+def record_batches(batches: Iterable[Batch]) -> Iterator[pa.RecordBatch]:
+    """The batches' rows as Arrow record batches of ``SCHEMA``, in order (one ``Columns``: the carry goes on)."""
+    columns = Columns()
+    for batch in batches:
+        if len(batch):
+            yield record_batch(columns.make(batch), SCHEMA)
+
+
 def write_parquet(out: Any, batches: Iterable[Batch], *, row_group: int = ROW_GROUP) -> int:
     """Write one row per row of the batches, in row groups of ``row_group`` rows, to a path or binary file;
     returns how many."""
-    columns = Columns()
+    return write_parquet_records(out, record_batches(batches), row_group=row_group)
+
+
+def write_parquet_records(out: Any, records: Iterable[pa.RecordBatch], *, row_group: int = ROW_GROUP) -> int:
+    """Write record batches of ``SCHEMA`` to Parquet in row groups of ``row_group`` rows: batches are held until a
+    group is full, then written and dropped."""
     count = 0
     pending: list[pa.RecordBatch] = []
     waiting = 0
     with pq.ParquetWriter(out, SCHEMA, compression="zstd") as writer:
-        for batch in batches:
-            if not len(batch):
-                continue
-            pending.append(record_batch(columns.make(batch), SCHEMA))
-            waiting += len(batch)
+        for record in records:
+            pending.append(record)
+            waiting += record.num_rows
             if waiting >= row_group:
                 table = pa.Table.from_batches(pending, schema=SCHEMA)
                 full = waiting - waiting % row_group
@@ -83,6 +98,41 @@ def write_parquet(out: Any, batches: Iterable[Batch], *, row_group: int = ROW_GR
             writer.write_table(pa.Table.from_batches(pending, schema=SCHEMA), row_group_size=row_group)
             count += waiting
     return count
+
+
+def write_part(file_format: str, path: str, batches: Iterable[Batch]) -> int:
+    """Write a part of a file (the rows of some tenant x SKUs) for ``join``: CSV lines without the header, or for
+    Parquet the Arrow record batches (an uncompressed IPC stream: the row groups are made when the parts are
+    joined, so the file is what one writer would have made). Returns how many rows."""
+    if file_format == "csv":
+        with open(path, "wb") as out:
+            return write_csv(out, batches, header=False)
+    count = 0
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, SCHEMA) as stream:
+        for record in record_batches(batches):
+            stream.write_batch(record)
+            count += record.num_rows
+    return count
+
+
+def join(file_format: str, path: str, parts: Iterable[str]) -> None:
+    """Write the file from its parts (``write_part``), in order, removing each part once it is in."""
+
+    def records() -> Iterator[pa.RecordBatch]:
+        for part in parts:
+            with pa.OSFile(part, "rb") as source, pa.ipc.open_stream(source) as stream:
+                yield from stream
+            os.unlink(part)
+
+    if file_format == "parquet":
+        write_parquet_records(path, records())
+        return
+    with open(path, "wb") as out:
+        out.write(HEADER.encode() + b"\n")
+        for part in parts:
+            with open(part, "rb") as source:
+                shutil.copyfileobj(source, out, 1 << 20)
+            os.unlink(part)
 
 
 def write(file_format: str, path: str, batches: Iterable[Batch]) -> int:

@@ -183,6 +183,13 @@ class UsageInterval(TenantOwned):
         indexes = [
             models.Index(fields=["window_ms"], condition=Q(batch=None, end_ms__isnull=False), name="usage_unrolled"),
             models.Index(fields=["tenant", "window_ms"], name="usage_by_tenant"),
+            # The detail export's order and every column it reads: the database walks it without sorting or
+            # reading the table (billing.exports).
+            models.Index(
+                fields=["tenant", "sku", "window_ms", "allocation", "price", "batch", "quantity_milli"],
+                condition=Q(batch__isnull=False),
+                name="usage_export",
+            ),
         ]
 
 
@@ -228,6 +235,12 @@ class UsageRollup(TenantOwned):
         indexes = [
             models.Index(
                 fields=["window_ms", "id"], condition=Q(push_state__in=["pending", "sending"]), name="rollup_outbox"
+            ),
+            # The summary export's order and every column it reads (and the detail export's late adjustments):
+            # the database walks it without sorting or reading the table (billing.exports).
+            models.Index(
+                fields=["tenant", "sku", "window_ms", "price", "seq", "quantity_milli", "closed_at", "batch"],
+                name="rollup_export",
             ),
         ]
 

@@ -73,6 +73,7 @@ env = environ.FileAwareEnv(
     LADDER_EXPORT_DIR=(str, str(BASE_DIR / "var" / "exports")),
     LADDER_EXPORT_INLINE_MAX_DAYS=(int, 31),
     LADDER_EXPORT_INLINE_MAX_DAYS_ALL_TENANTS=(int, 7),
+    LADDER_EXPORT_WORKERS=(int, 0),
     LADDER_LOGIN_FAILURE_LIMIT=(int, 5),
     LADDER_LOGIN_LOCKOUT_MINUTES=(float, 15.0),
     LADDER_TOTP_ISSUER=(str, "Ladder"),
@@ -380,6 +381,8 @@ LADDER_PAYMENT_GRACE_HOURS: float = env("LADDER_PAYMENT_GRACE_HOURS")
 LADDER_EXPORT_DIR: str = env("LADDER_EXPORT_DIR")
 LADDER_EXPORT_INLINE_MAX_DAYS: int = env("LADDER_EXPORT_INLINE_MAX_DAYS")
 LADDER_EXPORT_INLINE_MAX_DAYS_ALL_TENANTS: int = env("LADDER_EXPORT_INLINE_MAX_DAYS_ALL_TENANTS")
+# Processes that write one large export (billing_export and export jobs); 0: one per CPU.
+LADDER_EXPORT_WORKERS: int = env("LADDER_EXPORT_WORKERS")
 _email = env.email_url("EMAIL_URL")  # consolemail:// (default), smtp+tls://user:password@host:587 ...
 EMAIL_BACKEND: str = _email["EMAIL_BACKEND"]
 EMAIL_HOST = _email.get("EMAIL_HOST", "localhost")

@@ -89,14 +89,28 @@ def export_spec(
     return ExportSpec(first, last, found, bool(detail), file_format)
 
 
-def export_write(*, spec: ExportSpec, path: Path, now: datetime | None = None) -> dict[str, Any]:
+def export_workers() -> int:
+    """How many processes write a large export: ``LADDER_EXPORT_WORKERS``, 0 for one per CPU this process may
+    use."""
+    return int(settings.LADDER_EXPORT_WORKERS) or len(os.sched_getaffinity(0))
+
+
+def export_write(*, spec: ExportSpec, path: Path, now: datetime | None = None, workers: int = 1) -> dict[str, Any]:
     """Write the export to ``path`` and its signature beside it (``path`` + ``.sig.json``); returns the signature.
-    Both are written under temporary names and renamed into place, so a reader never sees half a file."""
+    Both are written under temporary names and renamed into place, so a reader never sees half a file. ``workers``:
+    see ``billing.exports.write``."""
     first_ms, stop_ms = spec.range_ms()
-    batches = exports.export_batches(first_ms=first_ms, stop_ms=stop_ms, tenant=spec.tenant, detail=spec.detail)
     partial = path.with_name(path.name + ".part")
     try:
-        count = focus_files.write(spec.file_format, str(partial), batches)
+        count = exports.write(
+            spec.file_format,
+            str(partial),
+            first_ms=first_ms,
+            stop_ms=stop_ms,
+            tenant_id=spec.tenant.pk if spec.tenant else None,
+            detail=spec.detail,
+            workers=workers,
+        )
         sha256, size = file_digest(partial)
         signer = audit_signer()
         fields: dict[str, Any] = {
@@ -155,7 +169,9 @@ def export_job_run(*, job_id: int) -> str:
     path = export_job_path(job)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        signature = export_write(spec=spec, path=path)
+        # Inline (make run), the job runs on a thread of the web server, which is not forked.
+        workers = 1 if settings.LADDER_TASKS_INLINE else export_workers()
+        signature = export_write(spec=spec, path=path, workers=workers)
     except Exception as error:
         jobs.export_job_fail(job_id=job_id, error=f"{type(error).__name__}: {error}", now=timezone.now())
         raise

@@ -83,6 +83,10 @@ def test_the_detail_export_holds_what_the_summary_holds(acme, globex, tmp_path):
 
     hourly = ("x_TenantSlug", "SkuPriceId", "ChargePeriodStart")
     assert {k: v[0] for k, v in per(detail, hourly).items()} == {k: v[0] for k, v in per(summary, hourly).items()}
+    # A late adjustment's pieces are marked as its rollup is (and a Correction after its month), hour by hour.
+    late = ("x_TenantSlug", "SkuPriceId", "ChargePeriodStart", "x_LateAdjustment", "ChargeClass")
+    assert {r["x_LateAdjustment"] for r in summary} == {"0", "1"}
+    assert {k: v[0] for k, v in per(detail, late).items()} == {k: v[0] for k, v in per(summary, late).items()}
     lines = ("x_TenantSlug", "SkuPriceId", "BillingPeriodStart")
     assert per(detail, lines) == per(summary, lines)  # costs too, exactly, per invoice line
     assert all(r["ResourceId"].startswith("allocation/") and r["Tags"].startswith('{"ladder/') for r in detail)
@@ -120,7 +124,7 @@ def test_parquet_is_written_in_row_groups_with_the_csv_values(acme, globex, tmp_
     path = tmp_path / "d.parquet"
     first, stop_ms = to_ms(MONTH), to_ms(MONTH + timedelta(days=2))
     count = write_parquet(
-        str(path), export_batches(first_ms=first, stop_ms=stop_ms, tenant=None, detail=True), row_group=50
+        str(path), export_batches(first_ms=first, stop_ms=stop_ms, tenant_id=None, detail=True), row_group=50
     )
     assert count == len(rows)
     parquet = pq.ParquetFile(path)
@@ -137,6 +141,7 @@ def test_parquet_is_written_in_row_groups_with_the_csv_values(acme, globex, tmp_
         (("--from", "2026-13-01", "--to", "2026-10-02"), 2, "--from: '2026-13-01' is not a date"),
         (("--from", "2026-10-03", "--to", "2026-10-02"), 2, "--to: from (2026-10-03) is after to"),
         (("--from", "2026-10-01", "--to", "2026-10-02", "--tenant", "nobody"), 2, "--tenant: No tenant"),
+        (("--from", "2026-10-01", "--to", "2026-10-02", "--workers", "0"), 2, "--workers: at least 1"),
     ],
 )
 def test_bad_arguments_are_refused_readably(acme, tmp_path, args, code, says):

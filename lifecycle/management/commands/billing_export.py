@@ -1,5 +1,5 @@
 """``manage.py billing_export --from YYYY-MM-DD --to YYYY-MM-DD [--tenant SLUG] [--detail] --format csv|parquet
---out FILE``: a signed FOCUS 1.2 export of the usage ledger (docs/finance.md, "Exports").
+--out FILE [--workers N]``: a signed FOCUS 1.2 export of the usage ledger (docs/finance.md, "Exports").
 
 Exit codes: 0 written; 2 bad arguments (a date, from after to, an unknown tenant or format); 3 the output cannot
 be written. Prints the rows, the rate, the SHA-256 and where the signature went."""
@@ -13,7 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.errors import Invalid
-from lifecycle.services.exports import export_spec, export_write
+from lifecycle.services.exports import export_spec, export_workers, export_write
 
 
 class Command(BaseCommand):
@@ -30,6 +30,12 @@ class Command(BaseCommand):
         parser.add_argument("--detail", action="store_true", help="One row per allocation x SKU x hour, with tags.")
         parser.add_argument("--format", dest="file_format", required=True, choices=["csv", "parquet"])
         parser.add_argument("--out", required=True, help="The file to write (its signature goes to FILE.sig.json).")
+        parser.add_argument(
+            "--workers",
+            type=int,
+            default=None,
+            help="Processes writing the file (default LADDER_EXPORT_WORKERS; 0 or unset there: one per CPU).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -42,12 +48,15 @@ class Command(BaseCommand):
             )
         except Invalid as error:
             raise CommandError(f"--{error.field}: {error.detail}", returncode=2) from None
+        workers = options["workers"] if options["workers"] is not None else export_workers()
+        if workers < 1:
+            raise CommandError("--workers: at least 1", returncode=2)
         out = Path(options["out"])
         if out.is_dir() or not out.parent.is_dir():
             raise CommandError(f"--out: cannot write {out}: not a file in an existing directory", returncode=3)
         started = time.perf_counter()
         try:
-            signature = export_write(spec=spec, path=out)
+            signature = export_write(spec=spec, path=out, workers=workers)
         except OSError as error:
             raise CommandError(f"--out: cannot write {out}: {error.strerror or error}", returncode=3) from None
         seconds = max(time.perf_counter() - started, 1e-9)
