@@ -323,7 +323,21 @@ def write(
 
     The workers are forked (Linux): they share nothing but what is committed, so an export inside a transaction
     (a test's) is written by this process alone. The database connections are closed first, so each process opens
-    its own. Each part reads its keys' rows as they are when it starts (closed hours do not change)."""
+    its own. Each part reads its keys' rows as they are when it starts (closed hours do not change).
+
+    The objects that exist when the export starts are frozen out of the garbage collector until it ends: an export
+    makes hundreds of thousands of short-lived tuples, and each full collection would walk the whole process (and,
+    in a worker, copy the pages it shares with this one)."""
+    gc.freeze()
+    try:
+        return _write(file_format, path, first_ms, stop_ms, tenant_id, detail, workers)
+    finally:
+        gc.unfreeze()
+
+
+def _write(
+    file_format: str, path: str, first_ms: int, stop_ms: int, tenant_id: int | None, detail: bool, workers: int
+) -> int:
     parts: list[tuple[KeyRange, int]] = []
     if workers > 1 and not connection.in_atomic_block:
         counts = key_counts(first_ms=first_ms, stop_ms=stop_ms, tenant_id=tenant_id, detail=detail)
@@ -342,7 +356,6 @@ def write(
             yield name
 
     connections.close_all()
-    gc.freeze()  # what exists now is never collected in a worker: no copying of this process's pages there
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
         try:
             done = pool.map(
@@ -360,7 +373,6 @@ def write(
             pool.shutdown(cancel_futures=True)
             raise
         finally:
-            gc.unfreeze()
             for name in names:
                 Path(name).unlink(missing_ok=True)
     return rows
