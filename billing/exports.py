@@ -316,10 +316,11 @@ def _write_part(
 
 def write(
     file_format: str, path: str, *, first_ms: int, stop_ms: int, tenant_id: int | None, detail: bool, workers: int
-) -> int:
-    """Write an export's file; returns how many rows. With ``workers`` > 1 and enough rows, the rows are split by
-    tenant x SKU into contiguous parts (``split``) that worker processes write at once (``focus_files.write_part``)
-    and this process joins in order as they come (``focus_files.join``): the same file one process would write.
+) -> focus_files.Written:
+    """Write an export's file; returns how many rows, its SHA-256 and size. With ``workers`` > 1 and enough rows,
+    the rows are split by tenant x SKU into contiguous parts (``split``) that worker processes write at once
+    (``focus_files.write_part``) and this process joins in order as they come (``focus_files.join``): the same
+    file one process would write.
 
     The workers are forked (Linux): they share nothing but what is committed, so an export inside a transaction
     (a test's) is written by this process alone. The database connections are closed first, so each process opens
@@ -337,7 +338,7 @@ def write(
 
 def _write(
     file_format: str, path: str, first_ms: int, stop_ms: int, tenant_id: int | None, detail: bool, workers: int
-) -> int:
+) -> focus_files.Written:
     parts: list[tuple[KeyRange, int]] = []
     if workers > 1 and not connection.in_atomic_block:
         counts = key_counts(first_ms=first_ms, stop_ms=stop_ms, tenant_id=tenant_id, detail=detail)
@@ -368,11 +369,10 @@ def _write(
                     strict=True,
                 ),
             )
-            focus_files.join(file_format, path, written(done))
+            return focus_files.join(file_format, path, written(done), lambda: rows)
         except BaseException:
             pool.shutdown(cancel_futures=True)
             raise
         finally:
             for name in names:
                 Path(name).unlink(missing_ok=True)
-    return rows

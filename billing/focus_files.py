@@ -10,9 +10,11 @@ gets the exact values back; date/times are ISO 8601 strings as FOCUS spells them
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import IO, Any
 
 import pyarrow as pa
@@ -115,8 +117,9 @@ def write_part(file_format: str, path: str, batches: Iterable[Batch]) -> int:
     return count
 
 
-def join(file_format: str, path: str, parts: Iterable[str]) -> None:
-    """Write the file from its parts (``write_part``), in order, removing each part once it is in."""
+def join(file_format: str, path: str, parts: Iterable[str], rows: Callable[[], int]) -> Written:
+    """Write the file from its parts (``write_part``), in order, removing each part once it is in; ``rows`` tells
+    how many rows the parts held, once they are all in."""
 
     def records() -> Iterator[pa.RecordBatch]:
         for part in parts:
@@ -125,20 +128,59 @@ def join(file_format: str, path: str, parts: Iterable[str]) -> None:
             os.unlink(part)
 
     if file_format == "parquet":
-        write_parquet_records(path, records())
-        return
+        return _digest_of(path, write_parquet_records(path, records()))
     with open(path, "wb") as out:
-        out.write(HEADER.encode() + b"\n")
+        digesting = _Digesting(out)
+        digesting.write(HEADER.encode() + b"\n")
         for part in parts:
             with open(part, "rb") as source:
-                shutil.copyfileobj(source, out, 1 << 20)
+                shutil.copyfileobj(source, digesting, 1 << 20)
             os.unlink(part)
+        return digesting.written(rows())
 
 
-def write(file_format: str, path: str, batches: Iterable[Batch]) -> int:
+@dataclass(frozen=True)
+class Written:
+    """A file written: its rows, the SHA-256 (hex) and the size of its bytes."""
+
+    rows: int
+    sha256: str
+    bytes: int
+
+
+class _Digesting:
+    """A binary file that takes the SHA-256 and the size of what is written through it: a CSV export is hashed as
+    it is written, not read back (its text is most of the export's bytes)."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: Any) -> int:
+        self.digest.update(data)
+        self.size += len(data)
+        return self.out.write(data)
+
+    def written(self, rows: int) -> Written:
+        return Written(rows, self.digest.hexdigest(), self.size)
+
+
+def _digest_of(path: str, rows: int) -> Written:
+    """A Parquet file, read back to hash it (it is compressed: a fraction of the CSV's bytes)."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return Written(rows, digest.hexdigest(), size)
+
+
+def write(file_format: str, path: str, batches: Iterable[Batch]) -> Written:
     if file_format == "csv":
         with open(path, "wb") as out:
-            return write_csv(out, batches)
+            digesting = _Digesting(out)
+            return digesting.written(write_csv(digesting, batches))  # type: ignore[arg-type]
     if file_format == "parquet":
-        return write_parquet(path, batches)
+        return _digest_of(path, write_parquet(path, batches))
     raise ValueError(f"unknown export format {file_format!r}: one of {', '.join(FORMATS)}")

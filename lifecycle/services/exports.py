@@ -23,7 +23,7 @@ from billing.metering import to_ms
 from billing.models import ExportJob
 from billing.services import exports as jobs
 from compliance.signing import audit_signer
-from compliance.verify_export import SIGNATURE_FORMAT, SIGNATURE_VERSION, export_payload, file_digest
+from compliance.verify_export import SIGNATURE_FORMAT, SIGNATURE_VERSION, export_payload
 from core.actor import Actor
 from core.errors import Invalid
 from core.tasks import enqueue
@@ -102,7 +102,7 @@ def export_write(*, spec: ExportSpec, path: Path, now: datetime | None = None, w
     first_ms, stop_ms = spec.range_ms()
     partial = path.with_name(path.name + ".part")
     try:
-        count = exports.write(
+        written = exports.write(
             spec.file_format,
             str(partial),
             first_ms=first_ms,
@@ -111,16 +111,15 @@ def export_write(*, spec: ExportSpec, path: Path, now: datetime | None = None, w
             detail=spec.detail,
             workers=workers,
         )
-        sha256, size = file_digest(partial)
         signer = audit_signer()
         fields: dict[str, Any] = {
             "format": SIGNATURE_FORMAT,
             "version": SIGNATURE_VERSION,
             "file": path.name,
             "file_format": spec.file_format,
-            "sha256": sha256,
-            "bytes": size,
-            "rows": count,
+            "sha256": written.sha256,
+            "bytes": written.bytes,
+            "rows": written.rows,
             "from": spec.date_from.isoformat(),
             "to": spec.date_to.isoformat(),
             "tenant": spec.tenant.slug if spec.tenant else None,

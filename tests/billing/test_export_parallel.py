@@ -60,7 +60,7 @@ def committed_month(tenants, monkeypatch, days: int) -> None:
 def _write(tmp_path, file_format: str, workers: int, detail: bool, tenant_id: int | None = None) -> str:
     tmp_path.mkdir(exist_ok=True)
     path = tmp_path / f"{workers}-{detail}.{file_format}"
-    rows = exports.write(
+    written = exports.write(
         file_format,
         str(path),
         first_ms=FIRST_MS,
@@ -69,7 +69,11 @@ def _write(tmp_path, file_format: str, workers: int, detail: bool, tenant_id: in
         detail=detail,
         workers=workers,
     )
-    assert rows > 0
+    assert written.rows > 0
+    content = path.read_bytes()
+    assert (written.sha256, written.bytes) == (hashlib.sha256(content).hexdigest(), len(content))  # as written
+    if file_format == "csv":
+        assert content.count(b"\n") == written.rows + 1
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(path.name)) == [path.name]  # no parts left
     return str(path)
 
@@ -92,7 +96,7 @@ def test_workers_write_the_file_one_process_writes(transactional_db, acme, globe
     many = _write(tmp_path, "csv", 3, detail)
     assert len(parts) >= 3  # several tenant x SKUs, written as parts
     with open(one, "rb") as a, open(many, "rb") as b:
-        assert hashlib.sha256(a.read()).digest() == hashlib.sha256(b.read()).digest()
+        assert a.read() == b.read()
 
     one_p, many_p = _write(tmp_path, "parquet", 1, detail), _write(tmp_path, "parquet", 3, detail)
     assert pq.read_table(one_p).equals(pq.read_table(many_p))
