@@ -30,10 +30,9 @@ allocation x SKU x hour). Faults are looked for from the range's start until a w
 from __future__ import annotations
 
 import gc
-import multiprocessing
 from collections.abc import Collection, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ from django.db import connection, connections
 from billing import focus, focus_columns, focus_files
 from billing.metering import DAY_MS, from_ms, to_ms
 from billing.models import Sku, SkuPrice, UsageInterval, UsageRollup
+from core import forks
 from provisioning.models import Allocation, AllocationFault
 from tenancy.models import Tenant
 
@@ -308,10 +308,10 @@ PARTS_PER_WORKER = 2  # shorter parts even out what the workers are given
 
 def _write_part(
     file_format: str, path: str, first_ms: int, stop_ms: int, tenant_id: int | None, detail: bool, keys: KeyRange
-) -> tuple[str, int]:
-    """In a worker process: write one part (its own database connection, opened on first use)."""
+) -> int:
+    """In a worker process: write one part (its own database connection, opened on first use); its rows."""
     batches = export_batches(first_ms=first_ms, stop_ms=stop_ms, tenant_id=tenant_id, detail=detail, keys=keys)
-    return path, focus_files.write_part(file_format, path, batches)
+    return focus_files.write_part(file_format, path, batches)
 
 
 def write(
@@ -348,31 +348,23 @@ def _write(
         batches = export_batches(first_ms=first_ms, stop_ms=stop_ms, tenant_id=tenant_id, detail=detail)
         return focus_files.write(file_format, path, batches)
     names = [f"{path}.{n}" for n in range(len(parts))]
+    calls = [
+        partial(_write_part, file_format, name, first_ms, stop_ms, tenant_id, detail, keys)
+        for name, (keys, _) in zip(names, parts, strict=True)
+    ]
     rows = 0
+    connections.close_all()
+    results = forks.in_order(calls, workers)
 
-    def written(done: Iterator[tuple[str, int]]) -> Iterator[str]:
+    def written() -> Iterator[str]:
         nonlocal rows
-        for name, count in done:
+        for name, count in zip(names, results, strict=True):
             rows += count
             yield name
 
-    connections.close_all()
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        try:
-            done = pool.map(
-                _write_part,
-                *zip(
-                    *(
-                        (file_format, name, first_ms, stop_ms, tenant_id, detail, keys)
-                        for name, (keys, _) in zip(names, parts, strict=True)
-                    ),
-                    strict=True,
-                ),
-            )
-            return focus_files.join(file_format, path, written(done), lambda: rows)
-        except BaseException:
-            pool.shutdown(cancel_futures=True)
-            raise
-        finally:
-            for name in names:
-                Path(name).unlink(missing_ok=True)
+    try:
+        return focus_files.join(file_format, path, written(), lambda: rows)
+    finally:
+        results.close()  # a failed join stops the workers still writing
+        for name in names:
+            Path(name).unlink(missing_ok=True)

@@ -6,9 +6,11 @@ tests commit (transactional_db); an export inside a transaction is written by on
 from __future__ import annotations
 
 import hashlib
+from io import StringIO
 
 import pyarrow.parquet as pq
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import transaction
 from hypothesis import given
 from hypothesis import strategies as st
@@ -133,3 +135,25 @@ def test_a_failing_worker_fails_the_export_and_leaves_no_part(transactional_db, 
             "csv", str(tmp_path / "x.csv"), first_ms=FIRST_MS, stop_ms=STOP_MS, tenant_id=None, detail=False, workers=2
         )
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("x.csv.")] == []
+
+
+def test_the_command_writes_with_workers_and_says_when_one_failed(
+    transactional_db, acme, globex, tmp_path, monkeypatch
+):
+    committed_month([acme, globex], monkeypatch, days=1)
+    monkeypatch.setattr(exports, "PARALLEL_MIN_ROWS", 1)
+    args = ["--from", "2026-10-01", "--to", "2026-10-01", "--format", "csv", "--workers", "2"]
+    call_command("billing_export", *args, "--out", str(tmp_path / "two.csv"), stdout=StringIO())
+    call_command("billing_export", *args[:-1], "1", "--out", str(tmp_path / "one.csv"), stdout=StringIO())
+    assert (tmp_path / "two.csv").read_bytes() == (tmp_path / "one.csv").read_bytes()
+
+    def broken(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(exports.focus_files, "write_part", broken)
+    with pytest.raises(CommandError) as failed:
+        call_command("billing_export", *args, "--out", str(tmp_path / "x.csv"), stdout=StringIO())
+    assert failed.value.returncode == 1
+    assert "failed in a worker process: OSError: [Errno 28] No space left on device" in str(failed.value)
+    assert not (tmp_path / "x.csv").exists()
+    assert not (tmp_path / "x.csv.sig.json").exists()

@@ -1,8 +1,9 @@
 """``manage.py billing_export --from YYYY-MM-DD --to YYYY-MM-DD [--tenant SLUG] [--detail] --format csv|parquet
 --out FILE [--workers N]``: a signed FOCUS 1.2 export of the usage ledger (docs/finance.md, "Exports").
 
-Exit codes: 0 written; 2 bad arguments (a date, from after to, an unknown tenant or format); 3 the output cannot
-be written. Prints the rows, the rate, the SHA-256 and where the signature went."""
+Exit codes: 0 written; 1 a worker process failed (its error printed); 2 bad arguments (a date, from after to, an
+unknown tenant or format, --workers below 1); 3 the output cannot be written. Prints the rows, the rate, the
+SHA-256 and where the signature went."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.errors import Invalid
+from core.forks import ForkedCallFailed
 from lifecycle.services.exports import export_spec, export_workers, export_write
 
 
@@ -59,6 +61,8 @@ class Command(BaseCommand):
             signature = export_write(spec=spec, path=out, workers=workers)
         except OSError as error:
             raise CommandError(f"--out: cannot write {out}: {error.strerror or error}", returncode=3) from None
+        except ForkedCallFailed as error:  # a worker's own error, e.g. "OSError: [Errno 28] No space left on device"
+            raise CommandError(f"the export failed in a worker process: {error}", returncode=1) from None
         seconds = max(time.perf_counter() - started, 1e-9)
         rows = signature["rows"]
         self.stdout.write(
