@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.conf import settings
+from django.db import DatabaseError
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -296,7 +297,10 @@ def provisioner() -> Provisioner:
 def _cluster_of(allocation_id: int) -> str:
     """The ``cluster`` label of a reconcile error: the allocation's hall's cluster, or the hall itself where no
     cluster is registered (the simulated fleet)."""
-    row = Allocation.objects.filter(pk=allocation_id).values_list("hall__cluster__name", "hall__name").first()
+    try:
+        row = Allocation.objects.filter(pk=allocation_id).values_list("hall__cluster__name", "hall__code").first()
+    except DatabaseError:  # the error being counted may be the database's: it must still propagate as it was
+        return "unknown"
     return (row[0] or row[1] or "") if row else ""
 
 
