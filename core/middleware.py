@@ -8,7 +8,7 @@ Django's 500 page alike.
   pattern's name, ``app:name`` in a namespace; ``unmatched`` when nothing matched: never the raw path, which
   holds ids), method and status class. A streamed response is timed to its first byte.
 - One log line per request (``core.requests``, ``request finished``) with method, route, status and duration; no
-  body, no query string.
+  body, no query string. A successful health probe or scrape is logged at DEBUG only.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ from core.metrics import HTTP_REQUEST_DURATION, HTTP_REQUESTS, status_class
 REQUEST_ID_HEADER = "X-Request-ID"
 # Methods outside this set are counted as "other": a client may send any token as a method.
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+# Probes and scrapes arrive every few seconds from every pod: their successes are logged at DEBUG only.
+QUIET_ROUTES = frozenset({"healthz", "readyz", "metrics"})
 
 log = get_logger("core.requests")
 
@@ -59,7 +62,8 @@ class RequestContextMiddleware:
         status = status_class(response.status_code)
         HTTP_REQUESTS.labels(route, method, status).inc()
         HTTP_REQUEST_DURATION.labels(route, method, status).observe(elapsed)
-        log.info(
+        quiet = route in QUIET_ROUTES and response.status_code < 400
+        (log.debug if quiet else log.info)(
             "request finished",
             method=method,
             route=route,
