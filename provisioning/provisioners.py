@@ -295,7 +295,7 @@ def provisioner() -> Provisioner:
 
 
 def _cluster_of(allocation_id: int) -> str:
-    """The ``cluster`` label of a reconcile error: the allocation's hall's cluster, or the hall itself where no
+    """The ``cluster`` label of a reconcile error: the allocation's hall's cluster, or the hall's code where no
     cluster is registered (the simulated fleet)."""
     try:
         row = Allocation.objects.filter(pk=allocation_id).values_list("hall__cluster__name", "hall__code").first()
