@@ -31,6 +31,7 @@ from api.permissions import (
 )
 from api.problems import Problem
 from core.actor import Actor
+from core.logs import context_bind
 from tenancy.models import ApiKey, Membership, Tenant, TenantState
 from tenancy.roles import Action
 from tenancy.selectors import membership_of
@@ -99,6 +100,7 @@ class LadderView(APIView):
             raise exceptions.AuthenticationFailed("This tenant is closed.")
         key = request.auth if isinstance(request.auth, ApiKey) else None
         self._caller = Caller(user=user, membership=membership, actor=Actor.for_user(user, key))
+        context_bind(tenant_id=membership.tenant_id if membership else None, actor=self._caller.actor.log_label)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)

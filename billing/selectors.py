@@ -12,12 +12,12 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Max, Sum
+from django.db.models import Count, Max, Min, Sum
 
 from billing import metering
 from billing.margin import Basis, CostBook, Held, MarginReport, Revenue, Sample, margin
 from billing.metering import DAY_MS, HOUR_MS, to_ms
-from billing.models import BillingAccount, CostBasis, Sku, SkuPrice, UsageInterval
+from billing.models import BillingAccount, BudgetAlert, CostBasis, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
 from billing.pricing import amount, invoice_lines, round_money, unit_hours, unit_seconds
 from provisioning.models import CapacitySample, GpuModel, Hall, Node
 from provisioning.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
@@ -340,3 +340,39 @@ def budgets_standing(*, now: datetime) -> list[BudgetStanding]:
         if account.budget_monthly is not None
     ]
     return sorted(rows, key=lambda row: (-row.used_pct, row.tenant.slug))
+
+
+# --- for the metrics scrape (one aggregate query each, never a write) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutboxBacklog:
+    rows: dict[str, int]  # push_state (pending, sending) -> rows
+    oldest: datetime | None  # closed_at of the oldest row waiting
+
+
+def outbox_backlog() -> OutboxBacklog:
+    """The Stripe outbox's rows waiting to be sent or being sent, and when the oldest of them closed (the partial
+    index ``rollup_outbox`` holds exactly these rows)."""
+    waiting = (PushState.PENDING, PushState.SENDING)
+    rows: dict[str, int] = {str(state): 0 for state in waiting}
+    oldest: datetime | None = None
+    grouped = (
+        UsageRollup.objects.filter(push_state__in=waiting)
+        .order_by()
+        .values("push_state")
+        .annotate(n=Count("id"), first=Min("closed_at"))
+    )
+    for row in grouped:
+        rows[row["push_state"]] = row["n"]
+        oldest = row["first"] if oldest is None else min(oldest, row["first"])
+    return OutboxBacklog(rows=rows, oldest=oldest)
+
+
+def budget_hard_stopped(*, now: datetime) -> int:
+    """Tenants whose budget, with a hard stop, is used up this month (the 100% alert of the month was sent)."""
+    month = month_of(now)[0].date()
+    used_up = BudgetAlert.objects.filter(month=month, threshold=100).values("tenant_id")
+    return BillingAccount.objects.filter(
+        budget_hard_stop=True, budget_monthly__isnull=False, tenant_id__in=used_up
+    ).count()

@@ -13,14 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Generator, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Max, TextField
+from django.db.models import Count, Max, Q, TextField
 from django.db.models.functions import Cast
 
-from compliance.models import AuditCheckpoint
+from compliance.models import AssetState, AuditCheckpoint, DataAsset
 from compliance.verify import canonical_event
 from core.chain import GENESIS_HASH, HASHED_FIELDS, VerifyResult, check_head, event_hash, format_time
 from core.models import AuditChainHead, AuditEvent
@@ -198,3 +199,35 @@ def changes_of(data: Any) -> list[dict[str, Any]]:
 
 def audit_checkpoint_latest() -> AuditCheckpoint | None:
     return AuditCheckpoint.objects.order_by("-seq").first()
+
+
+# --- for the metrics scrape (cheap reads by primary key or index, never a write) ----------------------------------
+
+
+@dataclass(frozen=True)
+class CheckpointLag:
+    head_seq: int  # the chain head's seq (0: an empty log)
+    checkpoint_seq: int  # the last signed checkpoint's seq (0: none yet)
+    checkpoint_at: datetime | None  # when it was signed
+    first_uncovered_at: datetime | None  # the oldest event no checkpoint covers yet (None: all covered)
+
+
+def audit_checkpoint_lag() -> CheckpointLag:
+    """How far the signed checkpoints trail the audit chain: three reads by key (the head row, the last
+    checkpoint by its unique seq, the first event after it by its primary key)."""
+    head = AuditChainHead.objects.filter(id=1).values_list("seq", flat=True).first() or 0
+    last = AuditCheckpoint.objects.order_by("-seq").values_list("seq", "at").first()
+    seq, signed_at = last if last is not None else (0, None)
+    uncovered = None
+    if head > seq:
+        uncovered = AuditEvent.objects.filter(seq=seq + 1).values_list("at", flat=True).first()
+    return CheckpointLag(head_seq=head, checkpoint_seq=seq, checkpoint_at=signed_at, first_uncovered_at=uncovered)
+
+
+def shredding_backlog(*, now: datetime) -> dict[str, int]:
+    """Assets in their waiting period before shredding, and those of them already due (the sweep has yet to
+    shred them); one aggregate over the ``(state, shred_after)`` index."""
+    counts = DataAsset.objects.filter(state=AssetState.SHREDDING).aggregate(
+        waiting=Count("id"), due=Count("id", filter=Q(shred_after__lte=now))
+    )
+    return {"waiting": counts["waiting"] or 0, "due": counts["due"] or 0}

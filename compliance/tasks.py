@@ -8,6 +8,7 @@ from celery import shared_task
 from compliance.selectors import audit_chain_verify
 from compliance.services.audit import audit_checkpoint_take
 from compliance.services.sweep import retention_sweep
+from core.metrics import AUDIT_VERIFICATIONS, RETENTION_SWEPT
 
 log = logging.getLogger(__name__)
 
@@ -16,6 +17,7 @@ log = logging.getLogger(__name__)
 def audit_verify_scheduled() -> bool:
     """Verify the chain (Celery beat); a broken chain is logged at CRITICAL for the on-call to see."""
     result = audit_chain_verify()
+    AUDIT_VERIFICATIONS.labels("ok" if result.ok else "broken").inc()
     if result.ok:
         log.info(result.describe())
     else:
@@ -36,5 +38,7 @@ def audit_checkpoint_scheduled() -> int | None:
 def retention_sweep_scheduled() -> dict[str, Any]:
     """Apply retention, end waiting periods and finish closures (Celery beat, daily)."""
     report = retention_sweep()
+    for action, count in report.counts().items():
+        RETENTION_SWEPT.labels(action).inc(count)
     log.info("retention sweep: %s", report.as_dict())
     return report.as_dict()

@@ -13,6 +13,8 @@ import django_stubs_ext
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from core.logs import logging_config
+
 django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -37,6 +39,8 @@ env = environ.FileAwareEnv(
     LADDER_RETENTION_SWEEP_EVERY_SECONDS=(int, 86400),
     LADDER_ASSET_CONTENT_MAX_BYTES=(int, 1024 * 1024),
     LOG_LEVEL=(str, "INFO"),
+    LADDER_METRICS_TOKEN=(str, ""),
+    LADDER_WORKER_METRICS_PORT=(int, 0),
     LADDER_PROVISIONER=(str, "simulated"),
     LADDER_SIM_PROVISION_SECONDS=(float, 2.0),
     LADDER_SIM_SANITIZE_SECONDS=(float, 5.0),
@@ -114,6 +118,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the request id, log context and request metrics see every response, other middleware's refusals too.
+    "core.middleware.RequestContextMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -393,13 +399,15 @@ EMAIL_USE_TLS = _email.get("EMAIL_USE_TLS", False)
 EMAIL_USE_SSL = _email.get("EMAIL_USE_SSL", False)
 DEFAULT_FROM_EMAIL: str = env("DEFAULT_FROM_EMAIL")
 
-# --- Logging ------------------------------------------------------------------------------------------------
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env("LOG_LEVEL")},
-    # The Stripe SDK logs two INFO lines per request: at a thousand meter events a second, noise and CPU.
-    "loggers": {"stripe": {"level": "WARNING"}},
-}
+# --- Logging and metrics ------------------------------------------------------------------------------------
+# One line per event, JSON by default in production, aligned text with DEBUG on (core/logs.py); stdlib logging and
+# structlog come out through the same formatter, with the request's or task's context and secrets redacted.
+LOG_FORMAT: str = env("LOG_FORMAT", default="console" if DEBUG else "json")
+LOGGING = logging_config(log_format=LOG_FORMAT, level=env("LOG_LEVEL"))
+# Celery's worker keeps these handlers instead of installing its own (its task lines are stdlib logging too).
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# /metrics (api/metrics.py): open when empty (keep it off the public ingress); otherwise only a scrape with
+# "Authorization: Bearer <token>" is answered, anything else 404 not_found.
+LADDER_METRICS_TOKEN: str = env("LADDER_METRICS_TOKEN")
+# A Celery worker serves its own metrics on this port (0: not served); see docs/operations.md.
+LADDER_WORKER_METRICS_PORT: int = env("LADDER_WORKER_METRICS_PORT")

@@ -1,5 +1,5 @@
-"""Top-level URLs: the API under /api/v1/, its schema and docs, health probes, the admin, and the portal (signup
-and sign-in at the top, the tenant's pages under /portal/)."""
+"""Top-level URLs: the API under /api/v1/, its schema and docs, health probes and metrics, the admin, and the
+portal (signup and sign-in at the top, the tenant's pages under /portal/)."""
 
 from django.contrib import admin
 from django.urls import include, path, re_path
@@ -9,6 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from api.billing import stripe_webhook
 from api.health import healthz, readyz
+from api.metrics import metrics
 from api.problems import ProblemsAsJson
 from api.problems import handler404 as api_not_found
 from api.workloads import SimulatedEndpointView
@@ -25,6 +26,7 @@ class DocsView(ProblemsAsJson, SpectacularSwaggerView):
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
+    path("metrics", metrics, name="metrics"),
     path("api/v1/", include("api.urls")),
     path("webhooks/stripe", stripe_webhook, name="stripe-webhook"),
     # Serverless endpoints of the simulated fleet (on Kubernetes they are served at the gateway's hostnames).

@@ -14,6 +14,14 @@ class Actor:
     api_key_prefix: str = ""
     user: Any = None  # the acting user, when there is one
 
+    @property
+    def log_label(self) -> str:
+        """How log lines name the actor: ``user:<id>``, ``api_key:<id>/<prefix>``, ``system:<name>``."""
+        if self.type == "system":
+            return f"system:{self.label}"
+        key = f"/{self.api_key_prefix}" if self.api_key_prefix else ""
+        return f"{self.type}:{self.id}{key}"
+
     @classmethod
     def system(cls, name: str = "system") -> Actor:
         return cls(type="system", id="system", label=name)

@@ -39,6 +39,7 @@ from compliance.services.erasure import erasure_request_create
 from compliance.services.sweep import retention_policy_set
 from core.actor import Actor
 from core.errors import ServiceError
+from core.logs import context_bind
 from core.models import AuditEvent
 from lifecycle.services.closure import tenant_close
 from lifecycle.services.customers import allocation_request
@@ -89,6 +90,7 @@ def member(action: Action | None = None) -> Callable[[View], View]:
             if action is not None and not role_allows(membership.role, action):
                 raise PermissionDenied(f"A {membership.role} may not do this.")
             request.membership = membership  # type: ignore[attr-defined]
+            context_bind(tenant_id=membership.tenant_id, actor=f"user:{membership.user_id}")
             return view(request, membership, *args, **kwargs)
 
         return wrapped

@@ -15,11 +15,13 @@ from typing import ClassVar
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.conf import settings
+from django.db import DatabaseError
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from core.actor import Actor
+from core.metrics import RECONCILE_ERRORS
 from provisioning import simulated
 from provisioning.attestation_evidence import GuestKeys, open_sealed, sign
 from provisioning.events import workload_ended
@@ -292,6 +294,16 @@ def provisioner() -> Provisioner:
     return driver
 
 
+def _cluster_of(allocation_id: int) -> str:
+    """The ``cluster`` label of a reconcile error: the allocation's hall's cluster, or the hall's code where no
+    cluster is registered (the simulated fleet)."""
+    try:
+        row = Allocation.objects.filter(pk=allocation_id).values_list("hall__cluster__name", "hall__code").first()
+    except DatabaseError:  # the error being counted may be the database's: it must still propagate as it was
+        return "unknown"
+    return (row[0] or row[1] or "") if row else ""
+
+
 def allocations_reconcile(*, tenant_id: int | None = None, now: datetime | None = None) -> int:
     """Ask the driver about every allocation that is on its way somewhere; returns how many were looked at.
 
@@ -315,7 +327,11 @@ def allocations_reconcile(*, tenant_id: int | None = None, now: datetime | None 
         pending = pending.filter(tenant_id=tenant_id)
     ids = list(pending.values_list("pk", flat=True))
     for allocation_id in ids:
-        driver.status(allocation_id)
+        try:
+            driver.status(allocation_id)
+        except Exception:
+            RECONCILE_ERRORS.labels(_cluster_of(allocation_id), "status").inc()
+            raise
     Allocation.objects.filter(pk__in=ids).update(observed_at=now)
     if tenant_id is None:
         driver.reconciled(now)

@@ -41,6 +41,7 @@ from billing.services.accounts import billing_account
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict
+from core.metrics import STRIPE_PUSHES
 from tenancy.models import Tenant, TenantState
 
 log = logging.getLogger(__name__)
@@ -478,6 +479,16 @@ class PushReport:
     deferred: int = 0  # Stripe unavailable: retried later with backoff
     errors: list[str] = field(default_factory=list)
 
+    def outcomes(self) -> dict[str, int]:
+        """The counts by outcome, as the ``ladder_stripe_pushes`` metric labels them."""
+        return {
+            "sent": self.sent,
+            "already_sent": self.already_sent,
+            "failed": self.failed,
+            "stale": self.stale,
+            "deferred": self.deferred,
+        }
+
     def __str__(self) -> str:
         return (
             f"sent {self.sent}, skipped as already sent {self.already_sent}, failed {self.failed}, "
@@ -519,12 +530,16 @@ def billing_push(
             if not rows:
                 break
             batches += 1
+            before = report.outcomes()
             rows = _set_aside(rows, moment, token, report)
             accounts = _accounts(rows)
             outcomes = list(pool.map(partial(_send, bucket, accounts=accounts), rows))
             if on_sent is not None:
                 on_sent([r.pk for r, (o, _) in zip(rows, outcomes, strict=True) if o in (SENT, REPLAYED, ALREADY)])
-            if _record(rows, outcomes, moment, token, report):
+            unavailable = _record(rows, outcomes, moment, token, report)
+            for outcome, count in report.outcomes().items():
+                STRIPE_PUSHES.labels(outcome).inc(count - before[outcome])
+            if unavailable:
                 break
     return report
 

@@ -99,6 +99,15 @@ class SweepReport:
     closed: list[str] = field(default_factory=list)  # tenants whose closure completed
     tenant_keys_shredded: list[str] = field(default_factory=list)
 
+    def counts(self) -> dict[str, int]:
+        """Assets acted on, by action (the ``ladder_retention_swept_items`` metric's labels)."""
+        return {
+            "scheduled": self.scheduled.total(),
+            "shredded": self.shredded.total(),
+            "held": self.held.total(),
+            "suspended": self.suspended.total(),
+        }
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "now": self.now.isoformat(),

@@ -18,6 +18,7 @@ from billing.models import BillingAccount
 from billing.services.accounts import admission_check, billing_account_open, budget_check, budget_set, notify
 from core.actor import Actor
 from core.audit import audit_record
+from core.metrics import BUDGET_HARD_STOPS
 from lifecycle.services.workloads import workload_admit
 from provisioning.models import Allocation
 from provisioning.placement.isolation import Rung
@@ -149,4 +150,6 @@ def budget_stop(*, tenant: Tenant, now: datetime) -> dict[str, int]:
                 body=f"The monthly budget is used up; job {job.name} (allocation {job.pk}) stops after its next "
                 "checkpoint so no work is lost.",
             )
+    for effect, count in counts.items():
+        BUDGET_HARD_STOPS.labels(effect).inc(count)
     return counts

@@ -25,6 +25,7 @@ from django.utils import timezone
 from kubernetes.client.exceptions import ApiException
 
 from core.actor import Actor
+from core.metrics import RECONCILE_ERRORS
 from provisioning.events import workload_ended
 from provisioning.kubernetes import health, render
 from provisioning.kubernetes.client import ClusterUnavailable, Kube
@@ -521,6 +522,7 @@ class KubernetesProvisioner(Provisioner):
                 listed = kube.list("v1", "Node")
             except ClusterUnavailable as error:
                 log.warning("cluster %s: node health not read: %s", cluster.name, error)
+                RECONCILE_ERRORS.labels(cluster.name, "node_health").inc()
                 continue
             for obj in listed:
                 node = ours.get(obj["metadata"]["name"])

@@ -20,6 +20,7 @@ from django.utils import timezone
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, ServiceError
+from core.metrics import placement_observed
 from core.sql import InsertStatement
 from core.tasks import enqueue
 from provisioning import fleet_cache
@@ -355,7 +356,8 @@ def allocation_request(
             enqueue(PROVISION, allocation.pk)
         return allocation
 
-    return stale_fleet_retry(decide)
+    with placement_observed(spec.rung):
+        return stale_fleet_retry(decide)
 
 
 def allocation_transition(
