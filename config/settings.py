@@ -76,6 +76,15 @@ env = environ.FileAwareEnv(
     LADDER_LOGIN_FAILURE_LIMIT=(int, 5),
     LADDER_LOGIN_LOCKOUT_MINUTES=(float, 15.0),
     LADDER_TOTP_ISSUER=(str, "Ladder"),
+    LADDER_TLS_TERMINATED_BY_PROXY=(bool, False),
+    SECURE_HSTS_SECONDS=(int, 31536000),
+    LADDER_KEY_SOURCE=(str, "env"),
+    VAULT_ADDR=(str, ""),
+    VAULT_TOKEN=(str, ""),
+    VAULT_NAMESPACE=(str, ""),
+    VAULT_TRANSIT_MOUNT=(str, "transit"),
+    VAULT_TRANSIT_KEY=(str, "ladder"),
+    VAULT_TIMEOUT_SECONDS=(float, 5.0),
     EMAIL_URL=(str, "consolemail://"),
     DEFAULT_FROM_EMAIL=(str, "Ladder <billing@ladder.invalid>"),
 )
@@ -193,9 +202,27 @@ AXES_LOCKOUT_CALLABLE = "portal.signin.locked_out"
 # The second factor (django-otp's TOTP devices): the name authenticator apps show beside the username.
 OTP_TOTP_ISSUER: str = env("LADDER_TOTP_ISSUER")
 
+# --- HTTPS ---------------------------------------------------------------------------------------------------
+# Secure by default: with DEBUG off, plain HTTP is redirected to HTTPS, HTTPS answers carry HSTS, and the session
+# and CSRF cookies are HTTPS-only, so `manage.py check --deploy` is clean (docs/operations.md, "Security"). With
+# DEBUG on (`make run`) none of this applies: the development server speaks plain HTTP.
+# Behind a proxy that terminates TLS, LADDER_TLS_TERMINATED_BY_PROXY trusts its X-Forwarded-Proto header (the proxy
+# must set it on every request and strip any the client sent) and leaves the redirect to the proxy; the health
+# probes are never redirected (kubelet calls them over plain HTTP).
+LADDER_TLS_TERMINATED_BY_PROXY: bool = env("LADDER_TLS_TERMINATED_BY_PROXY")
+if LADDER_TLS_TERMINATED_BY_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 if not DEBUG:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not LADDER_TLS_TERMINATED_BY_PROXY)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    SECURE_HSTS_SECONDS: int = env("SECURE_HSTS_SECONDS")
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+    if LADDER_TLS_TERMINATED_BY_PROXY and not SECURE_SSL_REDIRECT:
+        # The proxy redirects plain HTTP itself: Django's own redirect would be a second, unreachable one.
+        SILENCED_SYSTEM_CHECKS = ["security.W008"]
 
 # --- REST API -----------------------------------------------------------------------------------------------
 REST_FRAMEWORK: dict[str, Any] = {

@@ -20,6 +20,7 @@ from tests.support import SYSTEM
 from tests.support.billing import place
 from tests.support.consoles import signed_in
 from tests.support.data import regions
+from tests.support.otp import pass_second_factor
 
 WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE|MERGE)\b", re.IGNORECASE)
 COMPLIANCE_PAGES = [
@@ -139,6 +140,7 @@ def test_an_inactive_or_non_staff_user_in_the_group_opens_nothing(compliance: An
 def test_a_console_post_without_the_csrf_token_is_refused(operator: Any) -> None:
     client = Client(enforce_csrf_checks=True)
     client.force_login(operator)
+    pass_second_factor(client, operator)
     assert client.post("/console/operators/quotas", {"tenant": "acme"}).status_code == 403
 
 
