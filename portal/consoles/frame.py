@@ -21,6 +21,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
+from django.shortcuts import render
 from django.urls import reverse
 
 from core.actor import Actor
@@ -88,10 +89,11 @@ def staff_page(console: Console, permission: str | None = None) -> Callable[[Vie
                 raise PermissionDenied(f"The {console.title} is for Ladder staff with that role.")
             if not staff_second_factor_passed(user):
                 if totp_device(user) is None:
-                    raise PermissionDenied(
+                    message = (
                         "Staff need a second factor: ask an administrator to run "
                         f"`manage.py staff_totp_enrol {user.get_username()}`, then sign in again with its code."
                     )
+                    return render(request, "consoles/forbidden.html", {"message": message}, status=403)
                 return redirect_to_login(request.get_full_path(), reverse("portal:login_code"))
             if permission is not None and not user.has_perm(permission):
                 raise PermissionDenied(f"This needs the {permission} permission.")
