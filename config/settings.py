@@ -334,6 +334,22 @@ LADDER_S3_ENDPOINT_URL: str = env("LADDER_S3_ENDPOINT_URL")
 # only unwrap (rotation: put a new one first, run `manage.py master_key_rotate`, then drop the old one). Or a
 # file through LADDER_MASTER_KEYS_FILE; empty: one key derived from SECRET_KEY (set your own in production).
 LADDER_MASTER_KEYS: str = env("LADDER_MASTER_KEYS")
+
+# --- Key source ---------------------------------------------------------------------------------------------
+# Where LADDER_MASTER_KEYS, LADDER_AUDIT_SIGNING_KEY and LADDER_SECRETS_KEY come from (core/keys.py): "env" (the
+# values are the keys) or "vault" (the values are wrapped by Vault's transit engine, unwrapped at start with the
+# transit key VAULT_TRANSIT_KEY under VAULT_TRANSIT_MOUNT at VAULT_ADDR, as VAULT_TOKEN or VAULT_TOKEN_FILE).
+LADDER_KEY_SOURCE: str = env("LADDER_KEY_SOURCE")
+if LADDER_KEY_SOURCE not in ("env", "vault"):
+    raise ImproperlyConfigured(f"LADDER_KEY_SOURCE must be env or vault, not {LADDER_KEY_SOURCE!r}.")
+VAULT_ADDR: str = env("VAULT_ADDR")
+VAULT_TOKEN: str = env("VAULT_TOKEN")
+VAULT_NAMESPACE: str = env("VAULT_NAMESPACE")
+VAULT_TRANSIT_MOUNT: str = env("VAULT_TRANSIT_MOUNT")
+VAULT_TRANSIT_KEY: str = env("VAULT_TRANSIT_KEY")
+VAULT_TIMEOUT_SECONDS: float = env("VAULT_TIMEOUT_SECONDS")
+if LADDER_KEY_SOURCE == "vault" and not (VAULT_ADDR and VAULT_TOKEN.strip()):
+    raise ImproperlyConfigured("LADDER_KEY_SOURCE=vault needs VAULT_ADDR and VAULT_TOKEN (or VAULT_TOKEN_FILE).")
 # Waiting period before a deletion destroys a data key (7-30 days); it can be cancelled until then.
 LADDER_SHRED_WAIT_DAYS: int = env("LADDER_SHRED_WAIT_DAYS")
 if not 7 <= LADDER_SHRED_WAIT_DAYS <= 30:
