@@ -20,7 +20,7 @@ from django_otp.oath import totp
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from core.models import AuditEvent
-from tests.support.otp import current_code, staff_device
+from tests.support.otp import current_code, pass_second_factor, staff_device
 
 HERE = "198.51.100.7"
 
@@ -159,3 +159,11 @@ def test_the_demo_staff_sign_in_with_the_demo_code(settings: Any) -> None:
     settings.DEBUG = False
     with pytest.raises(CommandError, match="DEBUG"):
         call_command("demo_totp_code", "operator", stdout=StringIO())
+
+
+def test_the_apis_session_of_a_staff_user_needs_the_code_too(operator: Any) -> None:
+    client = Client()
+    client.force_login(operator)  # the password only
+    assert client.get("/api/v1/ops/nodes").status_code in (401, 403)
+    pass_second_factor(client, operator)
+    assert client.get("/api/v1/ops/nodes").status_code == 200
