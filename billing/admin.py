@@ -63,6 +63,7 @@ class UsageRollupAdmin(admin.ModelAdmin[UsageRollup]):
 class InvoiceAdmin(ViewOnly, admin.ModelAdmin[Invoice]):
     list_display = ("stripe_id", "tenant", "status", "period_start", "total", "currency")
     list_filter = ("status",)
+    readonly_fields = [f.name for f in Invoice._meta.fields]
 
 
 @admin.register(BillingAccount)
