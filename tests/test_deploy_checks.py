@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
+
+from django.test import Client
 
 from tests.support import ROOT
 
@@ -57,3 +60,25 @@ _SHOW = """
 from django.conf import settings
 print(settings.SECURE_SSL_REDIRECT, ":".join(settings.SECURE_PROXY_SSL_HEADER), settings.SECURE_HSTS_SECONDS)
 """
+
+
+def test_http_is_redirected_but_the_probes_are_not(settings: Any, db: None) -> None:
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_HSTS_SECONDS = 31536000
+    client = Client()
+    moved = client.get("/portal/")
+    assert moved.status_code == 301
+    assert moved["Location"] == "https://testserver/portal/"
+    assert client.get("/healthz").status_code == 200  # kubelet probes over plain HTTP
+    assert "Strict-Transport-Security" not in client.get("/healthz")  # HSTS only over HTTPS
+
+
+def test_behind_the_proxy_its_header_says_https(settings: Any, db: None) -> None:
+    settings.SECURE_SSL_REDIRECT = False  # the proxy's job
+    settings.SECURE_HSTS_SECONDS = 31536000
+    settings.SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    client = Client()
+    secure = client.get("/healthz", HTTP_X_FORWARDED_PROTO="https")
+    assert secure["Strict-Transport-Security"].startswith("max-age=31536000; includeSubDomains")
+    assert "Strict-Transport-Security" not in client.get("/healthz", HTTP_X_FORWARDED_PROTO="http")
