@@ -16,7 +16,7 @@ from core.tasks import enqueue
 from tenancy.models import ApiKey
 from tenancy.services import api_key_authenticate
 from tenancy.tasks import api_key_touch
-from tenancy.totp import second_factor_passed
+from tenancy.totp import second_factor_passed, staff_second_factor_passed
 
 # last_used_at is bookkeeping: write it at most this often per key, off the request path.
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -53,11 +53,14 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 class SessionAuthentication(authentication.SessionAuthentication):
     """DRF's session authentication (the browser and the admin's session), whose CSRF refusal carries the code
     ``csrf_failed`` instead of the generic ``permission_denied``. A session still owing its second factor's code is
-    not signed in here either."""
+    not signed in here either; a staff user's session must have given one (staff have no choice)."""
 
     def authenticate(self, request: Request) -> tuple[Any, None] | None:
         found = super().authenticate(request)
-        if found is not None and not second_factor_passed(request._request.user):
+        user = request._request.user
+        if found is not None and not (
+            staff_second_factor_passed(user) if user.is_staff else second_factor_passed(user)
+        ):
             return None
         return found
 

@@ -28,7 +28,7 @@ from billing.models import BudgetAlert, Invoice, Notification
 from billing.selectors import stripe_enabled
 from billing.services import accounts as services
 from billing.services.stripe_sync import stripe_invoice_preview
-from billing.services.webhooks import webhook_process
+from billing.services.webhooks import version_refusal, webhook_process
 from lifecycle.services.customers import budget_update
 from tenancy.roles import Action
 
@@ -312,7 +312,8 @@ def _problem(status: int, code: str, detail: str) -> HttpResponse:
 @csrf_exempt
 @require_POST
 def stripe_webhook(request: HttpRequest) -> HttpResponse:
-    """Verify ``Stripe-Signature`` (HMAC-SHA256 over the raw body, 300 s tolerance) and apply the event once."""
+    """Verify ``Stripe-Signature`` (HMAC-SHA256 over the raw body, 300 s tolerance), refuse an event of another
+    Stripe API version than Ladder's, and apply the event once."""
     secret = settings.STRIPE_WEBHOOK_SECRET
     if not secret:
         return _problem(503, "webhooks_disabled", "STRIPE_WEBHOOK_SECRET is not set: webhooks are not accepted.")
@@ -326,5 +327,8 @@ def stripe_webhook(request: HttpRequest) -> HttpResponse:
         return _problem(400, "invalid_payload", "The body is not a Stripe event.")
     if not isinstance(event, dict) or not {"id", "type", "data"} <= event.keys():
         return _problem(400, "invalid_payload", "The body is not a Stripe event.")
+    refusal = version_refusal(event)
+    if refusal is not None:
+        return _problem(400, "stripe_api_version", refusal)
     processed = webhook_process(event)
     return JsonResponse({"received": True, "duplicate": not processed})

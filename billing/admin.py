@@ -1,4 +1,6 @@
-"""Operators keep the price book here; finance reads rollups and their Stripe outbox state."""
+"""Operators keep the price book here (new prices go through ``price_set``, audited); finance reads rollups and their
+Stripe outbox state. Billing accounts and invoices are read-only: an account changes through its services, an
+invoice is Stripe's, mirrored by the webhooks."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from django.http import HttpRequest
 from billing.models import BillingAccount, Invoice, Notification, Sku, SkuPrice, UsageRollup
 from billing.services.accounts import price_set
 from core.actor import Actor
+from core.admin import ViewOnly
 
 
 class SkuPriceInline(admin.TabularInline[SkuPrice, Sku]):
@@ -57,10 +60,15 @@ class UsageRollupAdmin(admin.ModelAdmin[UsageRollup]):
 
 
 @admin.register(Invoice)
-class InvoiceAdmin(admin.ModelAdmin[Invoice]):
+class InvoiceAdmin(ViewOnly, admin.ModelAdmin[Invoice]):
     list_display = ("stripe_id", "tenant", "status", "period_start", "total", "currency")
     list_filter = ("status",)
+    readonly_fields = [f.name for f in Invoice._meta.fields]
 
 
-admin.site.register(BillingAccount)
+@admin.register(BillingAccount)
+class BillingAccountAdmin(ViewOnly, admin.ModelAdmin[BillingAccount]):
+    list_display = ("tenant", "currency", "stripe_customer_id")
+
+
 admin.site.register(Notification)

@@ -1,24 +1,10 @@
 """The audit log and the data lifecycle in the admin: view only; nothing here can change or delete anything."""
 
-from typing import Any
-
 from django.contrib import admin
 
 from compliance.models import AuditCheckpoint, DataAsset, ErasureRequest, LegalHold
+from core.admin import ViewOnly
 from core.models import AuditEvent
-
-
-class ViewOnly:
-    """Neither add, change nor delete: the log and its signatures are written by the services only."""
-
-    def has_add_permission(self, request: Any) -> bool:
-        return False
-
-    def has_change_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(AuditCheckpoint)

@@ -5,7 +5,8 @@
 HKDF-SHA256 (info ``ladder audit signing``): the embedded default then signs without setup, but anyone holding
 ``SECRET_KEY`` holds the signing key too, and rotating ``SECRET_KEY`` changes it. Production sets its own.
 
-Everything here is pure apart from ``audit_signer()``, the one function that reads settings. The payloads that
+Everything here is pure apart from ``audit_signer()``, the one function that reads settings (the key through
+``core.keys``: in the environment, or wrapped by Vault's transit). The payloads that
 are signed are defined by the offline verifier (``compliance.verify``), so both sides spell them one way.
 """
 
@@ -24,6 +25,7 @@ from django.conf import settings
 
 from compliance.verify import checkpoint_payload, key_id, seal_payload
 from core.chain import format_time
+from core.keys import key_setting
 
 HKDF_INFO = b"ladder audit signing"
 
@@ -97,8 +99,9 @@ def signer_for(configured: str, secret_key: str) -> Signer:
 
 
 def audit_signer() -> Signer:
-    """The signer the settings name: ``LADDER_AUDIT_SIGNING_KEY``, or the key derived from ``SECRET_KEY``."""
-    return signer_for(settings.LADDER_AUDIT_SIGNING_KEY, settings.SECRET_KEY)
+    """The signer the settings name: ``LADDER_AUDIT_SIGNING_KEY`` (from its key source, ``core.keys``), or the key
+    derived from ``SECRET_KEY``."""
+    return signer_for(key_setting("LADDER_AUDIT_SIGNING_KEY"), settings.SECRET_KEY)
 
 
 def public_key_pem() -> str:

@@ -81,6 +81,15 @@ env = environ.FileAwareEnv(
     LADDER_LOGIN_FAILURE_LIMIT=(int, 5),
     LADDER_LOGIN_LOCKOUT_MINUTES=(float, 15.0),
     LADDER_TOTP_ISSUER=(str, "Ladder"),
+    LADDER_TLS_TERMINATED_BY_PROXY=(bool, False),
+    SECURE_HSTS_SECONDS=(int, 31536000),
+    LADDER_KEY_SOURCE=(str, "env"),
+    VAULT_ADDR=(str, ""),
+    VAULT_TOKEN=(str, ""),
+    VAULT_NAMESPACE=(str, ""),
+    VAULT_TRANSIT_MOUNT=(str, "transit"),
+    VAULT_TRANSIT_KEY=(str, "ladder"),
+    VAULT_TIMEOUT_SECONDS=(float, 5.0),
     EMAIL_URL=(str, "consolemail://"),
     DEFAULT_FROM_EMAIL=(str, "Ladder <billing@ladder.invalid>"),
 )
@@ -200,9 +209,27 @@ AXES_LOCKOUT_CALLABLE = "portal.signin.locked_out"
 # The second factor (django-otp's TOTP devices): the name authenticator apps show beside the username.
 OTP_TOTP_ISSUER: str = env("LADDER_TOTP_ISSUER")
 
+# --- HTTPS ---------------------------------------------------------------------------------------------------
+# Secure by default: with DEBUG off, plain HTTP is redirected to HTTPS, HTTPS answers carry HSTS, and the session
+# and CSRF cookies are HTTPS-only, so `manage.py check --deploy` is clean (docs/operations.md, "Security"). With
+# DEBUG on (`make run`) none of this applies: the development server speaks plain HTTP.
+# Behind a proxy that terminates TLS, LADDER_TLS_TERMINATED_BY_PROXY trusts its X-Forwarded-Proto header (the proxy
+# must set it on every request and strip any the client sent) and leaves the redirect to the proxy; the health
+# probes are never redirected (kubelet calls them over plain HTTP).
+LADDER_TLS_TERMINATED_BY_PROXY: bool = env("LADDER_TLS_TERMINATED_BY_PROXY")
+if LADDER_TLS_TERMINATED_BY_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 if not DEBUG:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not LADDER_TLS_TERMINATED_BY_PROXY)
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    SECURE_HSTS_SECONDS: int = env("SECURE_HSTS_SECONDS")
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+    if LADDER_TLS_TERMINATED_BY_PROXY and not SECURE_SSL_REDIRECT:
+        # The proxy redirects plain HTTP itself: Django's own redirect would be a second, unreachable one.
+        SILENCED_SYSTEM_CHECKS = ["security.W008"]
 
 # --- REST API -----------------------------------------------------------------------------------------------
 REST_FRAMEWORK: dict[str, Any] = {
@@ -314,6 +341,22 @@ LADDER_S3_ENDPOINT_URL: str = env("LADDER_S3_ENDPOINT_URL")
 # only unwrap (rotation: put a new one first, run `manage.py master_key_rotate`, then drop the old one). Or a
 # file through LADDER_MASTER_KEYS_FILE; empty: one key derived from SECRET_KEY (set your own in production).
 LADDER_MASTER_KEYS: str = env("LADDER_MASTER_KEYS")
+
+# --- Key source ---------------------------------------------------------------------------------------------
+# Where LADDER_MASTER_KEYS, LADDER_AUDIT_SIGNING_KEY and LADDER_SECRETS_KEY come from (core/keys.py): "env" (the
+# values are the keys) or "vault" (the values are wrapped by Vault's transit engine, unwrapped at start with the
+# transit key VAULT_TRANSIT_KEY under VAULT_TRANSIT_MOUNT at VAULT_ADDR, as VAULT_TOKEN or VAULT_TOKEN_FILE).
+LADDER_KEY_SOURCE: str = env("LADDER_KEY_SOURCE")
+if LADDER_KEY_SOURCE not in ("env", "vault"):
+    raise ImproperlyConfigured(f"LADDER_KEY_SOURCE must be env or vault, not {LADDER_KEY_SOURCE!r}.")
+VAULT_ADDR: str = env("VAULT_ADDR")
+VAULT_TOKEN: str = env("VAULT_TOKEN")
+VAULT_NAMESPACE: str = env("VAULT_NAMESPACE")
+VAULT_TRANSIT_MOUNT: str = env("VAULT_TRANSIT_MOUNT")
+VAULT_TRANSIT_KEY: str = env("VAULT_TRANSIT_KEY")
+VAULT_TIMEOUT_SECONDS: float = env("VAULT_TIMEOUT_SECONDS")
+if LADDER_KEY_SOURCE == "vault" and not (VAULT_ADDR and VAULT_TOKEN.strip()):
+    raise ImproperlyConfigured("LADDER_KEY_SOURCE=vault needs VAULT_ADDR and VAULT_TOKEN (or VAULT_TOKEN_FILE).")
 # Waiting period before a deletion destroys a data key (7-30 days); it can be cancelled until then.
 LADDER_SHRED_WAIT_DAYS: int = env("LADDER_SHRED_WAIT_DAYS")
 if not 7 <= LADDER_SHRED_WAIT_DAYS <= 30:

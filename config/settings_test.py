@@ -4,6 +4,9 @@ import os
 
 os.environ.setdefault("SECRET_KEY", "test-suite-secret-key-not-for-production")
 os.environ.setdefault("LADDER_TASKS_INLINE", "1")
+# The test client and the live servers of the browser tests speak plain HTTP, as `make run` does.
+os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
+os.environ.setdefault("SECURE_HSTS_SECONDS", "0")
 
 from config.settings import *  # noqa: F403
 

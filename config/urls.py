@@ -13,6 +13,11 @@ from api.metrics import metrics
 from api.problems import ProblemsAsJson
 from api.problems import handler404 as api_not_found
 from api.workloads import SimulatedEndpointView
+from portal.admin_site import StaffAdminSite
+
+# The admin asks for a code of the staff user's TOTP device with the password, and opens only for a session that gave
+# one (portal/admin_site.py; a staff user with no device enrols with `manage.py staff_totp_enrol`).
+admin.site.__class__ = StaffAdminSite
 
 
 class SchemaView(ProblemsAsJson, SpectacularAPIView):

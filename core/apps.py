@@ -27,6 +27,11 @@ class CoreConfig(AppConfig):
         task_postrun.connect(logs.task_finished, dispatch_uid="ladder-log-task-finished")
         worker_init.connect(_worker_metrics, dispatch_uid="ladder-worker-metrics")
         worker_process_shutdown.connect(_worker_process_gone, dispatch_uid="ladder-worker-process-gone")
+        # Keys kept in Vault are unwrapped at start: a process that cannot have them stops here, saying why.
+        if settings.LADDER_KEY_SOURCE == "vault":
+            from core.keys import keys_load
+
+            keys_load()
 
 
 def _worker_metrics(**_: Any) -> None:

@@ -1,19 +1,21 @@
-"""Admin pages for operators: tenants and memberships are editable; API keys are read-only (revoke via API)."""
+"""Admin pages for operators, all read-only: a tenant's state and quota, its members and their roles, and API keys
+change through the services (audited, under the tenant's lock): the API, the portal and the operators' console."""
 
 from django.contrib import admin
 
+from core.admin import ViewOnly
 from tenancy.models import ApiKey, Membership, Tenant
 
 
 @admin.register(Tenant)
-class TenantAdmin(admin.ModelAdmin[Tenant]):
+class TenantAdmin(ViewOnly, admin.ModelAdmin[Tenant]):
     list_display = ["slug", "name", "state", "created_at"]
     list_filter = ["state"]
     search_fields = ["slug", "name"]
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin[Membership]):
+class MembershipAdmin(ViewOnly, admin.ModelAdmin[Membership]):
     list_display = ["user", "tenant", "role", "created_at"]
     list_filter = ["role"]
 

@@ -5,10 +5,16 @@ for nothing.
 Codes are checked on the device row locked for update, so one code is accepted once (django-otp remembers the last
 time step used) and its throttling (a growing wait after each wrong code) holds across concurrent requests. The
 wrong code's count is committed: a refusal is returned, not raised inside the transaction.
+
+Staff have no choice: the admin and the staff consoles open only for a session that gave a code
+(``staff_second_factor_passed``). A staff user cannot enrol through pages they cannot open yet, so a device is
+enrolled from the command line (``manage.py staff_totp_enrol USERNAME``, ``staff_totp_enrol``): confirmed at once,
+its ``otpauth://`` URI handed to the staff user, audited.
 """
 
 from __future__ import annotations
 
+from base64 import b32decode, b32encode
 from typing import Any
 
 from django.db import transaction
@@ -34,6 +40,44 @@ def second_factor_passed(user: Any) -> bool:
     (``OTPMiddleware`` puts ``is_verified`` on the request's user)."""
     verified = getattr(user, "is_verified", None)
     return bool(verified is not None and verified()) or not user_has_device(user)
+
+
+def staff_second_factor_passed(user: Any) -> bool:
+    """Whether a staff user's session may open the admin or a console: it gave a code of a confirmed device (a
+    staff user with no device may not go on at all)."""
+    verified = getattr(user, "is_verified", None)
+    return bool(verified is not None and verified())
+
+
+def totp_secret(device: TOTPDevice) -> str:
+    """The device's secret as authenticator apps take it (base32, no padding)."""
+    return b32encode(device.bin_key).decode().rstrip("=")
+
+
+def staff_totp_enrol(*, user: Any, actor: Actor, secret: str | None = None, replace: bool = False) -> TOTPDevice:
+    """A confirmed TOTP device for a staff user, with a fresh secret (or ``secret``, base32: the demo's known one).
+    A user who has one already keeps it unless ``replace``; then every device of theirs goes first."""
+    if not user.is_staff:
+        raise Invalid("not_staff", f"{user.get_username()} is not staff: members turn it on in the portal.")
+    extra: dict[str, Any] = {}
+    if secret is not None:
+        try:
+            extra["key"] = b32decode(secret.upper() + "=" * (-len(secret) % 8)).hex()
+        except ValueError:
+            raise Invalid("totp_secret", "The secret is not base32.", field="secret") from None
+    with transaction.atomic():
+        if TOTPDevice.objects.select_for_update().filter(user=user, confirmed=True).exists() and not replace:
+            raise Conflict("totp_on", f"{user.get_username()} has a device already (replace it to enrol another).")
+        replaced = TOTPDevice.objects.filter(user=user).delete()[0]
+        device: TOTPDevice = TOTPDevice.objects.create(user=user, name=DEVICE_NAME, confirmed=True, **extra)
+        audit_record(
+            actor=actor,
+            action="staff.totp_enrolled",
+            target_type="user",
+            target_id=user.pk,
+            data={"device": device.pk, "replaced": replaced},
+        )
+    return device
 
 
 def totp_code_check(*, user: Any, code: str) -> TOTPDevice | None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.test import Client
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from playwright.sync_api import Page
@@ -24,6 +25,7 @@ from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM
 from tests.support.billing import load_fleet
 from tests.support.browser import chromium, log_in, open_page, require_chromium
+from tests.support.otp import pass_second_factor
 
 # Property tests judge correctness, not speed: on a loaded two-core machine (CI runs beside other work) input
 # generation can be slow, and that is not a failure. Timings are measured in bench/.
@@ -161,6 +163,14 @@ def api() -> Callable[..., APIClient]:
         return client
 
     return make
+
+
+@pytest.fixture
+def admin_client(admin_user: Any) -> Client:
+    """pytest-django's superuser client, past the second factor the admin asks of every staff user."""
+    client = Client()
+    client.force_login(admin_user)
+    return pass_second_factor(client, admin_user)
 
 
 # --- a real browser ----------------------------------------------------------------------------------------------

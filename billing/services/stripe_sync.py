@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 
 STRIPE_MAX_AGE_MS = 35 * DAY_MS  # Stripe refuses meter events older than 35 days
 STALE_MARGIN_MS = DAY_MS  # flag a day early rather than race the limit
+# The Stripe API version Ladder speaks: the one the pinned ``stripe`` library (requirements.lock) is generated for, sent
+# on every request and required of every webhook event (billing.services.webhooks). Upgrading the library moves it.
+STRIPE_API_VERSION: str = stripe.api_version
 SUBSCRIPTION_ITEM_LIMIT = 20  # Stripe's maximum items per subscription
 INVOICE_FINALIZE_GRACE = timedelta(hours=1)  # Stripe finalizes a period's invoice an hour after it ends
 
@@ -70,6 +73,7 @@ def stripe_client() -> stripe.StripeClient:
         session.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
         client = stripe.StripeClient(
             settings.STRIPE_API_KEY,
+            stripe_version=STRIPE_API_VERSION,
             base_addresses={"api": settings.STRIPE_API_BASE},
             max_network_retries=0,  # retries are the outbox's (with backoff), so a slow Stripe never holds a row
             http_client=stripe.RequestsClient(timeout=(5, 20), session=session),  # connect, read

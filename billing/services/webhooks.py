@@ -4,6 +4,11 @@ payment method a completed setup session collected.
 Each event id is processed once (``StripeEvent``); the insert and the changes commit together, so a crash
 mid-way lets Stripe's redelivery do it again. Stripe does not promise order: an invoice is only overwritten by
 an event at least as new as the one that wrote it.
+
+An event is rendered in the API version of the webhook endpoint that sent it, and its objects are read here in the
+shapes of the version Ladder speaks (``STRIPE_API_VERSION``, the one the pinned ``stripe`` library is built for).
+An event of another version is refused before anything is applied (``version_refusal``): the endpoint in Stripe's
+dashboard must be set to that version, and Stripe's redelivery brings the event again once it is.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from django.db import IntegrityError, transaction
 
 from billing.models import BillingAccount, Invoice, StripeEvent
 from billing.services.accounts import payment_failed, payment_succeeded
+from billing.services.stripe_sync import STRIPE_API_VERSION
 from core.tasks import enqueue
 
 log = logging.getLogger(__name__)
@@ -23,6 +29,24 @@ log = logging.getLogger(__name__)
 
 def _when(seconds: int | None) -> datetime | None:
     return datetime.fromtimestamp(seconds, tz=UTC) if seconds else None
+
+
+def version_refusal(event: dict[str, Any]) -> str | None:
+    """Why ``event`` may not be applied (its ``api_version`` is not Ladder's), logged; None when it may."""
+    version = event.get("api_version")
+    if version == STRIPE_API_VERSION:
+        return None
+    log.warning(
+        "Stripe event %s (%s) refused: API version %r, Ladder reads %s; set the webhook endpoint's version to it",
+        event.get("id"),
+        event.get("type"),
+        version,
+        STRIPE_API_VERSION,
+    )
+    return (
+        f"The event is in Stripe API version {version!r}; Ladder reads {STRIPE_API_VERSION}. Set the webhook "
+        "endpoint's API version to it in Stripe: the event is redelivered then."
+    )
 
 
 def webhook_process(event: dict[str, Any]) -> bool:

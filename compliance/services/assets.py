@@ -31,6 +31,7 @@ from compliance.models import AssetState, DataAsset, HoldState, LegalHold, Reten
 from core.actor import Actor
 from core.audit import audit_record, audit_record_many
 from core.errors import Conflict, Invalid, ServiceError
+from core.keys import key_setting
 from provisioning.models import Hall, Region
 from provisioning.placement.isolation import RegionInfo, region_allowed
 from provisioning.selectors import tenant_policy
@@ -69,9 +70,9 @@ def _ring(configured: str, secret_key: str) -> envelope.MasterKeyRing:
 
 
 def master_ring() -> envelope.MasterKeyRing:
-    """The master keys of ``LADDER_MASTER_KEYS``; without it one derived from ``SECRET_KEY`` (set one in
-    production)."""
-    return _ring(settings.LADDER_MASTER_KEYS, settings.SECRET_KEY)
+    """The master keys of ``LADDER_MASTER_KEYS`` (from its key source, ``core.keys``); without it one derived from
+    ``SECRET_KEY`` (set one in production)."""
+    return _ring(key_setting("LADDER_MASTER_KEYS"), settings.SECRET_KEY)
 
 
 def tenant_key(tenant: Tenant) -> bytes:

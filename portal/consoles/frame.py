@@ -21,10 +21,11 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
+from django.shortcuts import render
 from django.urls import reverse
 
 from core.actor import Actor
-from tenancy.totp import second_factor_passed
+from tenancy.totp import staff_second_factor_passed, totp_device
 
 View = Callable[..., HttpResponseBase]
 
@@ -76,7 +77,7 @@ def landing(user: Any) -> str | None:
 
 
 def staff_page(console: Console, permission: str | None = None) -> Callable[[View], View]:
-    """A console page: signed in (with the second factor, where the user has one), staff, with the console's
+    """A console page: signed in with the second factor (every staff user has one), staff, with the console's
     permission and ``permission`` (the action's own, where it needs more than reading)."""
 
     def decorate(view: View) -> View:
@@ -84,10 +85,16 @@ def staff_page(console: Console, permission: str | None = None) -> Callable[[Vie
         @wraps(view)
         def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             user = request.user
-            if not second_factor_passed(user):
-                return redirect_to_login(request.get_full_path(), reverse("portal:login_code"))
             if not console.opens_for(user):
                 raise PermissionDenied(f"The {console.title} is for Ladder staff with that role.")
+            if not staff_second_factor_passed(user):
+                if totp_device(user) is None:
+                    message = (
+                        "Staff need a second factor: ask an administrator to run "
+                        f"`manage.py staff_totp_enrol {user.get_username()}`, then sign in again with its code."
+                    )
+                    return render(request, "consoles/forbidden.html", {"message": message}, status=403)
+                return redirect_to_login(request.get_full_path(), reverse("portal:login_code"))
             if permission is not None and not user.has_perm(permission):
                 raise PermissionDenied(f"This needs the {permission} permission.")
             request.console = console  # type: ignore[attr-defined]

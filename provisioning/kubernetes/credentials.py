@@ -1,9 +1,9 @@
 """Cluster credentials at rest: AES-256-GCM under a key from settings, bound to the cluster's name.
 
-``LADDER_SECRETS_KEY`` (32 bytes, base64) is the key; without it one is derived from ``SECRET_KEY`` with
-HKDF-SHA256, so the embedded default works and production sets its own. A sealed value is
-``v1.<nonce>.<ciphertext>`` (URL-safe base64); the cluster's name is the associated data, so a sealed credential
-moved to another cluster's row does not open.
+``LADDER_SECRETS_KEY`` (32 bytes, base64; from its key source, ``core.keys``) is the key; without it one is
+derived from ``SECRET_KEY`` with HKDF-SHA256, so the embedded default works and production sets its own. A sealed
+value is ``v1.<nonce>.<ciphertext>`` (URL-safe base64); the cluster's name is the associated data, so a sealed
+credential moved to another cluster's row does not open.
 """
 
 from __future__ import annotations
@@ -19,13 +19,15 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 
+from core.keys import key_setting
+
 
 class CredentialsError(ValueError):
     """The sealed credentials cannot be opened (another key, another cluster, or damaged)."""
 
 
 def _key() -> bytes:
-    configured = settings.LADDER_SECRETS_KEY
+    configured = key_setting("LADDER_SECRETS_KEY")
     if configured:
         key = base64.urlsafe_b64decode(configured + "=" * (-len(configured) % 4))
         if len(key) != 32:

@@ -4,17 +4,20 @@ a failed payment's grace, reinstatement when paid); and ``/api/v1/invoices`` in 
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
+import stripe
 from django.utils import timezone
 
 from billing.models import BillingAccount, Invoice, StripeEvent
 from billing.selectors import month_of
 from billing.services.accounts import tenants_suspend_overdue
+from billing.services.stripe_sync import STRIPE_API_VERSION
 from core.models import AuditEvent
 from tenancy.models import Tenant, TenantState
 from tests.fakes.stripe import event, signed_webhook
@@ -117,6 +120,25 @@ def test_it_refuses_webhooks_when_no_secret_is_set(client, customer, settings):
     settings.STRIPE_WEBHOOK_SECRET = ""
     assert_problem(deliver(client, event("invoice.finalized", invoice("open"))), 503, "webhooks_disabled")
     assert not StripeEvent.objects.exists()
+
+
+def test_an_event_of_another_api_version_is_refused_logged_and_not_processed(client, customer, caplog):
+    assert stripe.api_version == STRIPE_API_VERSION  # the version of the pinned library, sent on every request
+    payload = {**event("invoice.finalized", invoice("open")), "api_version": "2024-06-20"}
+    with caplog.at_level(logging.WARNING, logger="billing.services.webhooks"):
+        refused = deliver(client, payload)
+    body = assert_problem(refused, 400, "stripe_api_version")
+    assert "2024-06-20" in body["detail"]
+    assert STRIPE_API_VERSION in body["detail"]
+    assert not StripeEvent.objects.exists()
+    assert not Invoice.objects.exists()
+    assert any(payload["id"] in r.getMessage() and "2024-06-20" in r.getMessage() for r in caplog.records)
+
+    missing = event("invoice.finalized", invoice("open"))
+    del missing["api_version"]
+    assert_problem(deliver(client, missing), 400, "stripe_api_version")
+    assert accepted(client, {**payload, "api_version": STRIPE_API_VERSION}) == {"received": True, "duplicate": False}
+    assert Invoice.objects.count() == 1  # the same event, redelivered in Ladder's version, is applied
 
 
 def test_the_same_event_twice_is_processed_once(client, customer):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
 from compliance.models import HoldState, LegalHold
@@ -30,6 +31,7 @@ from tests.support.billing import place
 from tests.support.browser import screenshot
 from tests.support.consoles import fleet_of_1024_gpus
 from tests.support.data import asset, regions
+from tests.support.otp import current_code, staff_device
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SHOTS = os.environ.get("LADDER_SCREENSHOTS")
@@ -42,10 +44,16 @@ def shot(page: Page, name: str) -> None:
 
 
 def sign_in(page: Page, username: str) -> None:
+    """Through the sign-in page: the password, then (staff) the code of their authenticator app."""
+    user = get_user_model().objects.get(username=username)
+    device = staff_device(user) if user.is_staff else None
     page.goto("/login")
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill("pw")
     page.get_by_role("button", name="Sign in").click()
+    if device is not None:
+        page.get_by_label("Code from your authenticator app").fill(current_code(device))
+        page.get_by_role("button", name="Continue").click()
 
 
 def test_a_compliance_officer_searches_verifies_downloads_and_holds(

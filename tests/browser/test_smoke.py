@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.support.browser import chromium, open_page, require_chromium, screenshot
+from tests.support.otp import current_code, staff_device
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the live server answers from another thread
 
@@ -47,9 +48,11 @@ def test_it_logs_a_user_in_by_session_cookie(browser_page: Page, browser_login, 
 
 def test_it_logs_in_through_a_form(browser_page: Page, operator) -> None:
     # Django sends its CSRF and session cookies marked Secure (DEBUG is off); Chromium keeps them for http://localhost.
+    code = current_code(staff_device(operator))
     browser_page.goto("/admin/login/")
     browser_page.fill("#id_username", "operator")
     browser_page.fill("#id_password", "pw")
+    browser_page.fill("#id_otp_token", code)
     browser_page.click("input[type=submit]")
 
     expect(browser_page).to_have_title(re.compile("^Site administration"))

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from tenancy.services import api_key_create
 from tests.support import SYSTEM
+from tests.support.otp import current_code, staff_device
 
 HERE, ELSEWHERE = "198.51.100.7", "203.0.113.9"
 
@@ -59,9 +60,11 @@ def test_the_count_is_per_username(alice: Any, charlie: Any) -> None:
 
 
 def test_the_admin_signs_in_through_the_same_throttle(db: None) -> None:
-    get_user_model().objects.create_superuser(username="root", email="root@ladder.test", password="admin-pw")
+    root = get_user_model().objects.create_superuser(username="root", email="root@ladder.test", password="admin-pw")
+    code = current_code(staff_device(root))
     client = Client(REMOTE_ADDR=HERE)
-    signed = client.post("/admin/login/", {"username": "root", "password": "admin-pw", "next": "/admin/"})
+    form = {"username": "root", "password": "admin-pw", "otp_token": code, "next": "/admin/"}
+    signed = client.post("/admin/login/", form)
     assert signed["Location"] == "/admin/"
     assert client.get("/admin/").status_code == 200
     other = Client(REMOTE_ADDR=HERE)

@@ -29,6 +29,7 @@ from django.test import Client
 from playwright.sync_api import Browser, Page, WebError, sync_playwright
 
 from tests.support import require
+from tests.support.otp import pass_second_factor
 
 CHROMIUM_ENV = "LADDER_CHROMIUM"
 DEBIAN_CHROMIUM = "/usr/bin/chromium"
@@ -99,9 +100,12 @@ def open_page(browser: Browser, base_url: str) -> Iterator[Page]:
 
 
 def session_cookie(user: Any) -> str:
-    """A new session in which ``user`` is logged in (as Django's ``login()`` makes it); returns its cookie value."""
+    """A new session in which ``user`` is logged in (as Django's ``login()`` makes it; a staff user past the second
+    factor, as after giving a code); returns its cookie value."""
     client = Client()
     client.force_login(user)
+    if user.is_staff:
+        pass_second_factor(client, user)
     return client.cookies[settings.SESSION_COOKIE_NAME].value
 
 

@@ -3,7 +3,9 @@
 Idempotent: tenants and accounts are created once; passwords are reset to the demo ones; each run issues a
 fresh demo API key per person (revoking the previous demo key), since a stored key's secret can never be
 shown again; the demo fleet goes through ``fleet_load``, so a second run leaves it unchanged; the demo price
-book is set once per SKU. Refuses to run
+book is set once per SKU. Staff need a second factor for the admin and the consoles: each demo staff user gets a
+TOTP device with the known demo secret ``DEMO_TOTP_SECRET`` (enrolled once; ``manage.py demo_totp_code USERNAME``
+prints its current code). Refuses to run
 with DEBUG off unless ``--force``: known passwords do not belong in production.
 """
 
@@ -40,6 +42,7 @@ from provisioning.workloads import Workload
 from tenancy.models import ApiKey, ApiKeyScope, SshKey, Tenant
 from tenancy.roles import StaffRole, TenantRole
 from tenancy.services import api_key_create, api_key_revoke, member_invite, ssh_key_add, staff_user_create
+from tenancy.totp import staff_totp_enrol, totp_device, totp_secret
 
 User = get_user_model()
 
@@ -58,6 +61,9 @@ TENANTS = {
     "globex": DemoTenant("Globex Research", "charlie"),
 }
 STAFF = {"finance": StaffRole.FINANCE, "compliance": StaffRole.COMPLIANCE, "operator": StaffRole.OPERATOR}
+
+# The demo staff's TOTP secret (base32): add it to an authenticator app, or ask `manage.py demo_totp_code USERNAME`.
+DEMO_TOTP_SECRET = "LADDERDEMOLADDERDEMOLADDERDEMO22"  # noqa: S105 - known on purpose, like the demo passwords
 
 DEMO_VERSIONS = {"driver": "580.65.06", "cuda": "13.0", "nccl": "2.27.7", "firmware": "96.00.B1.00.01"}
 
@@ -231,6 +237,10 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {slug:8} {username:10} {creds['password']:24} {creds['api_key']}")
         for username, creds in result["staff"].items():
             self.stdout.write(f"  {'staff':8} {username:10} {creds['password']:24} {creds['api_key']}")
+        self.stdout.write(
+            f"Demo staff second factor: TOTP secret {DEMO_TOTP_SECRET} in an authenticator app, or the current "
+            "code from `manage.py demo_totp_code USERNAME`."
+        )
 
     @staticmethod
     def _attestation_keys(actor: Actor) -> None:
@@ -272,7 +282,7 @@ class Command(BaseCommand):
         for username, staff_role in STAFF.items():
             if not User.objects.filter(username=username).exists():
                 staff_user_create(username=username, role=staff_role, password=demo_password(username), actor=actor)
-            out["staff"][username] = self._credentials(username, actor)
+            out["staff"][username] = {**self._credentials(username, actor), "totp_secret": self._totp(username, actor)}
         out["fleet"] = fleet_load(document=DEMO_FLEET, actor=actor).as_dict()
         self._attestation_keys(actor)
         out["prices"] = self._price_book(actor)
@@ -380,6 +390,15 @@ class Command(BaseCommand):
                 "ssh_keys": keys,
             }
         )
+
+    @staticmethod
+    def _totp(username: str, actor: Actor) -> str:
+        """The staff user's device with the demo secret (enrolled once; one with another secret is replaced)."""
+        user = User.objects.get(username=username)
+        device = totp_device(user)
+        if device is None or totp_secret(device) != DEMO_TOTP_SECRET:
+            staff_totp_enrol(user=user, actor=actor, secret=DEMO_TOTP_SECRET, replace=True)
+        return DEMO_TOTP_SECRET
 
     def _credentials(self, username: str, actor: Actor) -> dict[str, str]:
         user = User.objects.get(username=username)

@@ -7,14 +7,13 @@ import time
 from typing import Any
 
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from lifecycle.services.customers import tenant_signup
 from provisioning.services.fleet import fleet_load
 from tests.support import SYSTEM
 from tests.support.billing import place
-from tests.support.consoles import fleet_of_1024_gpus
+from tests.support.consoles import fleet_of_1024_gpus, signed_in
 
 BUDGET_SECONDS = 3.0  # generous for a shared CI machine; the measured figure is far below it
 
@@ -32,8 +31,7 @@ def test_the_heatmap_of_a_1024_gpu_fleet_renders_within_budget(operator: Any) ->
         place(tenant, mig_profile="1g.10gb")
         if i % 2:
             place(tenant, rung="serverless", share_mode="mps", share_milli=250)
-    client = Client()
-    client.force_login(operator)
+    client = signed_in(operator)
     client.get("/console/operators/")  # templates compiled, caches warm
     timings = []
     for _ in range(3):

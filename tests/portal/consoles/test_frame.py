@@ -20,6 +20,7 @@ from tests.support import SYSTEM
 from tests.support.billing import place
 from tests.support.consoles import signed_in
 from tests.support.data import regions
+from tests.support.otp import current_code, pass_second_factor, staff_device
 
 WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE|MERGE)\b", re.IGNORECASE)
 COMPLIANCE_PAGES = [
@@ -57,8 +58,11 @@ def test_it_registers_the_compliance_operator_and_finance_consoles() -> None:
 )
 def test_staff_sign_in_at_the_portals_page_and_land_on_their_console(who: str, where: str, request: Any) -> None:
     user = request.getfixturevalue(who)
+    device = staff_device(user)
     client = Client()
-    answer = client.post("/login", {"username": user.username, "password": "pw"})
+    asked = client.post("/login", {"username": user.username, "password": "pw"})
+    assert asked["Location"].startswith("/login/code")  # every staff user gives a code
+    answer = client.post(asked["Location"], {"code": current_code(device)})
     assert answer.status_code == 302
     assert answer["Location"] == where
     assert client.get("/console/")["Location"] == where
@@ -139,6 +143,7 @@ def test_an_inactive_or_non_staff_user_in_the_group_opens_nothing(compliance: An
 def test_a_console_post_without_the_csrf_token_is_refused(operator: Any) -> None:
     client = Client(enforce_csrf_checks=True)
     client.force_login(operator)
+    pass_second_factor(client, operator)
     assert client.post("/console/operators/quotas", {"tenant": "acme"}).status_code == 403
 
 
