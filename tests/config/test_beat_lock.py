@@ -24,7 +24,11 @@ import pytest
 import redis
 from celery import Celery
 from django.conf import settings
-from redbeat.schedulers import RedBeatScheduler, acquire_distributed_beat_lock, get_redis
+from redbeat.schedulers import (  # type: ignore[import-untyped]
+    RedBeatScheduler,
+    acquire_distributed_beat_lock,
+    get_redis,
+)
 
 from tests.config.test_settings import _settings
 from tests.support import ROOT, redis_reachable, require
