@@ -42,6 +42,8 @@ SECRET_NAMES = {
     "AWS_SECRET_ACCESS_KEY",
 }
 # What a secret value looks like, wherever it would hide: Stripe keys, a URL carrying a password, a PEM key.
+# Where the image's processes may write besides the data volume (paths inside the containers).
+TEMPORARY = {"/tmp", "/tmp/metrics"}  # noqa: S108
 SECRET_LOOKS = re.compile(r"sk_(live|test)_|rk_(live|test)_|whsec_|://[^/\s:@]+:[^/\s@]+@|-----BEGIN")
 
 
@@ -97,11 +99,13 @@ def test_every_container_runs_unprivileged_on_a_read_only_root(overlay):
             assert ctx["readOnlyRootFilesystem"] is True, container["name"]
             assert ctx["capabilities"]["drop"] == ["ALL"]
             assert ctx.get("runAsUser", spec["securityContext"]["runAsUser"]) != 0
-            assert container["resources"]["requests"] and container["resources"]["limits"]["memory"]
+            assert container["resources"]["requests"]
+            assert container["resources"]["limits"]["memory"]
 
 
 def test_ladder_containers_can_write_only_where_the_image_says(overlay):
-    """/tmp and the Prometheus multiprocess directory everywhere; the data volume (exports) in web and workers."""
+    """The temporary directory and the Prometheus multiprocess one everywhere; the data volume (exports) in web and
+    workers."""
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert "PROMETHEUS_MULTIPROC_DIR=/tmp/metrics" in dockerfile
     assert "LADDER_EXPORT_DIR=/var/lib/ladder/exports" in dockerfile
@@ -110,7 +114,7 @@ def test_ladder_containers_can_write_only_where_the_image_says(overlay):
         if container["name"] == "static-copy":
             continue
         mounts = {m["mountPath"] for m in container["volumeMounts"]}
-        assert {"/tmp", "/tmp/metrics"} <= mounts, container["name"]
+        assert mounts >= TEMPORARY, container["name"]
         if container["name"] in ("web", "worker"):
             assert "/var/lib/ladder" in mounts
         found += 1
@@ -168,7 +172,8 @@ def test_exactly_one_beat_holding_redbeats_lock(overlay):
     assert len(beats) == 1
     (beat,) = beats
     assert beat["spec"]["replicas"] == 1
-    assert not [h for h in of_kind(objs, "HorizontalPodAutoscaler") if h["spec"]["scaleTargetRef"]["name"] == "ladder-beat"]
+    scaled = {h["spec"]["scaleTargetRef"]["name"] for h in of_kind(objs, "HorizontalPodAutoscaler")}
+    assert "ladder-beat" not in scaled
     (container,) = beat["spec"]["template"]["spec"]["containers"]
     assert {"name": "LADDER_BEAT_SCHEDULER", "value": "redbeat"} in container["env"]
 
@@ -251,7 +256,8 @@ def test_no_secret_value_is_rendered(overlay):
     for _, container in ladder_containers(objs):
         for entry in container.get("env") or []:
             if entry["name"] in SECRET_NAMES:
-                assert "value" not in entry and "secretKeyRef" in entry["valueFrom"], entry["name"]
+                assert "value" not in entry, entry["name"]
+                assert "secretKeyRef" in entry["valueFrom"], entry["name"]
         refs = [source["secretRef"]["name"] for source in container.get("envFrom") or [] if "secretRef" in source]
         assert refs == ["ladder-secrets"] or container["name"] == "static-copy"
 
@@ -283,3 +289,22 @@ def test_the_tenant_rbac_kustomization_renders_what_the_provisioner_needs():
         ("ClusterRole", "ladder-cluster-setup"),
     }
     assert not (ROOT / "deploy" / "rbac.yaml").exists()
+
+
+def test_the_migration_job_needs_only_the_shared_objects(overlay):
+    """docs/operations.md applies the objects labelled ``shared``, then the Job, before anything else: the Job must
+    find there everything it names."""
+    _, objs = overlay
+    shared = {
+        (o["kind"], o["metadata"]["name"])
+        for o in objs
+        if o["metadata"].get("labels", {}).get("app.kubernetes.io/component") == "shared"
+    }
+    (job,) = of_kind(objs, "Job")
+    assert job["metadata"]["labels"]["app.kubernetes.io/component"] == "migrate"
+    spec = job["spec"]["template"]["spec"]
+    assert ("ServiceAccount", spec["serviceAccountName"]) in shared
+    for source in spec["containers"][0]["envFrom"]:
+        if "configMapRef" in source:
+            assert ("ConfigMap", source["configMapRef"]["name"]) in shared
+    assert not [v for v in spec["volumes"] if "persistentVolumeClaim" in v or "configMap" in v]
