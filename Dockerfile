@@ -7,8 +7,9 @@
 #   /app/staticfiles (STATIC_ROOT), which the web Pod's nginx serves (Django does not serve them in production).
 # - runtime: the slim Python image, the venv and the source, run as the numeric user 10001. Nothing is written
 #   under / at run time: the root filesystem may be read-only. Writable: /tmp (a tmpfs or emptyDir) with the
-#   Prometheus multiprocess directory /tmp/metrics, and the volume at /var/lib/ladder (export files and, without
-#   S3, asset storage).
+#   Prometheus multiprocess directory /tmp/metrics and gunicorn's control socket (XDG_RUNTIME_DIR: it would
+#   otherwise go under the user's home, which does not exist), and the volume at /var/lib/ladder (export files
+#   and, without S3, asset storage).
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
@@ -36,6 +37,7 @@ WORKDIR /app
 ENV PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
+    XDG_RUNTIME_DIR=/tmp \
     DJANGO_SETTINGS_MODULE=config.settings \
     PROMETHEUS_MULTIPROC_DIR=/tmp/metrics \
     LADDER_EXPORT_DIR=/var/lib/ladder/exports \

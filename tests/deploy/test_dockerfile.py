@@ -139,6 +139,8 @@ def test_writable_places_are_tmp_and_the_data_volume(dockerfile):
     assert env["LADDER_STORAGE_URL"] == "file:///var/lib/ladder/storage/{region}"
     assert env["PYTHONDONTWRITEBYTECODE"] == "1"  # the source is read-only at run time; compiled at build time
     assert env["DJANGO_SETTINGS_MODULE"] == "config.settings"
+    # gunicorn's control socket goes to XDG_RUNTIME_DIR, else under $HOME, which the image's user does not have.
+    assert env["XDG_RUNTIME_DIR"] == "/tmp"  # noqa: S108 - inside the image
     (made,) = [s for s in runs(dockerfile["runtime"]) if "install -d" in s]
     assert "-o 10001 -g 10001 /var/lib/ladder /var/lib/ladder/exports /var/lib/ladder/storage /tmp/metrics" in made
 
