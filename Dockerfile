@@ -45,7 +45,7 @@ ENV PATH=/opt/venv/bin:$PATH \
 USER 10001:10001
 EXPOSE 8000
 # Kubernetes probes /healthz (liveness) and /readyz (readiness) itself (deploy/kustomize/base/web.yaml); this is
-# for plain `docker run`.
+# for plain `docker run`. Host: localhost, which ALLOWED_HOSTS must list (as the manifests' does).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4)"]
+    CMD ["python", "-c", "import urllib.request as u; u.urlopen(u.Request('http://127.0.0.1:8000/healthz', headers={'Host': 'localhost'}), timeout=4)"]
 CMD ["gunicorn", "-c", "config/gunicorn.conf.py", "config.wsgi:application"]

@@ -133,8 +133,14 @@ def test_the_web_server_is_gunicorn_with_one_thread_per_process_and_probes_on_th
     assert "--workers=$(WEB_CONCURRENCY)" in command
     assert int(next(e["value"] for e in gunicorn["env"] if e["name"] == "WEB_CONCURRENCY")) >= 1
     assert command[-1] == "config.wsgi:application"
-    assert gunicorn["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
-    assert gunicorn["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert {k: v for k, v in gunicorn["livenessProbe"]["httpGet"].items() if k != "httpHeaders"} == {
+        "path": "/healthz",
+        "port": "http",
+    }
+    assert {k: v for k, v in gunicorn["readinessProbe"]["httpGet"].items() if k != "httpHeaders"} == {
+        "path": "/readyz",
+        "port": "http",
+    }
     assert gunicorn["ports"] == [{"name": "http", "containerPort": 8000}]
     assert resolve("/healthz").func is healthz
     assert resolve("/readyz").func is readyz
@@ -308,3 +314,20 @@ def test_the_migration_job_needs_only_the_shared_objects(overlay):
         if "configMapRef" in source:
             assert ("ConfigMap", source["configMapRef"]["name"]) in shared
     assert not [v for v in spec["volumes"] if "persistentVolumeClaim" in v or "configMap" in v]
+
+
+@pytest.mark.django_db
+def test_the_probes_pass_django_with_the_overlays_settings(overlay, client, settings):
+    """The kubelet sends the pod's address as Host unless told otherwise; with the overlay's ALLOWED_HOSTS, the
+    probes as rendered (path and headers) answer 200 through Django, and a probe without them would not."""
+    _, objs = overlay
+    (config,) = [c for c in of_kind(objs, "ConfigMap") if c["metadata"]["name"].startswith("ladder-config-")]
+    settings.ALLOWED_HOSTS = config["data"]["ALLOWED_HOSTS"].split(",")
+    (web,) = [d for d in of_kind(objs, "Deployment") if d["metadata"]["name"] == "ladder-web"]
+    (gunicorn,) = [c for c in web["spec"]["template"]["spec"]["containers"] if c["name"] == "web"]
+    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+        get = gunicorn[probe]["httpGet"]
+        headers = {h["name"]: h["value"] for h in get["httpHeaders"]}
+        response = client.get(get["path"], headers=headers)
+        assert response.status_code == 200, (probe, response.content)
+    assert client.get("/healthz", headers={"Host": "10.1.2.3:8000"}).status_code == 400
