@@ -26,6 +26,10 @@ env = environ.FileAwareEnv(
     CACHE_URL=(str, "locmemcache://"),
     CELERY_BROKER_URL=(str, "redis://127.0.0.1:6379/0"),
     CELERY_TASK_DEFAULT_QUEUE=(str, "celery"),
+    LADDER_BEAT_SCHEDULER=(str, ""),
+    LADDER_BEAT_REDIS_URL=(str, ""),
+    LADDER_BEAT_KEY_PREFIX=(str, "redbeat:"),
+    LADDER_BEAT_LOCK_SECONDS=(int, 60),
     LADDER_TASKS_INLINE=(bool, False),
     LADDER_API_RATE=(str, "1200/min"),
     LADDER_AUDIT_VERIFY_EVERY_SECONDS=(int, 3600),
@@ -283,6 +287,22 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Where `celery beat` keeps its schedule. Empty: Celery's own scheduler (a file in the working directory; one beat
+# process only). "redbeat": the schedule in Redis (celery-redbeat) behind a lock, so a second beat replica waits
+# until the first lets go (it releases the lock when it stops; a killed one's lock lapses after
+# LADDER_BEAT_LOCK_SECONDS, which the holder renews at every tick: ticks are at most a fifth of it apart).
+# config/celery.py hands the redbeat_* values to Celery (redbeat reads them without Celery's CELERY_ namespace).
+LADDER_BEAT_SCHEDULER: str = env("LADDER_BEAT_SCHEDULER")
+LADDER_BEAT_REDIS_URL: str = env("LADDER_BEAT_REDIS_URL") or CELERY_BROKER_URL
+LADDER_BEAT_KEY_PREFIX: str = env("LADDER_BEAT_KEY_PREFIX")
+LADDER_BEAT_LOCK_SECONDS: int = env("LADDER_BEAT_LOCK_SECONDS")
+if LADDER_BEAT_SCHEDULER == "redbeat":
+    if LADDER_BEAT_LOCK_SECONDS < 5:
+        raise ImproperlyConfigured("LADDER_BEAT_LOCK_SECONDS must be at least 5 seconds.")
+    CELERY_BEAT_SCHEDULER = "redbeat.RedBeatScheduler"
+    CELERY_BEAT_MAX_LOOP_INTERVAL = LADDER_BEAT_LOCK_SECONDS // 5
+elif LADDER_BEAT_SCHEDULER:
+    raise ImproperlyConfigured(f"LADDER_BEAT_SCHEDULER is {LADDER_BEAT_SCHEDULER!r}: leave it empty or say redbeat.")
 # How often the fleet's capacity (GPUs, idle, stranded per GPU model and hall) is sampled for finance's margin.
 LADDER_CAPACITY_SAMPLE_EVERY_SECONDS: int = env("LADDER_CAPACITY_SAMPLE_EVERY_SECONDS")
 CELERY_BEAT_SCHEDULE = {

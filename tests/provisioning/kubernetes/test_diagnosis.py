@@ -532,11 +532,13 @@ def test_it_reports_at_most_one_broken_layer_and_checks_nothing_after_it(dropped
         assert statuses == ["ok"] * index + ["failed"] + [NOT_CHECKED] * (len(LAYERS) - index - 1)
 
 
-# --- deploy/rbac.yaml -------------------------------------------------------------------------------------------
+# --- deploy/kustomize/tenant-rbac/rbac.yaml ---------------------------------------------------------------------------
 
 
 def test_it_ships_rbac_that_parses_and_names_every_rule():
-    documents = [d for d in yaml.safe_load_all((ROOT / "deploy" / "rbac.yaml").read_text()) if d]
+    documents = [
+        d for d in yaml.safe_load_all((ROOT / "deploy" / "kustomize" / "tenant-rbac" / "rbac.yaml").read_text()) if d
+    ]
     kinds = {(d["kind"], d["metadata"]["name"]) for d in documents}
     assert ("ServiceAccount", "ladder") in kinds
     assert ("ClusterRole", "ladder-provisioner") in kinds

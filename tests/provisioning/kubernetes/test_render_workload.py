@@ -503,11 +503,13 @@ def test_kubevirt_validator_catches_a_wrong_cloud_init_field() -> None:
         schemas.validate_kubevirt(bad)
 
 
-# --- deploy/rbac.yaml covers it ---------------------------------------------------------------------------------
+# --- deploy/kustomize/tenant-rbac/rbac.yaml covers it -----------------------------------------------------------------
 
 
 def _granted(role: str) -> set[tuple[str, str]]:
-    documents = [d for d in yaml.safe_load_all((ROOT / "deploy" / "rbac.yaml").read_text()) if d]
+    documents = [
+        d for d in yaml.safe_load_all((ROOT / "deploy" / "kustomize" / "tenant-rbac" / "rbac.yaml").read_text()) if d
+    ]
     rules = next(d for d in documents if d["kind"] == "ClusterRole" and d["metadata"]["name"] == role)["rules"]
     return {
         (group, resource)
