@@ -303,7 +303,7 @@ def export_batches(
 
 
 PARALLEL_MIN_ROWS = 50_000  # fewer rows are written by one process: starting others costs more than they save
-PARTS_PER_WORKER = 2  # shorter parts even out what the workers are given
+PARTS_PER_WORKER = 1  # a part per worker: each fork costs the pages it copies from this process
 
 
 def _write_part(
