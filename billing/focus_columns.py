@@ -486,7 +486,8 @@ def csv_bytes(made: Made) -> memoryview:
 
 
 def record_batch(made: Made, schema: pa.Schema) -> pa.RecordBatch:
-    """The batch's rows as an Arrow record batch of ``schema`` (``focus_files.SCHEMA``)."""
+    """The batch's rows as an Arrow record batch of ``schema`` (``focus_files.BATCH_SCHEMA``: the unchanging string
+    columns dictionary-encoded)."""
     cost = _decimal(made.cost, COST_PLACES)
     quantity = _decimal(made.quantity, QUANTITY_PLACES)
     description = pc.binary_join_element_wise(
@@ -515,6 +516,19 @@ def record_batch(made: Made, schema: pa.Schema) -> pa.RecordBatch:
     columns = [column.cast(schema.field(i).type) for i, column in enumerate(head)]
     for offset in range(len(COLUMNS) - VARYING):
         field = schema.field(VARYING + offset)
-        dictionary = pa.array([s.values[offset] for s in made.statics], type=field.type)
-        columns.append(pc.take(dictionary, made.static))
+        values = [s.values[offset] for s in made.statics]
+        if not pa.types.is_dictionary(field.type):
+            columns.append(pc.take(pa.array(values, type=field.type), made.static))
+            continue
+        # A string column the same for a combination: the combinations' values and each row's index into them,
+        # nothing copied per row. A null value is a null index.
+        indices = made.static
+        if None in values:
+            kept = [i for i, value in enumerate(values) if value is not None]
+            remap: list[int | None] = [None] * len(values)
+            for new, old in enumerate(kept):
+                remap[old] = new
+            indices = pc.take(pa.array(remap, pa.int32()), made.static)
+            values = [values[i] for i in kept]
+        columns.append(pa.DictionaryArray.from_arrays(indices, pa.array(values, pa.string())))
     return pa.RecordBatch.from_arrays(columns, schema=schema)

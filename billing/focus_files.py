@@ -20,7 +20,7 @@ from typing import IO, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from billing.focus import COLUMNS, COST_PLACES, QUANTITY_PLACES
+from billing.focus import COLUMNS, COST_PLACES, QUANTITY_PLACES, VARYING
 from billing.focus_columns import Batch, Columns, csv_bytes, record_batch
 
 FORMATS = ("csv", "parquet")
@@ -49,6 +49,17 @@ SCHEMA = pa.schema(
     [pa.field(c.name, _arrow_type(c.name, c.kind), nullable=not c.required) for c in COLUMNS],
     metadata={b"focus_version": b"1.2", b"producer": b"Ladder"},
 )
+# The record batches an export is made of: SCHEMA with the string columns that are the same for a tenant x SKU x
+# price x allocation x month dictionary-encoded (each row an index into its chunk's combinations). Parquet stores
+# them as the strings they are, dictionary-encoded, and the Arrow schema is not stored in the file, so a reader gets
+# SCHEMA's plain strings back; FILE_METADATA says the FOCUS version instead.
+BATCH_SCHEMA = pa.schema(
+    [
+        field.with_type(pa.dictionary(pa.int32(), pa.string())) if i >= VARYING and field.type == pa.string() else field
+        for i, field in enumerate(SCHEMA)
+    ]
+)
+FILE_METADATA = {"focus_version": "1.2", "producer": "Ladder"}
 HEADER = ",".join(c.name for c in COLUMNS)
 
 
@@ -67,11 +78,11 @@ def write_csv(out: IO[bytes], batches: Iterable[Batch], *, header: bool = True) 
 
 
 def record_batches(batches: Iterable[Batch]) -> Iterator[pa.RecordBatch]:
-    """The batches' rows as Arrow record batches of ``SCHEMA``, in order (one ``Columns``: the carry goes on)."""
+    """The batches' rows as Arrow record batches of ``BATCH_SCHEMA``, in order (one ``Columns``: the carry goes on)."""
     columns = Columns()
     for batch in batches:
         if len(batch):
-            yield record_batch(columns.make(batch), SCHEMA)
+            yield record_batch(columns.make(batch), BATCH_SCHEMA)
 
 
 def write_parquet(out: Any, batches: Iterable[Batch], *, row_group: int = ROW_GROUP) -> int:
@@ -81,23 +92,24 @@ def write_parquet(out: Any, batches: Iterable[Batch], *, row_group: int = ROW_GR
 
 
 def write_parquet_records(out: Any, records: Iterable[pa.RecordBatch], *, row_group: int = ROW_GROUP) -> int:
-    """Write record batches of ``SCHEMA`` to Parquet in row groups of ``row_group`` rows: batches are held until a
+    """Write record batches of ``BATCH_SCHEMA`` to Parquet in row groups of ``row_group`` rows: batches are held until a
     group is full, then written and dropped."""
     count = 0
     pending: list[pa.RecordBatch] = []
     waiting = 0
-    with pq.ParquetWriter(out, SCHEMA, compression="zstd") as writer:
+    with pq.ParquetWriter(out, BATCH_SCHEMA, compression="zstd", store_schema=False) as writer:
+        writer.add_key_value_metadata(FILE_METADATA)
         for record in records:
             pending.append(record)
             waiting += record.num_rows
             if waiting >= row_group:
-                table = pa.Table.from_batches(pending, schema=SCHEMA)
+                table = pa.Table.from_batches(pending, schema=BATCH_SCHEMA)
                 full = waiting - waiting % row_group
                 writer.write_table(table.slice(0, full), row_group_size=row_group)
                 pending, waiting = table.slice(full).to_batches(), waiting - full
                 count += full
         if waiting or count == 0:
-            writer.write_table(pa.Table.from_batches(pending, schema=SCHEMA), row_group_size=row_group)
+            writer.write_table(pa.Table.from_batches(pending, schema=BATCH_SCHEMA), row_group_size=row_group)
             count += waiting
     return count
 
@@ -110,7 +122,7 @@ def write_part(file_format: str, path: str, batches: Iterable[Batch]) -> int:
         with open(path, "wb") as out:
             return write_csv(out, batches, header=False)
     count = 0
-    with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, SCHEMA) as stream:
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, BATCH_SCHEMA) as stream:
         for record in record_batches(batches):
             stream.write_batch(record)
             count += record.num_rows

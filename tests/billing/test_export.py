@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from billing.exports import export_batches
-from billing.focus_files import write_parquet
+from billing.focus_files import SCHEMA, write_parquet
 from billing.metering import to_ms
 from billing.models import UsageInterval, UsageRollup
 from billing.pricing import round_money
@@ -129,6 +129,9 @@ def test_parquet_is_written_in_row_groups_with_the_csv_values(acme, globex, tmp_
     assert count == len(rows)
     parquet = pq.ParquetFile(path)
     assert parquet.metadata.num_row_groups == -(-count // 50)
+    # Written from dictionary-encoded batches, read as the plain columns FOCUS names, with the version said.
+    assert parquet.schema_arrow.remove_metadata().equals(SCHEMA.remove_metadata(), check_metadata=True)
+    assert parquet.metadata.metadata[b"focus_version"] == b"1.2"
     table = parquet.read().to_pylist()
     assert [r["BilledCost"] for r in table] == [Decimal(r["BilledCost"]) for r in rows]
     assert [r["Tags"] for r in table] == [r["Tags"] for r in rows]
