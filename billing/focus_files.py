@@ -11,7 +11,6 @@ gets the exact values back; date/times are ISO 8601 strings as FOCUS spells them
 from __future__ import annotations
 
 import hashlib
-import mmap
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -141,19 +140,20 @@ def join(file_format: str, path: str, parts: Iterable[str], rows: Callable[[], i
 
     if file_format == "parquet":
         return _digest_of(path, write_parquet_records(path, records()))
-    # CSV: each part is hashed where it lies (mapped, not copied) and appended by the kernel (copy_file_range).
+    # CSV: each part is hashed through one small buffer and appended by the kernel (copy_file_range): its bytes
+    # are not copied through Python, nor mapped whole (the process would hold the part's pages).
     digest = hashlib.sha256(HEADER.encode() + b"\n")
+    buffer = bytearray(1 << 20)
+    view = memoryview(buffer)
     with open(path, "wb", buffering=0) as out:
         out.write(HEADER.encode() + b"\n")
         for part in parts:
-            with open(part, "rb") as source:
-                size = os.fstat(source.fileno()).st_size
-                if size:
-                    with mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ) as view:
-                        digest.update(view)
-                    copied = 0
-                    while copied < size:
-                        copied += os.copy_file_range(source.fileno(), out.fileno(), size - copied, copied)
+            with open(part, "rb", buffering=0) as source:
+                while read := source.readinto(buffer):
+                    digest.update(view[:read])
+                size, copied = source.tell(), 0
+                while copied < size:
+                    copied += os.copy_file_range(source.fileno(), out.fileno(), size - copied, copied)
             os.unlink(part)
         return Written(rows(), digest.hexdigest(), out.tell())
 
