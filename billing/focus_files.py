@@ -11,6 +11,7 @@ gets the exact values back; date/times are ISO 8601 strings as FOCUS spells them
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from billing.focus import COLUMNS, COST_PLACES, QUANTITY_PLACES, VARYING
 from billing.focus_columns import Batch, Columns, csv_bytes, record_batch
 
 FORMATS = ("csv", "parquet")
+HASH_WINDOW = 32 << 20  # bytes of a CSV part mapped at once while it is hashed (a multiple of mmap's granularity)
 ROW_GROUP = 65_536
 
 _DECIMAL_PLACES = {
@@ -140,18 +142,19 @@ def join(file_format: str, path: str, parts: Iterable[str], rows: Callable[[], i
 
     if file_format == "parquet":
         return _digest_of(path, write_parquet_records(path, records()))
-    # CSV: each part is hashed through one small buffer and appended by the kernel (copy_file_range): its bytes
-    # are not copied through Python, nor mapped whole (the process would hold the part's pages).
+    # CSV: each part is hashed where it lies, mapped a window at a time (the process holds one window's pages, not
+    # the part's), and appended by the kernel (copy_file_range): its bytes are not copied through Python.
     digest = hashlib.sha256(HEADER.encode() + b"\n")
-    buffer = bytearray(1 << 20)
-    view = memoryview(buffer)
     with open(path, "wb", buffering=0) as out:
         out.write(HEADER.encode() + b"\n")
         for part in parts:
             with open(part, "rb", buffering=0) as source:
-                while read := source.readinto(buffer):
-                    digest.update(view[:read])
-                size, copied = source.tell(), 0
+                size = os.fstat(source.fileno()).st_size
+                for offset in range(0, size, HASH_WINDOW):
+                    length = min(HASH_WINDOW, size - offset)
+                    with mmap.mmap(source.fileno(), length, offset=offset, access=mmap.ACCESS_READ) as window:
+                        digest.update(window)
+                copied = 0
                 while copied < size:
                     copied += os.copy_file_range(source.fileno(), out.fileno(), size - copied, copied)
             os.unlink(part)

@@ -6,6 +6,7 @@ tests commit (transactional_db); an export inside a transaction is written by on
 from __future__ import annotations
 
 import hashlib
+import mmap
 from io import StringIO
 
 import pyarrow.parquet as pq
@@ -16,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import core.tasks
-from billing import exports
+from billing import exports, focus_files
 from billing.metering import to_ms
 from tests.support.exports import MONTH, generated_month
 
@@ -84,6 +85,7 @@ def _write(tmp_path, file_format: str, workers: int, detail: bool, tenant_id: in
 def test_workers_write_the_file_one_process_writes(transactional_db, acme, globex, tmp_path, monkeypatch, detail):
     committed_month([acme, globex], monkeypatch, days=3)
     monkeypatch.setattr(exports, "PARALLEL_MIN_ROWS", 1)
+    monkeypatch.setattr(focus_files, "HASH_WINDOW", mmap.ALLOCATIONGRANULARITY)  # a part hashed in many windows
     parts: list[tuple[exports.KeyRange, int]] = []  # those of the last split
     split = exports.split
 
