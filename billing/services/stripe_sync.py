@@ -41,6 +41,7 @@ from billing.services.accounts import billing_account
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict
+from core.progress import QUIET, Progress
 from tenancy.models import Tenant, TenantState
 
 log = logging.getLogger(__name__)
@@ -499,10 +500,12 @@ def billing_push(
     threads: int = 8,
     max_batches: int | None = None,
     on_sent: Callable[[list[int]], None] | None = None,
+    progress: Progress = QUIET,
 ) -> PushReport:
     """Send every due rollup to Stripe, oldest window first; stop at the first sign Stripe is unavailable.
 
-    ``on_sent`` is called with the ids Stripe accepted before they are recorded (tests use it to crash there)."""
+    ``on_sent`` is called with the ids Stripe accepted before they are recorded (tests use it to crash there).
+    ``progress`` counts the rollups handled, out of those due when the push began (counted only when shown)."""
     report = PushReport()
     if not stripe_enabled():
         return report
@@ -511,6 +514,8 @@ def billing_push(
     if batch_size is None:  # big batches (fewer database round trips), sent well within their lease
         batch_size = max(1, min(1000, int(rate * push_lease().total_seconds() / 4)))
     batches = 0
+    if progress.active:
+        progress.set_total(_due(now or timezone.now()).count())
     with ThreadPoolExecutor(max_workers=threads) as pool:
         while max_batches is None or batches < max_batches:
             moment = now or timezone.now()
@@ -524,16 +529,17 @@ def billing_push(
             outcomes = list(pool.map(partial(_send, bucket, accounts=accounts), rows))
             if on_sent is not None:
                 on_sent([r.pk for r, (o, _) in zip(rows, outcomes, strict=True) if o in (SENT, REPLAYED, ALREADY)])
-            if _record(rows, outcomes, moment, token, report):
+            stop = _record(rows, outcomes, moment, token, report)
+            progress.advance(len(rows))
+            if stop:
                 break
+    progress.finish()
     return report
 
 
 def _claim(now: datetime, limit: int, token: str) -> list[UsageRollup]:
     """Take up to ``limit`` due rows, oldest window first; rows another pusher holds are skipped."""
-    due = Q(push_state=PushState.PENDING, next_attempt_at__lte=now) | Q(
-        push_state=PushState.SENDING, lease_until__lt=now
-    )
+    due = _due_rows(now)
     with transaction.atomic():
         ids = list(
             UsageRollup.objects.select_for_update(skip_locked=True)
@@ -551,6 +557,16 @@ def _claim(now: datetime, limit: int, token: str) -> list[UsageRollup]:
         "sku", "price__sku"
     )
     return sorted(rows, key=lambda r: (r.window_ms, r.pk))
+
+
+def _due_rows(now: datetime) -> Q:
+    return Q(push_state=PushState.PENDING, next_attempt_at__lte=now) | Q(
+        push_state=PushState.SENDING, lease_until__lt=now
+    )
+
+
+def _due(now: datetime) -> Any:
+    return UsageRollup.objects.filter(_due_rows(now))
 
 
 def push_lease() -> timedelta:
