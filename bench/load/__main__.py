@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.load.report import Endpoint, endpoints, failures, table
-from bench.load.stack import ROOT, GPU_MODEL, Stack
+from bench.load.stack import GPU_MODEL, ROOT, Stack
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 

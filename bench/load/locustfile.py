@@ -8,8 +8,8 @@ offerings; places a one-GPU container on the simulated fleet and stops its oldes
 A refusal for want of capacity (409) is an answer, not an error.
 
 ``LADDER_LOAD_JOURNAL`` names a file where every allocation placed (its id and the devices the answer named),
-every stop answered, and every 5xx or failed connection (with the time) is written as a JSON line: the fault runner
-compares it with the database afterwards.
+every stop answered, and every 5xx or failed connection (when it ended, and how long it took) is written as a JSON
+line: the fault runner compares it with the database afterwards.
 """
 
 from __future__ import annotations
@@ -41,11 +41,17 @@ def note(record: dict[str, Any]) -> None:
 
 @events.request.add_listener
 def _server_errors(
-    request_type: str, name: str, response: Any, exception: BaseException | None, **kwargs: Any
+    request_type: str,
+    name: str,
+    response_time: float,
+    response: Any,
+    exception: BaseException | None,
+    **kwargs: Any,
 ) -> None:
     status = getattr(response, "status_code", 0) or 0
     if (exception is not None and not status) or status >= 500:
-        note({"kind": "error", "name": name, "status": status, "error": repr(exception) if exception else ""})
+        error = repr(exception)[:200] if exception else ""
+        note({"kind": "error", "name": name, "status": status, "ms": response_time, "error": error})
 
 
 class Customer(HttpUser):
@@ -122,9 +128,9 @@ class Customer(HttpUser):
             else:
                 r.failure(f"{r.status_code}")
         if len(self.mine) > HELD:
-            self.stop()
+            self.release_oldest()
 
-    def stop(self) -> None:
+    def release_oldest(self) -> None:
         target = self.mine[0]
         with self.client.delete(
             f"/api/v1/allocations/{target}", name="DELETE /allocations/{id}", catch_response=True

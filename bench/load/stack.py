@@ -42,15 +42,15 @@ from lifecycle.services.customers import tenant_signup
 from provisioning.models import GpuModel, Region
 from provisioning.services.fleet import fleet_load
 from tenancy.services import api_key_create
-nodes, tenants = int(sys.argv[1]), int(sys.argv[2])
+nodes, tenants, model = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 actor = Actor.system("load")
 fleet_load(document={"regions": [{"code": "load", "name": "Load", "jurisdiction": "EU", "halls": [
     {"code": "load-1a", "fenced_for": None, "nodes": [
-        {"hostname": f"l{i:04d}", "gpu_model": "%(model)s", "gpu_count": 8, "nvlink_domain": f"load-1a/nvl-{i // 16}",
+        {"hostname": f"l{i:04d}", "gpu_model": model, "gpu_count": 8, "nvlink_domain": f"load-1a/nvl-{i // 16}",
          "cc_capable": False,
          "versions": {"driver": "580.65", "cuda": "13.0", "nccl": "2.27", "firmware": "96.00"}}
         for i in range(nodes)]}]}]}, actor=actor)
-sku = Sku(rung="container", gpu_model=GpuModel.objects.get(name="%(model)s"), unit="gpu", mig_profile="",
+sku = Sku(rung="container", gpu_model=GpuModel.objects.get(name=model), unit="gpu", mig_profile="",
           region=Region.objects.get(code="load"))
 sku.save()
 SkuPrice.objects.create(sku=sku, effective_from=timezone.now() - timedelta(days=60),
@@ -66,22 +66,19 @@ for t in range(tenants):
     user = tenant.memberships.get().user
     keys.append(api_key_create(user=user, name="load", scopes=["read", "write"], expires_at=None, actor=actor).token)
 print(json.dumps({"keys": keys}))
-""" % {"model": GPU_MODEL}
+"""
 
 # Closed usage waiting for the pusher (rollups of past hours, pending), as the window closer leaves it: ``n`` per
-# tenant, in hours no earlier call used (``offset``).
+# tenant, in the hours before ``top`` (epoch ms, fixed for the run) that no earlier call used (``offset``).
 ROLLUPS = """
 import sys
-from datetime import timedelta
-from django.utils import timezone
-from billing.metering import to_ms
 from billing.models import PushState, SkuPrice, UsageRollup
 from tenancy.models import Tenant
-n, offset = int(sys.argv[1]), int(sys.argv[2])
+n, offset, top_ms = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 price = SkuPrice.objects.select_related("sku").get()
-top = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(hours=2)
+HOUR_MS = 3_600_000
 rows = [
-    UsageRollup(tenant=tenant, sku=price.sku, price=price, window_ms=to_ms(top - timedelta(hours=offset + h)), batch=1,
+    UsageRollup(tenant=tenant, sku=price.sku, price=price, window_ms=top_ms - (offset + h) * HOUR_MS, batch=1,
                 quantity_milli=(1 + (t + h) % 4) * 3_600_000, amount=price.unit_price_per_hour * (1 + (t + h) % 4),
                 currency="usd", meter_value=(1 + (t + h) % 4) * 3_600, push_state=PushState.PENDING)
     for t, tenant in enumerate(Tenant.objects.order_by("pk")) for h in range(n)
@@ -111,6 +108,8 @@ class Stack:
     beat: subprocess.Popen[bytes] | None = None
     locust: subprocess.Popen[bytes] | None = None
     keys_file: Path | None = None
+    # The hour the queued usage counts back from: two before the run began (closed, within Stripe's 35 days).
+    top_ms: int = field(default_factory=lambda: (int(time.time()) // 3600 - 2) * 3_600_000)
 
     @property
     def url(self) -> str:
@@ -130,7 +129,7 @@ class Stack:
             DATABASE_URL=self.database_url,
             CELERY_BROKER_URL=self.broker,
             CELERY_TASK_DEFAULT_QUEUE=QUEUE,
-            SECRET_KEY="load-run-secret-not-for-production",  # noqa: S106 - a scratch database's
+            SECRET_KEY="load-run-secret-not-for-production",
             DEBUG="0",
             ALLOWED_HOSTS="127.0.0.1,localhost",
             LADDER_TASKS_INLINE="0",
@@ -185,7 +184,7 @@ class Stack:
                 raise SystemExit(f"cannot use PostgreSQL at {admin}: {done.stderr.strip()}")
         self.queue_forget()
         self.manage("migrate", "--noinput", "-v0")
-        seeded = json.loads(self.script(SEED, self.nodes, self.tenants))
+        seeded = json.loads(self.script(SEED, self.nodes, self.tenants, GPU_MODEL))
         self.keys_file = self.scratch / "keys.json"
         self.keys_file.write_text(json.dumps(seeded))
         self.web_start()
@@ -266,7 +265,7 @@ class Stack:
         return path.read_text(errors="replace")[-3000:] if path.exists() else ""
 
     def rollups_add(self, per_tenant: int, offset: int) -> int:
-        return int(self.script(ROLLUPS, per_tenant, offset))
+        return int(self.script(ROLLUPS, per_tenant, offset, self.top_ms))
 
     def push(self) -> None:
         """Queue a push to Stripe now, as the beat entry does."""
