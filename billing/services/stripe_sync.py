@@ -53,14 +53,22 @@ INVOICE_FINALIZE_GRACE = timedelta(hours=1)  # Stripe finalizes a period's invoi
 
 
 _clients = threading.local()
+TIMEOUT = (5, 20)  # connect, read (seconds): the pusher and tasks, which nobody waits on
+# A request a person waits on (the upcoming invoice's Stripe preview, beside the ledger's): a Stripe that stopped
+# answering must not hold a web worker for TIMEOUT's 20 s, or a handful of such requests starve the server.
+INTERACTIVE_TIMEOUT = (2, 3)
+PREVIEW_PAUSE_SECONDS = 30  # after a failed preview, this process answers without Stripe's for this long
+_preview_paused_until = 0.0
 
 
-def stripe_client() -> stripe.StripeClient:
-    """This thread's Stripe client (an HTTP session is not shared between threads)."""
+def stripe_client(*, interactive: bool = False) -> stripe.StripeClient:
+    """This thread's Stripe client (an HTTP session is not shared between threads); ``interactive``: the one with
+    short timeouts, for requests a person waits on."""
     if not stripe_enabled():
         raise RuntimeError("Stripe is not configured (STRIPE_API_KEY is empty): the product is ledger-only")
     config = (settings.STRIPE_API_KEY, settings.STRIPE_API_BASE)
-    cached = getattr(_clients, "client", None)
+    slot = "interactive" if interactive else "client"
+    cached = getattr(_clients, slot, None)
     if cached is None or cached[0] != config:
         session = requests.Session()
         # Left to itself, requests reads the proxy variables of the environment on every request: a quarter of
@@ -72,9 +80,10 @@ def stripe_client() -> stripe.StripeClient:
             settings.STRIPE_API_KEY,
             base_addresses={"api": settings.STRIPE_API_BASE},
             max_network_retries=0,  # retries are the outbox's (with backoff), so a slow Stripe never holds a row
-            http_client=stripe.RequestsClient(timeout=(5, 20), session=session),  # connect, read
+            http_client=stripe.RequestsClient(timeout=INTERACTIVE_TIMEOUT if interactive else TIMEOUT, session=session),
         )
-        cached = _clients.client = (config, client)
+        cached = (config, client)
+        setattr(_clients, slot, cached)
     return cached[1]
 
 
@@ -324,19 +333,35 @@ def _items_retire(client: stripe.StripeClient, account: BillingAccount, items: d
 
 
 def stripe_invoice_preview(*, tenant: Tenant) -> dict[str, Any] | None:
-    """Stripe's own preview of the tenant's upcoming invoice (for comparison with the ledger's), or None."""
+    """Stripe's own preview of the tenant's upcoming invoice (for comparison with the ledger's), or None.
+
+    A person waits on it: it uses the short timeouts, and once it has failed (``stripe.StripeError``, raised to the
+    caller) this process skips Stripe's preview for ``PREVIEW_PAUSE_SECONDS`` (``StripePaused``), so an outage
+    costs each web worker one slow request, not one per page view."""
+    global _preview_paused_until
     account = BillingAccount.objects.filter(tenant=tenant).exclude(stripe_customer_id="").first()
     if account is None or not account.stripe_subscription_id:
         return None
-    client = stripe_client()
+    if time.monotonic() < _preview_paused_until:
+        raise StripePaused("Stripe's preview is paused after a failure")
+    client = stripe_client(interactive=True)
     total = amount_due = 0
     currency = account.currency
-    for shard in account_subscriptions(account):  # one invoice per subscription: the tenant's is their sum
-        invoice = client.v1.invoices.create_preview(
-            params={"customer": account.stripe_customer_id, "subscription": shard}
-        )
-        total, amount_due, currency = total + invoice.total, amount_due + invoice.amount_due, invoice.currency
+    try:
+        for shard in account_subscriptions(account):  # one invoice per subscription: the tenant's is their sum
+            invoice = client.v1.invoices.create_preview(
+                params={"customer": account.stripe_customer_id, "subscription": shard}
+            )
+            total, amount_due, currency = total + invoice.total, amount_due + invoice.amount_due, invoice.currency
+    except stripe.StripeError:
+        _preview_paused_until = time.monotonic() + PREVIEW_PAUSE_SECONDS
+        raise
     return {"total": total, "currency": currency, "amount_due": amount_due}
+
+
+class StripePaused(stripe.APIConnectionError):
+    """Stripe's preview is not asked for a while after it failed (a ``stripe.StripeError``, so callers that fall
+    back on one fall back on this too)."""
 
 
 # --- the payment method -----------------------------------------------------------------------------------------
