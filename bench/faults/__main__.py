@@ -7,8 +7,8 @@ turn, each with usage waiting to be pushed to Stripe (rollups of past hours, pen
   held down ``--down`` seconds, and started again: a restart long enough to see;
 - ``redis``: Redis shut down (``redis-cli shutdown nosave``), held down ``--down`` seconds, started again as the
   machine runs it;
-- ``worker``: the Celery worker killed (SIGKILL) while it pushes to Stripe, a new one started ``--down`` seconds
-  later;
+- ``worker``: the Celery worker killed (SIGKILL) while it pushes to Stripe (once Stripe has taken a third of the
+  queued events, at most 20), a new one started ``--down`` seconds later;
 - ``stripe``: the local Stripe server answering 500s for half of ``--window`` seconds, then holding requests and
   dropping them unanswered (timeouts) for the other half.
 
@@ -205,6 +205,7 @@ def run_fault(stack: Stack, fault: Fault, plan: Plan, offset: int) -> list[Check
     run_time = plan.lead + fault.hold + plan.tail + 60  # stopped earlier: once the service is back, plus the tail
     prefix = swarm(stack, users=plan.users, spawn_rate=plan.users, run_time=run_time, journal=path)
     poller = Poller(stack)
+    restarts_before = sum(stack.restarts.values())
     poller.start()
     back: float | None = None
     try:
@@ -233,6 +234,9 @@ def run_fault(stack: Stack, fault: Fault, plan: Plan, offset: int) -> list[Check
         Check(fault.name, "stripe = ledger", *ledger_check(stack, plan.drain)),
     ]
     served = f"{total.requests} requests, {total.failures} failed" if total else "no requests"
+    restarted = sum(stack.restarts.values()) - restarts_before
+    if restarted:
+        served += f"; Celery processes that exited and were restarted: {restarted}"
     took = time.monotonic() - started
     print(f"  {fault.name}: {fault.what}; {served}; {added} rollups queued for Stripe; {took:.0f} s", flush=True)
     return results
@@ -244,7 +248,8 @@ def faults(stack: Stack, window: float, down: float) -> dict[str, Fault]:
         before = len(stack.stripe.events())
         stack.push()
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and len(stack.stripe.events()) < before + 20:
+        into = max(1, min(20, stack.queued // 3))  # events Stripe has taken when the worker dies
+        while time.monotonic() < deadline and len(stack.stripe.events()) < before + into:
             time.sleep(0.02)
         stack.worker_kill()
 
@@ -288,6 +293,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--down", type=float, default=5, help="seconds PostgreSQL and Redis stay down (default 5)")
     parser.add_argument("--users", type=int, default=10)
     parser.add_argument("--rollups", type=int, default=100, help="rollups per tenant queued before each fault")
+    parser.add_argument("--meter-rate", type=int, default=200, help="the pusher's meter events a second")
     parser.add_argument("--drain", type=float, default=300, help="seconds allowed for the pusher to catch up")
     parser.add_argument("--lead", type=float, default=5, help="seconds of load before each fault (default 5)")
     parser.add_argument("--tail", type=float, default=10, help="seconds of load once it is back (default 10)")
@@ -299,7 +305,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8792)
     args = parser.parse_args(argv)
 
-    stack = Stack(database=args.database, server=args.server, port=args.port, nodes=args.nodes, tenants=args.tenants)
+    stack = Stack(
+        database=args.database,
+        server=args.server,
+        port=args.port,
+        nodes=args.nodes,
+        tenants=args.tenants,
+        meter_rate=args.meter_rate,
+    )
     results: list[Check] = []
     began = time.monotonic()
     try:

@@ -3,7 +3,10 @@ created, migrated, seeded), gunicorn, a Celery worker and beat on Redis, and the
 (``tests/fakes/stripe.py``) in this process, which the product reaches through the official ``stripe`` client.
 
 Every process is started here and stopped by ``close`` (the runners call it in ``finally``); none listens beyond
-127.0.0.1. The Celery processes use a queue of their own on their Redis database, which ``close`` empties.
+127.0.0.1. The Celery processes use a queue of their own on their Redis database, which ``close`` empties. As a
+deployment's supervisor does (Kubernetes restarts a container whose process exits), a Celery worker or beat that
+exits on its own is started again, and counted (``restarts``): Celery exits when it cannot reconnect to a broker
+that went away ("Unrecoverable error"), so a deployment relies on that restart.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,6 +113,11 @@ class Stack:
     beat: subprocess.Popen[bytes] | None = None
     locust: subprocess.Popen[bytes] | None = None
     keys_file: Path | None = None
+    queued: int = 0  # rollups the last ``rollups_add`` queued
+    restarts: Counter[str] = field(default_factory=Counter)  # Celery processes that exited on their own, restarted
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _supervisor: threading.Thread | None = None
+    _closing: bool = False
     # The hour the queued usage counts back from: two before the run began (closed, within Stripe's 35 days).
     top_ms: int = field(default_factory=lambda: (int(time.time()) // 3600 - 2) * 3_600_000)
 
@@ -190,6 +200,18 @@ class Stack:
         self.web_start()
         self.worker_start()
         self.beat_start()
+        self._supervisor = threading.Thread(target=self._supervise, name="supervisor", daemon=True)
+        self._supervisor.start()
+
+    def _supervise(self) -> None:
+        while not self._closing:
+            with self._lock:
+                for name in ("worker", "beat"):
+                    process = getattr(self, name)
+                    if process is not None and process.poll() is not None and not self._closing:
+                        self.restarts[name] += 1
+                        getattr(self, f"{name}_start")()
+            time.sleep(0.5)
 
     def _spawn(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
         log = (self.scratch / f"{name}.log").open("ab")
@@ -231,10 +253,11 @@ class Stack:
 
     def worker_kill(self) -> None:
         """SIGKILL: no chance to finish, acknowledge or release anything."""
-        if self.worker is not None:
-            self.worker.send_signal(signal.SIGKILL)
-            self.worker.wait()
-            self.worker = None
+        with self._lock:  # not the supervisor's to restart: the fault's restore starts the next one
+            worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.send_signal(signal.SIGKILL)
+            worker.wait()
 
     # --- looking at it ---------------------------------------------------------------------------------------
 
@@ -265,7 +288,8 @@ class Stack:
         return path.read_text(errors="replace")[-3000:] if path.exists() else ""
 
     def rollups_add(self, per_tenant: int, offset: int) -> int:
-        return int(self.script(ROLLUPS, per_tenant, offset, self.top_ms))
+        self.queued = int(self.script(ROLLUPS, per_tenant, offset, self.top_ms))
+        return self.queued
 
     def push(self) -> None:
         """Queue a push to Stripe now, as the beat entry does."""
@@ -292,6 +316,9 @@ class Stack:
     # --- taking it down --------------------------------------------------------------------------------------
 
     def close(self) -> None:
+        self._closing = True
+        if self._supervisor is not None:
+            self._supervisor.join()
         for process in (self.locust, self.beat, self.worker, self.web):
             if process is not None and process.poll() is None:
                 process.terminate()

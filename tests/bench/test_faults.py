@@ -66,8 +66,8 @@ def _accepting(port: int) -> bool:
 
 def test_the_fault_run_passes_every_check_with_short_windows():
     require(_accepting(5432) and redis_reachable("redis://127.0.0.1:6379/14"), "PostgreSQL and Redis")
-    command = [sys.executable, "-m", "bench.faults", "--window", "3", "--down", "3", "--lead", "2", "--tail", "3"]
-    command += ["--users", "3", "--rollups", "10", "--nodes", "4", "--tenants", "2"]
+    command = [sys.executable, "-m", "bench.faults", "--window", "3", "--down", "3", "--lead", "1", "--tail", "2"]
+    command += ["--users", "3", "--rollups", "30", "--meter-rate", "50", "--nodes", "2", "--tenants", "2"]
     command += ["--database", "ladder_load_faults_smoke", "--port", "8794", "--drain", "120"]
     try:
         result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=420)
