@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from django.db import IntegrityError, connection, transaction
 
+from core.models import AuditEvent
 from provisioning import fleet_cache
 from provisioning.models import Allocation, Gpu, GpuClaim
-from core.models import AuditEvent
 from provisioning.services.allocations import (
     AllocationSpec,
     PlacementRefused,
@@ -18,8 +18,8 @@ from provisioning.services.allocations import (
     allocation_stop,
     allocation_transition,
 )
-from provisioning.states import AllocationState
 from provisioning.services.fleet import fleet_load
+from provisioning.states import AllocationState
 from tenancy.models import Tenant
 from tests.support import SYSTEM, require_postgres
 from tests.support.fleet_documents import node
