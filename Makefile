@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: run test lint venv lock browser worker beat bench-data bench-data-check focus-venv focus-lock
+.PHONY: run test lint venv lock browser worker beat bench-data bench-data-check focus-venv focus-lock load faults
 
 venv: $(STAMP)
 
@@ -147,3 +147,21 @@ bench-data:
 bench-data-check:
 	@cd $(TRACE_DIR) && if command -v sha256sum >/dev/null; then sha256sum --check SHA256SUMS; \
 		else shasum -a 256 --check SHA256SUMS; fi
+
+# The load run (bench/load): Ladder on loopback as production runs it (a scratch PostgreSQL database, gunicorn, a
+# Celery worker and beat on Redis db 14, the local Stripe server) under locust's customer API mix for LOAD_TIME
+# seconds; prints throughput, p50/p99 and errors per endpoint and exits 1 above 1% errors. Needs the local
+# PostgreSQL and Redis.
+LOAD_TIME ?= 60
+LOAD_USERS ?= 20
+
+load: $(STAMP)
+	$(BIN)/python -m bench.load --run-time $(LOAD_TIME) --users $(LOAD_USERS)
+
+# The fault run (bench/faults): under that load, PostgreSQL restarted, Redis stopped and started, a Celery worker
+# killed during a Stripe push, Stripe answering 500s and timeouts for FAULT_WINDOW seconds; a table of checks, exit 1
+# on a failed one. Restarts the machine's PostgreSQL and Redis (root): run it where nobody else depends on them.
+FAULT_WINDOW ?= 60
+
+faults: $(STAMP)
+	$(BIN)/python -m bench.faults --window $(FAULT_WINDOW)

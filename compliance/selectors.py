@@ -25,6 +25,7 @@ from compliance.models import AssetState, AuditCheckpoint, DataAsset
 from compliance.verify import canonical_event
 from core.chain import GENESIS_HASH, HASHED_FIELDS, VerifyResult, check_head, event_hash, format_time
 from core.models import AuditChainHead, AuditEvent
+from core.progress import QUIET, Progress
 
 # A walked row: HASHED_FIELDS in order, then the stored hash; ``at`` is already spelled (chain.format_time) and
 # ``data`` is the stored JSON text.
@@ -164,11 +165,14 @@ def _head() -> tuple[int, str] | None:
     return AuditChainHead.objects.filter(id=1).values_list("seq", "hash").first()
 
 
-def audit_chain_verify() -> VerifyResult:
+def audit_chain_verify(*, progress: Progress = QUIET) -> VerifyResult:
+    """The chain up to its head, checked; ``progress`` counts the events walked (``core/progress.py``)."""
     head = _head()
+    progress.set_total(head[0] if head else 0)
     # Walk only the events the head covers: appends committed after the head was read would otherwise count as
     # extra events and be reported as a truncation that never happened.
-    result = verify_rows(chain_rows(1, head[0] if head else None), head=head)
+    result = verify_rows(progress.track(chain_rows(1, head[0] if head else None)), head=head)
+    progress.finish()
     if not result.ok:
         return result
     # Events past that head are genuine only if a later head covers them; one inserted behind the services'

@@ -77,14 +77,17 @@ def _audit_triggers(request: pytest.FixtureRequest, django_db_blocker: Any) -> I
 
 @pytest.fixture(autouse=True)
 def _fresh_process_state() -> Iterator[None]:
-    """Each test's database starts over, so the process's in-memory fleet and its cache must too."""
+    """Each test's database starts over, so the process's in-memory fleet and its cache must too (and a pause of
+    Stripe's invoice preview after a failure)."""
     from django.core.cache import cache
 
+    from billing.services import stripe_sync
     from provisioning.fleet_cache import FLEET
 
     FLEET.invalidate()
     FLEET.seq = 0
     cache.clear()
+    stripe_sync._preview_paused_until = 0.0
     yield
     FLEET.invalidate()
 

@@ -32,6 +32,7 @@ from billing.models import MeteringLock, MeterTotal, PushState, Sku, SkuPrice, U
 from billing.pricing import amount
 from billing.selectors import PriceBook
 from core.locks import lock_singleton
+from core.progress import QUIET, Progress
 from provisioning.models import Allocation, AllocationDevice
 from provisioning.placement.isolation import Rung
 
@@ -165,9 +166,10 @@ class CloseReport:
         )
 
 
-def windows_close(*, now: datetime) -> CloseReport:
+def windows_close(*, now: datetime, progress: Progress = QUIET) -> CloseReport:
     """Roll up every window whose end + grace is before ``now``: running intervals are cut at the hour
-    boundaries and price changes of those windows, and every piece of them not yet counted is summed."""
+    boundaries and price changes of those windows, and every piece of them not yet counted is summed.
+    ``progress`` counts the cuts made (hour boundaries and price changes), out of those due."""
     report = CloseReport()
     grace_ms = int(timedelta(minutes=settings.LADDER_BILLING_GRACE_MINUTES).total_seconds() * 1000)
     due = window_of(to_ms(now) - grace_ms)  # every window ending at or before this boundary has closed
@@ -179,7 +181,8 @@ def windows_close(*, now: datetime) -> CloseReport:
             cut_through = window_of(oldest[0]) if oldest else due
         sums: Counter[tuple[int, int, int | None, int]] = Counter()
         stragglers = _cut_stragglers(cut_through)
-        cut = _cut_through(cut_through, due, batch, sums) if due > cut_through else 0
+        cut = _cut_through(cut_through, due, batch, sums, progress) if due > cut_through else 0
+        progress.finish()
         report.cut = stragglers + cut
         report.pieces = cut + _mark(batch, due - HOUR_MS, sums)
         report.rollups, report.late = _roll_up(batch, sums)
@@ -208,7 +211,7 @@ def _cut_stragglers(done_ms: int) -> int:
     return len(stragglers)
 
 
-def _cut_through(done_ms: int, due_ms: int, batch: int, sums: Counter[Any]) -> int:
+def _cut_through(done_ms: int, due_ms: int, batch: int, sums: Counter[Any], progress: Progress = QUIET) -> int:
     """Cut open intervals at each price change and hour boundary in ``(done, due]``, oldest first. The pieces cut
     off belong to closed windows: they are counted (``batch``) in the same statement, never written twice."""
     cut = 0
@@ -220,9 +223,11 @@ def _cut_through(done_ms: int, due_ms: int, batch: int, sums: Counter[Any]) -> i
         points[to_ms(moment)].add(sku_id)
     for boundary in range(done_ms + HOUR_MS, due_ms + 1, HOUR_MS):
         points[boundary] = {None}  # an hour cut cuts every SKU, a price change on the hour included
+    progress.set_total(sum(len(skus) for skus in points.values()))
     for at in sorted(points):
         for only in points[at]:
             cut += _cut(at, only, batch, sums)
+            progress.advance()
     return cut
 
 

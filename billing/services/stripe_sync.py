@@ -42,6 +42,7 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict
 from core.metrics import STRIPE_PUSHES
+from core.progress import QUIET, Progress
 from tenancy.models import Tenant, TenantState
 
 log = logging.getLogger(__name__)
@@ -56,14 +57,22 @@ INVOICE_FINALIZE_GRACE = timedelta(hours=1)  # Stripe finalizes a period's invoi
 
 
 _clients = threading.local()
+TIMEOUT = (5, 20)  # connect, read (seconds): the pusher and tasks, which nobody waits on
+# A request a person waits on (the upcoming invoice's Stripe preview, beside the ledger's): a Stripe that stopped
+# answering must not hold a web worker for TIMEOUT's 20 s, or a handful of such requests starve the server.
+INTERACTIVE_TIMEOUT = (2, 3)
+PREVIEW_PAUSE_SECONDS = 30  # after a failed preview, this process answers without Stripe's for this long
+_preview_paused_until = 0.0
 
 
-def stripe_client() -> stripe.StripeClient:
-    """This thread's Stripe client (an HTTP session is not shared between threads)."""
+def stripe_client(*, interactive: bool = False) -> stripe.StripeClient:
+    """This thread's Stripe client (an HTTP session is not shared between threads); ``interactive``: the one with
+    short timeouts, for requests a person waits on."""
     if not stripe_enabled():
         raise RuntimeError("Stripe is not configured (STRIPE_API_KEY is empty): the product is ledger-only")
     config = (settings.STRIPE_API_KEY, settings.STRIPE_API_BASE)
-    cached = getattr(_clients, "client", None)
+    slot = "interactive" if interactive else "client"
+    cached = getattr(_clients, slot, None)
     if cached is None or cached[0] != config:
         session = requests.Session()
         # Left to itself, requests reads the proxy variables of the environment on every request: a quarter of
@@ -76,9 +85,10 @@ def stripe_client() -> stripe.StripeClient:
             stripe_version=STRIPE_API_VERSION,
             base_addresses={"api": settings.STRIPE_API_BASE},
             max_network_retries=0,  # retries are the outbox's (with backoff), so a slow Stripe never holds a row
-            http_client=stripe.RequestsClient(timeout=(5, 20), session=session),  # connect, read
+            http_client=stripe.RequestsClient(timeout=INTERACTIVE_TIMEOUT if interactive else TIMEOUT, session=session),
         )
-        cached = _clients.client = (config, client)
+        cached = (config, client)
+        setattr(_clients, slot, cached)
     return cached[1]
 
 
@@ -328,19 +338,35 @@ def _items_retire(client: stripe.StripeClient, account: BillingAccount, items: d
 
 
 def stripe_invoice_preview(*, tenant: Tenant) -> dict[str, Any] | None:
-    """Stripe's own preview of the tenant's upcoming invoice (for comparison with the ledger's), or None."""
+    """Stripe's own preview of the tenant's upcoming invoice (for comparison with the ledger's), or None.
+
+    A person waits on it: it uses the short timeouts, and once it has failed (``stripe.StripeError``, raised to the
+    caller) this process skips Stripe's preview for ``PREVIEW_PAUSE_SECONDS`` (``StripePaused``), so an outage
+    costs each web worker one slow request, not one per page view."""
+    global _preview_paused_until
     account = BillingAccount.objects.filter(tenant=tenant).exclude(stripe_customer_id="").first()
     if account is None or not account.stripe_subscription_id:
         return None
-    client = stripe_client()
+    if time.monotonic() < _preview_paused_until:
+        raise StripePaused("Stripe's preview is paused after a failure")
+    client = stripe_client(interactive=True)
     total = amount_due = 0
     currency = account.currency
-    for shard in account_subscriptions(account):  # one invoice per subscription: the tenant's is their sum
-        invoice = client.v1.invoices.create_preview(
-            params={"customer": account.stripe_customer_id, "subscription": shard}
-        )
-        total, amount_due, currency = total + invoice.total, amount_due + invoice.amount_due, invoice.currency
+    try:
+        for shard in account_subscriptions(account):  # one invoice per subscription: the tenant's is their sum
+            invoice = client.v1.invoices.create_preview(
+                params={"customer": account.stripe_customer_id, "subscription": shard}
+            )
+            total, amount_due, currency = total + invoice.total, amount_due + invoice.amount_due, invoice.currency
+    except stripe.StripeError:
+        _preview_paused_until = time.monotonic() + PREVIEW_PAUSE_SECONDS
+        raise
     return {"total": total, "currency": currency, "amount_due": amount_due}
+
+
+class StripePaused(stripe.APIConnectionError):
+    """Stripe's preview is not asked for a while after it failed (a ``stripe.StripeError``, so callers that fall
+    back on one fall back on this too)."""
 
 
 # --- the payment method -----------------------------------------------------------------------------------------
@@ -514,10 +540,12 @@ def billing_push(
     threads: int = 8,
     max_batches: int | None = None,
     on_sent: Callable[[list[int]], None] | None = None,
+    progress: Progress = QUIET,
 ) -> PushReport:
     """Send every due rollup to Stripe, oldest window first; stop at the first sign Stripe is unavailable.
 
-    ``on_sent`` is called with the ids Stripe accepted before they are recorded (tests use it to crash there)."""
+    ``on_sent`` is called with the ids Stripe accepted before they are recorded (tests use it to crash there).
+    ``progress`` counts the rollups handled, out of those due when the push began (counted only when shown)."""
     report = PushReport()
     if not stripe_enabled():
         return report
@@ -526,6 +554,8 @@ def billing_push(
     if batch_size is None:  # big batches (fewer database round trips), sent well within their lease
         batch_size = max(1, min(1000, int(rate * push_lease().total_seconds() / 4)))
     batches = 0
+    if progress.active:
+        progress.set_total(_due(now or timezone.now()).count())
     with ThreadPoolExecutor(max_workers=threads) as pool:
         while max_batches is None or batches < max_batches:
             moment = now or timezone.now()
@@ -540,19 +570,19 @@ def billing_push(
             outcomes = list(pool.map(partial(_send, bucket, accounts=accounts), rows))
             if on_sent is not None:
                 on_sent([r.pk for r, (o, _) in zip(rows, outcomes, strict=True) if o in (SENT, REPLAYED, ALREADY)])
-            unavailable = _record(rows, outcomes, moment, token, report)
+            stop = _record(rows, outcomes, moment, token, report)
             for outcome, count in report.outcomes().items():
                 STRIPE_PUSHES.labels(outcome).inc(count - before[outcome])
-            if unavailable:
+            progress.advance(len(rows))
+            if stop:
                 break
+    progress.finish()
     return report
 
 
 def _claim(now: datetime, limit: int, token: str) -> list[UsageRollup]:
     """Take up to ``limit`` due rows, oldest window first; rows another pusher holds are skipped."""
-    due = Q(push_state=PushState.PENDING, next_attempt_at__lte=now) | Q(
-        push_state=PushState.SENDING, lease_until__lt=now
-    )
+    due = _due_rows(now)
     with transaction.atomic():
         ids = list(
             UsageRollup.objects.select_for_update(skip_locked=True)
@@ -570,6 +600,16 @@ def _claim(now: datetime, limit: int, token: str) -> list[UsageRollup]:
         "sku", "price__sku"
     )
     return sorted(rows, key=lambda r: (r.window_ms, r.pk))
+
+
+def _due_rows(now: datetime) -> Q:
+    return Q(push_state=PushState.PENDING, next_attempt_at__lte=now) | Q(
+        push_state=PushState.SENDING, lease_until__lt=now
+    )
+
+
+def _due(now: datetime) -> Any:
+    return UsageRollup.objects.filter(_due_rows(now))
 
 
 def push_lease() -> timedelta:

@@ -24,6 +24,7 @@ from core.audit import audit_record
 from core.chain import GENESIS_HASH, HASHED_FIELDS, format_time
 from core.locks import lock_singleton
 from core.models import AuditChainHead, AuditEvent
+from core.progress import QUIET, Progress
 from tenancy.models import Tenant
 
 # --- signed checkpoints ------------------------------------------------------------------------------------------
@@ -145,12 +146,17 @@ def audit_export(
     since: datetime | None = None,
     until: datetime | None = None,
     chunk_size: int = 5000,
+    progress: Progress = QUIET,
 ) -> AuditExportReport:
     """Write a bundle of the events selected (a tenant's; ``since <= at < until``) to ``out``: the chunks of
     ``audit_export_stream``, in order. ``AuditExportError`` as there (the caller discards what was written)."""
     report = AuditExportReport()
-    for chunk in audit_export_stream(tenant=tenant, since=since, until=until, chunk_size=chunk_size, report=report):
+    chunks = audit_export_stream(
+        tenant=tenant, since=since, until=until, chunk_size=chunk_size, report=report, progress=progress
+    )
+    for chunk in chunks:
         out.write(chunk)
+    progress.finish()
     return report
 
 
@@ -161,6 +167,7 @@ def audit_export_stream(
     until: datetime | None = None,
     chunk_size: int = 5000,
     report: AuditExportReport | None = None,
+    progress: Progress = QUIET,
 ) -> Generator[bytes, None, None]:
     """A bundle of the events selected (a tenant's; ``since <= at < until``), as chunks of bytes; see
     ``compliance.verify`` for the format. Streamed: memory does not grow with the number of events. ``report``,
@@ -204,8 +211,11 @@ def audit_export_stream(
         # are taken hourly: a year of them is a few thousand records.
         checkpoints = _checkpoints(first, covering.seq, signer)
         before = _hash_before(first)
+        progress.set_total(covering.seq - first + 1)
         with closing(chain_rows(first, covering.seq, chunk_size=chunk_size)) as rows:
-            yield from _write_records(writer, rows, iter(checkpoints), (first, before), report, tenant, since, until)
+            yield from _write_records(
+                writer, progress.track(rows), iter(checkpoints), (first, before), report, tenant, since, until
+            )
     counts = {"events": report.events, "links": report.links, "checkpoints": report.checkpoints}
     sha256 = writer.digest.hexdigest()
     seal = signer.sign_seal(sha256=sha256, **counts)

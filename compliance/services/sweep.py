@@ -45,6 +45,7 @@ from compliance.services.erasure import assets_suspend
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Invalid
+from core.progress import QUIET, Progress
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant, TenantState
 
@@ -132,7 +133,10 @@ def keep_days_for(tenants: dict[int, str]) -> dict[int, dict[str, int | None]]:
     return keep
 
 
-def retention_sweep(*, now: datetime | None = None, dry_run: bool = False, batch: int = 1000) -> SweepReport:
+def retention_sweep(
+    *, now: datetime | None = None, dry_run: bool = False, batch: int = 1000, progress: Progress = QUIET
+) -> SweepReport:
+    """``progress`` counts tenants: those with waiting periods due, then every tenant's retention pass."""
     now = now or timezone.now()
     report = SweepReport(now=now, dry_run=dry_run)
     tenants = dict(Tenant.objects.values_list("pk", "state"))
@@ -144,16 +148,18 @@ def retention_sweep(*, now: datetime | None = None, dry_run: bool = False, batch
         .values_list("tenant_id", flat=True)
         .distinct()
     )
-    for tenant_id in sorted(due):
+    progress.set_total(len(due) + len(tenants))
+    for tenant_id in progress.track(sorted(due)):
         _batches(
             tenant_id, DataAsset.objects.filter(state=AssetState.SHREDDING, shred_after__lte=now), None, report, batch
         )
-    for tenant_id in sorted(tenants):
+    for tenant_id in progress.track(sorted(tenants)):
         reason = ShredReason.CLOSURE if tenants[tenant_id] in LEAVING else ShredReason.RETENTION
         for category, days in keep[tenant_id].items():
             cutoff = now if days is None else now - timedelta(days=days)
             candidates = DataAsset.objects.filter(category=category, state=AssetState.LIVE, created_at__lte=cutoff)
             _batches(tenant_id, candidates, (days, reason), report, batch)
+    progress.finish()
     if not dry_run:
         _closures_finish(report)
     return report

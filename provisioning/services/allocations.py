@@ -450,16 +450,27 @@ def _node_set_state(section: Any, node: Node, state: str, actor: Actor, why: str
         )
 
 
+STOP_ATTEMPTS = 5  # states a stop follows before it gives up (each move is one step of the state machine)
+
+
 def allocation_stop(*, allocation: Allocation, actor: Actor, at: datetime | None = None) -> Allocation:
     """The tenant stops an allocation: it goes to ``stopping`` (at ``at``, default now) and the provisioner tears
-    it down."""
-    state = AllocationState(allocation.state)
-    if state in (S.STOPPING, S.STOPPED, S.FAILED):
-        return allocation  # stopping twice is harmless
-    allocation_transition(allocation=allocation, to=S.STOPPING, actor=actor, expect=state, at=at)
-    enqueue(RELEASE, allocation.pk)
-    allocation.refresh_from_db()
-    return allocation
+    it down.
+
+    The state read may be stale: the driver moves allocations too (``placed`` to ``provisioning`` to ``running``)
+    between the caller's read and this compare-and-swap. The swap then fails, and the state is read again and the
+    stop tried from there, so a stop is never lost to a move it raced (the answer would say ``provisioning`` and
+    the allocation run on, billed)."""
+    for _ in range(STOP_ATTEMPTS):
+        state = AllocationState(allocation.state)
+        if state in (S.STOPPING, S.STOPPED, S.FAILED):
+            return allocation  # stopping twice is harmless
+        if allocation_transition(allocation=allocation, to=S.STOPPING, actor=actor, expect=state, at=at):
+            enqueue(RELEASE, allocation.pk)
+            allocation.refresh_from_db()
+            return allocation
+        allocation.refresh_from_db()
+    raise Conflict("allocation_busy", "The allocation kept changing state while it was being stopped; try again.")
 
 
 # When a job last saved a checkpoint before a moment (None: unknown); the driver knows (``Provisioner``).

@@ -20,6 +20,7 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.chain import canonical_json
 from core.errors import Conflict, Invalid
+from core.progress import QUIET, Progress
 from provisioning.attestation_evidence import EvidenceError, public_key_check
 from provisioning.fleet_cache import journal_fleet_changed, lock_placement, placement_section
 from provisioning.fleet_document import (
@@ -137,13 +138,16 @@ def _assign(row: Any, wanted: Mapping[str, Any]) -> list[str]:
 
 
 @transaction.atomic
-def fleet_load(*, document: object, actor: Actor, source: SourceMap | None = None) -> FleetLoadResult:
+def fleet_load(
+    *, document: object, actor: Actor, source: SourceMap | None = None, progress: Progress = QUIET
+) -> FleetLoadResult:
     """Upsert the fleet a document describes: regions and halls by code, nodes by hostname.
 
     The whole document is checked first; any problem refuses it whole (``FleetDocumentInvalid``, nothing
     written). ``source`` (from ``fleet_document.parse_text``) adds line numbers to the reasons. New nodes
     start ``ready`` with GPUs 0..gpu_count-1; a node whose gpu_count shrinks loses its highest-index GPUs.
-    Loads never change a node's state, and what the document does not list is left as it is.
+    Loads never change a node's state, and what the document does not list is left as it is. ``progress``
+    counts the nodes upserted.
     """
     spec, reasons = check(document, source)
     if spec is None:
@@ -178,7 +182,9 @@ def fleet_load(*, document: object, actor: Actor, source: SourceMap | None = Non
 
     gpu_models = {m.name: m for m in GpuModel.objects.filter(name__in={n.gpu_model for _, n in spec.nodes()})}
     nodes = {n.hostname: n for n in lock_nodes(Node.objects.filter(hostname__in=[n.hostname for _, n in spec.nodes()]))}
-    for hall_spec, node_spec in spec.nodes():
+    wanted_nodes = list(spec.nodes())
+    progress.set_total(len(wanted_nodes))
+    for hall_spec, node_spec in progress.track(wanted_nodes):
         node, change = _upsert(
             Node,
             nodes.get(node_spec.hostname),
@@ -187,6 +193,7 @@ def fleet_load(*, document: object, actor: Actor, source: SourceMap | None = Non
         )
         _count(result.nodes, updated["nodes"], node_spec.hostname, change)
         nodes[node.hostname] = node
+    progress.finish()
     _gpus_sync(spec, nodes, result.gpus)
     journal_fleet_changed()
 

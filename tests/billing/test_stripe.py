@@ -472,6 +472,35 @@ def test_the_upcoming_invoice_shows_stripes_preview_beside_the_ledger(
     assert preview["amount_due"] == preview["total"]
 
 
+def test_a_stripe_that_stopped_answering_holds_the_upcoming_invoice_briefly_and_once(
+    stripe_server, acme, alice, api, billed
+):
+    """A web worker waits at most the short timeouts for Stripe's preview, then answers with the ledger's alone;
+    later requests skip Stripe for a while instead of each waiting again; once the pause is over Stripe is asked
+    again."""
+    stripe_account_sync(tenant=acme)
+    client = api(alice)
+    assert client.get("/api/v1/invoices/upcoming").json()["stripe_preview"] is not None
+    stripe_server.fault, stripe_server.hang = "timeout", 30.0  # held far beyond the read timeout
+
+    began = time.monotonic()
+    response = client.get("/api/v1/invoices/upcoming")
+    held = time.monotonic() - began
+    assert response.status_code == 200
+    assert response.json()["stripe_preview"] is None  # the ledger's preview stands on its own
+    assert stripe_sync.INTERACTIVE_TIMEOUT[1] <= held < stripe_sync.TIMEOUT[1]
+
+    asked = stripe_server.requests
+    began = time.monotonic()
+    assert client.get("/api/v1/invoices/upcoming").json()["stripe_preview"] is None
+    assert time.monotonic() - began < 1  # paused: Stripe not asked
+    assert stripe_server.requests == asked
+
+    stripe_server.fault = None
+    stripe_sync._preview_paused_until = time.monotonic()  # the pause is over
+    assert client.get("/api/v1/invoices/upcoming").json()["stripe_preview"] is not None
+
+
 def test_a_price_change_bills_each_part_of_the_usage_at_its_own_price(mid_month, stripe_server, acme, billed, settings):
     settings.LADDER_BILLING_GRACE_MINUTES = 0
     first, end = this_month_so_far(stripe_server, acme)  # subscribed at 2.50

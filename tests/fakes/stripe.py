@@ -6,7 +6,9 @@ pointed at it with ``base_addresses={"api": server.url}`` instead of through moc
 usage-based billing needs: customers, products, prices, billing meters, meter events and their summaries,
 subscriptions and their items (at most 20 per subscription, like Stripe; a billing cycle anchor and a backdated
 start), invoice previews, and the invoices Stripe finalizes when a period ends (an hour's grace after it, during
-which usage for the period still counts). Outages, rate limits and scripted failures can be injected.
+which usage for the period still counts). Outages, rate limits and scripted failures can be injected, and so can a
+fault window (``fault``): every request answered 500 (``"error"``), or held without an answer until the window ends
+(at most ``hang`` seconds) and its connection then dropped (``"timeout"``), as a Stripe that stopped answering.
 
 Run it alone with ``python -m tests.fakes.stripe --port 12111 [--rate 1000]``.
 """
@@ -158,6 +160,9 @@ class StripeServer:
         self.api_key = api_key
         self.down = False
         self.fail_next: list[int] = []
+        self.fault: str | None = None  # None, "error" (500s) or "timeout" (held, then dropped): a fault window
+        self.hang = 25.0  # the longest a request is held under "timeout" (the product's read timeout is 20 s)
+        self.faulted = 0  # requests answered 500 or dropped by a fault window
         self.requests = 0
         self.clock: Callable[[], float] = time.time
         self._lock = threading.Lock()
@@ -283,6 +288,9 @@ class StripeServer:
         path, _, query = target.partition("?")
         if self.down:
             raise StripeError(503, "Stripe is temporarily unavailable (down=True).", type="api_error")
+        if self.fault == "error":
+            self.faulted += 1
+            raise StripeError(500, "An unexpected error occurred (fault window).", type="api_error")
         self._authenticate(headers.get("authorization", ""))
         if method == "POST" and path == METER_EVENTS:
             self._throttle()
@@ -887,7 +895,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
         headers = {k.lower(): v for k, v in self.headers.items()}
-        status, data, extra = cast(_HTTPServer, self.server).app.handle(self.command, self.path, body, headers)
+        app = cast(_HTTPServer, self.server).app
+        if app.fault == "timeout" and self._held(app):
+            return
+        status, data, extra = app.handle(self.command, self.path, body, headers)
         self.send_response(status)
         extra = {"Request-Id": new_id("req"), "Stripe-Version": headers.get("stripe-version", API_VERSION), **extra}
         for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)), **extra}.items():
@@ -896,6 +907,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     do_GET = do_POST = do_DELETE = _serve
+
+    def _held(self, app: StripeServer) -> bool:
+        """Under a "timeout" window: hold the request until the window ends or ``hang`` passes, then drop the
+        connection unanswered (the client's read timeout, or a reset: it cannot know whether Stripe acted)."""
+        deadline = time.monotonic() + app.hang
+        while app.fault == "timeout" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with app._lock:
+            app.faulted += 1
+        self.close_connection = True
+        return True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # a line per request would drown the test output

@@ -354,6 +354,42 @@ def test_it_injects_failures_and_outages(server: StripeServer, client: stripe.St
     assert client.v1.customers.retrieve(cat.customer).id == cat.customer
 
 
+def test_a_fault_window_answers_500s_then_holds_and_drops_requests_until_it_ends(server: StripeServer) -> None:
+    client = sdk(server)
+    cat = catalog(client)
+    server.fault = "error"
+    with pytest.raises(stripe.APIError) as err:
+        send(client, cat.customer)
+    assert err.value.http_status == 500
+    with pytest.raises(stripe.APIError):
+        client.v1.customers.retrieve(cat.customer)  # every request, not only meter events
+    assert server.meter_total(event_name="gpu_seconds") == 0
+
+    server.fault, server.hang = "timeout", 5.0
+    slow = stripe.StripeClient(
+        KEY,
+        base_addresses={"api": server.url},
+        max_network_retries=0,
+        http_client=stripe.RequestsClient(timeout=(1, 30)),
+    )
+    threading.Timer(0.5, lambda: setattr(server, "fault", None)).start()  # the window ends while it is held
+    began = time.monotonic()
+    with pytest.raises(stripe.APIConnectionError):
+        send(slow, cat.customer)
+    assert 0.4 <= time.monotonic() - began < 4  # held until the window ended, then dropped unanswered
+    assert server.meter_total(event_name="gpu_seconds") == 0
+    assert server.faulted == 3
+
+    server.fault, server.hang = "timeout", 0.3  # never cleared: dropped once ``hang`` passes
+    began = time.monotonic()
+    with pytest.raises(stripe.APIConnectionError):
+        send(slow, cat.customer)
+    assert 0.25 <= time.monotonic() - began < 3
+    server.fault = None
+    send(client, cat.customer, "4")
+    assert server.meter_total(event_name="gpu_seconds") == 4
+
+
 def test_it_lets_the_sdk_retry_a_server_error_with_the_same_idempotency_key(server: StripeServer) -> None:
     client = sdk(server, retries=2)
     cat = catalog(client)

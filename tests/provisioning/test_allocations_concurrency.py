@@ -8,10 +8,18 @@ from typing import Any
 import pytest
 from django.db import IntegrityError, connection, transaction
 
+from core.models import AuditEvent
 from provisioning import fleet_cache
 from provisioning.models import Allocation, Gpu, GpuClaim
-from provisioning.services.allocations import AllocationSpec, PlacementRefused, allocation_request
+from provisioning.services.allocations import (
+    AllocationSpec,
+    PlacementRefused,
+    allocation_request,
+    allocation_stop,
+    allocation_transition,
+)
 from provisioning.services.fleet import fleet_load
+from provisioning.states import AllocationState
 from tenancy.models import Tenant
 from tests.support import SYSTEM, require_postgres
 from tests.support.fleet_documents import node
@@ -203,3 +211,20 @@ def test_racers_of_a_tenant_at_its_quota_are_not_granted_past_it(acme, monkeypat
     assert results.count("granted") == 3
     assert results.count("quota") == 37
     assert sum(Allocation.objects.values_list("quota_milli", flat=True)) == 3000
+
+
+def test_a_stop_racing_the_driver_is_not_lost(db, acme):
+    """The tenant's stop reads ``placed``; the provisioning task moves the allocation to ``provisioning`` before the
+    stop's compare-and-swap. The stop follows the move: the allocation is stopping, audited once."""
+    fleet_load(document=one_node_fleet(), actor=SYSTEM)
+    allocation = allocation_request(tenant=acme, name="raced", spec=ONE_GPU, actor=SYSTEM)
+    seen_by_the_stop = Allocation.objects.get(pk=allocation.pk)
+    assert seen_by_the_stop.state == AllocationState.PLACED
+    assert allocation_transition(allocation=allocation, to=AllocationState.PROVISIONING, actor=SYSTEM)
+
+    answer = allocation_stop(allocation=seen_by_the_stop, actor=SYSTEM)
+
+    assert answer.state == AllocationState.STOPPING
+    assert Allocation.objects.get(pk=allocation.pk).state == AllocationState.STOPPING
+    stops = AuditEvent.objects.filter(action="allocation.stopping", target_id=str(allocation.pk))
+    assert [e.data["from"] for e in stops] == ["provisioning"]

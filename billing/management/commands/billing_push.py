@@ -1,5 +1,6 @@
 """``manage.py billing_push [--now ISO-8601]``: send every due rollup to Stripe once; prints how many were sent,
-skipped as already sent, failed, too old (stale) and deferred. Exits 1 when any failed or went stale."""
+skipped as already sent, failed, too old (stale) and deferred (on a terminal, the rollups handled so far on stderr
+meanwhile: ``core/progress.py``). Exits 1 when any failed or went stale."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from billing.management.commands._clock import parse_now
 from billing.services.stripe_sync import billing_push, stripe_enabled
+from core.progress import Progress
 
 
 class Command(BaseCommand):
@@ -21,7 +23,8 @@ class Command(BaseCommand):
         if not stripe_enabled():
             self.stdout.write("Stripe is not configured (STRIPE_API_KEY is empty): ledger-only, nothing to push.")
             return
-        report = billing_push(now=parse_now(options["now"]) if options["now"] else None)
+        progress = Progress(self.stderr, "pushing rollups", unit="rollups")
+        report = billing_push(now=parse_now(options["now"]) if options["now"] else None, progress=progress)
         self.stdout.write(str(report))
         for line in report.errors:
             self.stderr.write(line)

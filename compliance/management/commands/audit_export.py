@@ -1,5 +1,6 @@
 """``manage.py audit_export --out FILE [--tenant SLUG] [--from ISO] [--to ISO]``: a bundle of the audit log that
-``python -m compliance.verify FILE --public-key KEYFILE`` verifies offline (format: ``compliance/verify.py``)."""
+``python -m compliance.verify FILE --public-key KEYFILE`` verifies offline (format: ``compliance/verify.py``). On a
+terminal, the events written so far show on stderr meanwhile (``core/progress.py``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
 from compliance.services.audit import AuditExportError, audit_export
+from core.progress import Progress
 from tenancy.models import Tenant
 
 
@@ -49,7 +51,8 @@ class Command(BaseCommand):
         partial = out.with_name(out.name + ".partial")
         try:
             with partial.open("wb") as stream:
-                report = audit_export(stream, tenant=tenant, since=since, until=until)
+                progress = Progress(self.stderr, "exporting events", unit="events")
+                report = audit_export(stream, tenant=tenant, since=since, until=until, progress=progress)
             os.replace(partial, out)  # a bundle appears whole or not at all
         except AuditExportError as error:
             raise CommandError(f"nothing exported: {error}", returncode=1) from None

@@ -1,5 +1,6 @@
 """``manage.py retention_sweep [--now ISO-8601] [--dry-run]``: apply retention, end waiting periods, finish
-closures; print what was done and which legal holds stopped what."""
+closures; print what was done and which legal holds stopped what (on a terminal, the tenants swept so far on stderr
+meanwhile: ``core/progress.py``)."""
 
 from datetime import UTC, datetime
 from typing import Any
@@ -9,6 +10,7 @@ from django.utils import timezone
 
 from compliance.models import LegalHold
 from compliance.services.sweep import SweepReport, retention_sweep
+from core.progress import Progress
 
 
 def _moment(text: str) -> datetime:
@@ -27,7 +29,8 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="Say what would be done; change nothing.")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        report = retention_sweep(now=options["now"], dry_run=options["dry_run"])
+        progress = Progress(self.stderr, "sweeping tenants", unit="tenants")
+        report = retention_sweep(now=options["now"], dry_run=options["dry_run"], progress=progress)
         self.stdout.write(describe(report))
 
 

@@ -1,8 +1,8 @@
 """``manage.py fleet_load FILE.json``: load a fleet document (format in ``provisioning/fleet_document.py``).
 
-Prints the counts. A document with problems is refused whole: each reason goes to stderr on its own line as
-``FILE:LINE: path: message`` and the command exits 1 with nothing changed. A file that is not JSON is named with
-the line and column of the JSON error.
+Prints the counts (on a terminal, the nodes loaded so far on stderr meanwhile: ``core/progress.py``). A document
+with problems is refused whole: each reason goes to stderr on its own line as ``FILE:LINE: path: message`` and the
+command exits 1 with nothing changed. A file that is not JSON is named with the line and column of the JSON error.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.actor import Actor
+from core.progress import Progress
 from provisioning.fleet_document import JsonSyntaxError, parse_text
 from provisioning.services.fleet import FleetDocumentInvalid, fleet_load
 
@@ -34,7 +35,8 @@ class Command(BaseCommand):
         except JsonSyntaxError as error:
             raise CommandError(f"{name}:{error.line}:{error.column}: not valid JSON: {error.message}") from None
         try:
-            result = fleet_load(document=document, actor=Actor.system("fleet_load"), source=source)
+            progress = Progress(self.stderr, "loading nodes", unit="nodes")
+            result = fleet_load(document=document, actor=Actor.system("fleet_load"), source=source, progress=progress)
         except FleetDocumentInvalid as refused:
             for reason in refused.reasons:
                 line = f"{reason.line}:" if reason.line is not None else ""

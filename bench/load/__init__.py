@@ -1,0 +1,1 @@
+"""The load run and its locustfile; see ``__main__.py``."""
