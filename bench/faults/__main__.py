@@ -15,9 +15,9 @@ turn, each with usage waiting to be pushed to Stripe (rollups of past hours, pen
 After each: ``/readyz`` (polled throughout) went 503 during the fault and 200 after, for what it checks (database,
 broker), and stayed 200 otherwise; no 5xx outside the fault (the clients' journal); no allocation lost or
 double-booked (the database against what the clients were told); once the pusher has caught up, Stripe's meters
-equal the ledger (``bench/faults/checks.py``). Prints a table; exits 1 on a failed check. Whatever it stops is
-running again when it ends, even on error; it waits until PostgreSQL and Redis accept connections. ``--only``
-picks faults.
+equal the ledger (``bench/faults/checks.py``); the audit chain verifies (``manage.py audit_verify``). Prints a
+table; exits 1 on a failed check. Whatever it stops is running again when it ends, even on error; it waits until
+PostgreSQL and Redis accept connections. ``--only`` picks faults.
 """
 
 from __future__ import annotations
@@ -182,6 +182,16 @@ def ledger_check(stack: Stack, timeout: float) -> tuple[bool, str]:
     return stripe_matches_ledger(read["states"], read["sent"], meters, read["identifiers"], events)
 
 
+def audit_check(stack: Stack) -> tuple[bool, str]:
+    """``manage.py audit_verify`` on the scratch database: the chain is whole after the fault (exit 0), or the first
+    bad event is named."""
+    try:
+        said = stack.manage("audit_verify").strip().splitlines()
+    except SystemExit as failed:  # the command's exit 1 and what it said
+        return False, str(failed).strip().splitlines()[-1]
+    return True, said[-1] if said else "intact"
+
+
 def allocation_check(stack: Stack, path: Path) -> tuple[bool, str]:
     placed, stopped, _ = journal(path.read_text().splitlines() if path.exists() else [])
     found = {int(i): (state, json.loads(devices)) for i, state, devices in stack.psql(ALLOCATIONS)}
@@ -232,6 +242,7 @@ def run_fault(stack: Stack, fault: Fault, plan: Plan, offset: int) -> list[Check
         Check(fault.name, "no 5xx outside", *errors_outside(errors, began, back, api_depends=fault.api_depends)),
         Check(fault.name, "allocations", *allocation_check(stack, path)),
         Check(fault.name, "stripe = ledger", *ledger_check(stack, plan.drain)),
+        Check(fault.name, "audit chain", *audit_check(stack)),
     ]
     served = f"{total.requests} requests, {total.failures} failed" if total else "no requests"
     restarted = sum(stack.restarts.values()) - restarts_before

@@ -79,5 +79,6 @@ def test_the_fault_run_passes_every_check_with_short_windows():
     assert result.returncode == 0, result.stdout + result.stderr
     table = [line.split() for line in result.stdout.splitlines()]
     checks = [row for row in table if row and row[0] in FAULTS]  # "<fault>  <check>  ok|FAIL  <detail>"
-    assert len(checks) == 4 * len(FAULTS), result.stdout
+    assert len(checks) == 5 * len(FAULTS), result.stdout
     assert all("ok" in row and "FAIL" not in row for row in checks), result.stdout
+    assert sum(1 for row in checks if row[1:3] == ["audit", "chain"]) == len(FAULTS), result.stdout
