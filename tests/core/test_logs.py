@@ -122,12 +122,20 @@ def test_console_format_is_one_readable_line() -> None:
     logger = logging.getLogger("tests.logs.console")
     logger.addHandler(handler)
     logger.propagate = False
+    # Whatever logging state earlier tests left (a level, a disabled logger, logging.disable), this logger speaks.
+    level, disabled, switched_off = logger.level, logger.disabled, logging.root.manager.disable
+    logger.setLevel(logging.DEBUG)
+    logger.disabled = False
+    logging.disable(logging.NOTSET)
     try:
         with bound_contextvars(request_id="r-2"):
             logger.warning("hello %s", "console", extra={"secret": "s3cr3t"})
     finally:
         logger.removeHandler(handler)
         logger.propagate = True
+        logger.setLevel(level)
+        logger.disabled = disabled
+        logging.disable(switched_off)
     text = stream.getvalue()
     assert "hello console" in text
     assert "request_id=r-2" in text
