@@ -117,7 +117,12 @@ class NodeSerializer(serializers.ModelSerializer[Node]):
     hall = serializers.CharField(source="hall.code", read_only=True)
     gpu_model = serializers.CharField(source="gpu_model.name", read_only=True)
     versions = NodeVersionsSerializer(source="*", read_only=True)
+    rdma = serializers.SerializerMethodField()
     gpus = GpuSerializer(many=True, read_only=True)
+
+    def get_rdma(self, node: Node) -> dict[str, Any] | None:
+        """The node's RDMA NICs as the fleet document gave them; null without any."""
+        return node.rdma or None
 
     class Meta:
         model = Node
@@ -134,6 +139,7 @@ class NodeSerializer(serializers.ModelSerializer[Node]):
             "cpu_tee",
             "attestation_key",
             "versions",
+            "rdma",
             "state",
             "state_changed_at",
             "created_at",

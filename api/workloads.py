@@ -33,6 +33,8 @@ from provisioning.simulated import MAX_LINES
 from provisioning.states import WORKING
 from provisioning.workloads import (
     CHECKPOINTS,
+    DEFAULT_FRAMEWORK,
+    FRAMEWORKS,
     MAX_ARG_BYTES,
     MAX_ARGV,
     MAX_CLOUD_INIT_BYTES,
@@ -118,6 +120,12 @@ class WorkloadSerializer(StrictSerializer):
     pull_secret = serializers.CharField(
         max_length=100, required=False, help_text='A secret of yours holding "user:token" for the image\'s registry.'
     )
+    framework = serializers.ChoiceField(
+        choices=list(FRAMEWORKS),
+        default=DEFAULT_FRAMEWORK,
+        help_text="Jobs: torchrun (an Indexed Job), mpi (an MPIJob), ray (a RayJob) or slurm (a Slurm cluster "
+        "reached over SSH); docs/jobs.md.",
+    )
 
     @staticmethod
     def build(data: dict[str, Any]) -> Workload:
@@ -136,6 +144,7 @@ class WorkloadSerializer(StrictSerializer):
             cloud_init=data.get("cloud_init"),
             ssh_keys=tuple(data.get("ssh_keys") or ()),
             pull_secret=data.get("pull_secret"),
+            framework=data.get("framework") or DEFAULT_FRAMEWORK,
         )
 
 

@@ -154,6 +154,7 @@ class FleetCache:
                 cc_mode=node.cc_mode,
                 state=node.state,
                 cpu_tee=node.cpu_tee or None,
+                fabric=node.fabric,
             )
         engine = PlacementEngine(state)
         placements = {}

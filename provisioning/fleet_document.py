@@ -13,10 +13,19 @@ Format::
                                         "nvlink_domain": "eu-west-1a/nvl-0", "cc_capable": false,
                                         "cc_mode": false, "cpu_tee": null,
                                         "versions": {"driver": "580.65", "cuda": "13.0", "nccl": "2.27",
-                                                     "firmware": "96.00"}}]}]}]}
+                                                     "firmware": "96.00"},
+                                        "rdma": {"fabric": "eu-west-1a/ib-0", "link_layer": "infiniband",
+                                                 "nics": [{"device": "mlx5_0", "rail": 0, "gpus": [0]}, ...]}}]}]}]}
 
-Every key is required except a node's ``cc_mode`` (default false) and ``cpu_tee`` (default null); unknown keys
-are refused, so a misspelt optional key never passes silently.
+Every key is required except a node's ``cc_mode`` (default false), ``cpu_tee`` (default null) and ``rdma``
+(default null: no RDMA NIC); unknown keys are refused, so a misspelt optional key never passes silently.
+
+``rdma`` describes the node's RDMA NICs for multi-node jobs (docs/jobs.md, "The fabric"): the ``fabric`` they are
+cabled to (an InfiniBand subnet or a RoCE network, named like an NVLink domain; a gang never spans two),
+its ``link_layer`` (``infiniband`` or ``roce``), and each NIC: its RDMA ``device`` name (``mlx5_0``), the
+``rail`` it is cabled to (rail-optimised fabrics wire NIC i of every node to one leaf), and the ``gpus`` (indexes)
+that sit under the same PCIe switch, which NCCL should pair with it. A fabric joins nodes of one hall and one link
+layer; a NIC's device name and rail are unique on its node, and a GPU index is below the node's ``gpu_count``.
 
 ``cpu_tee`` is the CPU's trusted execution environment of a confidential-computing host: ``"snp"`` (AMD SEV-SNP)
 or ``"tdx"`` (Intel TDX). It picks the guest's runtime and is what attestation evidence from the host must claim.
@@ -46,6 +55,9 @@ HOSTNAME_RE = re.compile(
 )
 VERSION_RE = re.compile(r"^\S{1,32}\Z")
 VERSION_KEYS = ("driver", "cuda", "nccl", "firmware")
+LINK_LAYERS = ("infiniband", "roce")
+MAX_NICS_PER_NODE = 16
+RDMA_DEVICE_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")  # the kernel's RDMA device name: mlx5_0, bnxt_re0, irdma1
 CPU_TEES = ("snp", "tdx")  # AMD SEV-SNP, Intel TDX
 
 
@@ -72,6 +84,32 @@ class Reason:
 
 
 @dataclass(frozen=True)
+class Nic:
+    device: str  # the RDMA device (mlx5_0): what NCCL_IB_HCA names
+    rail: int  # the rail it is cabled to (its leaf switch in a rail-optimised fabric)
+    gpus: tuple[int, ...]  # the GPUs under its PCIe switch (GPU-NIC affinity)
+
+
+@dataclass(frozen=True)
+class Rdma:
+    fabric: str  # the InfiniBand subnet or RoCE network its NICs are cabled to
+    link_layer: str  # infiniband | roce
+    nics: tuple[Nic, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        nics = [{"device": n.device, "rail": n.rail, "gpus": list(n.gpus)} for n in self.nics]
+        return {"fabric": self.fabric, "link_layer": self.link_layer, "nics": nics}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> Rdma | None:
+        """The stored form back (``Node.rdma``); empty or None: the node has no RDMA NIC."""
+        if not data:
+            return None
+        nics = tuple(Nic(n["device"], int(n["rail"]), tuple(n["gpus"])) for n in data["nics"])
+        return cls(fabric=data["fabric"], link_layer=data["link_layer"], nics=nics)
+
+
+@dataclass(frozen=True)
 class NodeSpec:
     path: Path
     hostname: str
@@ -85,6 +123,7 @@ class NodeSpec:
     nccl: str
     firmware: str
     cpu_tee: str | None = None
+    rdma: Rdma | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +192,7 @@ class _Checker:
         self.reasons: list[Reason] = []
         self.first_at: dict[str, dict[str, Path]] = {}  # what -> value -> path of its first appearance
         self.domains: dict[str, tuple[str, str, str]] = {}  # NVLink domain -> (hall, GPU model, where)
+        self.fabrics: dict[str, tuple[str, str, str]] = {}  # fabric -> (hall, link layer, where)
 
     def add(self, path: Path, message: str) -> None:
         self.reasons.append(Reason(path, message))
@@ -269,7 +309,10 @@ class _Checker:
         return HallSpec(path, code, fenced_for, tuple(n for n in nodes if n is not None))
 
     def node(self, value: object, path: Path, hall: str | None) -> NodeSpec | None:
-        keys = ("hostname", "gpu_model", "gpu_count", "nvlink_domain", "cc_capable", "cc_mode", "cpu_tee", "versions")
+        keys = (
+            *("hostname", "gpu_model", "gpu_count", "nvlink_domain", "cc_capable", "cc_mode", "cpu_tee", "versions"),
+            "rdma",
+        )
         obj = self.obj(value, path, keys)
         if obj is None:
             return None
@@ -294,6 +337,7 @@ class _Checker:
                 cc_mode = None
         cpu_tee, tee_ok = self.tee(obj, path, cc_capable, cc_mode)
         versions = self.versions(obj, path)
+        rdma, rdma_ok = self.rdma(obj, path, hall, gpu_count)
         if (
             hostname is None
             or gpu_model is None
@@ -303,9 +347,76 @@ class _Checker:
             or cc_mode is None
             or not tee_ok
             or versions is None
+            or not rdma_ok
         ):
             return None
-        return NodeSpec(path, hostname, gpu_model, gpu_count, domain, cc_capable, cc_mode, *versions, cpu_tee=cpu_tee)
+        return NodeSpec(
+            path, hostname, gpu_model, gpu_count, domain, cc_capable, cc_mode, *versions, cpu_tee=cpu_tee, rdma=rdma
+        )
+
+    def rdma(
+        self, node: dict[str, Any], node_path: Path, hall: str | None, gpus: int | None
+    ) -> tuple[Rdma | None, bool]:
+        """The node's RDMA NICs (None: it has none) and whether they passed (see the module's docstring)."""
+        value = node.get("rdma")
+        if value is None:
+            return None, True
+        path = (*node_path, "rdma")
+        obj = self.obj(value, path, ("fabric", "link_layer", "nics"))
+        if obj is None:
+            return None, False
+        before = len(self.reasons)
+        fabric = self.text(obj, "fabric", path, _NVLINK_RE, "1 to 100 characters without spaces")
+        layer = self.get(obj, "link_layer", path)
+        if layer is not _MISSING and layer not in LINK_LAYERS:
+            shown = _shown(layer) if isinstance(layer, str) else _json_type(layer)
+            self.add((*path, "link_layer"), f'must be "infiniband" or "roce", not {shown}')
+        raw = self.array(obj, "nics", path)
+        if "nics" in obj and isinstance(obj["nics"], list) and not 1 <= len(raw) <= MAX_NICS_PER_NODE:
+            self.add((*path, "nics"), f"must list 1 to {MAX_NICS_PER_NODE} NICs, not {len(raw)}")
+        nics: list[Nic] = []
+        devices: set[str] = set()
+        rails: set[int] = set()
+        for i, item in enumerate(raw):
+            nic_path = (*path, "nics", i)
+            nic = self.obj(item, nic_path, ("device", "rail", "gpus"))
+            if nic is None:
+                continue
+            device = self.text(nic, "device", nic_path, RDMA_DEVICE_RE, "an RDMA device name such as mlx5_0")
+            if device is not None and device in devices:
+                self.add((*nic_path, "device"), f"device {_shown(device)} is listed twice on this node")
+            rail = self.get(nic, "rail", nic_path)
+            if rail is not _MISSING and (not isinstance(rail, int) or isinstance(rail, bool) or not 0 <= rail < 64):
+                self.add((*nic_path, "rail"), f"must be a whole number 0 to 63, not {json.dumps(rail)}")
+                rail = _MISSING
+            elif isinstance(rail, int) and rail in rails:
+                self.add((*nic_path, "rail"), f"rail {rail} is taken by another NIC of this node")
+            indexes = self.array(nic, "gpus", nic_path)
+            bad = [g for g in indexes if not isinstance(g, int) or isinstance(g, bool) or g < 0]
+            if bad or (gpus is not None and any(g >= gpus for g in indexes)):
+                top = f"0 to {gpus - 1}" if gpus else "0 or more"
+                self.add((*nic_path, "gpus"), f"must list GPU indexes of this node ({top}), not {json.dumps(indexes)}")
+            if device is not None and isinstance(rail, int) and rail is not _MISSING:
+                devices.add(device)
+                rails.add(rail)
+                nics.append(Nic(device, rail, tuple(sorted(set(g for g in indexes if isinstance(g, int))))))
+        if fabric is not None and isinstance(layer, str) and hall is not None:
+            where = format_path(node_path)
+            other_hall, other_layer, other_where = self.fabrics.setdefault(fabric, (hall, layer, where))
+            if other_hall != hall:
+                self.add(
+                    (*path, "fabric"),
+                    f"fabric {_shown(fabric)} is in hall {_shown(other_hall)} ({other_where}); "
+                    "a fabric cannot span halls",
+                )
+            elif other_layer != layer:
+                self.add(
+                    (*path, "link_layer"),
+                    f"fabric {_shown(fabric)} is {other_layer} ({other_where}); one fabric has one link layer",
+                )
+        if len(self.reasons) > before or fabric is None or not isinstance(layer, str):
+            return None, False
+        return Rdma(fabric=fabric, link_layer=layer, nics=tuple(nics)), True
 
     def tee(
         self, node: dict[str, Any], path: Path, cc_capable: bool | None, cc_mode: bool | None

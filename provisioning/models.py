@@ -153,6 +153,10 @@ class Node(models.Model):
     cuda_version = models.CharField(max_length=32)
     nccl_version = models.CharField(max_length=32)
     firmware_version = models.CharField(max_length=32)
+    # The node's RDMA NICs as the fleet document describes them (``fleet_document.Rdma.as_json``; {}: none) and
+    # the fabric they are cabled to ("": none), which placement keeps a multi-node gang inside.
+    rdma = models.JSONField(default=dict, blank=True)
+    fabric = models.CharField(max_length=100, blank=True)
     state = models.CharField(max_length=16, choices=NodeState.choices, default=NodeState.REGISTERING)
     state_changed_at = models.DateTimeField(default=timezone.now)
     # Set when a bare-metal tenant leaves; cleared only by a finished wipe, so no path returns the host unwiped.
@@ -164,6 +168,7 @@ class Node(models.Model):
         indexes = [
             models.Index(fields=["state"]),
             models.Index(fields=["nvlink_domain"]),
+            models.Index(fields=["fabric"]),
         ]
         constraints = [
             models.CheckConstraint(

@@ -39,6 +39,10 @@ OS_RUNGS = frozenset({"vm", "bare_metal"})
 SSH_RUNGS = frozenset({"bare_metal", "vm", "container"})
 PORT_RUNGS = frozenset({"vm", "confidential_vm", "container", "job", "serverless"})
 VOLUME_RUNGS = frozenset({"confidential_vm", "container", "job", "serverless"})
+# How a job's gang is launched (docs/jobs.md): torchrun in an Indexed Job, an MPIJob's launcher, a RayJob's
+# entrypoint on its Ray cluster, or a Slurm cluster of the tenant's own that takes sbatch through its login node.
+FRAMEWORKS = ("torchrun", "mpi", "ray", "slurm")
+DEFAULT_FRAMEWORK = "torchrun"
 
 
 @dataclass(frozen=True)
@@ -205,6 +209,7 @@ class Workload:
     cloud_init: str | None = None
     ssh_keys: tuple[int, ...] = ()
     pull_secret: str | None = None  # a tenant secret holding "user:token" for the image's registry
+    framework: str = DEFAULT_FRAMEWORK  # the job rung's launcher: one of FRAMEWORKS
 
     @property
     def datasets(self) -> tuple[int, ...]:
@@ -242,7 +247,16 @@ class Workload:
             cloud_init=data.get("cloud_init"),
             ssh_keys=tuple(data.get("ssh_keys") or ()),
             pull_secret=data.get("pull_secret"),
+            framework=data.get("framework") or DEFAULT_FRAMEWORK,
         )
+
+
+def takes_ssh(rung: str, workload: Workload | None) -> bool:
+    """Whether the allocation is reached over SSH: a rung that offers it (or a Slurm cluster's login node) and a
+    workload that names keys."""
+    if workload is None or not workload.ssh_keys:
+        return False
+    return rung in SSH_RUNGS or (rung == "job" and workload.framework == "slurm")
 
 
 # --- the rules --------------------------------------------------------------------------------------------------
@@ -265,8 +279,30 @@ def _only_on(rungs: frozenset[str], rung: str, name: str, what: str) -> None:
         raise WorkloadInvalid(name, f"The {rung} rung does not take {what}; it is offered on {offered}.")
 
 
+def _framework_check(w: Workload, rung: str) -> None:
+    """A framework other than torchrun is the job rung's, and each takes what its launcher can run."""
+    if w.framework not in FRAMEWORKS:
+        raise WorkloadInvalid("framework", f"A framework is one of {', '.join(FRAMEWORKS)}.")
+    if w.framework == DEFAULT_FRAMEWORK:
+        return
+    if rung != "job":
+        raise WorkloadInvalid("framework", f"The {w.framework} framework runs on the job rung, not {rung}.")
+    if w.framework in ("mpi", "ray") and not w.command:
+        started = "mpirun starts on every rank" if w.framework == "mpi" else "the Ray job's entrypoint runs"
+        raise WorkloadInvalid("command", f"An {w.framework} job needs a command: the program {started}.")
+    if w.framework == "slurm":
+        if w.command or w.args:
+            field_name = "command" if w.command else "args"
+            raise WorkloadInvalid(field_name, "A Slurm cluster runs what you submit with sbatch on its login node.")
+        if w.checkpoint is not None:
+            raise WorkloadInvalid("checkpoint", "Slurm requeues its own jobs; write checkpoints to a volume.")
+        if w.ports:
+            raise WorkloadInvalid("ports", "A Slurm cluster is reached through its login node over SSH.")
+
+
 def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_images: Mapping[str, OsImage]) -> None:
     """Refuse what the rung cannot run, naming the first field at fault."""
+    _framework_check(w, rung)
     if w.image is not None:
         _only_on(IMAGE_RUNGS, rung, "image", "a container image (it boots os_image)")
         ref = image_parse(w.image)
@@ -275,7 +311,7 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
             raise WorkloadInvalid(
                 "image", f"Images come from {', '.join(allowed)}; {ref.registry} is not on the operator's list."
             )
-    elif rung in IMAGE_RUNGS:
+    elif rung in IMAGE_RUNGS and w.framework != "slurm":  # a Slurm cluster's nodes default to Slinky's slurmd
         raise WorkloadInvalid("image", f"A {rung} workload needs an image (an OCI reference).")
     if w.pull_secret is not None and w.image is None:
         raise WorkloadInvalid("pull_secret", "pull_secret goes with an image.")
@@ -364,7 +400,8 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
         _only_on(OS_RUNGS, rung, "cloud_init", "cloud_init user data")
         cloud_init_check(w.cloud_init)
     if w.ssh_keys:
-        _only_on(SSH_RUNGS, rung, "ssh_keys", "SSH keys")
+        if not takes_ssh(rung, w):
+            _only_on(SSH_RUNGS, rung, "ssh_keys", "SSH keys (on the job rung, a Slurm cluster's login node does)")
         if len(set(w.ssh_keys)) != len(w.ssh_keys):
             raise WorkloadInvalid("ssh_keys", "A key is named twice.")
 
@@ -532,7 +569,7 @@ def access(
     (None: the gateway's hostname); ``console_url`` where a VM's console is followed."""
     w = workload or Workload()
     ssh = None
-    if rung in SSH_RUNGS and w.ssh_keys:
+    if takes_ssh(rung, w):
         host, user = ssh_host(hall, base_domain), ssh_user(allocation_id)
         command = f"ssh {user}@{host}" if ssh_port == SSH_PORT else f"ssh -p {ssh_port} {user}@{host}"
         ssh = Ssh(host=host, port=ssh_port, user=user, command=command)

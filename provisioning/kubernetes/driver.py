@@ -27,6 +27,7 @@ from kubernetes.client.exceptions import ApiException
 from core.actor import Actor
 from core.metrics import RECONCILE_ERRORS
 from provisioning.events import workload_ended
+from provisioning.fleet_document import Rdma
 from provisioning.kubernetes import health, render
 from provisioning.kubernetes.client import ClusterUnavailable, Kube
 from provisioning.kubernetes.credentials import unseal
@@ -105,6 +106,7 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
                 hostname=node.hostname,
                 nvlink_domain=node.nvlink_domain,
                 cc_tee=(node.cpu_tee or None) if node.cc_mode else None,
+                rdma=Rdma.from_json(node.rdma),
             )
     return AllocationShape(
         id=allocation.pk,

@@ -18,7 +18,6 @@ from provisioning.kubernetes.shapes import AllocationShape
 from provisioning.workloads import (
     DEFAULT_OS_IMAGE,
     SECRET_FILES,
-    SSH_RUNGS,
     Materials,
     OsImage,
     Port,
@@ -28,6 +27,7 @@ from provisioning.workloads import (
     os_catalog,
     os_user_data,
 )
+from provisioning.workloads import takes_ssh as workload_takes_ssh
 
 SSH_IMAGE = "ghcr.io/ladder-cloud/ssh-sidecar:1.0.0"  # sshd as UID 1000 on SSH_SIDECAR_PORT: docs/kubernetes.md §7
 SSH_SIDECAR_USER = "ladder"  # the sidecar image's user 1000, home /workspace
@@ -73,8 +73,9 @@ def port_name(port: Port) -> str:
 
 
 def takes_ssh(a: AllocationShape) -> bool:
-    """Whether the allocation gets SSH access: a rung that offers it and a workload that names keys."""
-    if a.workload is None or not a.workload.ssh_keys or a.rung not in SSH_RUNGS:
+    """Whether the allocation gets SSH access: a rung that offers it (a Slurm cluster's login node on the job
+    rung) and a workload that names keys."""
+    if not workload_takes_ssh(a.rung, a.workload):
         return False
     if not a.materials.ssh_keys:
         raise ValueError(f"allocation {a.id}: the workload names SSH keys, and none was resolved")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from provisioning.fleet_document import Rdma
 from provisioning.workloads import Materials, Workload
 
 MANAGED_BY = "ladder"
@@ -58,6 +59,7 @@ class NodeShape:
     hostname: str
     nvlink_domain: str  # the NVLink clique (label nvidia.com/gpu.clique)
     cc_tee: str | None = None  # "snp" or "tdx" on a confidential-computing host in CC mode, else None
+    rdma: Rdma | None = None  # its RDMA NICs and their fabric (None: none; a gang then meets over the pod network)
 
 
 @dataclass(frozen=True)

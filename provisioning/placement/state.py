@@ -56,6 +56,7 @@ class NodeSlot:
     # The CPU TEE of a confidential host ("snp", "tdx"); None: unknown, so it never takes a confidential VM (no
     # runtime to start it in, and no claim its attestation evidence could be held to).
     cpu_tee: str | None = None
+    fabric: str = ""  # the RDMA fabric its NICs are cabled to ("": none); a multi-node gang stays on one
 
     @property
     def confidential(self) -> bool:
@@ -150,9 +151,11 @@ class FleetState:
         cc_mode: bool = False,
         state: str = READY,
         cpu_tee: str | None = None,
+        fabric: str = "",
     ) -> NodeSlot:
         node = NodeSlot(id, hostname, self.halls[hall], model, nvlink_domain, versions, cc_capable, cc_mode, state)
         node.cpu_tee = cpu_tee or None
+        node.fabric = fabric
         node.gpus = [GpuSlot(node, i, uuid) for i, uuid in enumerate(gpu_uuids)]
         self.nodes[id] = node
         self.models_in_hall[hall].add(model)

@@ -244,6 +244,8 @@ def _node_fields(spec: NodeSpec, hall: Hall, model: GpuModel) -> dict[str, Any]:
         "cuda_version": spec.cuda,
         "nccl_version": spec.nccl,
         "firmware_version": spec.firmware,
+        "rdma": spec.rdma.as_json() if spec.rdma else {},
+        "fabric": spec.rdma.fabric if spec.rdma else "",
     }
 
 
