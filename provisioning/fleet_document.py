@@ -400,7 +400,7 @@ class _Checker:
                 devices.add(device)
                 rails.add(rail)
                 nics.append(Nic(device, rail, tuple(sorted(set(g for g in indexes if isinstance(g, int))))))
-        if fabric is not None and isinstance(layer, str) and hall is not None:
+        if fabric is not None and layer in LINK_LAYERS and hall is not None:
             where = format_path(node_path)
             other_hall, other_layer, other_where = self.fabrics.setdefault(fabric, (hall, layer, where))
             if other_hall != hall:
@@ -414,7 +414,7 @@ class _Checker:
                     (*path, "link_layer"),
                     f"fabric {_shown(fabric)} is {other_layer} ({other_where}); one fabric has one link layer",
                 )
-        if len(self.reasons) > before or fabric is None or not isinstance(layer, str):
+        if len(self.reasons) > before or fabric is None or not isinstance(layer, str) or layer not in LINK_LAYERS:
             return None, False
         return Rdma(fabric=fabric, link_layer=layer, nics=tuple(nics)), True
 

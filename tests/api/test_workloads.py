@@ -277,6 +277,10 @@ BAD = [
     ("container", {"image": IMAGE, "volumes": [{"mount_path": "/d", "dataset": 999999}]}, "workload.volumes.0.dataset"),
     ("container", {"image": IMAGE, "pull_secret": "MISSING"}, "workload.pull_secret"),
     ("container", {"image": IMAGE, "shell": "bash"}, "workload.shell"),
+    ("job", {"image": IMAGE, "command": ["x"], "framework": "horovod"}, "workload.framework"),
+    ("container", {"image": IMAGE, "command": ["x"], "framework": "mpi"}, "workload.framework"),
+    ("job", {"image": IMAGE, "framework": "ray"}, "workload.command"),
+    ("job", {"framework": "slurm", "command": ["sbatch", "x"]}, "workload.command"),
 ]
 
 
