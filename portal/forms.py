@@ -14,7 +14,16 @@ from compliance.services.secrets import MAX_VALUE_BYTES
 from core.errors import ServiceError
 from provisioning.placement.isolation import SOFT_SHARING
 from provisioning.services.allocations import AllocationSpec
-from provisioning.workloads import CHECKPOINTS, Checkpoint, Port, SecretRef, Volume, Workload
+from provisioning.workloads import (
+    CHECKPOINTS,
+    DEFAULT_FRAMEWORK,
+    FRAMEWORKS,
+    Checkpoint,
+    Port,
+    SecretRef,
+    Volume,
+    Workload,
+)
 from tenancy.roles import TenantRole
 
 
@@ -59,6 +68,11 @@ class LaunchForm(forms.Form):
     )
     nodes = forms.IntegerField(min_value=1, max_value=64, required=False, label="Nodes")
     gang_size = forms.IntegerField(min_value=2, max_value=512, required=False, label="Gang members")
+    framework = forms.ChoiceField(
+        choices=[(f, f) for f in FRAMEWORKS],
+        required=False,
+        label="Framework (jobs: torchrun, an MPI launcher, a Ray job, or a Slurm cluster you reach over SSH)",
+    )
     image = forms.CharField(max_length=512, required=False, label="Container image")
     command = forms.CharField(max_length=4096, required=False, label="Command")
     env = forms.CharField(
@@ -132,7 +146,8 @@ class LaunchForm(forms.Form):
             "image", "command", "env", "secrets", "secret_files", "pull_secret", "dataset", "scratch_gb",
             "checkpoint_path", "port", "ssh_keys", "os_image", "cloud_init",
         )  # fmt: skip
-        if not any(data.get(f) for f in fields):
+        framework = data.get("framework") or DEFAULT_FRAMEWORK
+        if not any(data.get(f) for f in fields) and framework == DEFAULT_FRAMEWORK:
             return None
         ports = (Port(data["port"], "http", data.get("expose") or "none"),) if data.get("port") else ()
         volumes = []
@@ -159,6 +174,7 @@ class LaunchForm(forms.Form):
             cloud_init=data.get("cloud_init") or None,
             ssh_keys=tuple(int(k) for k in data.get("ssh_keys") or ()),
             pull_secret=data.get("pull_secret") or None,
+            framework=framework,
         )
 
 

@@ -228,6 +228,21 @@ def test_the_launch_form_carries_every_workload_field(alice: Any, acme: Any, fle
         {"mount_path": "/scratch", "scratch_gb": 50},
     ]
     assert workload["checkpoint"] == {"path": "/ckpt", "interval_s": 120}
+    assert workload["framework"] == "torchrun"
+
+
+def test_a_job_launched_from_the_portal_names_its_framework(alice: Any, fleet: Any) -> None:
+    client = signed_in(alice)
+    made = launch(
+        client, rung="job", name="mpi", gpus=8, gang_size=2, image="nvcr.io/nvidia/pytorch:25.01-py3",
+        command="python allreduce.py", framework="mpi",
+    )  # fmt: skip
+    assert made.status_code == 302, made.content
+    assert Allocation.objects.get(name="mpi").workload["framework"] == "mpi"
+    refused = launch(client, rung="job", name="ray", gpus=8, image="docker.io/rayproject/ray:2.49.0", framework="ray")
+    assert refused.status_code == 422
+    assert "the Ray job&#x27;s entrypoint runs" in refused.content.decode()
+    assert not Allocation.objects.filter(name="ray").exists()
 
 
 def test_a_restarted_job_shows_its_checkpoint_and_the_work_not_billed(
