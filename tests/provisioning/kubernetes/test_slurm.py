@@ -5,10 +5,13 @@ metered like any gang (GPU-seconds = 16 x its running time), released, and nothi
 
 from __future__ import annotations
 
+import base64
+import io
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from time_machine import TimeMachineFixture
 
 from billing.metering import to_ms
@@ -107,6 +110,16 @@ def test_a_two_by_eight_slurm_cluster_runs_is_metered_and_leaves_nothing(
     assert k8s_fleet.get_object(SLINKY, "Controller", name, NS) is not None
     assert k8s_fleet.get_object(SLINKY, "LoginSet", name, NS) is not None
     assert state(allocation_id) == "provisioning"
+    # The cluster's key is in its Secret, never in what k8s_render prints for review.
+    auth = k8s_fleet.get_object("v1", "Secret", f"{name}-slurm-auth", NS)
+    assert auth is not None
+    applied_key = base64.b64decode(auth["data"]["slurm.key"]).decode()
+    assert len(applied_key) == 128
+    out = io.StringIO()
+    call_command("k8s_render", allocation=allocation_id, stdout=out)
+    assert applied_key not in out.getvalue()
+    assert auth["data"]["slurm.key"] not in out.getvalue()
+    assert base64.b64encode(b"<slurm auth key>").decode() in out.getvalue()
 
     # The gang's slurmd nodes ready, but not yet slurmctld nor the login node: still provisioning.
     clock(5)
