@@ -22,6 +22,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 from kubernetes.client.exceptions import ApiException
 
 from core.actor import Actor
@@ -41,6 +42,7 @@ from provisioning.kubernetes.output import (
     workload_event,
 )
 from provisioning.kubernetes.recovery import job_replace, job_stale, placement_marked
+from provisioning.kubernetes.render_slurm import LABEL_SLURM_ROLE
 from provisioning.kubernetes.shapes import (
     LABEL_ALLOCATION,
     LABEL_DEDICATED,
@@ -48,7 +50,7 @@ from provisioning.kubernetes.shapes import (
     DeviceShape,
     NodeShape,
     TenantShape,
-    namespace_of,
+    namespace_for,
 )
 from provisioning.models import Allocation, Cluster, Hall, Node, NodeState
 from provisioning.placement.isolation import Rung
@@ -138,7 +140,23 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
             if allocation.rung == Rung.CONFIDENTIAL_VM
             else None
         ),
+        slurm_key=_slurm_key(allocation) if _is_slurm(allocation) else None,
     )
+
+
+def _is_slurm(allocation: Allocation) -> bool:
+    return allocation.rung == Rung.JOB and (allocation.workload or {}).get("framework") == "slurm"
+
+
+def _slurm_key(allocation: Allocation) -> str:
+    """The Slurm cluster's auth/slurm key: derived from the deployment's secret key and the allocation, so every
+    render of the cluster carries the same key without storing one (a new SECRET_KEY re-keys running clusters)."""
+    return salted_hmac("ladder.slurm-auth-key", str(allocation.pk), algorithm="sha512").hexdigest()
+
+
+def allocation_namespace(allocation: Allocation) -> str:
+    """The namespace holding the allocation's objects (``shapes.namespace_for``)."""
+    return namespace_for(allocation.tenant.slug, allocation.rung, (allocation.workload or {}).get("framework"))
 
 
 def _names_only(allocation: Allocation) -> AllocationShape:
@@ -154,6 +172,8 @@ def desired_objects(allocation: Allocation, kube: Kube) -> list[dict[str, Any]]:
     has Metal3 boot the tenant's OS on them (with a workload)."""
     shape = allocation_shape(allocation)
     objects = render.namespace_set(tenant_shape(allocation.tenant))
+    if _is_slurm(allocation):
+        objects += render.namespace_set(tenant_shape(allocation.tenant), slurm=True)
     if allocation.rung == Rung.BARE_METAL:
         taints = {n.hostname: _taints(kube, n.hostname) for n in shape.nodes}
         return objects + render.bare_metal_node_patches(shape, taints) + render.bare_metal_host_objects(shape)
@@ -209,8 +229,9 @@ def _read(kube: Kube, obj: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _primary(objects: list[dict[str, Any]], allocation: Allocation) -> dict[str, Any] | None:
-    """The object whose status says whether the allocation runs: its Pod, Job, VirtualMachine or Deployment."""
-    kinds = ("Pod", "Job", "VirtualMachine", "Deployment")
+    """The object whose status says whether the allocation runs: its Pod, Job, VirtualMachine, Deployment, or a
+    Slurm cluster's NodeSet (the gang)."""
+    kinds = ("Pod", "Job", "VirtualMachine", "Deployment", "NodeSet")
     ours = [o for o in objects if o["kind"] in kinds and (o["metadata"].get("labels") or {}).get(LABEL_ALLOCATION)]
     return ours[0] if ours else None
 
@@ -249,6 +270,12 @@ def observed_state(obj: dict[str, Any] | None, rung: str) -> tuple[str, str]:
         if printable in ("ErrorUnschedulable", "ErrImagePull", "CrashLoopBackOff", "ErrorPvcNotFound"):
             return "failed", printable
         return "pending", printable or "starting"
+    if kind == "NodeSet":
+        # The gang is up once every member's slurmd is ready; the Controller and LoginSet are read beside it
+        # (``KubernetesProvisioner._slurm_ready``).
+        members = int((obj.get("spec") or {}).get("replicas") or 1)
+        up = int(status.get("readyReplicas") or 0)
+        return ("running", "") if up >= members else ("pending", f"{up} of {members} slurmd nodes are ready")
     if kind == "Deployment":
         if (obj.get("spec") or {}).get("replicas") == 0:
             return "idle", "scaled to zero replicas"
@@ -310,6 +337,8 @@ class KubernetesProvisioner(Provisioner):
             job_replace(kube, allocation, live)
             return
         state, why = observed_state(live, allocation.rung)
+        if state == "running" and primary["kind"] == "NodeSet":
+            state, why = self._slurm_ready(kube, allocation, desired)
         if state == "missing":
             # Deleted out of band: put it back (the allocation is still ours to run).
             log.warning("allocation %s: %s; re-creating it", allocation.pk, why)
@@ -337,6 +366,29 @@ class KubernetesProvisioner(Provisioner):
             endpoint_sleep(allocation=allocation, actor=SYSTEM)
         elif state == "idle" and allocation.state == S.PROVISIONING:
             self._wake(kube, allocation)
+
+    def _slurm_ready(self, kube: Kube, allocation: Allocation, desired: list[dict[str, Any]]) -> tuple[str, str]:
+        """A Slurm cluster whose gang is ready runs once its slurmctld and login node are ready too. The Controller's
+        status has conditions only, and the LoginSet's counts its pods but not their readiness, so both are read
+        from their pods (label ``ladder.io/slurm-role``), after their objects are found with at least their
+        replicas (``LoginSet.status.replicas``)."""
+        found = {o["kind"]: _read(kube, o) for o in desired if o["kind"] in ("Controller", "LoginSet")}
+        if any(live is None for live in found.values()):
+            return "missing", "a part of the Slurm cluster is gone from the cluster"
+        login_set = found.get("LoginSet") or {}
+        wanted = (login_set.get("spec") or {}).get("replicas") or 1
+        if ((login_set.get("status") or {}).get("replicas") or 0) < wanted:
+            return "pending", "the login node is not created yet"
+        ready: dict[str, int] = {}
+        for pod in pods_of(kube, allocation):
+            role = (pod["metadata"].get("labels") or {}).get(LABEL_SLURM_ROLE)
+            conditions = (pod.get("status") or {}).get("conditions") or []
+            if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions) and role:
+                ready[role] = ready.get(role, 0) + 1
+        for role, what in (("slurmctld", "slurmctld"), ("login", "the login node")):
+            if not ready.get(role):
+                return "pending", f"{what} is not ready"
+        return "running", ""
 
     def _wake(self, kube: Kube, allocation: Allocation) -> None:
         """A woken endpoint's Deployment (applied with its new placement) goes from 0 to 1 replica; the HPA, which
@@ -591,7 +643,7 @@ class KubernetesProvisioner(Provisioner):
         if not allocation.devices.exists():
             return []  # never placed: nothing of it was ever in the cluster
         kube = kube_for(allocation.hall)
-        namespace = namespace_of(allocation.tenant.slug)
+        namespace = allocation_namespace(allocation)
         names = {
             obj["metadata"]["name"]
             for obj in render.allocation_objects(allocation_shape(allocation))

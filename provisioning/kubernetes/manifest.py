@@ -16,6 +16,10 @@ HOSTNAME = "kubernetes.io/hostname"
 NAMESPACE_NAME = "kubernetes.io/metadata.name"  # the API server labels every namespace with its own name
 SYSTEM_NAMESPACE = "ladder-system"
 DEFAULT_BASE_DOMAIN = "ladder.localhost"
+CLIQUE = "nvidia.com/gpu.clique"  # the NVLink clique a GPU node is in (GPU feature discovery)
+GPU_PRODUCT = "nvidia.com/gpu.product"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+LOCAL_QUEUE = "ladder"  # the Kueue LocalQueue of every Ladder namespace
 UID = 1000  # tenant containers run as this user: restricted refuses images that would start as root
 
 

@@ -13,7 +13,7 @@ from kubernetes.client.exceptions import ApiException
 
 from provisioning.kubernetes import render
 from provisioning.kubernetes.client import Kube
-from provisioning.kubernetes.shapes import LABEL_ALLOCATION, namespace_of
+from provisioning.kubernetes.shapes import LABEL_ALLOCATION, namespace_for
 from provisioning.models import Allocation
 from provisioning.placement.isolation import Rung
 from provisioning.workloads import LogLine, WorkloadEvent
@@ -30,9 +30,8 @@ def time_of(value: str) -> datetime:
 
 
 def pods_of(kube: Kube, allocation: Allocation) -> list[dict[str, Any]]:
-    pods = kube.list(
-        "v1", "Pod", namespace=namespace_of(allocation.tenant.slug), labels={LABEL_ALLOCATION: str(allocation.pk)}
-    )
+    namespace = namespace_for(allocation.tenant.slug, allocation.rung, (allocation.workload or {}).get("framework"))
+    pods = kube.list("v1", "Pod", namespace=namespace, labels={LABEL_ALLOCATION: str(allocation.pk)})
     return sorted(pods, key=lambda pod: (pod["metadata"].get("creationTimestamp") or "", pod["metadata"]["name"]))
 
 
@@ -68,7 +67,7 @@ def read_logs(kube: Kube, allocation: Allocation, *, since: datetime | None = No
     """Every container's last ``tail`` lines after ``since``, merged in time order, then the last ``tail`` of all."""
     if allocation.rung == Rung.BARE_METAL or tail <= 0:
         return []
-    namespace = namespace_of(allocation.tenant.slug)
+    namespace = namespace_for(allocation.tenant.slug, allocation.rung, (allocation.workload or {}).get("framework"))
     lines: list[LogLine] = []
     for pod in pods_of(kube, allocation):
         for container, source in log_sources(pod, allocation.rung):

@@ -30,10 +30,14 @@ from typing import Any
 import yaml
 
 from provisioning.kubernetes.manifest import (
+    CLIQUE,
     DEFAULT_BASE_DOMAIN,
+    GPU_PRODUCT,
     HOSTNAME,
+    LOCAL_QUEUE,
     MANAGED_BY_LABEL,
     NAMESPACE_NAME,
+    QUEUE_LABEL,
     SYSTEM_NAMESPACE,
     UID,
     Obj,
@@ -81,6 +85,7 @@ from provisioning.kubernetes.render_metal import (
     sanitize_job,
     sanitize_job_name,
 )
+from provisioning.kubernetes.render_slurm import slurm_cluster
 from provisioning.kubernetes.render_workload import (
     PodParts,
     os_image_of,
@@ -96,6 +101,7 @@ from provisioning.kubernetes.shapes import (
     LABEL_JURISDICTION,
     LABEL_TENANT,
     MANAGED_BY,
+    SLURM_NAMESPACE_SUFFIX,
     AllocationShape,
     TenantShape,
     namespace_of,
@@ -123,13 +129,9 @@ __all__ = [  # what the driver, k8s_render and the tests use, wherever it is def
     "system_namespace",
 ]
 
-CLIQUE = "nvidia.com/gpu.clique"
-GPU_PRODUCT = "nvidia.com/gpu.product"
 CC_MODE = "nvidia.com/cc.mode"
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"  # the CRDs' storage version; v1beta1 is still served but deprecated
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-LOCAL_QUEUE = "ladder"
 CLUSTER_QUEUE = "ladder-gpu"
 TOPOLOGY = "ladder-gpu"
 
@@ -203,13 +205,18 @@ def _pod_spec(
 # --- the tenant's namespace -------------------------------------------------------------------------------------
 
 
-def namespace_set(tenant: TenantShape) -> list[Obj]:
-    """Namespace, ResourceQuota (when the tenant has a GPU quota), LimitRange, NetworkPolicies, LocalQueue."""
-    ns = namespace_of(tenant.slug)
+def namespace_set(tenant: TenantShape, *, slurm: bool = False) -> list[Obj]:
+    """Namespace, ResourceQuota (when the tenant has a GPU quota), LimitRange, NetworkPolicies, LocalQueue.
+
+    ``slurm``: the tenant's ``ladder-<slug>-slurm`` instead, for its Slurm clusters: the same set, but Pod Security
+    enforces "privileged" there (Slinky's slurmd adds capabilities and its login node runs sshd as root; the audit
+    level stays "restricted", so every such pod is on the record). Nothing else of the tenant runs in it."""
+    ns = namespace_of(tenant.slug) + (SLURM_NAMESPACE_SUFFIX if slurm else "")
     labels = {LABEL_TENANT: tenant.slug}
     ns_labels = {**labels, **({LABEL_JURISDICTION: tenant.jurisdiction} if tenant.jurisdiction else {})}
     for mode in ("enforce", "warn", "audit"):
-        ns_labels[f"pod-security.kubernetes.io/{mode}"] = "restricted"
+        level = "privileged" if slurm and mode != "audit" else "restricted"
+        ns_labels[f"pod-security.kubernetes.io/{mode}"] = level
         ns_labels[f"pod-security.kubernetes.io/{mode}-version"] = "latest"
     objs = [obj("v1", "Namespace", meta(ns, labels=ns_labels))]
 
@@ -297,7 +304,7 @@ def allocation_objects(a: AllocationShape) -> list[Obj]:
     elif rung == "confidential_vm" and performance == "whole_gpu":
         workload = _confidential_pod(a)
     elif rung == "job" and performance == "whole_gpu":
-        workload = _gang_job(a)
+        workload = slurm_cluster(a) if a.framework == "slurm" else _gang_job(a)
     elif rung == "serverless" and performance in ("whole_gpu", "mig", "mps", "time_slicing", "fractional"):
         workload = _serverless(a)
     else:
@@ -600,6 +607,8 @@ def kueue_configuration() -> Obj:
         "apiVersion": "config.kueue.x-k8s.io/v1beta1",
         "kind": "Configuration",
         "featureGates": {"DynamicResourceAllocation": True},
+        # Plain pods too: a Slurm cluster's slurmd pods (made by Slinky's NodeSet) are admitted as one pod group.
+        "integrations": {"frameworks": ["batch/job", "pod"]},
         "resources": {"deviceClassMappings": mappings},
     }
 

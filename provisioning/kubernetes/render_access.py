@@ -20,6 +20,7 @@ from provisioning.kubernetes.manifest import (
     own,
     selector,
 )
+from provisioning.kubernetes.render_slurm import LABEL_SLURM_ROLE, LOGIN_PORT, LOGIN_USER
 from provisioning.kubernetes.render_workload import (
     SSH_SIDECAR_PORT,
     SSH_SIDECAR_USER,
@@ -135,10 +136,15 @@ def ssh_objects(a: AllocationShape) -> list[Obj]:
         return []
     keys = "\n".join(k for k in a.materials.ssh_keys if not k.startswith("cert-authority"))
     metadata = own(a, ssh_service_name(a), **{LABEL_SSH_USER: ssh_user(a.id)})
-    login = SSH_SIDECAR_USER if a.rung == "container" else os_image_of(a).user
+    login = LOGIN_USER if _slurm(a) else SSH_SIDECAR_USER if a.rung == "container" else os_image_of(a).user
     metadata["annotations"] = {ANNOTATION_SSH_KEYS: keys, ANNOTATION_SSH_LOGIN: login}
-    if a.rung == "bare_metal":
-        spec: Obj = {
+    spec: Obj
+    if _slurm(a):
+        # A Slurm cluster's login node: the LoginSet's pod, its sshd on Slinky's port 22.
+        port = {"name": "ssh", "port": SSH_PORT, "targetPort": LOGIN_PORT, "protocol": "TCP"}
+        spec = {"selector": _login_pods(a), "ports": [port]}
+    elif a.rung == "bare_metal":
+        spec = {
             "type": "ExternalName",
             "externalName": hosts(a)[0],
             "ports": [{"name": "ssh", "port": SSH_PORT, "protocol": "TCP"}],
@@ -150,8 +156,19 @@ def ssh_objects(a: AllocationShape) -> list[Obj]:
     return [obj("v1", "Service", metadata, spec=spec)]
 
 
+def _slurm(a: AllocationShape) -> bool:
+    return a.rung == "job" and a.framework == "slurm"
+
+
+def _login_pods(a: AllocationShape) -> dict[str, str]:
+    return {**selector(a), LABEL_SLURM_ROLE: "login"}
+
+
 def _ssh_pod_port(a: AllocationShape) -> int | None:
-    """The port SSH reaches in the allocation's pod: the sidecar's, or the VM's own 22 (its launcher forwards)."""
+    """The port SSH reaches in the allocation's pod: the sidecar's, the VM's own 22 (its launcher forwards), or a
+    Slurm login node's sshd."""
+    if _slurm(a) and takes_ssh(a):
+        return LOGIN_PORT
     if a.rung not in ("container", "vm") or not takes_ssh(a):
         return None
     return SSH_SIDECAR_PORT if a.rung == "container" else SSH_PORT
@@ -171,14 +188,15 @@ def network_policies(a: AllocationShape) -> list[Obj]:
     if ssh is not None:
         rules.append({"from": [from_namespace(SYSTEM_NAMESPACE)], "ports": [{"protocol": "TCP", "port": ssh}]})
     objs = []
-    pods = {"matchLabels": selector(a)}
+    # A Slurm cluster is reached on its login node only (its daemons talk within their namespace).
+    pods = {"matchLabels": _login_pods(a) if _slurm(a) else selector(a)}
     if rules:
         spec = {"podSelector": pods, "policyTypes": ["Ingress"], "ingress": rules}
         objs.append(obj("networking.k8s.io/v1", "NetworkPolicy", own(a, f"{a.object_name}-ingress"), spec=spec))
     if _workload(a).datasets:
         to = [{"ipBlock": dict(block)} for block in API_EGRESS]
         egress = [{"to": to, "ports": [{"protocol": "TCP", "port": 443}]}]
-        spec = {"podSelector": pods, "policyTypes": ["Egress"], "egress": egress}
+        spec = {"podSelector": {"matchLabels": selector(a)}, "policyTypes": ["Egress"], "egress": egress}
         objs.append(obj("networking.k8s.io/v1", "NetworkPolicy", own(a, f"{a.object_name}-egress"), spec=spec))
     return objs
 

@@ -18,6 +18,7 @@ LABEL_JURISDICTION = "ladder.io/jurisdiction"
 LABEL_DEDICATED = "ladder.io/dedicated"
 TAINT_DEDICATED = "ladder.io/dedicated"
 DEFAULT_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04"
+SLURM_NAMESPACE_SUFFIX = "-slurm"
 
 
 # The catalog's GPU models and the ``nvidia.com/gpu.product`` values GPU feature discovery reports for them
@@ -41,6 +42,14 @@ def model_of_product(product: str) -> str | None:
 
 def namespace_of(tenant_slug: str) -> str:
     return f"ladder-{tenant_slug}"
+
+
+def namespace_for(tenant_slug: str, rung: str, framework: str | None) -> str:
+    """Where an allocation's objects live: the tenant's namespace, or for a Slurm cluster the tenant's
+    ``ladder-<slug>-slurm``, the one namespace whose Pod Security level admits what Slinky's slurmd and login pods
+    need (docs/jobs-slurm.md, "Pod Security")."""
+    base = namespace_of(tenant_slug)
+    return f"{base}{SLURM_NAMESPACE_SUFFIX}" if rung == "job" and framework == "slurm" else base
 
 
 def object_name(allocation_id: int) -> str:
@@ -92,10 +101,16 @@ class AllocationShape:
     base_domain: str = "ladder.localhost"  # public hostnames are <name>.<base_domain>
     # A confidential VM's way to Ladder's attestation API: (its URL, the allocation's attestation credential).
     attestation: tuple[str, str] | None = None
+    # A Slurm cluster's auth/slurm key (its daemons and login node authenticate each other with it); None elsewhere.
+    slurm_key: str | None = field(default=None, repr=False)
+
+    @property
+    def framework(self) -> str | None:
+        return self.workload.framework if self.workload is not None else None
 
     @property
     def namespace(self) -> str:
-        return namespace_of(self.tenant)
+        return namespace_for(self.tenant, self.rung, self.framework)
 
     @property
     def object_name(self) -> str:

@@ -4,6 +4,7 @@ resolved: an allocation's secret values, pull credentials, dataset URLs and SSH 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -52,6 +53,8 @@ class Command(BaseCommand):
                 raise CommandError(f"no allocation {options['allocation']}")
             workload = Workload.from_json(allocation.workload) if allocation.workload else None
             shape = allocation_shape(allocation, materials=render.placeholder_materials(workload, os_images()))
+            if shape.slurm_key is not None:
+                shape = replace(shape, slurm_key="<slurm auth key>")  # for review: a placeholder, as for secrets
             try:
                 if allocation.rung == Rung.BARE_METAL:
                     objects = render.bare_metal_node_patches(shape) + render.bare_metal_host_objects(shape)
