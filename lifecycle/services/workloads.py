@@ -32,6 +32,7 @@ from compliance.services.downloads import asset_download_url
 from compliance.services.secrets import secret_values
 from core.actor import Actor
 from core.errors import Conflict, Invalid, ServiceError, Unavailable
+from provisioning.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.models import Allocation
 from provisioning.placement.isolation import Rung
 from provisioning.provisioners import provisioner
@@ -65,6 +66,14 @@ def workload_admit(*, tenant: Tenant, workload: Workload, spec: AllocationSpec) 
         workload_check(workload, rung=spec.rung, registries=image_registries(), os_images=os_images())
     except WorkloadInvalid as error:
         raise _invalid(error.field, error.message) from None
+    if workload.framework == "slurm" and spec.gpus != MAX_GPUS_PER_NODE:
+        # slurmd runs as root with SYS_ADMIN (docs/jobs.md, "Pod Security"): its host is held whole, by one tenant.
+        raise Invalid(
+            "validation_error",
+            f"A Slurm cluster's nodes are whole hosts: each member takes all {MAX_GPUS_PER_NODE} GPUs of its node "
+            f"(gpus: {MAX_GPUS_PER_NODE}), because slurmd runs with host capabilities no other tenant may share.",
+            field="gpus",
+        )
 
     keys = set(SshKey.objects.filter(tenant=tenant, pk__in=workload.ssh_keys).values_list("pk", flat=True))
     for i, key_id in enumerate(workload.ssh_keys):

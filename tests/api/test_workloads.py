@@ -281,6 +281,7 @@ BAD = [
     ("container", {"image": IMAGE, "command": ["x"], "framework": "mpi"}, "workload.framework"),
     ("job", {"image": IMAGE, "framework": "ray"}, "workload.command"),
     ("job", {"framework": "slurm", "command": ["sbatch", "x"]}, "workload.command"),
+    ("job", {"framework": "slurm"}, "gpus"),  # 2 GPUs a member: a Slurm node is a whole host
 ]
 
 
