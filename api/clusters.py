@@ -48,6 +48,9 @@ class ClusterRegisterSerializer(StrictSerializer):
 class SyncSerializer(serializers.Serializer[Any]):
     nodes = serializers.IntegerField(help_text="GPU nodes imported.")
     skipped = serializers.ListField(child=serializers.CharField(), help_text="Node objects not imported, and why.")
+    notes = serializers.ListField(
+        child=serializers.CharField(), help_text="What imported nodes were imported without (their RDMA NICs), and why."
+    )
 
 
 class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet):
@@ -90,4 +93,5 @@ class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffView
         """Import the cluster's GPU nodes into its hall (as ``manage.py fleet_sync``)."""
         refuse_body(request)
         _, imported = cluster_sync(cluster=self.get_object(), actor=self.caller.actor)
-        return Response(SyncSerializer({"nodes": len(imported.nodes), "skipped": imported.skipped}).data)
+        found = {"nodes": len(imported.nodes), "skipped": imported.skipped, "notes": imported.notes}
+        return Response(SyncSerializer(found).data)

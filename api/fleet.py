@@ -273,7 +273,8 @@ class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet
     @action(detail=True, methods=["get"])
     def diagnosis(self, request: Request, pk: str) -> Response:
         """Why Kubernetes may not offer this node's GPUs: the first broken layer (node, driver, toolkit, device
-        plugin, allocatable) with its evidence, read from the node's cluster."""
+        plugin, allocatable, and rdma for a node the fleet gives RDMA NICs) with its evidence, read from the node's
+        cluster."""
         return Response(node_diagnosis(self.get_object()))
 
 

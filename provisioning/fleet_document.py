@@ -26,6 +26,8 @@ its ``link_layer`` (``infiniband`` or ``roce``), and each NIC: its RDMA ``device
 ``rail`` it is cabled to (rail-optimised fabrics wire NIC i of every node to one leaf), and the ``gpus`` (indexes)
 that sit under the same PCIe switch, which NCCL should pair with it. A fabric joins nodes of one hall and one link
 layer; a NIC's device name and rail are unique on its node, and a GPU index is below the node's ``gpu_count``.
+The optional ``rate_gbps`` is the rate each port should train at (400 for NDR 4x or 400GbE); node diagnosis reports
+a port below it as degraded (provisioning/kubernetes/diagnosis.py, the ``rdma`` layer).
 
 ``cpu_tee`` is the CPU's trusted execution environment of a confidential-computing host: ``"snp"`` (AMD SEV-SNP)
 or ``"tdx"`` (Intel TDX). It picks the guest's runtime and is what attestation evidence from the host must claim.
@@ -57,6 +59,7 @@ VERSION_RE = re.compile(r"^\S{1,32}\Z")
 VERSION_KEYS = ("driver", "cuda", "nccl", "firmware")
 LINK_LAYERS = ("infiniband", "roce")
 MAX_NICS_PER_NODE = 16
+MAX_RATE_GBPS = 3200  # an RDMA port's rate: 1600 (XDR 4x) is the fastest shipping today
 RDMA_DEVICE_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")  # the kernel's RDMA device name: mlx5_0, bnxt_re0, irdma1
 CPU_TEES = ("snp", "tdx")  # AMD SEV-SNP, Intel TDX
 
@@ -95,10 +98,14 @@ class Rdma:
     fabric: str  # the InfiniBand subnet or RoCE network its NICs are cabled to
     link_layer: str  # infiniband | roce
     nics: tuple[Nic, ...]
+    rate_gbps: int | None = None  # the rate every port should train at; None: not stated
 
     def as_json(self) -> dict[str, Any]:
         nics = [{"device": n.device, "rail": n.rail, "gpus": list(n.gpus)} for n in self.nics]
-        return {"fabric": self.fabric, "link_layer": self.link_layer, "nics": nics}
+        found: dict[str, Any] = {"fabric": self.fabric, "link_layer": self.link_layer, "nics": nics}
+        if self.rate_gbps is not None:
+            found["rate_gbps"] = self.rate_gbps
+        return found
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None) -> Rdma | None:
@@ -106,7 +113,13 @@ class Rdma:
         if not data:
             return None
         nics = tuple(Nic(n["device"], int(n["rail"]), tuple(n["gpus"])) for n in data["nics"])
-        return cls(fabric=data["fabric"], link_layer=data["link_layer"], nics=nics)
+        rate = data.get("rate_gbps")
+        return cls(
+            fabric=data["fabric"],
+            link_layer=data["link_layer"],
+            nics=nics,
+            rate_gbps=None if rate is None else int(rate),
+        )
 
 
 @dataclass(frozen=True)
@@ -362,10 +375,15 @@ class _Checker:
         if value is None:
             return None, True
         path = (*node_path, "rdma")
-        obj = self.obj(value, path, ("fabric", "link_layer", "nics"))
+        obj = self.obj(value, path, ("fabric", "link_layer", "nics", "rate_gbps"))
         if obj is None:
             return None, False
         before = len(self.reasons)
+        rate = obj.get("rate_gbps")
+        if rate is not None and (not isinstance(rate, int) or isinstance(rate, bool) or not 1 <= rate <= MAX_RATE_GBPS):
+            self.add(
+                (*path, "rate_gbps"), f"must be a whole number of Gb/s, 1 to {MAX_RATE_GBPS}, not {json.dumps(rate)}"
+            )
         fabric = self.text(obj, "fabric", path, _NVLINK_RE, "1 to 100 characters without spaces")
         layer = self.get(obj, "link_layer", path)
         if layer is not _MISSING and layer not in LINK_LAYERS:
@@ -416,7 +434,7 @@ class _Checker:
                 )
         if len(self.reasons) > before or fabric is None or not isinstance(layer, str) or layer not in LINK_LAYERS:
             return None, False
-        return Rdma(fabric=fabric, link_layer=layer, nics=tuple(nics)), True
+        return Rdma(fabric=fabric, link_layer=layer, nics=tuple(nics), rate_gbps=rate), True
 
     def tee(
         self, node: dict[str, Any], path: Path, cc_capable: bool | None, cc_mode: bool | None

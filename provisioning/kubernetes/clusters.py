@@ -12,9 +12,10 @@ from kubernetes.client.exceptions import ApiException
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid, ServiceError
+from provisioning.fleet_document import Rdma
 from provisioning.kubernetes.client import ClusterUnavailable
 from provisioning.kubernetes.credentials import CredentialsError, seal
-from provisioning.kubernetes.diagnosis import DRA_DRIVER, diagnose_node
+from provisioning.kubernetes.diagnosis import DRA_DRIVER, NIC_DRA_DRIVER, diagnose_node
 from provisioning.kubernetes.driver import kube_for_cluster
 from provisioning.kubernetes.sync import NodeImport, fleet_sync
 from provisioning.models import Cluster, ClusterHealth, Hall, Node
@@ -92,9 +93,17 @@ def node_diagnosis(node: Node) -> dict[str, Any]:
     try:
         kube = kube_for_cluster(cluster)
         found = kube.get("v1", "Node", node.hostname)
-        # The NVIDIA DRA driver's devices for the node, when it serves the node instead of the device plugin.
-        fields = {"spec.nodeName": node.hostname, "spec.driver": DRA_DRIVER}
-        slices = kube.list("resource.k8s.io/v1", "ResourceSlice", fields=fields) if found is not None else []
+        rdma = Rdma.from_json(node.rdma)
+        # The NVIDIA DRA driver's devices for the node, when it serves the node instead of the device plugin, and
+        # DraNet's RDMA NICs when the fleet says the node has some.
+        drivers = (DRA_DRIVER, NIC_DRA_DRIVER) if rdma is not None else (DRA_DRIVER,)
+        slices = [
+            found_slice
+            for driver in (drivers if found is not None else ())
+            for found_slice in kube.list(
+                "resource.k8s.io/v1", "ResourceSlice", fields={"spec.nodeName": node.hostname, "spec.driver": driver}
+            )
+        ]
     except (ClusterUnavailable, ApiException) as error:
         raise ServiceError("cluster_unavailable", f"The cluster did not answer: {error}", status=503) from None
     if found is None:
@@ -106,4 +115,4 @@ def node_diagnosis(node: Node) -> dict[str, Any]:
             "summary": f"cluster {cluster.name} has no Node named {node.hostname}",
             "checks": [],
         }
-    return diagnose_node(found, expected_gpus=node.gpu_count, resource_slices=slices).as_dict()
+    return diagnose_node(found, expected_gpus=node.gpu_count, resource_slices=slices, rdma=rdma).as_dict()

@@ -5,14 +5,27 @@ Each Node object becomes a fleet-document node from its GPU operator labels (GPU
 domain), ``nvidia.com/cc.mode``, and the driver and CUDA version labels; node feature discovery's CPU security
 labels give a confidential host's TEE. The document goes through ``fleet_load``, so the same rules apply to a
 synced node as to a loaded one, and nothing the cluster does not list is touched.
+
+A node's RDMA NICs (the fleet document's ``rdma``) come from the evidence node diagnosis reads
+(provisioning/kubernetes/diagnosis.py, the ``rdma`` layer): the reporter DaemonSet's ``rdma.ladder.io/<device>``
+annotations, each a JSON object whose ``link_layer`` (sysfs: ``InfiniBand`` or ``Ethernet``, i.e. RoCE) gives the
+fabric's link layer and whose ``rail`` and ``gpus`` (the reporter's configuration: NIC i on rail i, the GPUs under
+its PCIe switch) place the NIC; and the operator's node label ``ladder.io/fabric``, the fabric's name within the
+hall (a label value cannot hold a ``/``, so the fabric is ``<hall>/<label>``, named like an NVLink domain). A node
+with NICs but no fabric label, or a NIC without its rail, is imported without ``rdma`` and the reason noted: no
+guessed fabric joins two nodes that share none. The expected port rate (``rate_gbps``) is left out: what a port
+trained at is no statement of what it should train at; state it in a fleet document.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from core.actor import Actor
+from provisioning.fleet_document import LINK_LAYERS
+from provisioning.kubernetes.diagnosis import A_RDMA_PREFIX, LINK_LAYER_OF_SYSFS
 from provisioning.kubernetes.shapes import model_of_product
 from provisioning.models import Cluster
 from provisioning.services.fleet import FleetLoadResult, fleet_load
@@ -21,6 +34,7 @@ TEE_LABELS = {
     "feature.node.kubernetes.io/cpu-security.sev.snp.enabled": "snp",
     "feature.node.kubernetes.io/cpu-security.tdx.enabled": "tdx",
 }
+L_FABRIC = "ladder.io/fabric"
 
 
 @dataclass
@@ -28,11 +42,51 @@ class NodeImport:
     nodes: list[dict[str, Any]] = field(default_factory=list)  # fleet-document node entries
     tees: dict[str, str] = field(default_factory=dict)  # hostname -> snp | tdx
     skipped: list[str] = field(default_factory=list)  # why a Node object is not a GPU node we can sell
+    notes: list[str] = field(default_factory=list)  # what an imported node was imported without, and why
 
 
 def _version(labels: dict[str, str], stem: str, parts: tuple[str, ...]) -> str | None:
     found = [labels.get(f"{stem}.{part}") for part in parts]
     return ".".join(p for p in found if p) if found[0] else None
+
+
+def rdma_entry(
+    labels: dict[str, str], annotations: dict[str, str], *, hall: str, hostname: str, gpus: int
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The node's fleet-document ``rdma`` from its annotations and fabric label, or None and why not (None, None:
+    the node reports no RDMA NIC)."""
+    reports: dict[str, Any] = {}
+    for key, raw in sorted(annotations.items()):
+        if not key.startswith(A_RDMA_PREFIX):
+            continue
+        device = key[len(A_RDMA_PREFIX) :]
+        try:
+            reports[device] = json.loads(raw)
+        except ValueError:
+            return None, f"{hostname}: annotation {key} is not JSON; imported without rdma"
+        if not isinstance(reports[device], dict):
+            return None, f"{hostname}: annotation {key} is not a JSON object; imported without rdma"
+    if not reports:
+        return None, None
+    fabric = labels.get(L_FABRIC)
+    if not fabric:
+        return None, f"{hostname}: {len(reports)} RDMA NICs reported but no {L_FABRIC} label; imported without rdma"
+    layers = {LINK_LAYER_OF_SYSFS.get(str(r.get("link_layer") or "").lower()) for r in reports.values()}
+    if len(layers) != 1 or not layers <= set(LINK_LAYERS):
+        shown = sorted(str(r.get("link_layer")) for r in reports.values())
+        return (
+            None,
+            f"{hostname}: its NICs report link layers {shown}, not one InfiniBand or Ethernet; imported without rdma",
+        )
+    nics = []
+    for device, report in reports.items():
+        rail, indexes = report.get("rail"), report.get("gpus", [])
+        if not isinstance(rail, int) or isinstance(rail, bool):
+            return None, f"{hostname}: RDMA NIC {device} reports no rail; imported without rdma"
+        if not isinstance(indexes, list):
+            return None, f"{hostname}: RDMA NIC {device} reports gpus that are not a list; imported without rdma"
+        nics.append({"device": device, "rail": rail, "gpus": [g for g in indexes if isinstance(g, int) and g < gpus]})
+    return {"fabric": f"{hall}/{fabric}", "link_layer": layers.pop(), "nics": nics}, None
 
 
 def node_entries(objects: list[dict[str, Any]], *, hall: str) -> NodeImport:
@@ -65,6 +119,9 @@ def node_entries(objects: list[dict[str, Any]], *, hall: str) -> NodeImport:
             continue
         if tee and cc_capable:
             result.tees[hostname] = tee
+        rdma, why_not = rdma_entry(labels, annotations, hall=hall, hostname=hostname, gpus=count)
+        if why_not:
+            result.notes.append(why_not)
         result.nodes.append(
             {
                 "hostname": hostname,
@@ -82,6 +139,7 @@ def node_entries(objects: list[dict[str, Any]], *, hall: str) -> NodeImport:
                     "firmware": annotations.get("ladder.io/firmware-version", "unknown"),
                 },
             }
+            | ({"rdma": rdma} if rdma else {})
         )
     return result
 

@@ -546,3 +546,17 @@ def test_seed_demo_loads_the_demo_fleet_once():
         second, 0
     )
     assert audit_chain_verify().ok
+
+
+def test_a_fabric_may_state_the_rate_its_ports_should_train_at():
+    nics = [{"device": f"mlx5_{i}", "rail": i, "gpus": [i]} for i in range(8)]
+    rdma = {"fabric": "eu-west-1a/ib-0", "link_layer": "infiniband", "rate_gbps": 400, "nics": nics}
+    load(changed(small_fleet(), "regions.0.halls.0.nodes.0.rdma", rdma))
+    assert Node.objects.get(hostname="euw1a-01").rdma == rdma
+    where = "regions[0].halls[0].nodes[0].rdma.rate_gbps"
+    for bad in (0, 400.5, "400", True, 5000):
+        refused = reasons_of(changed(small_fleet(), "regions.0.halls.0.nodes.0.rdma", rdma | {"rate_gbps": bad}))
+        assert refused == {where: f"must be a whole number of Gb/s, 1 to 3200, not {json.dumps(bad)}"}
+    without = {key: value for key, value in rdma.items() if key != "rate_gbps"}
+    load(changed(small_fleet(), "regions.0.halls.0.nodes.0.rdma", without))
+    assert Node.objects.get(hostname="euw1a-01").rdma == without

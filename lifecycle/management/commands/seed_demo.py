@@ -68,8 +68,18 @@ DEMO_TOTP_SECRET = "LADDERDEMOLADDERDEMOLADDERDEMO22"  # noqa: S105 - known on p
 DEMO_VERSIONS = {"driver": "580.65.06", "cuda": "13.0", "nccl": "2.27.7", "firmware": "96.00.B1.00.01"}
 
 
-def _demo_nodes(hall: str, model: str, domains: int, per_domain: int, cc: tuple[int, ...] = ()) -> list[Any]:
-    """``domains`` NVLink domains of ``per_domain`` 8-GPU nodes; the nodes numbered in ``cc`` run in CC mode."""
+def _demo_fabric(hall: str) -> dict[str, Any]:
+    """The hall's InfiniBand fabric as one node sees it: eight ConnectX-7 NDR NICs (400 Gb/s), one per GPU, NIC i
+    on rail i under GPU i's PCIe switch (a rail-optimised fabric)."""
+    nics = [{"device": f"mlx5_{i}", "rail": i, "gpus": [i]} for i in range(8)]
+    return {"fabric": f"{hall}/ib-0", "link_layer": "infiniband", "rate_gbps": 400, "nics": nics}
+
+
+def _demo_nodes(
+    hall: str, model: str, domains: int, per_domain: int, cc: tuple[int, ...] = (), *, rdma: bool = False
+) -> list[Any]:
+    """``domains`` NVLink domains of ``per_domain`` 8-GPU nodes; the nodes numbered in ``cc`` run in CC mode;
+    with ``rdma``, every node is cabled to the hall's fabric."""
     short = model.split("-")[0].lower()
     nodes = []
     for d in range(domains):
@@ -87,11 +97,13 @@ def _demo_nodes(hall: str, model: str, domains: int, per_domain: int, cc: tuple[
                     "cpu_tee": ("snp" if hall.startswith("eu") else "tdx") if number in cc else None,
                     "versions": DEMO_VERSIONS,
                 }
+                | ({"rdma": _demo_fabric(hall)} if rdma else {})
             )
     return nodes
 
 
-# Two regions, three halls (eu-west-1b fenced for EU sovereign tenants), H100 and H200 nodes.
+# Two regions, three halls (eu-west-1b fenced for EU sovereign tenants), H100 and H200 nodes; the H100 hall's nodes
+# are cabled to one InfiniBand fabric, so a multi-node job there runs over RDMA.
 DEMO_FLEET: dict[str, Any] = {
     "regions": [
         {
@@ -99,7 +111,11 @@ DEMO_FLEET: dict[str, Any] = {
             "name": "EU West (Frankfurt)",
             "jurisdiction": "EU",
             "halls": [
-                {"code": "eu-west-1a", "fenced_for": None, "nodes": _demo_nodes("eu-west-1a", "H100-SXM-80GB", 3, 2)},
+                {
+                    "code": "eu-west-1a",
+                    "fenced_for": None,
+                    "nodes": _demo_nodes("eu-west-1a", "H100-SXM-80GB", 3, 2, rdma=True),
+                },
                 {
                     "code": "eu-west-1b",
                     "fenced_for": "EU",

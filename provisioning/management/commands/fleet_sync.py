@@ -39,3 +39,5 @@ class Command(BaseCommand):
         self.stdout.write(str(result.as_dict()))
         for why in imported.skipped:
             self.stdout.write(f"skipped {why}")
+        for why in imported.notes:
+            self.stdout.write(f"note {why}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -11,7 +12,15 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from provisioning.kubernetes.diagnosis import LADDER_TOLERATIONS, LAYERS, NOT_CHECKED, Diagnosis, diagnose_node
+from provisioning.fleet_document import Nic, Rdma
+from provisioning.kubernetes.diagnosis import (
+    LADDER_TOLERATIONS,
+    LAYERS,
+    NOT_CHECKED,
+    RDMA_LAYER,
+    Diagnosis,
+    diagnose_node,
+)
 from tests.support import ROOT
 
 HEALTHY_LABELS = {
@@ -616,3 +625,222 @@ def test_a_tainted_dra_device_is_not_allocatable():
 
 def test_without_resource_slices_a_node_is_read_as_a_device_plugin_node():
     assert_broken(diagnose_node(dra_node(), expected_gpus=8), "device_plugin")
+
+
+# --- the RDMA layer -----------------------------------------------------------------------------------------------
+
+FABRIC = Rdma(
+    fabric="eu-west-1a/ib-0",
+    link_layer="infiniband",
+    nics=tuple(Nic(f"mlx5_{i}", i, (i,)) for i in range(8)),
+    rate_gbps=400,
+)
+
+
+def port(
+    state: str = "4: ACTIVE",
+    phys_state: str = "5: LinkUp",
+    rate: str = "400 Gb/sec (4X NDR)",
+    link_layer: str = "InfiniBand",
+    pcie: tuple[int, int] = (16, 16),
+) -> str:
+    """The reporter DaemonSet's annotation for one port, as it reads it from sysfs."""
+    reading = {"state": state, "phys_state": phys_state, "rate": rate, "link_layer": link_layer}
+    return json.dumps(reading | {"pcie_width": pcie[0], "pcie_max_width": pcie[1]})
+
+
+def rdma_node(ports: Mapping[str, str | None] | None = None, **labels: str) -> dict[str, Any]:
+    """The healthy node with its eight NICs reported healthy, some replaced (None: not reported at all)."""
+    obj = node(labels=labels)
+    readings: dict[str, str | None] = {f"mlx5_{i}": port() for i in range(8)}
+    readings.update(ports or {})
+    obj["metadata"]["annotations"] = {f"rdma.ladder.io/{dev}": text for dev, text in readings.items() if text}
+    return obj
+
+
+def nic_slice(states: dict[str, str], node_name: str = "hall1-r07-n03") -> dict[str, Any]:
+    """A DraNet ResourceSlice publishing the node's RDMA NICs with their interfaces' states."""
+    devices = [
+        {
+            "name": f"pci-0000-{i:02x}-00-0",
+            "attributes": {
+                "dra.net/rdma": {"bool": True},
+                "dra.net/rdmaDevice": {"string": dev},
+                "dra.net/ifName": {"string": f"ib{i}"},
+                "dra.net/state": {"string": state},
+            },
+        }
+        for i, (dev, state) in enumerate(sorted(states.items()))
+    ]
+    spec = {"driver": "dra.net", "nodeName": node_name, "pool": {"name": node_name}, "devices": devices}
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "spec": spec}
+
+
+def nic(diagnosis: Diagnosis, device: str) -> dict[str, Any]:
+    return next(r for r in diagnosis.checks[-1].evidence["rdma"]["nics"] if r["device"] == device)
+
+
+def assert_rdma_broken(diagnosis: Diagnosis) -> None:
+    assert not diagnosis.ok
+    assert diagnosis.layer == RDMA_LAYER
+    assert [(c.layer, c.ok) for c in diagnosis.checks] == [(layer, True) for layer in LAYERS] + [(RDMA_LAYER, False)]
+
+
+def test_a_node_with_its_nics_up_at_the_fleets_rate_passes_the_rdma_layer():
+    diagnosis = diagnose_node(rdma_node(), expected_gpus=8, rdma=FABRIC)
+    assert diagnosis.ok, diagnosis.summary
+    assert [c.layer for c in diagnosis.checks] == [*LAYERS, RDMA_LAYER]
+    assert diagnosis.checks[-1].detail == "8 RDMA NICs up on fabric eu-west-1a/ib-0 (infiniband, 400 Gb/s)"
+    assert diagnosis.summary.endswith("; 8 RDMA NICs up on fabric eu-west-1a/ib-0 (infiniband, 400 Gb/s)")
+    assert {r["finding"] for r in diagnosis.evidence["rdma"]["nics"]} == {"ok"}
+    reading = nic(diagnosis, "mlx5_0")
+    assert (reading["state"], reading["phys_state"], reading["rate_gbps"], reading["width"]) == (
+        "ACTIVE",
+        "LinkUp",
+        400,
+        "4X",
+    )
+
+
+def test_a_node_without_rdma_nics_gets_no_rdma_layer_whatever_its_annotations_say():
+    diagnosis = diagnose_node(rdma_node({"mlx5_0": port(state="1: DOWN")}), expected_gpus=8)
+    assert diagnosis.ok
+    assert [c.layer for c in diagnosis.checks] == list(LAYERS)
+    assert "rdma" not in diagnosis.evidence
+
+
+def test_a_nic_whose_link_is_down_is_named_with_its_rail_and_evidence():
+    down = port(state="1: DOWN", phys_state="2: Polling", rate="10 Gb/sec (4X SDR)")
+    diagnosis = diagnose_node(rdma_node({"mlx5_3": down}), expected_gpus=8, rdma=FABRIC)
+    assert_rdma_broken(diagnosis)
+    assert diagnosis.summary == (
+        "RDMA NIC mlx5_3 (rail 3) link down (state=DOWN, phys_state=Polling): "
+        "no peer answers: cable, transceiver or switch port"
+    )
+    reading = nic(diagnosis, "mlx5_3")
+    assert (reading["finding"], reading["sources"]) == ("down", ["rdma.ladder.io/mlx5_3"])
+    assert nic(diagnosis, "mlx5_2")["finding"] == "ok"
+
+
+def test_a_port_up_without_a_subnet_manager_is_not_active():
+    diagnosis = diagnose_node(rdma_node({"mlx5_0": port(state="2: INIT")}), expected_gpus=8, rdma=FABRIC)
+    assert_rdma_broken(diagnosis)
+    assert diagnosis.summary.startswith("RDMA NIC mlx5_0 (rail 0) link up but INIT, not ACTIVE")
+    assert nic(diagnosis, "mlx5_0")["finding"] == "not_active"
+
+
+def test_a_nic_nothing_reports_is_missing():
+    diagnosis = diagnose_node(rdma_node({"mlx5_5": None}), expected_gpus=8, rdma=FABRIC)
+    assert_rdma_broken(diagnosis)
+    assert diagnosis.summary.startswith(
+        "RDMA NIC mlx5_5 (rail 5) missing: no rdma.ladder.io/mlx5_5 annotation and no dra.net device names it"
+    )
+    reading = nic(diagnosis, "mlx5_5")
+    assert (reading["present"], reading["finding"], reading["sources"]) == (False, "missing", [])
+
+
+@pytest.mark.parametrize(
+    ("reading", "expected"),
+    [
+        (port(rate="200 Gb/sec (2X NDR)"), "trained at 200 Gb/s (2X NDR), below the fleet's 400 Gb/s"),
+        (port(rate="200 Gb/sec (4X HDR)"), "trained at 200 Gb/s (4X HDR), below the fleet's 400 Gb/s"),
+        (port(pcie=(8, 16)), "PCIe link at x8 of x16, the host side caps its bandwidth"),
+    ],
+)
+def test_a_port_up_at_a_degraded_rate_or_width_is_the_failure_that_halves_bandwidth(reading, expected):
+    diagnosis = diagnose_node(rdma_node({"mlx5_6": reading}), expected_gpus=8, rdma=FABRIC)
+    assert_rdma_broken(diagnosis)
+    assert diagnosis.summary == f"RDMA NIC mlx5_6 (rail 6) degraded: {expected}"
+    assert nic(diagnosis, "mlx5_6")["finding"] == "degraded"
+
+
+def test_without_a_stated_rate_a_nic_is_compared_with_its_fastest_peer():
+    unstated = Rdma(FABRIC.fabric, FABRIC.link_layer, FABRIC.nics)
+    diagnosis = diagnose_node(rdma_node({"mlx5_1": port(rate="200 Gb/sec (2X NDR)")}), expected_gpus=8, rdma=unstated)
+    assert_rdma_broken(diagnosis)
+    assert diagnosis.summary.endswith("trained at 200 Gb/s (2X NDR), below its fastest peer's 400 Gb/s")
+    everyone_slow = {f"mlx5_{i}": port(rate="200 Gb/sec (4X HDR)") for i in range(8)}
+    assert diagnose_node(rdma_node(everyone_slow), expected_gpus=8, rdma=unstated).ok  # nothing to compare with
+    assert not diagnose_node(rdma_node(everyone_slow), expected_gpus=8, rdma=FABRIC).ok  # the fleet says 400
+
+
+def test_a_port_in_the_other_link_layer_is_reported():
+    diagnosis = diagnose_node(rdma_node({"mlx5_4": port(link_layer="Ethernet")}), expected_gpus=8, rdma=FABRIC)
+    assert_rdma_broken(diagnosis)
+    assert "mlx5_4 (rail 4) runs link layer Ethernet but fabric eu-west-1a/ib-0 is infiniband" in diagnosis.summary
+
+
+def test_several_faults_are_listed_worst_first():
+    ports = {"mlx5_1": port(rate="200 Gb/sec (2X NDR)"), "mlx5_7": None, "mlx5_2": port(state="1: DOWN")}
+    diagnosis = diagnose_node(rdma_node(ports), expected_gpus=8, rdma=FABRIC)
+    assert_rdma_broken(diagnosis)
+    assert diagnosis.summary.startswith("3 of 8 RDMA NICs faulty: mlx5_7 (rail 7) missing")
+    assert diagnosis.summary.index("mlx5_2 (rail 2) link down") < diagnosis.summary.index("mlx5_1 (rail 1) degraded")
+
+
+@pytest.mark.parametrize(
+    ("labels", "why"),
+    [
+        ({"network.nvidia.com/operator.mofed.wait": "true"}, "OFED driver is not ready"),
+        ({"feature.node.kubernetes.io/rdma.capable": "true"}, "ib_uverbs and rdma_ucm are not loaded"),
+        ({"feature.node.kubernetes.io/custom-rdma.capable": "true"}, "ib_uverbs and rdma_ucm are not loaded"),
+        ({}, "sees no NIC of vendor 15b3"),
+    ],
+)
+def test_when_no_nic_is_reported_the_node_labels_say_why(labels, why):
+    nothing: dict[str, str | None] = {f"mlx5_{i}": None for i in range(8)}
+    diagnosis = diagnose_node(rdma_node(nothing, **labels), expected_gpus=8, rdma=FABRIC)
+    assert_rdma_broken(diagnosis)
+    assert diagnosis.summary.startswith("none of the 8 RDMA NICs is reported: ")
+    assert why in diagnosis.summary
+
+
+def test_without_nfd_nor_any_report_the_reporter_is_what_is_missing():
+    bare = rdma_node({f"mlx5_{i}": None for i in range(8)})
+    del bare["metadata"]["labels"]["feature.node.kubernetes.io/pci-10de.present"]
+    diagnosis = diagnose_node(bare, expected_gpus=8, rdma=FABRIC)
+    assert "is the RDMA reporter DaemonSet (or DraNet) running here?" in diagnosis.summary
+
+
+def test_dranet_resource_slices_show_presence_and_link_state():
+    states = {f"mlx5_{i}": "up" for i in range(8)}
+    unreported = rdma_node({f"mlx5_{i}": None for i in range(8)})
+    healthy = diagnose_node(unreported, expected_gpus=8, rdma=FABRIC, resource_slices=[nic_slice(states)])
+    assert healthy.ok, healthy.summary
+    assert healthy.checks[-1].detail.endswith("(infiniband, rate not reported)")
+    assert nic(healthy, "mlx5_0")["sources"] == ["dra.net device pci-0000-00-00-0"]
+    down = diagnose_node(
+        unreported, expected_gpus=8, rdma=FABRIC, resource_slices=[nic_slice(states | {"mlx5_6": "down"})]
+    )
+    assert_rdma_broken(down)
+    assert down.summary == "RDMA NIC mlx5_6 (rail 6) link down (dra.net/state=down)"
+    elsewhere = diagnose_node(unreported, expected_gpus=8, rdma=FABRIC, resource_slices=[nic_slice(states, "other")])
+    assert elsewhere.summary.startswith("none of the 8 RDMA NICs is reported")
+
+
+def test_the_rdma_layer_is_not_checked_when_a_gpu_layer_is_broken():
+    broken = rdma_node({"mlx5_0": None})
+    broken["spec"]["unschedulable"] = True
+    diagnosis = diagnose_node(broken, expected_gpus=8, rdma=FABRIC)
+    assert diagnosis.layer == "allocatable"
+    assert (diagnosis.checks[-1].layer, diagnosis.checks[-1].status) == (RDMA_LAYER, NOT_CHECKED)
+
+
+@given(st.lists(st.sampled_from(["ok", "down", "missing", "degraded", "pcie"]), min_size=8, max_size=8))
+def test_the_faulty_nics_are_exactly_the_ones_named(fates: list[str]) -> None:
+    readings = {
+        "ok": port(),
+        "down": port(state="1: DOWN", phys_state="3: Disabled"),
+        "missing": None,
+        "degraded": port(rate="200 Gb/sec (2X NDR)"),
+        "pcie": port(pcie=(8, 16)),
+    }
+    ports = {f"mlx5_{i}": readings[fate] for i, fate in enumerate(fates)}
+    diagnosis = diagnose_node(rdma_node(ports), expected_gpus=8, rdma=FABRIC)
+    faulty = {f"mlx5_{i}" for i, fate in enumerate(fates) if fate != "ok"}
+    assert diagnosis.ok == (not faulty)
+    found = {r["device"] for r in diagnosis.checks[-1].evidence["rdma"]["nics"] if r["finding"] != "ok"}
+    assert found == faulty
+    if any(fate != "missing" for fate in fates):  # else: "none of the 8 RDMA NICs is reported" and why
+        for device in faulty:
+            assert f"{device} (rail {device[-1]})" in diagnosis.summary

@@ -525,3 +525,100 @@ def test_two_soft_shares_of_one_tenant_name_the_tenants_one_claim_for_the_gpu(fl
     fleet.tick()
     # The claim is the tenant's for the GPU: releasing one share keeps it for the other.
     assert live(fleet, "resource.k8s.io/v1", "ResourceClaim", claim["metadata"]["name"], "ladder-acme")
+
+
+def _nic_report(i: int, *, with_rail: bool = True) -> str:
+    """The reporter DaemonSet's annotation for NIC i, up at 400 Gb/s: its sysfs reading and its configured rail
+    (i, unless left out) and GPUs."""
+    reading = {
+        "state": "4: ACTIVE",
+        "phys_state": "5: LinkUp",
+        "rate": "400 Gb/sec (4X NDR)",
+        "link_layer": "InfiniBand",
+        "pcie_width": 16,
+        "pcie_max_width": 16,
+        "gpus": [i],
+    }
+    return json.dumps(reading | ({"rail": i} if with_rail else {}))
+
+
+def test_fleet_sync_imports_a_nodes_rdma_nics_and_its_fabric(api: Any, operator: Any, fleet: K8sServer) -> None:
+    gpu_labels = {
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.count": "8",
+        "nvidia.com/cuda.driver.major": "580",
+    }
+    every_rail = dict.fromkeys(range(8), True)
+    nodes: dict[str, tuple[dict[str, str], dict[int, bool]]] = {  # labels; NIC index -> its rail is configured
+        "euw1a-97": ({"ladder.io/fabric": "ib-0"}, every_rail),
+        "euw1a-98": ({}, every_rail),  # NICs, but no fabric label
+        "euw1a-99": ({"ladder.io/fabric": "ib-0"}, {0: True, 1: False}),  # NIC 1's rail is not configured
+        "euw1a-96": ({"ladder.io/fabric": "ib-0"}, {}),  # no NIC reported
+    }
+    for name, (labels, rails) in nodes.items():
+        annotations = {f"rdma.ladder.io/mlx5_{i}": _nic_report(i, with_rail=ok) for i, ok in rails.items()}
+        metadata = {"name": name, "labels": {"kubernetes.io/hostname": name} | gpu_labels | labels}
+        fleet.put_object({"apiVersion": "v1", "kind": "Node", "metadata": metadata | {"annotations": annotations}})
+    body = api(operator).post("/api/v1/ops/clusters/k8s-eu-west-1a/sync").json()
+    assert body["nodes"] == 4
+    synced = Node.objects.get(hostname="euw1a-97")
+    assert (synced.fabric, synced.rdma["link_layer"]) == ("eu-west-1a/ib-0", "infiniband")
+    assert synced.rdma["nics"] == [{"device": f"mlx5_{i}", "rail": i, "gpus": [i]} for i in range(8)]
+    assert "rate_gbps" not in synced.rdma  # what a port trained at is no statement of what it should
+    for name in ("euw1a-98", "euw1a-99", "euw1a-96"):
+        assert (Node.objects.get(hostname=name).rdma, Node.objects.get(hostname=name).fabric) == ({}, "")
+    assert sorted(body["notes"]) == [
+        "euw1a-98: 8 RDMA NICs reported but no ladder.io/fabric label; imported without rdma",
+        "euw1a-99: RDMA NIC mlx5_1 reports no rail; imported without rdma",
+    ]
+
+
+def test_a_node_whose_rdma_nic_is_down_is_diagnosed_at_the_rdma_layer(
+    api: Any, operator: Any, fleet: K8sServer
+) -> None:
+    node = Node.objects.get(hostname="euw1a-01")
+    nics = [{"device": f"mlx5_{i}", "rail": i, "gpus": [i]} for i in range(node.gpu_count)]
+    rdma = {"fabric": "eu-west-1a/ib-0", "link_layer": "infiniband", "rate_gbps": 400, "nics": nics}
+    Node.objects.filter(pk=node.pk).update(rdma=rdma, fabric="eu-west-1a/ib-0")
+    labels = {
+        "nvidia.com/gpu.present": "true",
+        "nvidia.com/gpu.deploy.driver": "true",
+        "nvidia.com/cuda.driver-version.major": "580",
+        "nvidia.com/gpu.count": str(node.gpu_count),
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "nvidia.com/gpu.deploy.container-toolkit": "true",
+        "nvidia.com/gpu.deploy.device-plugin": "true",
+    }
+    gpus = {"nvidia.com/gpu": str(node.gpu_count)}
+    status = {"conditions": [{"type": "Ready", "status": "True"}], "capacity": gpus, "allocatable": gpus}
+    # mlx5_0 reported by the DaemonSet only as absent; DraNet sees it, with its interface down.
+    annotations = {f"rdma.ladder.io/mlx5_{i}": _nic_report(i) for i in range(1, node.gpu_count)}
+    metadata = {"name": node.hostname, "labels": labels, "annotations": annotations}
+    fleet.put_object({"apiVersion": "v1", "kind": "Node", "metadata": metadata, "status": status})
+    device = {
+        "name": "pci-0000-1a-00-0",
+        "attributes": {
+            "dra.net/rdma": {"bool": True},
+            "dra.net/rdmaDevice": {"string": "mlx5_0"},
+            "dra.net/state": {"string": "down"},
+        },
+    }
+    spec = {"driver": "dra.net", "nodeName": node.hostname, "pool": {"name": node.hostname}, "devices": [device]}
+    fleet.put_object(
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "nics"}, "spec": spec}
+    )
+    body = api(operator).get(f"/api/v1/ops/nodes/{node.pk}/diagnosis").json()
+    assert (body["ok"], body["layer"]) == (False, "rdma"), body["summary"]
+    assert body["summary"] == "RDMA NIC mlx5_0 (rail 0) link down (dra.net/state=down)"
+    assert [c["layer"] for c in body["checks"]][-1] == "rdma"
+    fleet.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": metadata | {"annotations": annotations | {"rdma.ladder.io/mlx5_0": _nic_report(0)}},
+            "status": status,
+        }
+    )
+    body = api(operator).get(f"/api/v1/ops/nodes/{node.pk}/diagnosis").json()
+    assert body["ok"] is True, body["summary"]  # the DaemonSet's reading wins over the netdev's state
+    assert body["summary"].endswith(f"; {node.gpu_count} RDMA NICs up on fabric eu-west-1a/ib-0 (infiniband, 400 Gb/s)")
