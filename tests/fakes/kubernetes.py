@@ -54,6 +54,7 @@ KINDS = (
     *("ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "StorageClass", "Topology"),
     *("LocalQueue", "ClusterQueue", "ResourceFlavor", "Workload", "Cohort", "AdmissionCheck"),
     *("VirtualMachine", "VirtualMachineInstance", "DataVolume"),
+    *("MPIJob", "RayJob", "RayCluster"),
 )
 REASONS = {
     **{400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed"},
