@@ -4,7 +4,8 @@ What a tenant gets (docs/design.md §2, §5; docs/kubernetes.md §2):
 - ``namespace_set``: the tenant's namespace with restricted Pod Security, a ResourceQuota, a LimitRange,
   default-deny NetworkPolicies (DNS and same-namespace traffic allowed) and the Kueue LocalQueue ``ladder``.
 - ``allocation_objects``: one allocation, by rung: a Pod, a KubeVirt VirtualMachine, a Kata confidential Pod, a
-  Kueue-queued Indexed Job with a checkpoint volume (and a ComputeDomain on multi-node NVLink), or a Deployment +
+  Kueue-queued gang with a checkpoint volume (and a ComputeDomain on multi-node NVLink) by the workload's framework
+  (``render_jobs``: an Indexed Job for torchrun, an MPIJob, a RayJob), or a Deployment +
   Service + HPA for serverless; every device through a DRA ``resource.k8s.io/v1`` claim whose selectors name
   exactly the placed devices (``render_devices``; ``share_claims``: the tenant's claim per soft-shared GPU); with
   the tenant's workload in it (``render_workload``) and the ways in (``render_access``: Services, HTTPRoutes, SSH,
