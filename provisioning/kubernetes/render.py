@@ -75,6 +75,7 @@ from provisioning.kubernetes.render_jobs import (
     GPU_PRODUCT,
     KUEUE_FRAMEWORKS,
     LOCAL_QUEUE,
+    QUEUE_LABEL,
     RESTART_FROM_CHECKPOINT,
     ROLE_LABEL,
     job_objects,
@@ -113,6 +114,7 @@ from provisioning.placement.catalog import CATALOG
 __all__ = [  # what the driver, k8s_render and the tests use, wherever it is defined
     "CHECKPOINT_REPORT",
     "METAL3_NAMESPACE",
+    "QUEUE_LABEL",
     "RESTART_FROM_CHECKPOINT",
     "ROLE_LABEL",
     "SYSTEM_NAMESPACE",
