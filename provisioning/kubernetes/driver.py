@@ -41,7 +41,7 @@ from provisioning.kubernetes.output import (
     read_logs,
     workload_event,
 )
-from provisioning.kubernetes.recovery import job_replace, job_stale, placement_marked
+from provisioning.kubernetes.recovery import GANG_KINDS, job_replace, job_stale, placement_marked
 from provisioning.kubernetes.render_slurm import LABEL_SLURM_ROLE
 from provisioning.kubernetes.shapes import (
     LABEL_ALLOCATION,
@@ -229,9 +229,9 @@ def _read(kube: Kube, obj: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _primary(objects: list[dict[str, Any]], allocation: Allocation) -> dict[str, Any] | None:
-    """The object whose status says whether the allocation runs: its Pod, Job, VirtualMachine, Deployment, or a
-    Slurm cluster's NodeSet (the gang)."""
-    kinds = ("Pod", "Job", "VirtualMachine", "Deployment", "NodeSet")
+    """The object whose status says whether the allocation runs: its Pod, Job, MPIJob, RayJob, VirtualMachine,
+    Deployment, or a Slurm cluster's NodeSet (the gang)."""
+    kinds = ("Pod", *GANG_KINDS, "VirtualMachine", "Deployment", "NodeSet")
     ours = [o for o in objects if o["kind"] in kinds and (o["metadata"].get("labels") or {}).get(LABEL_ALLOCATION)]
     return ours[0] if ours else None
 
@@ -263,6 +263,10 @@ def observed_state(obj: dict[str, Any] | None, rung: str) -> tuple[str, str]:
                 return "finished", "the job completed"
         wanted = (obj.get("spec") or {}).get("parallelism") or 1
         return ("running", "") if (status.get("ready") or 0) >= wanted else ("pending", "the gang is not all up")
+    if kind == "MPIJob":
+        return _mpi_job_state(status)
+    if kind == "RayJob":
+        return _ray_job_state(status)
     if kind == "VirtualMachine":
         printable = status.get("printableStatus", "")
         if status.get("ready") is True or printable == "Running":
@@ -285,6 +289,40 @@ def observed_state(obj: dict[str, Any] | None, rung: str) -> tuple[str, str]:
     return "running", ""
 
 
+def _mpi_job_state(status: dict[str, Any]) -> tuple[str, str]:
+    """An MPIJob by its conditions (mpi-operator v2beta1): Failed, Succeeded, Running (launcher and workers
+    running), else pending (Created; Suspended until Kueue admits it; Restarting after a failed launcher)."""
+    true = {c.get("type"): c for c in status.get("conditions") or [] if c.get("status") == "True"}
+    if "Failed" in true:
+        found = true["Failed"]
+        return "failed", found.get("message") or found.get("reason") or "the MPI job failed"
+    if "Succeeded" in true:
+        return "finished", "the MPI job completed"
+    if "Running" in true and "Restarting" not in true:
+        return "running", ""
+    waiting = next((t for t in ("Restarting", "Suspended", "Created") if t in true), None)
+    return "pending", {"Suspended": "queued for admission", None: "not created yet"}.get(waiting, waiting or "")
+
+
+RAY_FAILED_DEPLOYMENT = ("Failed", "ValidationFailed")
+
+
+def _ray_job_state(status: dict[str, Any]) -> tuple[str, str]:
+    """A RayJob by KubeRay's ``jobDeploymentStatus`` (its cluster and submission) and ``jobStatus`` (the Ray
+    job's own: PENDING, RUNNING, STOPPED, SUCCEEDED, FAILED). Running once the cluster is up and the job
+    submitted; a job stopped from inside Ray counts as failed (it did not finish its work)."""
+    deployment = status.get("jobDeploymentStatus") or ""
+    job = status.get("jobStatus") or ""
+    why = status.get("message") or status.get("reason") or ""
+    if deployment in RAY_FAILED_DEPLOYMENT or job in ("FAILED", "STOPPED"):
+        return "failed", why or f"the Ray job is {(job or deployment).lower()}"
+    if job == "SUCCEEDED" or deployment == "Complete":
+        return "finished", "the Ray job succeeded"
+    if deployment == "Running":
+        return "running", ""
+    return "pending", {"Suspended": "queued for admission", "": "not started yet"}.get(deployment, deployment)
+
+
 class KubernetesProvisioner(Provisioner):
     name = "kubernetes"
     watches_running = True
@@ -299,9 +337,9 @@ class KubernetesProvisioner(Provisioner):
             return
         kube = kube_for(allocation.hall)
         for obj in desired_objects(allocation, kube):
-            # A gang's Job is created once: applied again it would be suspended anew and Kueue would requeue the
-            # running gang. One rendered for an earlier placement is replaced (``_job_replace``).
-            if obj["kind"] == "Job":
+            # A gang's Job (MPIJob, RayJob) is created once: applied again it would be suspended anew and Kueue
+            # would requeue the running gang. One rendered for an earlier placement is replaced (``job_replace``).
+            if obj["kind"] in GANG_KINDS:
                 live = _read(kube, obj)
                 if live is not None and job_stale(live, obj):
                     job_replace(kube, allocation, live)
@@ -332,7 +370,7 @@ class KubernetesProvisioner(Provisioner):
         if primary is None:
             raise LookupError(f"no workload is rendered for rung {allocation.rung}")
         live = _read(kube, primary)
-        if live is not None and primary["kind"] == "Job" and job_stale(live, primary):
+        if live is not None and primary["kind"] in GANG_KINDS and job_stale(live, primary):
             # The old gang's Job, pinned to the failed node: gone first (its pods with it), then applied anew.
             job_replace(kube, allocation, live)
             return

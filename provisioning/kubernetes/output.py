@@ -22,6 +22,7 @@ LOG_READ_LINES = 10_000  # the most one read of the logs returns, as on the simu
 LOG_KEPT_LINES = 100_000  # the most kept when the workload ends: its last lines
 CONSOLE_CONTAINER = "guest-console-log"  # KubeVirt's serial console log, beside ``compute`` in virt-launcher
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"  # an Indexed Job's member: label (1.28+), annotation
+MPI_REPLICA_INDEX = "training.kubeflow.org/replica-index"  # an MPIJob worker's index, set by the mpi-operator
 
 
 def time_of(value: str) -> datetime:
@@ -37,15 +38,26 @@ def pods_of(kube: Kube, allocation: Allocation) -> list[dict[str, Any]]:
 
 def log_sources(pod: dict[str, Any], rung: str) -> list[tuple[str, str]]:
     """``(container, source)`` to read from a pod: a VM's console only; otherwise every container, under the pod's
-    name (a gang member's index), with the container's name added when the pod has more than one."""
+    name or its part of a gang, with the container's name added when the pod has more than one."""
     meta = pod["metadata"]
     containers = [c["name"] for c in (pod.get("spec") or {}).get("containers") or []]
     if rung == Rung.VM:
         return [(CONSOLE_CONTAINER, "console")] if CONSOLE_CONTAINER in containers else []
-    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-    index = labels.get(COMPLETION_INDEX, annotations.get(COMPLETION_INDEX))
-    source = f"worker-{index}" if rung == Rung.JOB and index is not None else meta["name"]
+    source = _gang_source(meta) if rung == Rung.JOB else None
+    source = source or meta["name"]
     return [(c, source if len(containers) == 1 else f"{source}/{c}") for c in containers]
+
+
+def _gang_source(meta: dict[str, Any]) -> str | None:
+    """A gang pod's part (its ``ladder.io/role``): ``worker-<index>`` for a torchrun or MPI member (the Indexed
+    Job's completion index, the mpi-operator's replica index), ``launcher`` (MPI), ``head`` and ``submitter``
+    (Ray: the submitter follows the job's output). A Ray worker has no stable index: its pod's name."""
+    labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
+    role = labels.get(render.ROLE_LABEL)
+    if role in ("launcher", "head", "submitter"):
+        return str(role)
+    index = labels.get(COMPLETION_INDEX, annotations.get(COMPLETION_INDEX, labels.get(MPI_REPLICA_INDEX)))
+    return f"worker-{index}" if index is not None else None
 
 
 def parse_log(text: str, source: str) -> list[LogLine]:

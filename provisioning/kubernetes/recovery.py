@@ -17,6 +17,7 @@ from provisioning.models import Allocation
 
 log = logging.getLogger(__name__)
 ANNOTATION_PLACEMENT = "ladder.io/placement"  # which devices a gang's Job was rendered for
+GANG_KINDS = ("Job", "MPIJob", "RayJob")  # a gang's object, by framework: torchrun, mpi, ray
 
 
 def placement_mark(shape: AllocationShape) -> str:
@@ -27,8 +28,9 @@ def placement_mark(shape: AllocationShape) -> str:
 
 def placement_marked(obj: dict[str, Any], shape: AllocationShape) -> dict[str, Any]:
     """A gang's Job carries the placement it was rendered for (``ladder.io/placement``), so a restart on new nodes
-    sees the old one for what it is. Pod templates are immutable: the Job is replaced, never patched."""
-    if obj["kind"] != "Job":
+    sees the old one for what it is. Pod templates are immutable: the Job is replaced, never patched. The same
+    holds for an MPIJob or a RayJob, whose operators do not roll their pods to a changed template."""
+    if obj["kind"] not in GANG_KINDS:
         return obj
     meta = obj["metadata"]
     return {

@@ -4,7 +4,8 @@ What a tenant gets (docs/design.md §2, §5; docs/kubernetes.md §2):
 - ``namespace_set``: the tenant's namespace with restricted Pod Security, a ResourceQuota, a LimitRange,
   default-deny NetworkPolicies (DNS and same-namespace traffic allowed) and the Kueue LocalQueue ``ladder``.
 - ``allocation_objects``: one allocation, by rung: a Pod, a KubeVirt VirtualMachine, a Kata confidential Pod, a
-  Kueue-queued Indexed Job with a checkpoint volume (and a ComputeDomain on multi-node NVLink), or a Deployment +
+  Kueue-queued gang with a checkpoint volume (and a ComputeDomain on multi-node NVLink) by the workload's framework
+  (``render_jobs``: an Indexed Job for torchrun, an MPIJob, a RayJob), or a Deployment +
   Service + HPA for serverless; every device through a DRA ``resource.k8s.io/v1`` claim whose selectors name
   exactly the placed devices (``render_devices``; ``share_claims``: the tenant's claim per soft-shared GPU); with
   the tenant's workload in it (``render_workload``) and the ways in (``render_access``: Services, HTTPRoutes, SSH,
@@ -39,7 +40,6 @@ from provisioning.kubernetes.manifest import (
     NAMESPACE_NAME,
     QUEUE_LABEL,
     SYSTEM_NAMESPACE,
-    UID,
     Obj,
     hosts,
     labels_of,
@@ -47,7 +47,6 @@ from provisioning.kubernetes.manifest import (
     obj,
     own,
     pinned_to,
-    restricted,
     secret,
     selector,
     single_host,
@@ -61,20 +60,25 @@ from provisioning.kubernetes.render_devices import (
     KUEUE_DEVICE_CLASSES,
     MIG_CLASS,
     MPS_CLIENTS_PER_GPU,
-    NVIDIA_API,
     SOFT_SHARING,
     VFIO_CLASS,
     claim_fields,
     claim_template,
     claim_template_name,
     device_request,
-    gpus_of,
     mig_selectors,
     per_device,
     share_claims,
     share_env,
     share_fields,
     uuid_selector,
+)
+from provisioning.kubernetes.render_jobs import (
+    CHECKPOINT_REPORT,
+    KUEUE_FRAMEWORKS,
+    RESTART_FROM_CHECKPOINT,
+    ROLE_LABEL,
+    job_objects,
 )
 from provisioning.kubernetes.render_metal import (
     METAL3_NAMESPACE,
@@ -85,14 +89,14 @@ from provisioning.kubernetes.render_metal import (
     sanitize_job,
     sanitize_job_name,
 )
-from provisioning.kubernetes.render_slurm import slurm_cluster
 from provisioning.kubernetes.render_workload import (
-    PodParts,
     os_image_of,
     placeholder_materials,
     pod_parts,
+    pod_spec,
     user_data,
     userdata_name,
+    worker_container,
     workload_secrets,
 )
 from provisioning.kubernetes.shapes import (
@@ -107,10 +111,13 @@ from provisioning.kubernetes.shapes import (
     namespace_of,
 )
 from provisioning.placement.catalog import CATALOG
-from provisioning.workloads import Checkpoint
 
 __all__ = [  # what the driver, k8s_render and the tests use, wherever it is defined
+    "CHECKPOINT_REPORT",
     "METAL3_NAMESPACE",
+    "QUEUE_LABEL",
+    "RESTART_FROM_CHECKPOINT",
+    "ROLE_LABEL",
     "SYSTEM_NAMESPACE",
     "allocation_objects",
     "bare_metal_host_objects",
@@ -138,9 +145,6 @@ TOPOLOGY = "ladder-gpu"
 PASSTHROUGH_GPU = "nvidia.com/pgpu"  # what NVIDIA's Kata sandbox device plugin advertises by default
 KATA_RUNTIME = {"snp": "kata-qemu-nvidia-gpu-snp", "tdx": "kata-qemu-nvidia-gpu-tdx"}
 
-RESTART_FROM_CHECKPOINT = 75  # exit code of a gang member that lost a peer: restart the gang, not a failure
-CHECKPOINT_MARKER = "ladder-checkpoint.json"  # in the checkpoint volume: the last complete checkpoint
-CHECKPOINT_REPORT = "LADDER_CHECKPOINT"  # printed on stdout once a checkpoint is complete, read by the driver
 QUEUE_DEPTH_PER_REPLICA = "4"
 # A serverless replica going away: seconds out of the Service before SIGTERM, then to finish its streams.
 PRE_STOP_SECONDS = 10
@@ -155,51 +159,6 @@ VM_IMAGE = "quay.io/containerdisks/ubuntu:24.04"
 
 def _whole_gpus(a: AllocationShape) -> int:
     return len({d.gpu_uuid for d in a.devices})
-
-
-def _container(
-    a: AllocationShape,
-    parts: PodParts,
-    resources: Obj,
-    interactive: bool = False,
-    env: list[Obj] | None = None,
-    mounts: list[Obj] | None = None,
-    **extra: Any,
-) -> Obj:
-    """The worker: the rung's resources, environment and mounts first, then the workload's."""
-    container: Obj = {"name": "worker", "image": parts.image, "resources": resources, "securityContext": restricted()}
-    if interactive and a.workload is None and parts.image == DEFAULT_IMAGE:
-        # The stock CUDA image has no long-running process: keep the tenant's GPU box up until it is released.
-        container["command"] = ["sleep", "infinity"]
-    fields = {
-        "command": parts.command,
-        "args": parts.args,
-        "env": [*(env or []), *parts.env] or None,
-        "ports": parts.ports or None,
-        "volumeMounts": [*(mounts or []), *parts.mounts] or None,
-        **extra,
-    }
-    return {**container, **{k: v for k, v in fields.items() if v is not None}}
-
-
-def _pod_spec(
-    parts: PodParts, containers: list[Obj], restart: str, volumes: list[Obj] | None = None, **extra: Any
-) -> Obj:
-    security = {"runAsNonRoot": True, "runAsUser": UID, "runAsGroup": UID, "fsGroup": UID}
-    spec: Obj = {
-        "containers": [*containers, *parts.sidecars],
-        "restartPolicy": restart,
-        "securityContext": {**security, "seccompProfile": {"type": "RuntimeDefault"}},
-        "automountServiceAccountToken": False,  # tenant code has no business with the Kubernetes API
-    }
-    fields = {
-        "initContainers": parts.init_containers or None,
-        "imagePullSecrets": parts.pull_secrets or None,
-        "shareProcessNamespace": parts.share_processes or None,
-        "volumes": [*(volumes or []), *parts.volumes] or None,
-        **extra,
-    }
-    return {**spec, **{k: v for k, v in fields.items() if v is not None}}
 
 
 # --- the tenant's namespace -------------------------------------------------------------------------------------
@@ -304,7 +263,7 @@ def allocation_objects(a: AllocationShape) -> list[Obj]:
     elif rung == "confidential_vm" and performance == "whole_gpu":
         workload = _confidential_pod(a)
     elif rung == "job" and performance == "whole_gpu":
-        workload = slurm_cluster(a) if a.framework == "slurm" else _gang_job(a)
+        workload = job_objects(a)  # by the workload's framework
     elif rung == "serverless" and performance in ("whole_gpu", "mig", "mps", "time_slicing", "fractional"):
         workload = _serverless(a)
     else:
@@ -317,9 +276,9 @@ def allocation_objects(a: AllocationShape) -> list[Obj]:
 def _container_pod(a: AllocationShape) -> Obj:
     claims, resources = claim_fields(a, _whole_gpus(a) if a.performance == "whole_gpu" else 0)
     parts = pod_parts(a)
-    container = _container(a, parts, resources, interactive=True)
+    container = worker_container(a, parts, resources, interactive=True)
     affinity = pinned_to([single_host(a)])
-    spec = _pod_spec(parts, [container], "Always", affinity=affinity, resourceClaims=claims)
+    spec = pod_spec(parts, [container], "Always", affinity=affinity, resourceClaims=claims)
     return obj("v1", "Pod", own(a), spec=spec)
 
 
@@ -352,8 +311,8 @@ def _confidential_pod(a: AllocationShape) -> list[Obj]:
         {"name": "LADDER_ATTESTATION_URL", "value": url},
         {"name": "LADDER_ATTESTATION_CREDENTIAL", "value": credential},
     ]
-    container = _container(a, parts, resources, interactive=True, env=attest_env)
-    spec = _pod_spec(
+    container = worker_container(a, parts, resources, interactive=True, env=attest_env)
+    spec = pod_spec(
         parts,
         [container],
         "Always",
@@ -409,106 +368,6 @@ def _virtual_machine(a: AllocationShape) -> list[Obj]:
     return [*objs, template, obj("kubevirt.io/v1", "VirtualMachine", own(a), spec=spec)]
 
 
-def _gang_job(a: AllocationShape) -> list[Obj]:
-    """A checkpoint PVC, a headless Service for rank discovery, and an Indexed Job of ``gang_size`` pods queued in
-    Kueue (admitted all together, inside one NVLink clique).
-
-    A pod lost to a node failure or a drain (condition DisruptionTarget) does not count against ``backoffLimit``
-    and is recreated; its peers, having lost the NCCL world, exit with ``RESTART_FROM_CHECKPOINT`` and are
-    recreated too (also not counted). The gang resumes from ``$LADDER_CHECKPOINT_DIR`` (the workload's
-    ``checkpoint.path``, else /checkpoints) and saves every ``$LADDER_CHECKPOINT_INTERVAL_S`` seconds; only other
-    failures count.
-
-    Devices: the pod template names a claim template, so each member gets a claim of its own for
-    ``per_member`` GPUs among the gang's placed UUIDs (a pod's devices are on its node). The members together
-    hold ``gang_size * per_member`` distinct GPUs out of exactly that many named ones: the gang's own GPUs, each
-    once. Members stay on the gang's hosts (node affinity) inside its NVLink clique (node selector, and Kueue's
-    topology request). Where the model has multi-node NVLink, a ``ComputeDomain`` spans the gang's nodes and each
-    member also claims the IMEX channel from the template the domain's driver creates.
-    """
-    gang, total = a.gang_size, len(a.devices)
-    if gang < 1 or total % gang:
-        raise ValueError(f"allocation {a.id}: {total} GPUs do not split into {gang} equal members")
-    per_member, name, labels = total // gang, a.object_name, labels_of(a)
-    cliques = sorted({n.nvlink_domain for n in a.nodes})
-    if len(cliques) > 1:
-        raise ValueError(f"allocation {a.id}: a gang stays inside one NVLink domain, placed across {cliques}")
-    domain = a.gpu_model in CATALOG and CATALOG[a.gpu_model].multi_node_nvlink and len(hosts(a)) > 1
-    claims, resources = claim_fields(a, per_member)
-    if domain:
-        claims.append({"name": "channel", "resourceClaimTemplateName": f"{name}-channel"})
-        resources["claims"].append({"name": "channel"})
-    checkpoints = f"{name}-checkpoints"
-    checkpoint = (a.workload.checkpoint if a.workload else None) or Checkpoint()
-    # Every member writes its shards from its own node: ReadWriteMany, from the cluster's default class.
-    pvc_spec = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": f"{64 * total}Gi"}}}
-    # publishNotReadyAddresses: members rendezvous before any of them is ready.
-    ranks = {"clusterIP": "None", "selector": selector(a), "publishNotReadyAddresses": True}
-    env = {
-        "LADDER_CHECKPOINT_DIR": checkpoint.path,
-        "LADDER_CHECKPOINT_INTERVAL_S": str(checkpoint.interval_s),
-        # The checkpoint contract (docs/kubernetes.md, "Fault recovery"): the marker names the last complete
-        # checkpoint to resume from; the report line tells Ladder, which bills a fault up to it.
-        "LADDER_CHECKPOINT_MARKER": f"{checkpoint.path.rstrip('/')}/{CHECKPOINT_MARKER}",
-        "LADDER_CHECKPOINT_REPORT": CHECKPOINT_REPORT,
-        "LADDER_RESTART_EXIT_CODE": str(RESTART_FROM_CHECKPOINT),
-        "MASTER_ADDR": f"{name}-0.{name}",  # index 0's hostname under the headless Service (spec.subdomain)
-        "WORLD_SIZE": str(gang),
-        "NPROC_PER_NODE": str(per_member),
-    }
-    parts = pod_parts(a)
-    container = _container(
-        a,
-        parts,
-        resources,
-        env=[{"name": k, "value": v} for k, v in env.items()],
-        mounts=[{"name": "checkpoints", "mountPath": checkpoint.path}],
-    )
-    pod = _pod_spec(
-        parts,
-        [container],
-        "Never",  # podFailurePolicy requires it
-        volumes=[{"name": "checkpoints", "persistentVolumeClaim": {"claimName": checkpoints}}],
-        affinity=pinned_to(hosts(a)),
-        # The product label lets Kueue pick this model's ResourceFlavor (hostnames alone do not).
-        nodeSelector={
-            **({GPU_PRODUCT: GPU_PRODUCTS[a.gpu_model][0]} if a.gpu_model in GPU_PRODUCTS else {}),
-            **({CLIQUE: cliques[0]} if cliques and cliques[0] else {}),
-        }
-        or None,
-        subdomain=name,
-        terminationGracePeriodSeconds=300,  # members checkpoint on SIGTERM
-        resourceClaims=claims,
-    )
-    restart = {"containerName": "worker", "operator": "In", "values": [RESTART_FROM_CHECKPOINT]}
-    failure_policy = [
-        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
-        {"action": "Ignore", "onExitCodes": restart},
-    ]
-    template = {"metadata": {"labels": labels, "annotations": {"kueue.x-k8s.io/podset-required-topology": CLIQUE}}}
-    job = {
-        "parallelism": gang,
-        "completions": gang,
-        "completionMode": "Indexed",
-        "suspend": True,  # Kueue unsuspends it on admission
-        "backoffLimit": gang,
-        "podFailurePolicy": {"rules": failure_policy},
-        "template": {**template, "spec": pod},
-    }
-    uuids = [d.gpu_uuid for d in gpus_of(a)]
-    devices = claim_template(a, [device_request(CLAIM, GPU_CLASS, [uuid_selector(uuids)], per_member)])
-    # numNodes 0: the driver's default with IMEX daemons found by DNS name; the workload waits for its peers.
-    channel = {"resourceClaimTemplate": {"name": f"{name}-channel"}, "allocationMode": "Single"}
-    compute_domain = [obj(NVIDIA_API, "ComputeDomain", own(a), spec={"numNodes": 0, "channel": channel})]
-    return [
-        obj("v1", "PersistentVolumeClaim", own(a, checkpoints), spec=pvc_spec),
-        obj("v1", "Service", own(a), spec=ranks),
-        *(compute_domain if domain else []),
-        devices,
-        obj("batch/v1", "Job", meta(name, a.namespace, {**labels, QUEUE_LABEL: LOCAL_QUEUE}), spec=job),
-    ]
-
-
 def serving_replicas(a: AllocationShape) -> int:
     """The most replicas an endpoint serves with: its placed devices but one, kept for a rollout's surge replica
     (one device: one replica, rolled only from zero)."""
@@ -547,8 +406,8 @@ def _serverless(a: AllocationShape) -> list[Obj]:
     parts = pod_parts(a, serve_port(a))
     # The endpoint leaves the Service (and the gateway's pool) during the pre-stop pause, before SIGTERM.
     lifecycle = {"preStop": {"sleep": {"seconds": PRE_STOP_SECONDS}}}
-    container = _container(a, parts, resources, env=env, readinessProbe=warm_probe(a), lifecycle=lifecycle)
-    pod = _pod_spec(
+    container = worker_container(a, parts, resources, env=env, readinessProbe=warm_probe(a), lifecycle=lifecycle)
+    pod = pod_spec(
         parts,
         [container],
         "Always",
@@ -601,14 +460,14 @@ def _serverless_devices(a: AllocationShape) -> tuple[list[Obj], list[Obj], Obj, 
 
 def kueue_configuration() -> Obj:
     """The part of Kueue's own ``Configuration`` (its manager's config file, not an API object) Ladder needs: DRA
-    support on, and each device class Ladder's gangs claim mapped to the resource the ClusterQueue covers."""
+    support on, each device class Ladder's gangs claim mapped to the resource the ClusterQueue covers, and the job
+    integrations of the job rung's frameworks (Kueue manages only the kinds listed there)."""
     mappings = [{"name": name, "deviceClassNames": [cls]} for cls, name in sorted(KUEUE_DEVICE_CLASSES.items())]
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta1",
         "kind": "Configuration",
         "featureGates": {"DynamicResourceAllocation": True},
-        # Plain pods too: a Slurm cluster's slurmd pods (made by Slinky's NodeSet) are admitted as one pod group.
-        "integrations": {"frameworks": ["batch/job", "pod"]},
+        "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
         "resources": {"deviceClassMappings": mappings},
     }
 

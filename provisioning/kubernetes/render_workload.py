@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from provisioning.kubernetes.manifest import Obj, b64, own, restricted, secret
-from provisioning.kubernetes.shapes import AllocationShape
+from provisioning.kubernetes.manifest import UID, Obj, b64, own, restricted, secret
+from provisioning.kubernetes.shapes import DEFAULT_IMAGE, AllocationShape
 from provisioning.workloads import (
     DEFAULT_OS_IMAGE,
     SECRET_FILES,
@@ -292,3 +293,51 @@ def pod_parts(a: AllocationShape, serve_port: int | None = None) -> PodParts:
         parts.sidecars.append(_ssh_sidecar(workspace))
         parts.share_processes = True
     return parts
+
+
+# --- the worker container and its pod spec -------------------------------------------------------------------
+
+
+def worker_container(
+    a: AllocationShape,
+    parts: PodParts,
+    resources: Obj,
+    interactive: bool = False,
+    env: list[Obj] | None = None,
+    mounts: list[Obj] | None = None,
+    **extra: Any,
+) -> Obj:
+    """The worker: the rung's resources, environment and mounts first, then the workload's."""
+    container: Obj = {"name": "worker", "image": parts.image, "resources": resources, "securityContext": restricted()}
+    if interactive and a.workload is None and parts.image == DEFAULT_IMAGE:
+        # The stock CUDA image has no long-running process: keep the tenant's GPU box up until it is released.
+        container["command"] = ["sleep", "infinity"]
+    fields = {
+        "command": parts.command,
+        "args": parts.args,
+        "env": [*(env or []), *parts.env] or None,
+        "ports": parts.ports or None,
+        "volumeMounts": [*(mounts or []), *parts.mounts] or None,
+        **extra,
+    }
+    return {**container, **{k: v for k, v in fields.items() if v is not None}}
+
+
+def pod_spec(
+    parts: PodParts, containers: list[Obj], restart: str, volumes: list[Obj] | None = None, **extra: Any
+) -> Obj:
+    security = {"runAsNonRoot": True, "runAsUser": UID, "runAsGroup": UID, "fsGroup": UID}
+    spec: Obj = {
+        "containers": [*containers, *parts.sidecars],
+        "restartPolicy": restart,
+        "securityContext": {**security, "seccompProfile": {"type": "RuntimeDefault"}},
+        "automountServiceAccountToken": False,  # tenant code has no business with the Kubernetes API
+    }
+    fields = {
+        "initContainers": parts.init_containers or None,
+        "imagePullSecrets": parts.pull_secrets or None,
+        "shareProcessNamespace": parts.share_processes or None,
+        "volumes": [*(volumes or []), *parts.volumes] or None,
+        **extra,
+    }
+    return {**spec, **{k: v for k, v in fields.items() if v is not None}}

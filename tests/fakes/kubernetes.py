@@ -55,6 +55,7 @@ KINDS = (
     *("LocalQueue", "ClusterQueue", "ResourceFlavor", "Workload", "Cohort", "AdmissionCheck"),
     *("VirtualMachine", "VirtualMachineInstance", "DataVolume"),
     *("NodeSet", "Controller", "LoginSet", "RestApi", "Accounting", "Token"),
+    *("MPIJob", "RayJob", "RayCluster"),
 )
 REASONS = {
     **{400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed"},

@@ -125,6 +125,8 @@ CRD_GROUPS = {
     "metal3.io": ("Metal3", "metal3"),
     "resource.nvidia.com": ("NVIDIA DRA driver", "nvidia-dra-driver"),
     "slinky.slurm.net": ("Slinky", "slinky"),
+    "kubeflow.org": ("mpi-operator", "mpi-operator"),
+    "ray.io": ("KubeRay", "kuberay"),
 }
 
 
@@ -248,14 +250,38 @@ RESTRICTED_VOLUMES = {
 }
 
 
+def pod_templates(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pod templates of a workload object, the operators' kinds included: an MPIJob's launcher and workers, a
+    RayJob's head, worker groups and submitter."""
+    spec = obj.get("spec") or {}
+    if obj["kind"] in ("Deployment", "Job", "StatefulSet", "DaemonSet", "ReplicaSet"):
+        return [spec["template"]]
+    if obj["kind"] == "MPIJob":
+        return [replica["template"] for replica in spec["mpiReplicaSpecs"].values()]
+    if obj["kind"] == "RayJob":
+        cluster = spec.get("rayClusterSpec") or {}
+        groups = [cluster["headGroupSpec"], *(cluster.get("workerGroupSpecs") or [])]
+        submitter = [spec["submitterPodTemplate"]] if "submitterPodTemplate" in spec else []
+        return [group["template"] for group in groups] + submitter
+    return []
+
+
 def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    """The pod specs an object creates: a Pod's own, or a workload's pod template."""
+    """The pod specs an object creates: a Pod's own, or a workload's pod templates."""
     if obj["kind"] == "Pod":
         return [obj["spec"]]
-    template = (obj.get("spec") or {}).get("template") or {}
-    if obj["kind"] in ("Deployment", "Job", "StatefulSet", "DaemonSet", "ReplicaSet"):
-        return [template["spec"]]
-    return []
+    return [template["spec"] for template in pod_templates(obj)]
+
+
+def validate_pod_templates(obj: dict[str, Any]) -> None:
+    """Each of an operator kind's pod templates as the Pod it becomes, against Kubernetes 1.34 (strict): the
+    CRDs carry the PodSpec schema of the Kubernetes version they were generated with, so a field the cluster's
+    own API server would refuse is caught here."""
+    for i, template in enumerate(pod_templates(obj)):
+        metadata = {"name": f"{obj['metadata']['name']}-{i}", **(template.get("metadata") or {})}
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}
+        validate_core(copy.deepcopy(pod))
+        check_metadata(pod)
 
 
 def restricted_violations(spec: dict[str, Any]) -> list[str]:
