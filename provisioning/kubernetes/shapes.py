@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from provisioning.fabric import FABRIC_RESOURCE_PREFIX
 from provisioning.fleet_document import Rdma
 from provisioning.workloads import Materials, Workload
 
@@ -92,6 +93,10 @@ class AllocationShape:
     base_domain: str = "ladder.localhost"  # public hostnames are <name>.<base_domain>
     # A confidential VM's way to Ladder's attestation API: (its URL, the allocation's attestation credential).
     attestation: tuple[str, str] | None = None
+    # The tenant's number on an RDMA fabric (its primary key): its InfiniBand partition key or RoCE VLAN derive
+    # from it (``provisioning.fabric``); None: not known, and a gang on RDMA nodes is refused.
+    fabric_partition: int | None = None
+    fabric_resource_prefix: str = FABRIC_RESOURCE_PREFIX  # the SR-IOV device plugin's pools: <prefix>/rail<r>
 
     @property
     def namespace(self) -> str:
