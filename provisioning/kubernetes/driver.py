@@ -27,6 +27,7 @@ from kubernetes.client.exceptions import ApiException
 from core.actor import Actor
 from core.metrics import RECONCILE_ERRORS
 from provisioning.events import workload_ended
+from provisioning.fabric import FabricRefused
 from provisioning.fleet_document import Rdma
 from provisioning.kubernetes import health, render
 from provisioning.kubernetes.client import ClusterUnavailable, Kube
@@ -138,6 +139,8 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
             if allocation.rung == Rung.CONFIDENTIAL_VM
             else None
         ),
+        fabric_partition=allocation.tenant_id,  # its partition key or VLAN derive from it (provisioning.fabric)
+        fabric_resource_prefix=settings.LADDER_FABRIC_RESOURCE_PREFIX,
     )
 
 
@@ -271,7 +274,13 @@ class KubernetesProvisioner(Provisioner):
         if allocation.state not in (S.PROVISIONING, S.RESTARTING):
             return
         kube = kube_for(allocation.hall)
-        for obj in desired_objects(allocation, kube):
+        try:
+            desired = desired_objects(allocation, kube)
+        except FabricRefused as refused:
+            # Never run on a fabric it cannot be fenced on (nodes on two fabrics, a tenant without a partition).
+            allocation_transition(allocation=allocation, to=S.FAILED, actor=SYSTEM, reason=f"fabric: {refused}")
+            return
+        for obj in desired:
             # A gang's Job is created once: applied again it would be suspended anew and Kueue would requeue the
             # running gang. One rendered for an earlier placement is replaced (``_job_replace``).
             if obj["kind"] == "Job":

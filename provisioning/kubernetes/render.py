@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from provisioning.fabric import FABRIC_RESOURCE_PREFIX, resource_prefix_check
 from provisioning.kubernetes.manifest import (
     DEFAULT_BASE_DOMAIN,
     HOSTNAME,
@@ -72,6 +73,7 @@ from provisioning.kubernetes.render_devices import (
     share_fields,
     uuid_selector,
 )
+from provisioning.kubernetes.render_fabric import fabric_parts
 from provisioning.kubernetes.render_metal import (
     METAL3_NAMESPACE,
     bare_metal_host_objects,
@@ -418,6 +420,10 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
     once. Members stay on the gang's hosts (node affinity) inside its NVLink clique (node selector, and Kueue's
     topology request). Where the model has multi-node NVLink, a ``ComputeDomain`` spans the gang's nodes and each
     member also claims the IMEX channel from the template the domain's driver creates.
+
+    Fabric: when the gang spans nodes with RDMA NICs, its NetworkAttachmentDefinitions come before the Job (and
+    are deleted after it), and each member gets a VF per rail, its interfaces and NCCL's environment
+    (``render_fabric.fabric_parts``).
     """
     gang, total = a.gang_size, len(a.devices)
     if gang < 1 or total % gang:
@@ -431,6 +437,9 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
     if domain:
         claims.append({"name": "channel", "resourceClaimTemplateName": f"{name}-channel"})
         resources["claims"].append({"name": "channel"})
+    fabric = fabric_parts(a, per_member)
+    for kind in ("requests", "limits"):  # an extended resource's request equals its limit
+        resources[kind] = {**resources.get(kind, {}), **fabric.resources}
     checkpoints = f"{name}-checkpoints"
     checkpoint = (a.workload.checkpoint if a.workload else None) or Checkpoint()
     # Every member writes its shards from its own node: ReadWriteMany, from the cluster's default class.
@@ -454,7 +463,7 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
         a,
         parts,
         resources,
-        env=[{"name": k, "value": v} for k, v in env.items()],
+        env=[*({"name": k, "value": v} for k, v in env.items()), *fabric.env],
         mounts=[{"name": "checkpoints", "mountPath": checkpoint.path}],
     )
     pod = _pod_spec(
@@ -478,7 +487,8 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
         {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
         {"action": "Ignore", "onExitCodes": restart},
     ]
-    template = {"metadata": {"labels": labels, "annotations": {"kueue.x-k8s.io/podset-required-topology": CLIQUE}}}
+    annotations = {"kueue.x-k8s.io/podset-required-topology": CLIQUE, **fabric.annotations}
+    template = {"metadata": {"labels": labels, "annotations": annotations}}
     job = {
         "parallelism": gang,
         "completions": gang,
@@ -497,6 +507,7 @@ def _gang_job(a: AllocationShape) -> list[Obj]:
         obj("v1", "PersistentVolumeClaim", own(a, checkpoints), spec=pvc_spec),
         obj("v1", "Service", own(a), spec=ranks),
         *(compute_domain if domain else []),
+        *fabric.objects,
         devices,
         obj("batch/v1", "Job", meta(name, a.namespace, {**labels, QUEUE_LABEL: LOCAL_QUEUE}), spec=job),
     ]
@@ -592,15 +603,19 @@ def _serverless_devices(a: AllocationShape) -> tuple[list[Obj], list[Obj], Obj, 
 # --- once per cluster ---------------------------------------------------------------------------------------------
 
 
-def kueue_configuration() -> Obj:
+def kueue_configuration(fabric_resource_prefix: str = FABRIC_RESOURCE_PREFIX) -> Obj:
     """The part of Kueue's own ``Configuration`` (its manager's config file, not an API object) Ladder needs: DRA
-    support on, and each device class Ladder's gangs claim mapped to the resource the ClusterQueue covers."""
+    support on, each device class Ladder's gangs claim mapped to the resource the ClusterQueue covers, and the
+    fabric's VFs (``<prefix>/rail<r>``) left out of Kueue's accounting (``excludeResourcePrefixes``): Kueue admits
+    only resources its ClusterQueue covers, and a VF is a per-node device the scheduler and the device plugin
+    count, which a cluster-wide quota could not express."""
     mappings = [{"name": name, "deviceClassNames": [cls]} for cls, name in sorted(KUEUE_DEVICE_CLASSES.items())]
+    excluded = [f"{resource_prefix_check(fabric_resource_prefix)}/"]
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta1",
         "kind": "Configuration",
         "featureGates": {"DynamicResourceAllocation": True},
-        "resources": {"deviceClassMappings": mappings},
+        "resources": {"deviceClassMappings": mappings, "excludeResourcePrefixes": excluded},
     }
 
 

@@ -45,7 +45,7 @@ CLUSTER_SCOPED = frozenset(
         *("ingressclasses", "mutatingwebhookconfigurations", "validatingwebhookconfigurations", "apiservices"),
     }
 )
-IRREGULAR = {"Endpoints": "endpoints"}
+IRREGULAR = {"Endpoints": "endpoints", "NetworkAttachmentDefinition": "network-attachment-definitions"}
 KINDS = (
     *("Namespace", "Node", "Pod", "Service", "ConfigMap", "Secret", "ServiceAccount", "Event", "Endpoints"),
     *("PersistentVolumeClaim", "PersistentVolume", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"),
@@ -54,6 +54,7 @@ KINDS = (
     *("ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice", "StorageClass", "Topology"),
     *("LocalQueue", "ClusterQueue", "ResourceFlavor", "Workload", "Cohort", "AdmissionCheck"),
     *("VirtualMachine", "VirtualMachineInstance", "DataVolume"),
+    *("NetworkAttachmentDefinition",),
 )
 REASONS = {
     **{400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed"},

@@ -124,6 +124,7 @@ CRD_GROUPS = {
     "gateway.networking.k8s.io": ("Gateway API", "gateway-api"),
     "metal3.io": ("Metal3", "metal3"),
     "resource.nvidia.com": ("NVIDIA DRA driver", "nvidia-dra-driver"),
+    "k8s.cni.cncf.io": ("Multus", "multus"),
 }
 
 
