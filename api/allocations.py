@@ -154,7 +154,7 @@ class AccessSerializer(serializers.Serializer[Any]):
 
 
 class FabricIsolationSerializer(serializers.Serializer[Any]):
-    kind = serializers.ChoiceField(choices=["partition_key", "vlan"])
+    kind = serializers.CharField(help_text="partition_key (InfiniBand) or vlan (RoCE).")
     value = serializers.CharField(help_text="The InfiniBand P_Key in hex (0x8005) or the RoCE VLAN ID.")
 
 
