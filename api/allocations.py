@@ -26,6 +26,7 @@ from provisioning.placement.fragmentation import fragmentation
 from provisioning.placement.isolation import SOFT_SHARING, Rung
 from provisioning.placement.offerings import offerings
 from provisioning.provisioners import allocations_reconcile, provisioner
+from provisioning.selectors import allocation_fabric
 from provisioning.services.allocations import AllocationSpec, allocation_stop
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
 from provisioning.states import AllocationState
@@ -152,6 +153,30 @@ class AccessSerializer(serializers.Serializer[Any]):
     console = serializers.URLField(allow_null=True, help_text="A VM's serial console, followed as NDJSON.")
 
 
+class FabricIsolationSerializer(serializers.Serializer[Any]):
+    kind = serializers.CharField(help_text="partition_key (InfiniBand) or vlan (RoCE).")
+    value = serializers.CharField(help_text="The InfiniBand P_Key in hex (0x8005) or the RoCE VLAN ID.")
+
+
+class FabricNicSerializer(serializers.Serializer[Any]):
+    device = serializers.CharField(help_text="The host's RDMA device (a pod sees a VF of it under another name).")
+    rail = serializers.IntegerField()
+    gpus = serializers.ListField(child=serializers.IntegerField(), help_text="GPU indexes under its PCIe switch.")
+
+
+class FabricNodeSerializer(serializers.Serializer[Any]):
+    hostname = serializers.CharField()
+    nics = FabricNicSerializer(many=True)
+
+
+class FabricSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    link_layer = serializers.ChoiceField(choices=["infiniband", "roce"])
+    isolation = FabricIsolationSerializer()
+    rails = serializers.ListField(child=serializers.IntegerField(), help_text="The rails every node has a NIC on.")
+    nodes = FabricNodeSerializer(many=True)
+
+
 class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     performance_isolation = serializers.CharField(source="performance")
     security_isolation = serializers.CharField(source="security")
@@ -175,6 +200,10 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
         help_text="Work lost to provider faults (each fault's time less its checkpoint), not billed; decimal string."
     )
     faults = FaultSerializer(many=True, read_only=True)
+    fabric = serializers.SerializerMethodField(
+        help_text="A multi-node job's or bare-metal allocation's RDMA fabric: its name, link layer, your isolation on "
+        "it (InfiniBand partition key or RoCE VLAN, yours alone) and the NICs of each node; null: none."
+    )
 
     class Meta:
         model = Allocation
@@ -201,6 +230,7 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
             "restarts",
             "goodput_lost_seconds",
             "faults",
+            "fabric",
         ]
         read_only_fields = fields
 
@@ -210,6 +240,10 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     @extend_schema_field(AccessSerializer)
     def get_access(self, allocation: Allocation) -> Any:
         return provisioner().access(allocation).as_dict()
+
+    @extend_schema_field(FabricSerializer(allow_null=True))
+    def get_fabric(self, allocation: Allocation) -> Any:
+        return allocation_fabric(allocation)
 
     @extend_schema_field(DeviceSerializer(many=True))
     def get_devices(self, allocation: Allocation) -> Any:
@@ -268,6 +302,7 @@ def placed_answer(allocation: Allocation) -> dict[str, Any]:
         "restarts": allocation.restarts,
         "goodput_lost_seconds": _seconds(allocation.goodput_lost_ms),
         "faults": [],
+        "fabric": allocation_fabric(allocation),
     }
 
 

@@ -61,6 +61,7 @@ env = environ.FileAwareEnv(
     LADDER_NODE_NOT_READY_GRACE_SECONDS=(float, 60.0),
     LADDER_PUBLIC_URL=(str, "http://127.0.0.1:8000"),
     LADDER_BASE_DOMAIN=(str, "ladder.localhost"),
+    LADDER_FABRIC_RESOURCE_PREFIX=(str, "rdma.ladder.io"),
     LADDER_SSH_GATEWAY_PORT=(int, 22),
     LADDER_SSH_GATEWAY_CA=(str, ""),
     LADDER_IMAGE_REGISTRIES=(list, []),
@@ -416,6 +417,9 @@ LADDER_PUBLIC_URL: str = env("LADDER_PUBLIC_URL").rstrip("/")
 # Public hostnames: endpoints at ldr-<id>[-<port>].<base domain> (Gateway API HTTPRoutes), SSH at
 # ssh.<hall>.<base domain> (the hall's SSH gateway, routing by the user ldr-<id>).
 LADDER_BASE_DOMAIN: str = env("LADDER_BASE_DOMAIN")
+# The SR-IOV network device plugin's resource prefix of the RDMA VF pools, one per rail: <prefix>/rail<r>
+# (docs/kubernetes.md, "The RDMA fabric"); Kueue's configuration leaves "<prefix>/" out of its accounting.
+LADDER_FABRIC_RESOURCE_PREFIX: str = env("LADDER_FABRIC_RESOURCE_PREFIX")
 LADDER_SSH_GATEWAY_PORT: int = env("LADDER_SSH_GATEWAY_PORT")
 # The public key of the CA that signs the SSH gateways' own upstream certificates (one line, "ssh-ed25519 AAAA..."):
 # every workload with SSH trusts it for the gateway's login, so a hall gateway reaches the sidecar, VM or host

@@ -1,14 +1,17 @@
-"""Reads that provisioning makes of other apps' data (a tenant's contract as the placement engine sees it), and the
-fleet's figures the metrics scrape reads."""
+"""Reads that provisioning makes of other apps' data (a tenant's contract as the placement engine sees it), the
+fleet's figures the metrics scrape reads, and an allocation's RDMA fabric as its API representation states it."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count
 
-from provisioning.models import Allocation, Cluster
-from provisioning.placement.isolation import TenantPolicy
+from provisioning.fabric import FabricRefused, fabric_of
+from provisioning.fleet_document import Rdma
+from provisioning.models import Allocation, Cluster, Node
+from provisioning.placement.isolation import Rung, TenantPolicy
 from provisioning.states import TERMINAL, AllocationState
 from tenancy.models import Tenant
 
@@ -39,3 +42,25 @@ def allocation_state_counts() -> dict[tuple[str, str], int]:
 def clusters_reconciled() -> list[tuple[str, str, datetime | None]]:
     """Each registered cluster's name, health and when reconciliation last went round (one small table)."""
     return list(Cluster.objects.order_by("name").values_list("name", "health", "reconciled_at"))
+
+
+FABRIC_RUNGS = (Rung.JOB, Rung.BARE_METAL)  # the rungs whose allocations span nodes
+
+
+def allocation_fabric(allocation: Allocation) -> dict[str, Any] | None:
+    """The RDMA fabric the allocation's nodes meet on, as ``provisioning.fabric.Fabric.as_json`` states it (the
+    tenant's partition key or VLAN, the NICs per node); None unless it is a job or bare metal on two nodes or
+    more, every one with RDMA NICs. Its devices now, else the ones it last held (as the devices it shows); a
+    combination the driver refuses (``FabricRefused``) is none: the allocation fails with the reason."""
+    if allocation.rung not in FABRIC_RUNGS:
+        return None
+    devices = list(allocation.devices.all())  # prefetched by the API's queryset
+    hostnames = {d.hostname for d in [d for d in devices if d.active] or devices}
+    if len(hostnames) < 2:
+        return None
+    rdma = dict(Node.objects.filter(hall_id=allocation.hall_id, hostname__in=hostnames).values_list("hostname", "rdma"))
+    try:
+        fabric = fabric_of([(h, Rdma.from_json(rdma.get(h))) for h in sorted(hostnames)], allocation.tenant_id)
+    except FabricRefused:
+        return None
+    return fabric.as_json() if fabric is not None else None

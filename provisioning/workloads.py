@@ -429,10 +429,12 @@ def cloud_config(
     ssh_keys: Iterable[str],
     env: Mapping[str, str] | None = None,
     files: Mapping[str, str] | None = None,
+    facts: Mapping[str, str] | None = None,
 ) -> str:
     """The user data a VM or host boots with: the tenant's, with its SSH keys given to ``user``, its variables in
-    ``/etc/environment`` and its secret files written readable by ``user`` only. A script is kept as it is and
-    Ladder's part goes beside it as a ``#cloud-config`` (MIME multipart)."""
+    ``/etc/environment``, its secret files written readable by ``user`` only and Ladder's ``facts`` about the
+    machine (files anyone on it may read, such as its RDMA fabric). A script is kept as it is and Ladder's part
+    goes beside it as a ``#cloud-config`` (MIME multipart)."""
     keys = sorted(set(ssh_keys))
     ours: dict[str, Any] = {}
     if keys:
@@ -443,6 +445,8 @@ def cloud_config(
         writes.append({"path": "/etc/environment", "append": True, "content": lines})
     for path, content in sorted((files or {}).items()):
         writes.append({"path": path, "content": content, "permissions": "0400", "owner": f"{user}:{user}"})
+    for path, content in sorted((facts or {}).items()):
+        writes.append({"path": path, "content": content, "permissions": "0444"})
     if writes:
         ours["write_files"] = writes
     if user_data and user_data.startswith("#!"):
@@ -462,13 +466,23 @@ def cloud_config(
     return "#cloud-config\n" + yaml.safe_dump(config, sort_keys=True)
 
 
-def os_user_data(workload: Workload | None, materials: Materials) -> str:
+def os_user_data(
+    workload: Workload | None,
+    materials: Materials,
+    *,
+    env: Mapping[str, str] | None = None,
+    facts: Mapping[str, str] | None = None,
+) -> str:
     """The whole user data of a VM or bare-metal host: the tenant's cloud_init with its SSH keys, variables and
-    secrets (files in ``OS_SECRET_FILES``: a VM has no secret volume; every secret is a file there)."""
+    secrets (files in ``OS_SECRET_FILES``: a VM has no secret volume; every secret is a file there), after
+    Ladder's own variables ``env`` (the tenant's win: a workload may set its own NCCL_*) and ``facts`` files."""
     w = workload or Workload()
     image = materials.os_image or next(i for i in OS_IMAGES if i.name == DEFAULT_OS_IMAGE)
     files = {f"{OS_SECRET_FILES}/{name}": value for name, value in materials.secrets.items()}
-    return cloud_config(w.cloud_init, user=image.user, ssh_keys=materials.ssh_keys, env=dict(w.env), files=files)
+    variables = {**(env or {}), **dict(w.env)}
+    return cloud_config(
+        w.cloud_init, user=image.user, ssh_keys=materials.ssh_keys, env=variables, files=files, facts=facts
+    )
 
 
 def _env_quote(value: str) -> str:

@@ -39,10 +39,15 @@ CLUSTER_SCOPED = frozenset(
     }
 )
 
+# Kinds whose resource name is not their lower-cased plural.
+IRREGULAR = {"NetworkAttachmentDefinition": "network-attachment-definitions"}  # Multus
+
 
 def plural(kind: str) -> str:
     """The resource name of a kind, by the API's English: NetworkPolicy -> networkpolicies, RuntimeClass ->
-    runtimeclasses, Pod -> pods."""
+    runtimeclasses, Pod -> pods; and the few CRDs whose plural is not (``IRREGULAR``)."""
+    if kind in IRREGULAR:
+        return IRREGULAR[kind]
     lower = kind.lower()
     if lower.endswith("y") and lower[-2:-1] not in "aeiou":
         return lower[:-1] + "ies"

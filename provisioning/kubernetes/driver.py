@@ -28,6 +28,7 @@ from kubernetes.client.exceptions import ApiException
 from core.actor import Actor
 from core.metrics import RECONCILE_ERRORS
 from provisioning.events import workload_ended
+from provisioning.fabric import FabricRefused
 from provisioning.fleet_document import Rdma
 from provisioning.kubernetes import health, render
 from provisioning.kubernetes.client import ClusterUnavailable, Kube
@@ -141,6 +142,8 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
             else None
         ),
         slurm_key=_slurm_key(allocation) if _is_slurm(allocation) else None,
+        fabric_partition=allocation.tenant_id,  # its partition key or VLAN derive from it (provisioning.fabric)
+        fabric_resource_prefix=settings.LADDER_FABRIC_RESOURCE_PREFIX,
     )
 
 
@@ -336,7 +339,13 @@ class KubernetesProvisioner(Provisioner):
         if allocation.state not in (S.PROVISIONING, S.RESTARTING):
             return
         kube = kube_for(allocation.hall)
-        for obj in desired_objects(allocation, kube):
+        try:
+            desired = desired_objects(allocation, kube)
+        except FabricRefused as refused:
+            # Never run on a fabric it cannot be fenced on (nodes on two fabrics, a tenant without a partition).
+            allocation_transition(allocation=allocation, to=S.FAILED, actor=SYSTEM, reason=f"fabric: {refused}")
+            return
+        for obj in desired:
             # A gang's Job (MPIJob, RayJob) is created once: applied again it would be suspended anew and Kueue
             # would requeue the running gang. One rendered for an earlier placement is replaced (``job_replace``).
             if obj["kind"] in GANG_KINDS:

@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from provisioning.fabric import FABRIC_RESOURCE_PREFIX, resource_prefix_check
 from provisioning.kubernetes.manifest import (
     CLIQUE,
     DEFAULT_BASE_DOMAIN,
@@ -458,17 +459,21 @@ def _serverless_devices(a: AllocationShape) -> tuple[list[Obj], list[Obj], Obj, 
 # --- once per cluster ---------------------------------------------------------------------------------------------
 
 
-def kueue_configuration() -> Obj:
+def kueue_configuration(fabric_resource_prefix: str = FABRIC_RESOURCE_PREFIX) -> Obj:
     """The part of Kueue's own ``Configuration`` (its manager's config file, not an API object) Ladder needs: DRA
-    support on, each device class Ladder's gangs claim mapped to the resource the ClusterQueue covers, and the job
-    integrations of the job rung's frameworks (Kueue manages only the kinds listed there)."""
+    support on, each device class Ladder's gangs claim mapped to the resource the ClusterQueue covers, the job
+    integrations of the job rung's frameworks (Kueue manages only the kinds listed there), and the fabric's VFs
+    (``<prefix>/rail<r>``) left out of Kueue's accounting (``excludeResourcePrefixes``): Kueue admits only
+    resources its ClusterQueue covers, and a VF is a per-node device the scheduler and the device plugin count,
+    which a cluster-wide quota could not express."""
     mappings = [{"name": name, "deviceClassNames": [cls]} for cls, name in sorted(KUEUE_DEVICE_CLASSES.items())]
+    excluded = [f"{resource_prefix_check(fabric_resource_prefix)}/"]
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta1",
         "kind": "Configuration",
         "featureGates": {"DynamicResourceAllocation": True},
         "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
-        "resources": {"deviceClassMappings": mappings},
+        "resources": {"deviceClassMappings": mappings, "excludeResourcePrefixes": excluded},
     }
 
 

@@ -46,6 +46,7 @@ from provisioning.kubernetes.render_devices import (
     gpus_of,
     uuid_selector,
 )
+from provisioning.kubernetes.render_fabric import fabric_parts
 from provisioning.kubernetes.render_slurm import slurm_cluster
 from provisioning.kubernetes.render_workload import PodParts, pod_parts, pod_spec, worker_container
 from provisioning.kubernetes.shapes import GPU_PRODUCTS, AllocationShape
@@ -136,6 +137,7 @@ def gang_objects(a: AllocationShape, gang: Gang) -> list[Obj]:
     return [
         obj("v1", "PersistentVolumeClaim", own(a, checkpoints_name(a)), spec=pvc),
         *([domain] if gang.compute_domain else []),
+        *fabric_parts(a, gang.per_member).objects,  # the fabric's NetworkAttachmentDefinitions, one per rail
         devices,
     ]
 
@@ -182,15 +184,21 @@ def member_template(
     and environment are set. Node affinity pins it to the gang's hosts; the GPU product label lets Kueue pick this
     model's ResourceFlavor (hostnames alone do not); the clique's node selector and Kueue's required topology keep
     the gang inside its NVLink clique. It claims ``per_member`` of the placed GPUs through the claim template,
-    and the IMEX channel where a ComputeDomain spans the gang. ``env`` comes after the checkpoint contract and
-    before the workload's own variables; ``run`` replaces the workload's command (``_parts``)."""
+    and the IMEX channel where a ComputeDomain spans the gang. On RDMA nodes it takes a VF per rail, its
+    interfaces and NCCL's environment (``render_fabric.fabric_parts``). ``env`` comes after the checkpoint
+    contract and before the fabric's and the workload's own variables; ``run`` replaces the workload's command
+    (``_parts``)."""
     claims, resources = claim_fields(a, gang.per_member)
     if gang.compute_domain:
         claims.append({"name": "channel", "resourceClaimTemplateName": channel_name(a)})
         resources["claims"].append({"name": "channel"})
+    fabric = fabric_parts(a, gang.per_member)
+    for kind in ("requests", "limits"):  # a VF per rail: an extended resource's request equals its limit
+        resources[kind] = {**resources.get(kind, {}), **fabric.resources}
     parts = _parts(a, run)
     volume, mount = _checkpoint_volume(a, gang)
-    container = worker_container(a, parts, resources, env=[*checkpoint_env(gang), *(env or [])], mounts=[mount])
+    env = [*checkpoint_env(gang), *(env or []), *fabric.env]
+    container = worker_container(a, parts, resources, env=env, mounts=[mount])
     node_selector = {
         **({GPU_PRODUCT: GPU_PRODUCTS[a.gpu_model][0]} if a.gpu_model in GPU_PRODUCTS else {}),
         **({CLIQUE: gang.clique} if gang.clique else {}),
@@ -206,7 +214,8 @@ def member_template(
         resourceClaims=claims,
         **pod_extra,
     )
-    metadata = {"labels": {**labels_of(a), ROLE_LABEL: "worker"}, "annotations": {REQUIRED_TOPOLOGY: CLIQUE}}
+    annotations = {REQUIRED_TOPOLOGY: CLIQUE, **fabric.annotations}
+    metadata = {"labels": {**labels_of(a), ROLE_LABEL: "worker"}, "annotations": annotations}
     return {"metadata": metadata, "spec": spec}
 
 

@@ -24,6 +24,7 @@ from provisioning.kubernetes.manifest import (
     secret,
 )
 from provisioning.kubernetes.render_access import ssh_objects
+from provisioning.kubernetes.render_fabric import host_fabric
 from provisioning.kubernetes.render_workload import os_image_of, user_data, userdata_name
 from provisioning.kubernetes.shapes import (
     DEFAULT_IMAGE,
@@ -94,10 +95,14 @@ def bare_metal_host_objects(a: AllocationShape) -> list[Obj]:
     """With a workload: the user data Secret ``ldr-<id>-userdata`` in ``METAL3_NAMESPACE`` (user data may hold the
     tenant's secrets), per held node a server-side-apply patch of its BareMetalHost (the catalog image, the user
     data, powered on: Metal3 then provisions the host), and the SSH route ``ldr-<id>-ssh`` when the workload names
-    keys. Without a workload, nothing: the host stays a node."""
+    keys. Without a workload, nothing: the host stays a node. Hosts on an RDMA fabric boot with its facts
+    (``render_fabric.host_fabric``: ``/etc/ladder/fabric.json`` and NCCL's variables in ``/etc/environment``)."""
     if a.workload is None:
         return []
-    userdata = secret(meta(userdata_name(a), METAL3_NAMESPACE, labels_of(a)), {"userData": user_data(a)})
+    env, facts = host_fabric(a)
+    userdata = secret(
+        meta(userdata_name(a), METAL3_NAMESPACE, labels_of(a)), {"userData": user_data(a, env=env, facts=facts)}
+    )
     machines = [
         obj(
             METAL3_API,

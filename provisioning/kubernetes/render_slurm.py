@@ -46,6 +46,7 @@ from provisioning.kubernetes.render_devices import (
     gpus_of,
     uuid_selector,
 )
+from provisioning.kubernetes.render_fabric import fabric_parts
 from provisioning.kubernetes.render_workload import PodParts, pod_parts
 from provisioning.kubernetes.shapes import DEFAULT_IMAGE, GPU_PRODUCTS, AllocationShape
 from provisioning.placement.catalog import CATALOG
@@ -153,14 +154,19 @@ def slurmd_template(a: AllocationShape) -> SlurmdPod:
         objects.append(obj(NVIDIA_API, "ComputeDomain", own(a), spec={"numNodes": 0, "channel": channel}))
     uuids = [d.gpu_uuid for d in gpus_of(a)]
     objects.append(claim_template(a, [device_request(CLAIM, GPU_CLASS, [uuid_selector(uuids)], per_member)]))
+    # The fabric: a VF per rail, its interfaces and NCCL's environment, as every framework's members get them.
+    fabric = fabric_parts(a, per_member)
+    objects.extend(fabric.objects)
+    for kind in ("requests", "limits"):
+        resources[kind] = {**resources.get(kind, {}), **fabric.resources}
     parts = _workload_parts(a)
     container: Obj = {
         "image": parts.image,
         "resources": resources,
         "securityContext": {"privileged": False, "seccompProfile": {"type": "RuntimeDefault"}},
     }
-    if parts.env:
-        container["env"] = parts.env
+    if parts.env or fabric.env:
+        container["env"] = [*fabric.env, *parts.env]
     if parts.mounts:
         container["volumeMounts"] = parts.mounts
     node_selector = {
@@ -184,7 +190,7 @@ def slurmd_template(a: AllocationShape) -> SlurmdPod:
         spec["imagePullSecrets"] = parts.pull_secrets
     # Kueue's pod integration: the members form one pod group, admitted once all of them exist and fit.
     labels = {**role_labels(a, "slurmd"), QUEUE_LABEL: LOCAL_QUEUE, POD_GROUP_LABEL: a.object_name}
-    annotations = {POD_GROUP_COUNT: str(gang), REQUIRED_TOPOLOGY: CLIQUE}
+    annotations = {POD_GROUP_COUNT: str(gang), REQUIRED_TOPOLOGY: CLIQUE, **fabric.annotations}
     return SlurmdPod(container=container, labels=labels, annotations=annotations, spec=spec, objects=objects)
 
 

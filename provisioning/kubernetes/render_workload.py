@@ -158,10 +158,11 @@ def os_image_of(a: AllocationShape) -> OsImage:
     return a.materials.os_image or os_catalog()[DEFAULT_OS_IMAGE]
 
 
-def user_data(a: AllocationShape) -> str:
+def user_data(a: AllocationShape, env: Mapping[str, str] | None = None, facts: Mapping[str, str] | None = None) -> str:
     """The cloud-init user data a VM or host boots with: the tenant's, with its SSH keys for the image's user,
-    its variables and its secrets as files (``provisioning.workloads.os_user_data``)."""
-    return os_user_data(a.workload, a.materials)
+    its variables and its secrets as files (``provisioning.workloads.os_user_data``), after Ladder's ``env`` and
+    ``facts`` (a bare-metal host's fabric)."""
+    return os_user_data(a.workload, a.materials, env=env, facts=facts)
 
 
 # --- the pod --------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from provisioning.fabric import FABRIC_RESOURCE_PREFIX
 from provisioning.fleet_document import Rdma
 from provisioning.workloads import Materials, Workload
 
@@ -107,6 +108,11 @@ class AllocationShape:
     @property
     def framework(self) -> str | None:
         return self.workload.framework if self.workload is not None else None
+
+    # The tenant's number on an RDMA fabric (its primary key): its InfiniBand partition key or RoCE VLAN derive
+    # from it (``provisioning.fabric``); None: not known, and a gang on RDMA nodes is refused.
+    fabric_partition: int | None = None
+    fabric_resource_prefix: str = FABRIC_RESOURCE_PREFIX  # the SR-IOV device plugin's pools: <prefix>/rail<r>
 
     @property
     def namespace(self) -> str:

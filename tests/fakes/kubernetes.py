@@ -45,7 +45,7 @@ CLUSTER_SCOPED = frozenset(
         *("ingressclasses", "mutatingwebhookconfigurations", "validatingwebhookconfigurations", "apiservices"),
     }
 )
-IRREGULAR = {"Endpoints": "endpoints"}
+IRREGULAR = {"Endpoints": "endpoints", "NetworkAttachmentDefinition": "network-attachment-definitions"}
 KINDS = (
     *("Namespace", "Node", "Pod", "Service", "ConfigMap", "Secret", "ServiceAccount", "Event", "Endpoints"),
     *("PersistentVolumeClaim", "PersistentVolume", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job"),
@@ -56,6 +56,7 @@ KINDS = (
     *("VirtualMachine", "VirtualMachineInstance", "DataVolume"),
     *("NodeSet", "Controller", "LoginSet", "RestApi", "Accounting", "Token"),
     *("MPIJob", "RayJob", "RayCluster"),
+    *("NetworkAttachmentDefinition",),
 )
 REASONS = {
     **{400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed"},

@@ -127,6 +127,7 @@ CRD_GROUPS = {
     "slinky.slurm.net": ("Slinky", "slinky"),
     "kubeflow.org": ("mpi-operator", "mpi-operator"),
     "ray.io": ("KubeRay", "kuberay"),
+    "k8s.cni.cncf.io": ("Multus", "multus"),
 }
 
 

@@ -674,7 +674,10 @@ def test_the_renderers_are_pure() -> None:
     from pathlib import Path
 
     package = Path(render.__file__).parent
-    for name in ("render.py", "render_workload.py", "render_access.py", "render_metal.py", "manifest.py", "shapes.py"):
+    for name in (
+        *("render.py", "render_workload.py", "render_access.py", "render_metal.py", "manifest.py", "shapes.py"),
+        *("render_fabric.py", "../fabric.py"),
+    ):
         tree = ast.parse((package / name).read_text())
         imported = {
             node.module if isinstance(node, ast.ImportFrom) else alias.name
