@@ -21,6 +21,8 @@ from provisioning.kubernetes.render_fabric import FabricParts, fabric_parts
 from provisioning.kubernetes.shapes import AllocationShape
 from provisioning.workloads import Materials, Workload
 from tests.provisioning.kubernetes.test_render import BARE_METAL, GANG, TENANT, by_kind, node, one, shape, whole
+from tests.provisioning.kubernetes.test_render_jobs import gang as framework_gang
+from tests.provisioning.kubernetes.test_render_slurm import SLURM
 from tests.support import k8s_schemas as schemas
 
 
@@ -199,3 +201,31 @@ def test_the_multus_validator_catches_a_wrong_field() -> None:
     nad["spec"]["cniConfig"] = nad["spec"].pop("config")
     with pytest.raises(schemas.ManifestError, match="cniConfig"):
         schemas.validate_all([nad])
+
+
+def _on_rdma(a: AllocationShape) -> AllocationShape:
+    return replace(a, nodes=tuple(replace(n, rdma=rdma()) for n in a.nodes), fabric_partition=5)
+
+
+@pytest.mark.parametrize("framework", ["mpi", "ray", "slurm"])
+def test_every_frameworks_members_get_the_fabric_and_no_cpu_pod_does(framework: str) -> None:
+    a = _on_rdma(SLURM if framework == "slurm" else framework_gang(210, framework))
+    objs = render.allocation_objects(a)
+    schemas.validate_all(objs)
+    nads = by_kind(objs, "NetworkAttachmentDefinition")
+    assert len(nads) == 8
+    assert {n["metadata"]["namespace"] for n in nads} == {a.namespace}  # beside the pods that attach them
+    primary = next(o for o in objs if o["kind"] in ("MPIJob", "RayJob", "NodeSet"))
+    kinds = [o["kind"] for o in objs]
+    assert kinds.index(primary["kind"]) > max(i for i, k in enumerate(kinds) if k == "NetworkAttachmentDefinition")
+    text = json.dumps(primary)
+    assert "k8s.v1.cni.cncf.io/networks" in text
+    assert '"rdma.ladder.io/rail7": "1"' in text
+    assert '"NCCL_IB_HCA"' in text
+    for template in schemas.pod_templates(primary):
+        spec = template["spec"]
+        holds_gpus = bool(spec.get("resourceClaims"))
+        annotations = (template.get("metadata") or {}).get("annotations") or {}
+        assert ("k8s.v1.cni.cncf.io/networks" in annotations) == holds_gpus  # a launcher or head holds no VF
+        limits = spec["containers"][0].get("resources", {}).get("limits", {})
+        assert ("rdma.ladder.io/rail0" in limits) == holds_gpus
