@@ -164,6 +164,7 @@ def test_an_operator_lists_nodes(ops, fleet):
         "cpu_tee": "",
         "attestation_key": "",
         "versions": {"driver": "580.65.06", "cuda": "13.0", "nccl": "2.27.7", "firmware": "96.00.B1.00.01"},
+        "rdma": None,
         "state": "ready",
         "state_changed_at": first["state_changed_at"],
         "created_at": first["created_at"],
