@@ -32,6 +32,9 @@ from provisioning.workloads import (
 )
 from tests.fakes.kubernetes import plural_of
 from tests.provisioning.kubernetes.test_render import node, one, shape, uuid, whole
+from tests.provisioning.kubernetes.test_render_fabric import _on_rdma
+from tests.provisioning.kubernetes.test_render_jobs import gang as framework_gang
+from tests.provisioning.kubernetes.test_render_slurm import SLURM
 from tests.support import ROOT
 from tests.support import k8s_schemas as schemas
 
@@ -532,3 +535,12 @@ def test_the_rbac_lets_ladder_apply_everything_it_renders() -> None:
     assert rendered - day_to_day == set()
     setup = _kinds(render.cluster_setup(["H100-SXM-80GB"]))
     assert setup - day_to_day - _granted("ladder-cluster-setup") == set()
+
+
+def test_the_rbac_lets_ladder_apply_every_frameworks_objects() -> None:
+    """The job rung's frameworks on RDMA nodes (MPIJob, RayJob, Slinky's kinds, the fabric's
+    NetworkAttachmentDefinitions) and a Slurm cluster's own namespace set are patchable by ladder-provisioner."""
+    gangs = [_on_rdma(framework_gang(220, f)) for f in ("torchrun", "mpi", "ray")] + [_on_rdma(SLURM)]
+    rendered = set().union(*(_kinds(render.allocation_objects(a)) for a in gangs))
+    rendered |= _kinds(render.namespace_set(TenantShape("acme"), slurm=True))
+    assert rendered - _granted("ladder-provisioner") == set()
