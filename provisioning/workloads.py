@@ -259,6 +259,13 @@ def takes_ssh(rung: str, workload: Workload | None) -> bool:
     return rung in SSH_RUNGS or (rung == "job" and workload.framework == "slurm")
 
 
+def leaves_host_dirty(rung: str, workload: Mapping[str, Any] | None) -> bool:
+    """Whether the tenant had host-level access to the nodes it ran on, so they are wiped (GPUs reset, scratch
+    emptied) before the next tenant: bare metal (the tenant's own OS) and a Slurm cluster (slurmd as root with host
+    capabilities; docs/jobs.md, "Pod Security"). ``workload`` is the stored form."""
+    return rung == "bare_metal" or (rung == "job" and (workload or {}).get("framework") == "slurm")
+
+
 # --- the rules --------------------------------------------------------------------------------------------------
 
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")

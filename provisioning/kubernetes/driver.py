@@ -72,7 +72,7 @@ from provisioning.services.endpoints import allocation_replicas_set, endpoint_sl
 from provisioning.services.fleet import node_fault_recover
 from provisioning.services.workloads import workload_materials
 from provisioning.states import AllocationState
-from provisioning.workloads import LogLine, Materials, Workload, WorkloadEvent, log_text
+from provisioning.workloads import LogLine, Materials, Workload, WorkloadEvent, leaves_host_dirty, log_text
 from tenancy.models import Tenant
 
 log = logging.getLogger(__name__)
@@ -557,6 +557,12 @@ class KubernetesProvisioner(Provisioner):
             first = [primary] if primary is not None else []
             for obj in [*first, *(o for o in reversed(objects) if o is not primary)]:
                 kube.delete(obj)
+            if leaves_host_dirty(allocation.rung, allocation.workload):
+                # A Slurm cluster's slurmd ran as root with host capabilities: its hosts are wiped as bare metal's
+                # are, and stay sanitizing until the wipe completes (``sanitized_nodes``).
+                kube.apply(render.system_namespace())
+                for node in shape.nodes:
+                    kube.apply(render.sanitize_job(node.hostname, allocation.tenant.slug))
         self._finish_release(allocation)
 
     def _ended(self, kube: Kube, cluster: Cluster, allocation: Allocation, objects: list[dict[str, Any]]) -> None:

@@ -44,7 +44,7 @@ from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
 from provisioning.placement.state import FULL_SHARE
 from provisioning.selectors import tenant_policy
 from provisioning.states import HOLDS_DEVICES, AllocationState, can_move
-from provisioning.workloads import Workload
+from provisioning.workloads import Workload, leaves_host_dirty
 from tenancy.models import Tenant
 
 S = AllocationState
@@ -276,11 +276,14 @@ def devices_take(section: PlacementSection, allocation: Allocation, placement: P
 
 
 def _release_devices(allocation: Allocation) -> list[int]:
-    """Give back what an allocation holds; returns the bare-metal nodes it held (they go to sanitizing)."""
+    """Give back what an allocation holds; returns the nodes that go to sanitizing: the bare-metal hosts it held,
+    or a Slurm cluster's hosts (``leaves_host_dirty``)."""
     GpuClaim.objects.filter(allocation=allocation).delete()
     held = list(NodeHold.objects.filter(allocation=allocation).values_list("node_id", flat=True))
     NodeHold.objects.filter(allocation=allocation).delete()
     devices = list(allocation.devices.filter(active=True).select_related("gpu__node"))
+    if leaves_host_dirty(allocation.rung, allocation.workload):
+        held = sorted({*held, *(d.gpu.node_id for d in devices if d.gpu is not None)})
     allocation.devices.filter(active=True).update(active=False)
     for device in devices:
         gpu = device.gpu
@@ -403,7 +406,8 @@ def allocation_transition(
             if held:
                 Node.objects.filter(pk__in=held).update(sanitize_required=True)
             for node in Node.objects.filter(pk__in=held, state=NodeState.READY):
-                _node_set_state(section, node, NodeState.SANITIZING, actor, "bare-metal tenant left")
+                why = "bare-metal tenant left" if allocation.rung == Rung.BARE_METAL else "Slurm cluster's tenant left"
+                _node_set_state(section, node, NodeState.SANITIZING, actor, why)
         audit_record(
             actor=actor,
             action=f"allocation.{to}",

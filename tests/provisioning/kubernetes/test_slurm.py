@@ -16,8 +16,9 @@ from time_machine import TimeMachineFixture
 
 from billing.metering import to_ms
 from billing.models import UsageInterval
+from provisioning.kubernetes.render import sanitize_job_name
 from provisioning.kubernetes.render_slurm import LABEL_SLURM_ROLE
-from provisioning.models import Allocation
+from provisioning.models import Allocation, Node
 from provisioning.provisioners import allocations_reconcile
 from tests.api.test_workloads import public_key
 from tests.fakes.kubernetes import K8sServer
@@ -168,3 +169,20 @@ def test_a_two_by_eight_slurm_cluster_runs_is_metered_and_leaves_nothing(
         o for o in k8s_fleet.objects(namespace=NS) if (o["metadata"].get("labels") or {}).get("ladder.io/allocation")
     ]
     assert [(o["kind"], o["metadata"]["name"]) for o in left] == []
+
+    # slurmd ran as root with host capabilities: its two hosts are wiped before another tenant gets them.
+    hosts = sorted(
+        {d.gpu.node.hostname for d in Allocation.objects.get(pk=allocation_id).devices.select_related("gpu__node")}
+    )
+    assert len(hosts) == 2
+    assert dict(Node.objects.filter(hostname__in=hosts).values_list("hostname", "state")) == {
+        host: "sanitizing" for host in hosts
+    }
+    wipes = [k8s_fleet.get_object("batch/v1", "Job", sanitize_job_name(host), "ladder-system") for host in hosts]
+    assert all(wipe is not None for wipe in wipes)
+    clock(700)
+    for host in hosts:
+        done = {"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 1}
+        k8s_fleet.set_status("batch/v1", "jobs", sanitize_job_name(host), "ladder-system", done)
+    allocations_reconcile()
+    assert set(Node.objects.filter(hostname__in=hosts).values_list("state", flat=True)) == {"ready"}
