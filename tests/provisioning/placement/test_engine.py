@@ -203,6 +203,11 @@ def gang(per, members, topology=None):
     return Request(rung=Rung.JOB, models=(H100,), gpus=per, gang_size=members, topology=topology)
 
 
+def refusal(result):
+    assert isinstance(result, Refused), result
+    return result
+
+
 def groups_of(engine, placed):
     return {engine.state.nodes[d.node_id].gang_group for d in placed.devices}
 
@@ -221,8 +226,7 @@ def test_a_gang_goes_to_the_tightest_group_whatever_its_version_set(topology):
 @pytest.mark.parametrize("topology", [None, "nvlink"])
 def test_a_gang_never_spans_two_rdma_fabrics(topology):
     engine = PlacementEngine(grouped_fleet([("d0", "fab-a", VERSIONS), ("d0", "fab-b", VERSIONS)]))
-    refused = engine.place(gang(8, 2, topology), policy(1))
-    assert isinstance(refused, Refused)
+    refused = refusal(engine.place(gang(8, 2, topology), policy(1)))
     assert refused.code is Reason.FABRIC_SPLIT
     assert "different RDMA fabrics" in refused.message
     assert "versions" not in refused.message
@@ -233,7 +237,7 @@ def test_a_gang_never_spans_two_rdma_fabrics(topology):
 @pytest.mark.parametrize("topology", [None, "nvlink"])
 def test_nodes_without_rdma_gang_only_with_each_other(topology):
     engine = PlacementEngine(grouped_fleet([("d0", "", VERSIONS), ("d0", "fab-a", VERSIONS), ("d0", "", VERSIONS)]))
-    assert engine.place(gang(8, 3, topology), policy(1)).code is Reason.FABRIC_SPLIT
+    assert refusal(engine.place(gang(8, 3, topology), policy(1))).code is Reason.FABRIC_SPLIT
     placed = engine.place(gang(8, 2, topology), policy(1))
     assert groups_of(engine, placed) == {("", VERSIONS)}
 
@@ -241,23 +245,22 @@ def test_nodes_without_rdma_gang_only_with_each_other(topology):
 @pytest.mark.parametrize("topology", [None, "nvlink"])
 def test_a_gang_that_fits_only_across_version_sets_is_refused_as_skew(topology):
     engine = PlacementEngine(grouped_fleet([("d0", "f", VERSIONS), ("d0", "f", OLD)]))
-    refused = engine.place(gang(8, 2, topology), policy(1))
-    assert isinstance(refused, Refused)
+    refused = refusal(engine.place(gang(8, 2, topology), policy(1)))
     assert refused.code is Reason.VERSION_SKEW
     assert "versions differ" in refused.message
 
 
 def test_a_gang_that_would_span_both_says_so_and_one_that_fits_nowhere_is_no_capacity():
     engine = PlacementEngine(grouped_fleet([("d0", "fab-a", VERSIONS), ("d0", "fab-b", OLD)]))
-    refused = engine.place(gang(8, 2, "nvlink"), policy(1))
+    refused = refusal(engine.place(gang(8, 2, "nvlink"), policy(1)))
     assert refused.code is Reason.FABRIC_SPLIT
     assert "versions" in refused.message
-    assert engine.place(gang(8, 3, "nvlink"), policy(1)).code is Reason.NO_CAPACITY
+    assert refusal(engine.place(gang(8, 3, "nvlink"), policy(1))).code is Reason.NO_CAPACITY
 
 
 def test_an_nvlink_gang_still_stays_in_one_domain_of_its_group():
     engine = PlacementEngine(grouped_fleet([("d0", "f", VERSIONS), ("d1", "f", VERSIONS)]))
-    assert engine.place(gang(8, 2, "nvlink"), policy(1)).code is Reason.NO_CAPACITY
+    assert refusal(engine.place(gang(8, 2, "nvlink"), policy(1))).code is Reason.NO_CAPACITY
     placed = engine.place(gang(8, 2), policy(1))  # no topology: one group across domains is fine
     assert isinstance(placed, Placement)
     assert len({d.node_id for d in placed.devices}) == 2
