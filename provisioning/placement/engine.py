@@ -491,39 +491,31 @@ class PlacementEngine:
         per, members = request.gpus, request.gang_size
         in_domain = request.topology == "nvlink"
         index: Mapping[tuple[str, str], Mapping[Any, Buckets]] = state.domain_groups if in_domain else state.gang_groups
+        steps = [(free, free // per) for free in range(per, MAX_GPUS_PER_NODE + 1)]
         capacity: dict[tuple[int, str, GangGroup], int] = defaultdict(int)
-        # Capacity per scope (the model, and for NVLink the domain) in all, per fabric and per version set.
-        fits_one: dict[tuple[object, ...], int] = defaultdict(int)
         best: tuple[int, int, Buckets, int] | None = None  # (members it holds, model rank, buckets, single-node free)
         for rank, model in enumerate(request.models):
             for hall in halls:
                 for group, buckets in index.get((model, hall), {}).items():
-                    held = sum(len(buckets[free]) * (free // per) for free in range(per, MAX_GPUS_PER_NODE + 1))
-                    if not held:
-                        continue
-                    scope: tuple[str, ...] = (model, hall, group[0]) if in_domain else (model,)
-                    fabric, versions = group[-2], group[-1]
-                    fits_one[("all", *scope)] += held
-                    fits_one[("fabric", *scope, fabric)] += held
-                    fits_one[("versions", *scope, versions)] += held
-                    if in_domain:
+                    held = sum(len(buckets[free]) * each for free, each in steps if buckets[free])
+                    if not in_domain:
+                        capacity[(rank, model, group)] += held
+                    elif held >= members:
                         single = next((f for f in range(per * members, MAX_GPUS_PER_NODE + 1) if buckets[f]), 0)
                         if single:  # one node holds the whole gang: the tightest such node stands for the group
                             held = single // per
-                        if held >= members and (best is None or (held, rank) < best[:2]):
+                        if best is None or (held, rank) < best[:2]:
                             best = (held, rank, buckets, single)
-                    else:
-                        capacity[(rank, model, group)] += held
         if in_domain:
             if best is None:
-                blocked += self._gang_split(fits_one, members)
+                blocked += self._gang_split(index, request, halls, steps)
                 return None
             return self._gang_from_buckets(request, policy, best[2], best[3])
         feasible = sorted(
             (held, rank, model, group) for (rank, model, group), held in capacity.items() if held >= members
         )
         if not feasible:
-            blocked += self._gang_split(fits_one, members)
+            blocked += self._gang_split(index, request, halls, steps)
             return None
         _, _, model, group = feasible[0]
         groups = state.gang_groups
@@ -553,10 +545,26 @@ class PlacementEngine:
         return self._placement(request, policy, nodes[0].model, devices)
 
     @staticmethod
-    def _gang_split(fits_one: dict[tuple[object, ...], int], members: int) -> list[Refusal]:
-        """Why a gang that no group holds was refused, when the fleet would hold it by mixing groups: the fabric
-        when even ignoring versions it would need two fabrics, else the versions; nothing (plain no capacity)
-        when it would not fit even mixed."""
+    def _gang_split(
+        index: Mapping[tuple[str, str], Mapping[Any, Buckets]],
+        request: Request,
+        halls: list[str],
+        steps: list[tuple[int, int]],
+    ) -> list[Refusal]:
+        """Why a gang that no group holds was refused, when the fleet would hold it by mixing groups (of its model,
+        and for NVLink of one domain): the fabric when even ignoring versions it would need two fabrics, else the
+        versions; nothing (plain no capacity) when it would not fit even mixed. Only on a refusal: O(groups)."""
+        members, in_domain = request.gang_size, request.topology == "nvlink"
+        # Members each scope could hold: in all, per fabric, per version set.
+        fits_one: dict[tuple[object, ...], int] = defaultdict(int)
+        for model in request.models:
+            for hall in halls:
+                for group, buckets in index.get((model, hall), {}).items():
+                    held = sum(len(buckets[free]) * each for free, each in steps if buckets[free])
+                    scope: tuple[str, ...] = (model, hall, group[0]) if in_domain else (model,)
+                    fits_one[("all", *scope)] += held
+                    fits_one[("fabric", *scope, group[-2])] += held
+                    fits_one[("versions", *scope, group[-1])] += held
         room = {kind for (kind, *_), held in fits_one.items() if held >= members}
         if "all" not in room:
             return []
