@@ -336,6 +336,11 @@ class PlacementEngine:
     ) -> NodeSlot | None:
         return self._best_node_of(models, halls, need, skip)
 
+    def group_buckets(self, group: GangGroup) -> BucketsOf:
+        """Reads each pool's buckets of one gang group only (``FleetState.gang_groups``): where a gang member may go."""
+        groups = self.state.gang_groups
+        return lambda key: groups.get(key, {}).get(group)
+
     def _best_node_of(
         self,
         models: Iterable[str],
@@ -518,10 +523,9 @@ class PlacementEngine:
             blocked += self._gang_split(index, request, halls, steps)
             return None
         _, _, model, group = feasible[0]
-        groups = state.gang_groups
         taken: list[Device] = []
         for _ in range(members):  # the group holds them all: each member finds a node
-            node = self._best_node_of((model,), halls, per, buckets_of=lambda key: groups.get(key, {}).get(group))
+            node = self._best_node_of((model,), halls, per, buckets_of=self.group_buckets(group))
             if node is None:
                 raise AssertionError("a gang group counted room it did not have")
             taken += self._take_whole(node, per, policy.tenant_id)
