@@ -16,7 +16,7 @@ Pure Python (no Django): ``selectors.upgrade_plan_input`` reads the fleet into t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 JOB = "job"  # the rung whose allocations checkpoint and restart instead of moving
@@ -79,10 +79,15 @@ class Wave:
 
     @property
     def allocations(self) -> list[PlanAllocation]:
+        """Each allocation on the wave's nodes once, with all of its nodes the wave drains (a gang without topology
+        may span two of its domains)."""
         seen: dict[int, PlanAllocation] = {}
         for domain in self.domains:
             for allocation in domain.allocations:
-                seen.setdefault(allocation.id, allocation)  # a gang across domains is listed once
+                earlier = seen.get(allocation.id)
+                if earlier is not None:
+                    allocation = replace(earlier, hostnames=tuple(sorted({*earlier.hostnames, *allocation.hostnames})))
+                seen[allocation.id] = allocation
         return sorted(seen.values(), key=lambda a: a.id)
 
     def as_dict(self) -> dict[str, Any]:

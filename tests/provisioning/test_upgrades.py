@@ -79,6 +79,14 @@ def test_a_wave_lists_each_allocation_once_with_what_it_must_do():
     assert (second["gpus"], second["gpus_in_use"]) == (16, 12)
 
 
+def test_a_gang_over_two_domains_of_one_wave_is_listed_once_with_all_its_nodes():
+    gang = (PlanAllocation(5, "acme", "job", ("n1",)), PlanAllocation(5, "acme", "job", ("n2",)))
+    a = PlanDomain("h", "d0", (PlanNode(1, "n1", 8, 4, True),), gang[:1])
+    b = PlanDomain("h", "d1", (PlanNode(2, "n2", 8, 4, True),), gang[1:])
+    [wave] = upgrade_plan([a, b], max_gpus=16)
+    assert [(x.id, x.hostnames, x.action) for x in wave.allocations] == [(5, ("n1", "n2"), "checkpoint")]
+
+
 def test_limits_that_are_no_limits_are_refused():
     with pytest.raises(PlanLimitError):
         wave_gpu_limit(fleet_gpus=100, max_share=0)
