@@ -1,11 +1,12 @@
-"""The fleet: operators load fleet documents and drain, undrain, quarantine or fail nodes under
-``/api/v1/ops/``; every authenticated caller reads the regions and halls at ``/api/v1/regions``."""
+"""The fleet: operators load fleet documents, drain, undrain, quarantine or fail nodes, and set each GPU model's
+target versions, read the drift from them and plan the rolling upgrade under ``/api/v1/ops/``; every authenticated
+caller reads the regions and halls at ``/api/v1/regions``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 import django_filters
 from drf_spectacular.utils import extend_schema
@@ -15,13 +16,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet
+from api.permissions import HasStaffPermission
 from api.serializers import StrictSerializer
+from core.errors import Invalid
 from provisioning.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.kubernetes.clusters import node_diagnosis
-from provisioning.models import Gpu, Hall, Node, NodeState, Region
+from provisioning.models import Gpu, Hall, Node, NodeState, Region, VersionTarget
 from provisioning.placement.catalog import GPU_MODEL_NAMES
 from provisioning.provisioners import provisioner
+from provisioning.selectors import fleet_drift, fleet_upgrade_plan
 from provisioning.services import fleet as services
+from provisioning.upgrades import PlanLimitError
 
 # --- the fleet document -----------------------------------------------------------------------------------
 # These serializers describe the document in the OpenAPI schema only. The document is checked, whole, by
@@ -284,3 +289,107 @@ class RegionViewSet(mixins.ListModelMixin, LadderView, viewsets.GenericViewSet):
 
     queryset = Region.objects.prefetch_related("halls")
     serializer_class = RegionSerializer
+
+
+# --- target versions, drift and the rolling upgrade ----------------------------------------------------------
+
+
+class VersionTargetSerializer(StrictSerializer):
+    gpu_model = serializers.ChoiceField(choices=GPU_MODEL_NAMES)
+    driver = serializers.CharField(max_length=32)
+    cuda = serializers.CharField(max_length=32)
+    nccl = serializers.CharField(max_length=32)
+    firmware = serializers.CharField(max_length=32)
+    updated_at = serializers.DateTimeField(read_only=True)
+    reason = serializers.CharField(
+        max_length=500,
+        required=False,
+        allow_blank=True,
+        default="",
+        write_only=True,
+        help_text="Kept in the audit log.",
+    )
+
+
+def _target_json(target: VersionTarget) -> dict[str, Any]:
+    return {
+        "gpu_model": target.gpu_model.name,
+        **{name: getattr(target, name) for name in services.VERSION_TARGET_FIELDS},
+        "updated_at": target.updated_at,
+    }
+
+
+class UpgradePlanQuerySerializer(StrictSerializer):
+    max_share = serializers.FloatField(
+        required=False, min_value=0.0, max_value=1.0, help_text="Share of the fleet's GPUs one wave may take out."
+    )
+    max_domains = serializers.IntegerField(required=False, min_value=1, help_text="NVLink domains one wave may take.")
+
+
+class StaffView(LadderView):
+    """An operator view whose reads need ``read_permission`` and whose writes ``write_permission``."""
+
+    extra_permissions: ClassVar[list[type]] = [HasStaffPermission]
+    read_permission: ClassVar[str] = "provisioning.view_node"
+    write_permission: ClassVar[str] = _CHANGE_NODE
+
+    def get_required_permission(self) -> str:
+        return self.read_permission if self.request.method in ("GET", "HEAD", "OPTIONS") else self.write_permission
+
+
+class FleetTargetView(StaffView):
+    """Each GPU model's target versions (driver, CUDA, NCCL, firmware): one per model, since firmware and often the
+    driver differ between models. A model without a target has no drift."""
+
+    @extend_schema(responses=VersionTargetSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        targets = VersionTarget.objects.select_related("gpu_model")
+        return Response([_target_json(t) for t in targets])
+
+    @extend_schema(request=VersionTargetSerializer, responses=VersionTargetSerializer)
+    def put(self, request: Request) -> Response:
+        """Set one model's target, replacing its earlier one (audited ``fleet.target_set``); "unknown" is refused."""
+        data = VersionTargetSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        target = services.version_target_set(
+            gpu_model=fields["gpu_model"],
+            versions={name: fields[name] for name in services.VERSION_TARGET_FIELDS},
+            actor=self.caller.actor,
+            reason=fields["reason"],
+        )
+        return Response(_target_json(target))
+
+
+class FleetDriftView(StaffView):
+    """Nodes that differ from their model's target (which fields, the node's value and the target's), and nodes
+    that read ``unknown`` for any version (never published: docs/kubernetes.md), failed nodes aside."""
+
+    @extend_schema(responses=dict[str, Any])
+    def get(self, request: Request) -> Response:
+        drift = fleet_drift()
+        return Response(
+            {
+                "drifting": sum(1 for d in drift if d.differs),
+                "unknown": sum(1 for d in drift if d.unknown),
+                "nodes": [d.as_dict() for d in drift],
+            }
+        )
+
+
+class FleetUpgradePlanView(StaffView):
+    """The rolling upgrade: waves of whole NVLink domains with drifting nodes, emptiest first, each within
+    ``max_share`` of the fleet's GPUs (0.1 when neither limit is given) and ``max_domains`` domains, with the
+    allocations to move or checkpoint first. Only a plan: nothing is drained."""
+
+    @extend_schema(parameters=[UpgradePlanQuerySerializer], responses=dict[str, Any])
+    def get(self, request: Request) -> Response:
+        query = UpgradePlanQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        try:
+            plan = fleet_upgrade_plan(
+                max_share=query.validated_data.get("max_share"), max_domains=query.validated_data.get("max_domains")
+            )
+        except PlanLimitError as error:
+            raise Invalid("wave_limit", str(error), field="max_share") from None
+        return Response(plan)

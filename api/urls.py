@@ -17,7 +17,14 @@ from api.audit import AuditCheckpointViewSet, AuditEventViewSet, AuditKeyView
 from api.billing import BudgetView, InvoiceViewSet, NotificationViewSet, PricesView, UpcomingInvoiceView, UsageView
 from api.clusters import ClusterViewSet
 from api.exports import ExportJobDownloadView, ExportJobSignatureView, ExportJobView, ExportsView
-from api.fleet import FleetViewSet, NodeViewSet, RegionViewSet
+from api.fleet import (
+    FleetDriftView,
+    FleetTargetView,
+    FleetUpgradePlanView,
+    FleetViewSet,
+    NodeViewSet,
+    RegionViewSet,
+)
 from api.reconciliation import PushViewSet, ReconciliationRunViewSet, ReconciliationView
 from api.secrets import SecretViewSet
 from api.tenancy import ApiKeyViewSet, MemberViewSet, SshKeyViewSet, TenantView
@@ -56,6 +63,9 @@ urlpatterns = [
     path("finance/reconciliation", ReconciliationView.as_view(), name="finance-reconciliation"),
     path("compliance/audit-key", AuditKeyView.as_view(), name="audit-key"),
     path("ops/tenants/<slug:slug>/quota", TenantQuotaView.as_view(), name="tenant-quota"),
+    path("ops/fleet/target", FleetTargetView.as_view(), name="fleet-target"),
+    path("ops/fleet/drift", FleetDriftView.as_view(), name="fleet-drift"),
+    path("ops/fleet/upgrade-plan", FleetUpgradePlanView.as_view(), name="fleet-upgrade-plan"),
     path("finance/exports", ExportsView.as_view(), name="finance-exports"),
     path("finance/exports/<int:pk>", ExportJobView.as_view(), name="finance-export"),
     path("finance/exports/<int:pk>/download", ExportJobDownloadView.as_view(), name="finance-export-download"),

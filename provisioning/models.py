@@ -65,6 +65,29 @@ class GpuModel(models.Model):
         return self.name
 
 
+class VersionTarget(models.Model):
+    """The versions an operator wants every node of one GPU model to run; nodes that differ are drift
+    (``selectors.fleet_drift``) and a rolling upgrade drains them (``provisioning.upgrades``).
+
+    One row per GPU model, not one for the fleet: firmware (the VBIOS) is built per GPU model, and a new model often
+    needs a newer driver and CUDA than an old one supports (a B200 needs a driver an H100 fleet may not run yet),
+    so one fleet-wide tuple would call half the fleet drifting for ever. A model without a row has no target: its
+    nodes never drift. Set with ``services.fleet.version_target_set`` (audited ``fleet.target_set``)."""
+
+    gpu_model = models.OneToOneField(GpuModel, on_delete=models.CASCADE, related_name="version_target")
+    driver = models.CharField(max_length=32)
+    cuda = models.CharField(max_length=32)
+    nccl = models.CharField(max_length=32)
+    firmware = models.CharField(max_length=32)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["gpu_model__name"]
+
+    def __str__(self) -> str:
+        return f"{self.gpu_model.name}: {self.driver}/{self.cuda}/{self.nccl}/{self.firmware}"
+
+
 class ClusterHealth(models.TextChoices):
     UNKNOWN = "unknown"
     HEALTHY = "healthy"

@@ -3,6 +3,8 @@ fleet's figures the metrics scrape reads, and an allocation's RDMA fabric as its
 
 from __future__ import annotations
 
+from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -10,10 +12,20 @@ from django.db.models import Count
 
 from provisioning.fabric import FabricRefused, fabric_of
 from provisioning.fleet_document import Rdma
-from provisioning.models import Allocation, Cluster, Node
+from provisioning.models import Allocation, AllocationDevice, Cluster, Node, NodeState, VersionTarget
 from provisioning.placement.isolation import Rung, TenantPolicy
-from provisioning.states import TERMINAL, AllocationState
+from provisioning.states import HOLDS_DEVICES, TERMINAL, AllocationState
+from provisioning.upgrades import PlanAllocation, PlanDomain, PlanNode, upgrade_plan, wave_gpu_limit
 from tenancy.models import Tenant
+
+UNKNOWN = "unknown"
+# Fleet-document version field -> Node field, in the order a version set lists them.
+VERSION_FIELDS = {
+    "driver": "driver_version",
+    "cuda": "cuda_version",
+    "nccl": "nccl_version",
+    "firmware": "firmware_version",
+}
 
 
 def tenant_policy(tenant: Tenant) -> TenantPolicy:
@@ -64,3 +76,112 @@ def allocation_fabric(allocation: Allocation) -> dict[str, Any] | None:
     except FabricRefused:
         return None
     return fabric.as_json() if fabric is not None else None
+
+
+@dataclass(frozen=True)
+class NodeDrift:
+    """A node that differs from its GPU model's target, or whose versions are not all known."""
+
+    node: Node
+    differs: dict[str, tuple[str, str]] = field(default_factory=dict)  # field -> (the node's, the target's)
+    unknown: tuple[str, ...] = ()  # fields the node reads "unknown" (never published: docs/kubernetes.md)
+    has_target: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        node = self.node
+        return {
+            "hostname": node.hostname,
+            "gpu_model": node.gpu_model.name,
+            "hall": node.hall.code,
+            "nvlink_domain": node.nvlink_domain,
+            "state": node.state,
+            "has_target": self.has_target,
+            "differs": {f: {"node": mine, "target": wanted} for f, (mine, wanted) in self.differs.items()},
+            "unknown": list(self.unknown),
+        }
+
+
+def node_drift(node: Node, target: VersionTarget | None) -> NodeDrift | None:
+    """How one node differs from its target (None: it matches, and every version is known)."""
+    unknown = tuple(f for f, attr in VERSION_FIELDS.items() if getattr(node, attr) == UNKNOWN)
+    differs = {}
+    if target is not None:
+        for name, attr in VERSION_FIELDS.items():
+            mine, wanted = getattr(node, attr), getattr(target, name)
+            if mine != wanted:
+                differs[name] = (mine, wanted)
+    if not differs and not unknown:
+        return None
+    return NodeDrift(node=node, differs=differs, unknown=unknown, has_target=target is not None)
+
+
+def fleet_drift() -> list[NodeDrift]:
+    """Every node (failed ones aside: they leave the fleet through repair) that differs from its GPU model's target,
+    with the fields and both values, or reads ``unknown`` for any version; by hall, domain and hostname. An
+    ``unknown`` never matches a target, so such a node drifts wherever a target is set, and is listed even where
+    none is: placement compares versions exactly, and two unknowns compare equal though they may not be."""
+    targets = {t.gpu_model_id: t for t in VersionTarget.objects.all()}
+    nodes = (
+        Node.objects.exclude(state=NodeState.FAILED)
+        .select_related("hall", "gpu_model")
+        .order_by("hall__code", "nvlink_domain", "hostname")
+    )
+    return [d for n in nodes if (d := node_drift(n, targets.get(n.gpu_model_id))) is not None]
+
+
+def upgrade_plan_input() -> tuple[list[PlanDomain], int]:
+    """The fleet as the upgrade planner reads it: every NVLink domain (by hall) with its nodes, which of them drift
+    from their target (``unknown`` fields alone do not make a node drift: there is nothing to upgrade it to), the
+    GPUs in use on each and the allocations holding devices there; and the fleet's GPUs (failed nodes aside)."""
+    targets = {t.gpu_model_id: t for t in VersionTarget.objects.all()}
+    nodes = list(Node.objects.exclude(state=NodeState.FAILED).select_related("hall").order_by("hostname"))
+    in_use: dict[int, set[int]] = defaultdict(set)
+    holders: dict[int, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))  # node -> allocation -> hosts
+    allocations: dict[int, tuple[str, str]] = {}
+    devices = AllocationDevice.objects.filter(active=True, allocation__state__in=HOLDS_DEVICES, gpu__isnull=False)
+    for row in devices.values(
+        "gpu_id", "gpu__node_id", "hostname", "allocation_id", "allocation__rung", "allocation__tenant__slug"
+    ):
+        in_use[row["gpu__node_id"]].add(row["gpu_id"])
+        holders[row["gpu__node_id"]][row["allocation_id"]].add(row["hostname"])
+        allocations[row["allocation_id"]] = (row["allocation__tenant__slug"], row["allocation__rung"])
+    by_domain: dict[tuple[str, str], list[Node]] = defaultdict(list)
+    for node in nodes:
+        by_domain[(node.hall.code, node.nvlink_domain)].append(node)
+    domains = []
+    for (hall, name), members in sorted(by_domain.items()):
+        plan_nodes = []
+        hosts: dict[int, set[str]] = defaultdict(set)
+        for node in members:
+            drift = node_drift(node, targets.get(node.gpu_model_id))
+            plan_nodes.append(
+                PlanNode(node.pk, node.hostname, node.gpu_count, len(in_use[node.pk]), bool(drift and drift.differs))
+            )
+            for allocation_id, where in holders[node.pk].items():
+                hosts[allocation_id] |= where
+        held = tuple(
+            PlanAllocation(a, allocations[a][0], allocations[a][1], tuple(sorted(where)))
+            for a, where in sorted(hosts.items())
+        )
+        domains.append(PlanDomain(hall, name, tuple(plan_nodes), held))
+    return domains, sum(n.gpu_count for n in nodes)
+
+
+DEFAULT_WAVE_SHARE = 0.1  # of the fleet's GPUs, when the operator gives no limit
+
+
+def fleet_upgrade_plan(*, max_share: float | None = None, max_domains: int | None = None) -> dict[str, Any]:
+    """The rolling upgrade as the API and ``manage.py fleet_upgrade_plan`` show it: waves of whole drifting NVLink
+    domains (``provisioning.upgrades``), each within ``max_share`` of the fleet's GPUs and ``max_domains`` domains;
+    with neither limit, a tenth of the fleet. Raises ``PlanLimitError`` for limits no drifting domain fits."""
+    if max_share is None and max_domains is None:
+        max_share = DEFAULT_WAVE_SHARE
+    domains, fleet_gpus = upgrade_plan_input()
+    max_gpus = fleet_gpus if max_share is None else wave_gpu_limit(fleet_gpus=fleet_gpus, max_share=max_share)
+    waves = upgrade_plan(domains, max_gpus=max_gpus, max_domains=max_domains)
+    return {
+        "fleet_gpus": fleet_gpus,
+        "max_gpus_per_wave": max_gpus,
+        "max_domains_per_wave": max_domains,
+        "waves": [w.as_dict() for w in waves],
+    }

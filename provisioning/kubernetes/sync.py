@@ -3,8 +3,11 @@
 Each Node object becomes a fleet-document node from its GPU operator labels (GPU feature discovery):
 ``nvidia.com/gpu.product`` (the catalog model), ``nvidia.com/gpu.count``, ``nvidia.com/gpu.clique`` (the NVLink
 domain), ``nvidia.com/cc.mode``, and the driver and CUDA version labels; node feature discovery's CPU security
-labels give a confidential host's TEE. The document goes through ``fleet_load``, so the same rules apply to a
-synced node as to a loaded one, and nothing the cluster does not list is touched.
+labels give a confidential host's TEE. The GPU operator labels no NCCL or firmware version: they come from
+``ladder.io/nccl-version`` / ``ladder.io/firmware-version``, as a label (what a node feature discovery local
+feature file publishes, docs/kubernetes.md) or an annotation (set by hand), else ``unknown``. The document goes
+through ``fleet_load``, so the same rules apply to a synced node as to a loaded one, and nothing the cluster does
+not list is touched.
 
 A node's RDMA NICs (the fleet document's ``rdma``) come from the evidence node diagnosis reads
 (provisioning/kubernetes/diagnosis.py, the ``rdma`` layer): the reporter DaemonSet's ``rdma.ladder.io/<device>``
@@ -29,6 +32,10 @@ from provisioning.kubernetes.diagnosis import A_RDMA_PREFIX, LINK_LAYER_OF_SYSFS
 from provisioning.kubernetes.shapes import model_of_product
 from provisioning.models import Cluster
 from provisioning.services.fleet import FleetLoadResult, fleet_load
+
+UNKNOWN = "unknown"
+# Versions the GPU operator does not label, by fleet-document field: the key an operator publishes them under.
+PUBLISHED_VERSIONS = {"nccl": "ladder.io/nccl-version", "firmware": "ladder.io/firmware-version"}
 
 TEE_LABELS = {
     "feature.node.kubernetes.io/cpu-security.sev.snp.enabled": "snp",
@@ -89,6 +96,16 @@ def rdma_entry(
     return {"fabric": f"{hall}/{fabric}", "link_layer": layers.pop(), "nics": nics}, None
 
 
+def _published(key: str, labels: dict[str, str], annotations: dict[str, str]) -> str:
+    """A version the operator publishes: the label first (node feature discovery keeps it current on every
+    rescan), else the annotation (set by hand, may be stale), else ``unknown`` (the drift selector names it)."""
+    for source in (labels, annotations):
+        value = (source.get(key) or "").strip()
+        if value:
+            return value
+    return UNKNOWN
+
+
 def node_entries(objects: list[dict[str, Any]], *, hall: str) -> NodeImport:
     """Fleet-document node entries for the GPU nodes among ``objects`` (pure)."""
     result = NodeImport()
@@ -132,11 +149,9 @@ def node_entries(objects: list[dict[str, Any]], *, hall: str) -> NodeImport:
                 "cc_mode": cc_mode,
                 "cpu_tee": tee if cc_capable else None,
                 "versions": {
-                    "driver": _version(labels, "nvidia.com/cuda.driver", ("major", "minor", "rev")) or "unknown",
-                    "cuda": _version(labels, "nvidia.com/cuda.runtime", ("major", "minor")) or "unknown",
-                    # Not labelled by the GPU operator: operators may annotate them for the version-skew rule.
-                    "nccl": annotations.get("ladder.io/nccl-version", "unknown"),
-                    "firmware": annotations.get("ladder.io/firmware-version", "unknown"),
+                    "driver": _version(labels, "nvidia.com/cuda.driver", ("major", "minor", "rev")) or UNKNOWN,
+                    "cuda": _version(labels, "nvidia.com/cuda.runtime", ("major", "minor")) or UNKNOWN,
+                    **{field: _published(key, labels, annotations) for field, key in PUBLISHED_VERSIONS.items()},
                 },
             }
             | ({"rdma": rdma} if rdma else {})

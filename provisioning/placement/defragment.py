@@ -8,7 +8,8 @@ confidential host, no bare metal. Two kinds of move:
 
 - **whole GPUs**: movable whole-GPU allocations on the emptiest nodes first; each node's share of one is placed
   on a fuller node by best fit, and the move is kept only when it leaves the source node emptier than the
-  destination was (every kept move consolidates). A gang spanning nodes moves only inside its NVLink domain.
+  destination was (every kept move consolidates). A gang spanning nodes moves only inside its NVLink domain and
+  its group (RDMA fabric and version set), and a planned move whose nodes no longer share one is refused.
 - **MIG and soft-share re-layouts**: a partly used GPU whose every user is movable is emptied when each of its
   slices (or shares) finds a place on another partly used GPU of the same model and hall, under the same rules
   the engine places by (MIG geometry, who may share a GPU, the tenant's own soft pool). A GPU is re-laid out only
@@ -87,7 +88,13 @@ def _whole_moves(
         ok = True
         for node_id, devices in by_node.items():
             source = work.nodes[node_id]
-            target = engine._best_node((placement.model,), [source.hall.code], len(devices), skip={node_id})
+            models, halls = (placement.model,), [source.hall.code]
+            if len(by_node) > 1:  # a gang's member stays on its fabric and version set (and NVLink domain, below)
+                target = engine._best_node_of(
+                    models, halls, len(devices), skip={node_id}, buckets_of=engine.group_buckets(source.gang_group)
+                )
+            else:
+                target = engine._best_node(models, halls, len(devices), skip={node_id})
             if target is None or (target.nvlink_domain != source.nvlink_domain and len(by_node) > 1):
                 ok = False
                 break
@@ -234,4 +241,7 @@ def move_check(state: FleetState, after: Placement) -> str | None:
                 return f"GPU {device.gpu_uuid} has no room left for the share"
         elif not gpu.free:
             return f"GPU {device.gpu_uuid} is taken"
+    groups = {state.nodes[d.node_id].gang_group for d in after.devices}
+    if len(groups) > 1:  # versions or fabric changed since the plan (an upgrade): the gang would span two
+        return "its nodes no longer share one RDMA fabric and version set"
     return None

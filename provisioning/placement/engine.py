@@ -13,7 +13,7 @@ Pure Python over ``FleetState``. The packing policy, and why, is in ``docs/place
   least room that still fits, never another tenant's.
 
 Under both: gangs are all members or none, with ``topology="nvlink"`` inside the single domain that fits most
-tightly, and nodes whose versions differ from their domain's majority never join a multi-node gang; bare metal
+tightly, and all of a gang's nodes on one RDMA fabric with one version set (driver, CUDA, NCCL, firmware); bare metal
 takes whole free nodes, from the most used domains first. ``place`` applies the decision to the state;
 ``release`` undoes it.
 """
@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.isolation import (
@@ -43,13 +45,22 @@ from provisioning.placement.isolation import (
     may_join_soft_gpu,
 )
 from provisioning.placement.mig import COMPUTE_SLICES, EMPTY, GEOMETRY, MigKind, best_start, place, remove
-from provisioning.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, FleetState, GpuSlot, NodeSlot
+from provisioning.placement.state import (
+    FULL_SHARE,
+    MAX_GPUS_PER_NODE,
+    Buckets,
+    FleetState,
+    GangGroup,
+    GpuSlot,
+    NodeSlot,
+)
 from provisioning.placement.workload import EMPTY_VIEW, Pool, PoolView, Shape, Snapshot, scarcity
 
 TIE_BREAK_SCAN = 32  # candidates looked at for the domain tie-break; bounds the cost of a decision
 POLICIES = ("fragmentation", "best-fit")
 LEVEL_SCAN = 32  # a tenant's soft-share levels scored per pool, fullest first; bounds the cost of a decision
 EPSILON = 1e-9  # scores closer than this are a tie (float sums in a different order)
+BucketsOf = Callable[[tuple[str, str]], Buckets | None]  # (model, hall) -> the free-count buckets to choose from
 
 
 @dataclass(frozen=True)
@@ -323,10 +334,26 @@ class PlacementEngine:
     def _best_node(
         self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
     ) -> NodeSlot | None:
+        return self._best_node_of(models, halls, need, skip)
+
+    def group_buckets(self, group: GangGroup) -> BucketsOf:
+        """Reads each pool's buckets of one gang group only (``FleetState.gang_groups``): where a gang member may go."""
+        groups = self.state.gang_groups
+        return lambda key: groups.get(key, {}).get(group)
+
+    def _best_node_of(
+        self,
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int] = frozenset(),
+        buckets_of: BucketsOf | None = None,
+    ) -> NodeSlot | None:
+        """``buckets_of`` narrows the choice to some of each pool's nodes (a gang's group); default the pool's."""
         if self.policy == "fragmentation":
-            found = self._scored_node(models, halls, need, skip)
+            found = self._scored_node(models, halls, need, skip, buckets_of=buckets_of)
             return found[1] if found else None
-        return self._best_fit_node(models, halls, need, skip)
+        return self._best_fit_node(models, halls, need, skip, buckets_of)
 
     def _scored_node(
         self,
@@ -335,6 +362,7 @@ class PlacementEngine:
         need: int,
         skip: AbstractSet[int] = frozenset(),
         leaves: Callable[[PoolView], float] | None = None,
+        buckets_of: BucketsOf | None = None,
     ) -> tuple[float, NodeSlot] | None:
         """The node whose ``need`` free GPUs raise the expected fragmentation least, and that rise (milli-GPU).
 
@@ -344,12 +372,15 @@ class PlacementEngine:
         scores go as best fit would: fewer free GPUs, the customer's earlier model, the fuller NVLink domain."""
         state = self.state
         scored: list[tuple[float, int, int, Pool]] = []
+        read = buckets_of or state.by_free.get
+        found: dict[Pool, Buckets] = {}
         for rank, model in enumerate(models):
             for hall in halls:
                 key = (model, hall)
-                buckets = state.by_free.get(key)
+                buckets = read(key)
                 if not buckets:
                     continue
+                found[key] = buckets
                 view = self._view(key)
                 base = need * FULL_SHARE * self._scarcity(key) + (leaves(view) if leaves is not None else 0.0)
                 for free in range(need, MAX_GPUS_PER_NODE + 1):
@@ -363,7 +394,7 @@ class PlacementEngine:
             j = i
             while j < len(scored) and scored[j][:3] == (score, free, rank):
                 j += 1
-            node = self._fullest_domain([state.by_free[k][free] for *_, k in scored[i:j]], skip)
+            node = self._fullest_domain([found[k][free] for *_, k in scored[i:j]], skip)
             if node is not None:
                 return score, node
             i = j
@@ -388,16 +419,22 @@ class PlacementEngine:
         return best
 
     def _best_fit_node(
-        self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
+        self,
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int] = frozenset(),
+        buckets_of: BucketsOf | None = None,
     ) -> NodeSlot | None:
         """Best fit: the fewest free GPUs that still hold ``need``; ties towards the most used NVLink domain."""
         state = self.state
+        read = buckets_of or state.by_free.get
         for free in range(need, 9):
             best: NodeSlot | None = None
             best_domain_free = 0
             for model in models:
                 for hall in halls:
-                    buckets = state.by_free.get((model, hall))
+                    buckets = read((model, hall))
                     if not buckets or not buckets[free]:
                         continue
                     seen = 0
@@ -450,62 +487,107 @@ class PlacementEngine:
     def _gang(
         self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
     ) -> Placement | None:
-        if request.topology == "nvlink":
-            return self._gang_in_domain(request, policy, halls, blocked)
-        # Members go one by one, best fit each, never onto a skewed node; all or nothing.
-        taken: list[Device] = []
-        model = request.models[0]
-        for _ in range(request.gang_size):
-            node = self._best_node(request.models, halls, request.gpus, self.state.skewed)
-            if node is None:
-                for d in taken:
-                    self.state.release_whole(self.state.nodes[d.node_id].gpus[d.gpu_index])
-                return None
-            model = node.model
-            taken += self._take_whole(node, request.gpus, policy.tenant_id)
-        return self._placement(request, policy, model, taken)
-
-    def _gang_in_domain(
-        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
-    ) -> Placement | None:
-        """The NVLink domain that holds the gang most tightly (large domains stay whole for large gangs)."""
+        """A gang's members all go to one group of nodes that share a model, an RDMA fabric and a version set
+        (``NodeSlot.gang_group``), and with ``topology="nvlink"`` one NVLink domain; among the groups that hold it,
+        the tightest (the fewest members it could hold), so large groups stay whole for large gangs. Without a
+        topology the members then go one by one, each where a single request of that size would, inside the group.
+        When no group holds the gang but the fleet would by mixing groups, the refusal says what mixing it needs."""
         state = self.state
         per, members = request.gpus, request.gang_size
-        best: tuple[int, list[NodeSlot]] | None = None
-        skew_would_fit = False
-        hall_set = set(halls)
-        for domain, nodes in state.domains.items():
-            if state.domain_free[domain] < per * members:
-                continue
-            for model in request.models:
-                usable = [n for n in nodes if n.general and n.model == model and n.hall.code in hall_set]
-                single = next((n for n in usable if n.free >= per * members), None)
-                if single is not None:  # one node holds the whole gang, so versions cannot skew
-                    capacity, chosen = single.free // per, [single]
-                else:
-                    chosen = sorted((n for n in usable if not n.skewed), key=lambda n: -n.free)
-                    capacity = sum(n.free // per for n in chosen)
-                    skew_would_fit |= capacity < members <= sum(n.free // per for n in usable)
-                if capacity >= members and (best is None or capacity < best[0]):
-                    best = (capacity, chosen)
-                    break
-        if best is None:
-            if skew_would_fit:
-                blocked.append(
-                    Refusal(
-                        Reason.VERSION_SKEW,
-                        "The only NVLink domains with room have nodes whose "
-                        "driver, CUDA, NCCL or firmware versions differ from their peers.",
-                    )
-                )
+        in_domain = request.topology == "nvlink"
+        index: Mapping[tuple[str, str], Mapping[Any, Buckets]] = state.domain_groups if in_domain else state.gang_groups
+        steps = [(free, free // per) for free in range(per, MAX_GPUS_PER_NODE + 1)]
+        capacity: dict[tuple[int, str, GangGroup], int] = defaultdict(int)
+        best: tuple[int, int, Buckets, int] | None = None  # (members it holds, model rank, buckets, single-node free)
+        for rank, model in enumerate(request.models):
+            for hall in halls:
+                for group, buckets in index.get((model, hall), {}).items():
+                    held = sum(len(buckets[free]) * each for free, each in steps if buckets[free])
+                    if not in_domain:
+                        capacity[(rank, model, group)] += held
+                    elif held >= members:
+                        single = next((f for f in range(per * members, MAX_GPUS_PER_NODE + 1) if buckets[f]), 0)
+                        if single:  # one node holds the whole gang: the tightest such node stands for the group
+                            held = single // per
+                        if best is None or (held, rank) < best[:2]:
+                            best = (held, rank, buckets, single)
+        if in_domain:
+            if best is None:
+                blocked += self._gang_split(index, request, halls, steps)
+                return None
+            return self._gang_from_buckets(request, policy, best[2], best[3])
+        feasible = sorted(
+            (held, rank, model, group) for (rank, model, group), held in capacity.items() if held >= members
+        )
+        if not feasible:
+            blocked += self._gang_split(index, request, halls, steps)
             return None
+        _, _, model, group = feasible[0]
+        taken: list[Device] = []
+        for _ in range(members):  # the group holds them all: each member finds a node
+            node = self._best_node_of((model,), halls, per, buckets_of=self.group_buckets(group))
+            if node is None:
+                raise AssertionError("a gang group counted room it did not have")
+            taken += self._take_whole(node, per, policy.tenant_id)
+        return self._placement(request, policy, model, taken)
+
+    def _gang_from_buckets(self, request: Request, policy: TenantPolicy, buckets: Buckets, single: int) -> Placement:
+        """An NVLink gang inside one group: on the tightest node that holds it whole, else on the group's nodes
+        with the most free GPUs first (the fewest nodes)."""
+        per, remaining = request.gpus, request.gang_size
+        if single:
+            nodes = [next(iter(buckets[single].values()))]
+        else:
+            nodes = [n for free in range(MAX_GPUS_PER_NODE, per - 1, -1) for n in list(buckets[free].values())]
         devices: list[Device] = []
-        remaining = members
-        for node in best[1]:
+        for node in nodes:
             while remaining and node.free >= per:
                 devices += self._take_whole(node, per, policy.tenant_id)
                 remaining -= 1
-        return self._placement(request, policy, best[1][0].model, devices)
+            if not remaining:
+                break
+        return self._placement(request, policy, nodes[0].model, devices)
+
+    @staticmethod
+    def _gang_split(
+        index: Mapping[tuple[str, str], Mapping[Any, Buckets]],
+        request: Request,
+        halls: list[str],
+        steps: list[tuple[int, int]],
+    ) -> list[Refusal]:
+        """Why a gang that no group holds was refused, when the fleet would hold it by mixing groups (of its model,
+        and for NVLink of one domain): the fabric when even ignoring versions it would need two fabrics, else the
+        versions; nothing (plain no capacity) when it would not fit even mixed. Only on a refusal: O(groups)."""
+        members, in_domain = request.gang_size, request.topology == "nvlink"
+        # Members each scope could hold: in all, per fabric, per version set.
+        fits_one: dict[tuple[object, ...], int] = defaultdict(int)
+        for model in request.models:
+            for hall in halls:
+                for group, buckets in index.get((model, hall), {}).items():
+                    held = sum(len(buckets[free]) * each for free, each in steps if buckets[free])
+                    scope: tuple[str, ...] = (model, hall, group[0]) if in_domain else (model,)
+                    fits_one[("all", *scope)] += held
+                    fits_one[("fabric", *scope, group[-2])] += held
+                    fits_one[("versions", *scope, group[-1])] += held
+        room = {kind for (kind, *_), held in fits_one.items() if held >= members}
+        if "all" not in room:
+            return []
+        if "fabric" not in room:
+            also = "" if "versions" in room else " and run different driver, CUDA, NCCL or firmware versions"
+            return [
+                Refusal(
+                    Reason.FABRIC_SPLIT,
+                    "The gang fits only across nodes on different RDMA fabrics (or with RDMA and without)"
+                    f"{also}; a gang's nodes share one fabric.",
+                )
+            ]
+        return [
+            Refusal(
+                Reason.VERSION_SKEW,
+                "The gang fits only across nodes whose driver, CUDA, NCCL or firmware versions differ; "
+                "a gang's nodes run one version set.",
+            )
+        ]
 
     # --- whole hosts -----------------------------------------------------------------------------------------------
 

@@ -1,18 +1,18 @@
 """How usable the free capacity is: free GPUs, stranded MIG slices, and the largest gang each domain still fits.
 
 A fleet can have many free GPU-equivalents and still turn requests away: slices no MIG profile can use any more,
-single free GPUs scattered over nodes when the queue holds 8-GPU jobs, NVLink domains with a node whose versions
-keep it out of multi-node gangs. These figures make that visible to operators (``GET /api/v1/ops/fragmentation``)
-and to the benchmark.
+single free GPUs scattered over nodes when the queue holds 8-GPU jobs, NVLink domains split between RDMA fabrics or
+version sets (a multi-node gang stays in one of each). These figures make that visible to operators
+(``GET /api/v1/ops/fragmentation``) and to the benchmark.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from provisioning.placement.mig import COMPUTE_SLICES, stranded_compute
-from provisioning.placement.state import FULL_SHARE, FleetState, GpuSlot
+from provisioning.placement.state import FULL_SHARE, FleetState, GangGroup, GpuSlot
 
 
 @dataclass
@@ -50,7 +50,10 @@ def fragmentation(state: FleetState) -> list[PoolFigures]:
         domain_nodes[(key, node.nvlink_domain)].append(node)
     for (key, domain), nodes in domain_nodes.items():
         general = [n for n in nodes if n.general]
-        multi_node = sum(n.free for n in general if not n.skewed)
+        groups: Counter[GangGroup] = Counter()
+        for n in general:
+            groups[n.gang_group] += n.free
+        multi_node = max(groups.values(), default=0)  # a multi-node gang stays in one fabric and version set
         single_node = max((n.free for n in general), default=0)
         pools[key].largest_gang_gpus[domain] = max(multi_node, single_node)
     for pool in pools.values():

@@ -72,6 +72,7 @@ class Reason(StrEnum):
     NO_CAPACITY = "no_capacity"
     QUOTA = "quota"
     VERSION_SKEW = "version_skew"
+    FABRIC_SPLIT = "fabric_split"
     CC_TEE_UNKNOWN = "cc_tee_unknown"
 
 

@@ -11,11 +11,13 @@ from bisect import bisect_left, bisect_right, insort
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from provisioning.placement.isolation import HallInfo, Performance
 from provisioning.placement.mig import EMPTY, MigState
 from provisioning.placement.workload import Workload
 
+G = TypeVar("G")
 READY = "ready"
 MAX_GPUS_PER_NODE = 8
 FULL_SHARE = 1000  # milli-GPU
@@ -52,11 +54,17 @@ class NodeSlot:
     state: str = READY
     gpus: list[GpuSlot] = field(default_factory=list)
     holder: int | None = None  # a tenant holding the whole host (bare metal, confidential VM host)
-    skewed: bool = False  # versions differ from its NVLink domain's majority
     # The CPU TEE of a confidential host ("snp", "tdx"); None: unknown, so it never takes a confidential VM (no
     # runtime to start it in, and no claim its attestation evidence could be held to).
     cpu_tee: str | None = None
     fabric: str = ""  # the RDMA fabric its NICs are cabled to ("": none); a multi-node gang stays on one
+
+    @property
+    def gang_group(self) -> GangGroup:
+        """What every node of one gang shares: the RDMA fabric ("" among nodes without RDMA) and the exact versions
+        (driver, CUDA, NCCL, firmware). NCCL and RDMA do not cross fabrics, and a collective whose ranks run
+        different NCCL or driver builds can hang or fail in ways no single rank reports."""
+        return (self.fabric, self.versions)
 
     @property
     def confidential(self) -> bool:
@@ -74,7 +82,17 @@ class NodeSlot:
 
 
 Key = tuple[str, str]  # (GPU model, hall code)
+GangGroup = tuple[str, tuple[str, ...]]  # (RDMA fabric, versions): one gang's nodes all share it
+DomainGroup = tuple[str, str, tuple[str, ...]]  # (NVLink domain, RDMA fabric, versions): an NVLink gang's group
+Buckets = list[dict[int, NodeSlot]]  # free GPU count (index) -> nodes with that many free GPUs
 SoftKey = tuple[int, Performance, str, str]  # (tenant, mode, GPU model, hall code)
+
+
+def _buckets(groups: dict[G, Buckets], group: G) -> Buckets:
+    found = groups.get(group)
+    if found is None:
+        found = groups[group] = [{} for _ in range(MAX_GPUS_PER_NODE + 1)]
+    return found
 
 
 @dataclass(slots=True)
@@ -122,7 +140,12 @@ class FleetState:
         # sorted, so the fullest GPU that still fits a share is a bisect away however many the tenant holds.
         self.soft_pools: dict[SoftKey, SoftPool] = {}
         self.tenant_milli: Counter[int] = Counter()  # usage in milli-GPU, for quotas
-        self.skewed: set[int] = set()  # nodes whose versions differ from their domain's majority
+        # The same buckets as ``by_free``, split further by what a gang's nodes must share: per (model, hall), by
+        # (fabric, versions) for any gang and by (NVLink domain, fabric, versions) for an NVLink gang. A gang decision
+        # reads group capacities from bucket sizes (O(groups x 9)) and never walks the nodes.
+        self.gang_groups: dict[Key, dict[GangGroup, Buckets]] = {}
+        self.domain_groups: dict[Key, dict[DomainGroup, Buckets]] = {}
+        self._node_buckets: dict[int, tuple[Buckets, Buckets, Buckets]] = {}
         self.version = 0  # bumped by every change, so a caller can tell whether a failed step changed anything
         self._node_free: dict[int, int] = {}
         # Wholly free GPUs of general nodes per (model, hall) and in all: the supply the scarcity score weighs.
@@ -163,19 +186,14 @@ class FleetState:
         if cc_mode:
             self.cc_nodes.append(node)
         self._node_free[id] = 0
+        key = (model, hall)
+        self._node_buckets[id] = (
+            self._bucket(node),
+            _buckets(self.gang_groups.setdefault(key, {}), node.gang_group),
+            _buckets(self.domain_groups.setdefault(key, {}), (nvlink_domain, *node.gang_group)),
+        )
         self._reindex_node(node)
-        self._reskew(nvlink_domain)
         return node
-
-    def _reskew(self, domain: str) -> None:
-        nodes = self.domains[domain]
-        majority, _ = Counter(n.versions for n in nodes).most_common(1)[0]
-        for n in nodes:
-            n.skewed = n.versions != majority
-            if n.skewed:
-                self.skewed.add(n.id)
-            else:
-                self.skewed.discard(n.id)
 
     # --- index maintenance -------------------------------------------------------------------------------------
 
@@ -203,16 +221,16 @@ class FleetState:
     def _reindex_node(self, node: NodeSlot) -> None:
         """Put a node (and its MIG GPUs) where its current free count and state say; O(GPUs on the node)."""
         self.version += 1
-        buckets = self._bucket(node)
         old = self._node_free[node.id]
-        buckets[old].pop(node.id, None)
         free = node.free if node.general else 0
+        for buckets in self._node_buckets[node.id]:
+            buckets[old].pop(node.id, None)
+            if free:
+                buckets[free][node.id] = node
         self.domain_free[node.nvlink_domain] += free - old
         self.pool_free[(node.model, node.hall.code)] += free - old
         self.free_gpus += free - old
         self._node_free[node.id] = free
-        if free:
-            buckets[free][node.id] = node
         for gpu in node.gpus:
             self._unindex_gpu_mig(gpu)
             self._index_gpu_mig(gpu)

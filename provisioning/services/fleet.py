@@ -43,6 +43,7 @@ from provisioning.models import (
     Node,
     NodeState,
     Region,
+    VersionTarget,
 )
 from provisioning.placement.catalog import CATALOG
 from provisioning.services.allocations import LastCheckpoint, node_failed
@@ -419,3 +420,37 @@ def node_attestation_key_set(*, node: Node, public_key: str, actor: Actor, reaso
             data={"hostname": node.hostname, "public_key": public_key, "previous": previous, "reason": reason},
         )
     return node
+
+
+VERSION_TARGET_FIELDS = ("driver", "cuda", "nccl", "firmware")
+
+
+def version_target_set(*, gpu_model: str, versions: Mapping[str, str], actor: Actor, reason: str = "") -> VersionTarget:
+    """Set the versions every node of one GPU model should run (driver, CUDA, NCCL, firmware), replacing any
+    earlier target of that model. Every field is required and exact (a node matches only the same string), and none
+    may be "unknown": that is what an unpublished version reads, not something a node can be upgraded to."""
+    model = GpuModel.objects.filter(name=gpu_model).first()
+    if model is None:
+        raise Invalid("validation_error", f"No GPU model {gpu_model!r} in the fleet's catalog.", field="gpu_model")
+    wanted: dict[str, str] = {}
+    for name in VERSION_TARGET_FIELDS:
+        value = str(versions.get(name) or "").strip()
+        if not value or len(value) > 32 or value == "unknown":
+            raise Invalid(
+                "validation_error", f"{name} must be a version of 1 to 32 characters, not {value!r}.", field=name
+            )
+        wanted[name] = value
+    with transaction.atomic():
+        previous = VersionTarget.objects.select_for_update().filter(gpu_model=model).first()
+        before = {name: getattr(previous, name) for name in VERSION_TARGET_FIELDS} if previous else None
+        target, _ = VersionTarget.objects.update_or_create(
+            gpu_model=model, defaults={**wanted, "updated_at": timezone.now()}
+        )
+        audit_record(
+            actor=actor,
+            action="fleet.target_set",
+            target_type="gpu_model",
+            target_id=model.pk,
+            data={"gpu_model": model.name, "versions": wanted, "previous": before, "reason": reason},
+        )
+    return target

@@ -133,6 +133,23 @@ def test_version_skew(api, alice, db):
     assert_problem(response, 409, "version_skew")
 
 
+def test_fabric_split(api, alice, db):
+    document = small_fleet()
+    hall = document["regions"][0]["halls"][0]
+    nics = [{"device": f"mlx5_{i}", "rail": i, "gpus": [i]} for i in range(8)]
+    hall["nodes"] = [
+        node(
+            "euw1a-01", "eu-west-1a/nvl-0", rdma={"fabric": "eu-west-1a/ib-0", "link_layer": "infiniband", "nics": nics}
+        ),
+        node("euw1a-02", "eu-west-1a/nvl-0"),  # no RDMA: gangs only with nodes without it
+    ]
+    fleet_load(document=document, actor=SYSTEM)
+    response = ask(api(alice), rung="job", gpu_model=H100, gpus=8, gang={"size": 2, "topology": "nvlink"})
+    body = assert_problem(response, 409, "fabric_split")
+    assert body["reasons"][0]["code"] == "fabric_split"
+    assert ask(api(alice), rung="job", gpu_model=H100, gpus=4, gang={"size": 2}).status_code == 201  # one node
+
+
 def test_bad_input_gets_field_errors(api, alice, fleet):
     body = assert_problem(ask(api(alice), gpus=1), 422, "validation_error")
     assert "gpu_model" in body["errors"]

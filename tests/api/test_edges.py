@@ -60,6 +60,7 @@ WRITES = [
     ("POST", "/api/v1/secrets", "alice"),
     ("PUT", "/api/v1/secrets/{name}", "alice"),
     ("PUT", "/api/v1/ops/tenants/{slug}/quota", "operator"),
+    ("PUT", "/api/v1/ops/fleet/target", "operator"),
     ("POST", "/api/v1/ops/nodes/{id}/attestation-key", "operator"),
     ("POST", "/api/v1/attestation/{allocation_id}/challenge", "guest"),
     ("POST", "/api/v1/attestation/{allocation_id}/evidence", "guest"),

@@ -86,3 +86,30 @@ def test_fgd_measures_a_node_as_the_paper_does():
     assert abs(engine.fragmentation(sig) - (7300 / 2 + 300 / 4 + 300 / 4)) < 1e-9
     # with no free GPU, neither can run here: all 300 are fragmented for every task
     assert abs(engine.fragmentation(("H100-SXM-80GB", 0, (300,), ())) - 300) < 1e-9
+
+
+def test_the_gang_benchmark_places_gangs_inside_one_group_and_prints_one_json_object():
+    from bench.gangs import gang_fleet, gang_run
+    from provisioning.placement.engine import Placement, PlacementEngine, Request
+    from provisioning.placement.isolation import Rung, TenantPolicy
+
+    state = gang_fleet(2_048, mixed=True)
+    assert len({n.gang_group for n in state.nodes.values()}) > 4  # fabrics x version sets: gangs have a choice
+    engine = PlacementEngine(state)
+    placed = engine.place(Request(rung=Rung.JOB, models=("H100-SXM-80GB",), gpus=8, gang_size=8), TenantPolicy(1))
+    assert isinstance(placed, Placement)
+    assert len({state.nodes[d.node_id].gang_group for d in placed.devices}) == 1
+    rows = gang_run(1_024, policy="best-fit", mixed=True, requests=40)
+    assert sum(r.decisions for r in rows) == 40
+    assert all(0 <= r.placed <= r.decisions and r.p50_ms <= r.p99_ms for r in rows)
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.gangs", "--gpus", "512", "--requests", "10", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows_out = json.loads(result.stdout)["gangs"]
+    assert {(r["policy"], r["mixed"]) for r in rows_out} == {
+        (p, m) for p in ("fragmentation", "best-fit") for m in (0, 1)
+    }

@@ -238,7 +238,7 @@ def test_a_job_launched_from_the_portal_names_its_framework(alice: Any, fleet: A
         command="python allreduce.py", framework="mpi",
     )  # fmt: skip
     assert made.status_code == 302, made.content
-    assert Allocation.objects.get(name="mpi").workload["framework"] == "mpi"
+    assert (Allocation.objects.get(name="mpi").workload or {})["framework"] == "mpi"
     refused = launch(client, rung="job", name="ray", gpus=8, image="docker.io/rayproject/ray:2.49.0", framework="ray")
     assert refused.status_code == 422
     assert "the Ray job&#x27;s entrypoint runs" in refused.content.decode()

@@ -381,6 +381,34 @@ def test_fleet_sync_takes_a_cc_hosts_tee_from_node_feature_discovery_and_skips_o
     assert any(why.startswith("euw1a-cc2: in CC mode") for why in body["skipped"])
 
 
+def test_fleet_sync_reads_nccl_and_firmware_from_labels_or_annotations_else_unknown(
+    api: Any, operator: Any, fleet: K8sServer
+) -> None:
+    published = {
+        "euw1a-nfd": ({"ladder.io/nccl-version": "2.27.3", "ladder.io/firmware-version": "96.00.9F.00.01"}, {}),
+        "euw1a-hand": ({}, {"ladder.io/nccl-version": "2.26.2", "ladder.io/firmware-version": "96.00.74.00.11"}),
+        # Node feature discovery rescans: its label is current, a hand-set annotation may be stale.
+        "euw1a-both": ({"ladder.io/nccl-version": "2.27.3"}, {"ladder.io/nccl-version": "2.21.5"}),
+        "euw1a-none": ({"ladder.io/nccl-version": ""}, {}),
+    }
+    for name, (labels, annotated) in published.items():
+        gpu = {
+            "kubernetes.io/hostname": name,
+            "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+            "nvidia.com/gpu.count": "8",
+        }
+        meta = {"name": name, "labels": {**gpu, **labels}, "annotations": annotated}
+        fleet.put_object({"apiVersion": "v1", "kind": "Node", "metadata": meta})
+    api(operator).post("/api/v1/ops/clusters/k8s-eu-west-1a/sync")
+    found = {n.hostname: (n.nccl_version, n.firmware_version) for n in Node.objects.filter(hostname__in=published)}
+    assert found == {
+        "euw1a-nfd": ("2.27.3", "96.00.9F.00.01"),
+        "euw1a-hand": ("2.26.2", "96.00.74.00.11"),
+        "euw1a-both": ("2.27.3", "unknown"),
+        "euw1a-none": ("unknown", "unknown"),
+    }
+
+
 def test_a_node_is_diagnosed_from_its_cluster(api: Any, operator: Any, fleet: K8sServer) -> None:
     node = Node.objects.get(hostname="euw1a-01")
     fleet.put_object(

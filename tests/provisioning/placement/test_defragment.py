@@ -175,3 +175,48 @@ def test_a_planned_move_is_refused_once_its_target_is_taken():
     assert "is taken" in (move_check(state, after) or "")
     state.set_node_state(a.devices[0].node_id, "draining")
     assert "no longer takes this work" in (move_check(state, after) or "")
+
+
+def test_a_gang_member_moves_only_onto_a_node_of_its_fabric_and_version_set():
+    from dataclasses import replace
+
+    from provisioning.placement.engine import Device
+    from provisioning.placement.isolation import HallInfo
+    from provisioning.placement.state import FleetState
+    from tests.support.placement_fleet import OLD, VERSIONS
+
+    state = FleetState()
+    state.add_hall(HallInfo("h", "r", "EU", None))
+    layout = [("ib-0", VERSIONS), ("ib-0", VERSIONS), ("ib-1", VERSIONS), ("ib-0", OLD)]  # one NVLink domain
+    for node_id, (fabric, versions) in enumerate(layout, start=1):
+        state.add_node(
+            id=node_id,
+            hostname=f"n{node_id}",
+            hall="h",
+            model=H100,
+            gpu_uuids=[f"g{node_id}-{i}" for i in range(8)],
+            nvlink_domain="d",
+            versions=versions,
+            fabric=fabric,
+        )
+    nodes = state.nodes
+    for node_id in (1, 3, 4):
+        for gpu in nodes[node_id].gpus[:4]:
+            state.hold_whole(gpu, 9)
+    engine = PlacementEngine(state)
+    gang = placed(engine, Request(rung=Rung.JOB, models=(H100,), gpus=4, gang_size=2), 1)
+    assert sorted(d.node_id for d in gang.devices) == [1, 1, 1, 1, 2, 2, 2, 2]
+    filler = placed(engine, Request(rung=Rung.CONTAINER, models=(H100,), gpus=2), 2)
+    for gpu in nodes[1].gpus[:4]:
+        state.release_whole(gpu)
+    # n1: 4 free, n2: 2 free, n3 (other fabric) and n4 (older driver): 4 free each, the best fit for a member.
+    plan = plan_defragmentation(state, {1: gang, 2: filler}, movable={1: "job"})
+    for move in plan.moves:
+        assert set(move.to_nodes) <= {"n1", "n2"}, "a member moved off its fabric or version set"
+
+    free = [Device(n, f"n{n}", g.index, g.uuid) for n in (1, 2) for g in nodes[n].gpus if g.free][:6]
+    after = replace(gang, devices=(*free[:2], *free[-2:]))
+    assert {d.node_id for d in after.devices} == {1, 2}
+    assert move_check(state, after) is None
+    nodes[2].fabric = "ib-1"  # re-cabled since the plan was made
+    assert move_check(state, after) == "its nodes no longer share one RDMA fabric and version set"

@@ -5,7 +5,7 @@ import pytest
 from provisioning.placement.engine import Placement, PlacementEngine, Refused, Request, Share
 from provisioning.placement.isolation import Performance, Reason, Rung, Security
 from provisioning.placement.offerings import offerings
-from tests.support.placement_fleet import fleet, policy
+from tests.support.placement_fleet import OLD, VERSIONS, fleet, policy
 
 H100, H200 = "H100-SXM-80GB", "H200-141GB"
 
@@ -178,25 +178,89 @@ def test_quota_is_checked_before_placing(engine):
     assert engine.place(whole(1), policy(1), quota_milli=3000).code is Reason.QUOTA
 
 
-def test_skewed_nodes_at_the_front_of_a_bucket_do_not_hide_the_good_ones():
+def grouped_fleet(layout):
+    """One hall of H100 nodes, 8 GPUs each; ``layout`` lists (NVLink domain, RDMA fabric, versions) per node."""
     from provisioning.placement.isolation import HallInfo
     from provisioning.placement.state import FleetState
-    from tests.support.placement_fleet import OLD, VERSIONS
 
     state = FleetState()
     state.add_hall(HallInfo("h", "r", "EU", None))
-    layout = [(d, OLD) for d in range(33)] + [(d, VERSIONS) for d in range(33) for _ in range(2)]
-    for node_id, (domain, versions) in enumerate(layout, start=1):  # the 33 that end up skewed come first
+    for node_id, (domain, fabric, versions) in enumerate(layout, start=1):
         state.add_node(
             id=node_id,
             hostname=f"n{node_id}",
             hall="h",
             model=H100,
             gpu_uuids=[f"g{node_id}-{i}" for i in range(8)],
-            nvlink_domain=f"d{domain}",
+            nvlink_domain=domain,
             versions=versions,
+            fabric=fabric,
         )
-    assert len(state.skewed) == 33
-    placed = PlacementEngine(state).place(Request(rung=Rung.JOB, models=(H100,), gpus=8, gang_size=2), policy(1))
-    assert not isinstance(placed, Refused)
-    assert not {d.node_id for d in placed.devices} & state.skewed
+    return state
+
+
+def gang(per, members, topology=None):
+    return Request(rung=Rung.JOB, models=(H100,), gpus=per, gang_size=members, topology=topology)
+
+
+def refusal(result):
+    assert isinstance(result, Refused), result
+    return result
+
+
+def groups_of(engine, placed):
+    return {engine.state.nodes[d.node_id].gang_group for d in placed.devices}
+
+
+@pytest.mark.parametrize("topology", [None, "nvlink"])
+def test_a_gang_goes_to_the_tightest_group_whatever_its_version_set(topology):
+    layout = [("d0", "f", OLD)] * 2 + [("d1", "f", VERSIONS)] * 3
+    engine = PlacementEngine(grouped_fleet(layout))
+    placed = engine.place(gang(8, 2, topology), policy(1))
+    assert isinstance(placed, Placement)
+    assert groups_of(engine, placed) == {("f", OLD)}  # the 2-node group, not the 3-node one
+    again = engine.place(gang(8, 2, topology), policy(1))
+    assert groups_of(engine, again) == {("f", VERSIONS)}
+
+
+@pytest.mark.parametrize("topology", [None, "nvlink"])
+def test_a_gang_never_spans_two_rdma_fabrics(topology):
+    engine = PlacementEngine(grouped_fleet([("d0", "fab-a", VERSIONS), ("d0", "fab-b", VERSIONS)]))
+    refused = refusal(engine.place(gang(8, 2, topology), policy(1)))
+    assert refused.code is Reason.FABRIC_SPLIT
+    assert "different RDMA fabrics" in refused.message
+    assert "versions" not in refused.message
+    assert engine.state.tenant_milli[1] == 0
+    assert isinstance(engine.place(gang(4, 2, topology), policy(1)), Placement)  # one node holds it: trivially fine
+
+
+@pytest.mark.parametrize("topology", [None, "nvlink"])
+def test_nodes_without_rdma_gang_only_with_each_other(topology):
+    engine = PlacementEngine(grouped_fleet([("d0", "", VERSIONS), ("d0", "fab-a", VERSIONS), ("d0", "", VERSIONS)]))
+    assert refusal(engine.place(gang(8, 3, topology), policy(1))).code is Reason.FABRIC_SPLIT
+    placed = engine.place(gang(8, 2, topology), policy(1))
+    assert groups_of(engine, placed) == {("", VERSIONS)}
+
+
+@pytest.mark.parametrize("topology", [None, "nvlink"])
+def test_a_gang_that_fits_only_across_version_sets_is_refused_as_skew(topology):
+    engine = PlacementEngine(grouped_fleet([("d0", "f", VERSIONS), ("d0", "f", OLD)]))
+    refused = refusal(engine.place(gang(8, 2, topology), policy(1)))
+    assert refused.code is Reason.VERSION_SKEW
+    assert "versions differ" in refused.message
+
+
+def test_a_gang_that_would_span_both_says_so_and_one_that_fits_nowhere_is_no_capacity():
+    engine = PlacementEngine(grouped_fleet([("d0", "fab-a", VERSIONS), ("d0", "fab-b", OLD)]))
+    refused = refusal(engine.place(gang(8, 2, "nvlink"), policy(1)))
+    assert refused.code is Reason.FABRIC_SPLIT
+    assert "versions" in refused.message
+    assert refusal(engine.place(gang(8, 3, "nvlink"), policy(1))).code is Reason.NO_CAPACITY
+
+
+def test_an_nvlink_gang_still_stays_in_one_domain_of_its_group():
+    engine = PlacementEngine(grouped_fleet([("d0", "f", VERSIONS), ("d1", "f", VERSIONS)]))
+    assert refusal(engine.place(gang(8, 2, "nvlink"), policy(1))).code is Reason.NO_CAPACITY
+    placed = engine.place(gang(8, 2), policy(1))  # no topology: one group across domains is fine
+    assert isinstance(placed, Placement)
+    assert len({d.node_id for d in placed.devices}) == 2

@@ -3,6 +3,7 @@
 from provisioning.placement.engine import PlacementEngine, Request
 from provisioning.placement.fragmentation import fragmentation
 from provisioning.placement.isolation import Rung
+from provisioning.placement.state import FleetState
 from tests.support.placement_fleet import fleet, policy
 
 H100 = "H100-SXM-80GB"
@@ -33,3 +34,25 @@ def test_two_3g_slices_strand_a_compute_slice():
 def test_a_skewed_node_shrinks_the_largest_multi_node_gang():
     state = fleet(h100_nodes=2, per_domain=2, cc_nodes=0, skewed=("eu-west-1a-h100-n1",))
     assert set(pool(state).largest_gang_gpus.values()) == {8}
+
+
+def test_a_domain_split_between_fabrics_fits_the_largest_gang_of_one_fabric():
+    state = fleet(h100_nodes=4, per_domain=4, cc_nodes=0)
+    nodes = sorted(
+        (n for n in state.nodes.values() if n.hall.code == "eu-west-1a" and n.model == H100), key=lambda n: n.id
+    )
+    fresh = FleetState()  # the same nodes again, three on one fabric and one on another
+    for hall in state.halls.values():
+        fresh.add_hall(hall)
+    for i, n in enumerate(nodes):
+        fresh.add_node(
+            id=n.id,
+            hostname=n.hostname,
+            hall=n.hall.code,
+            model=n.model,
+            gpu_uuids=[g.uuid for g in n.gpus],
+            nvlink_domain=n.nvlink_domain,
+            versions=n.versions,
+            fabric="ib-1" if i == 3 else "ib-0",
+        )
+    assert set(pool(fresh).largest_gang_gpus.values()) == {24}

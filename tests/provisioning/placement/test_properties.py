@@ -5,13 +5,13 @@ and releasing everything gives back an empty fleet."""
 from collections import defaultdict
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.engine import POLICIES as POLICY_NAMES
 from provisioning.placement.engine import Placement, PlacementEngine, Request, Share
-from provisioning.placement.isolation import Performance, Rung, hall_allowed
+from provisioning.placement.isolation import Performance, Reason, Rung, hall_allowed
 from provisioning.placement.mig import GEOMETRY, MigKind, rebuild
 from tests.support.placement_fleet import fleet, policy
 
@@ -133,3 +133,116 @@ def test_no_sequence_of_requests_breaks_the_rules(placement_policy, steps):
             assert all(n.free == free and n.general for n in nodes.values())
     indexed = {n.id for buckets in state.by_free.values() for b in buckets for n in b.values()}
     assert indexed == {n.id for n in state.nodes.values() if n.general}
+    check_group_indexes(state)
+
+
+FABRICS = st.sampled_from(["fab-a", "fab-a", "fab-a", "fab-b", ""])  # mostly one fabric: version sets matter too
+VERSION_SETS = st.sampled_from([("580.65", "13.0", "2.27", "96.00"), ("570.10", "12.8", "2.21", "95.00")])
+GROUPED_NODES = st.lists(
+    st.tuples(st.integers(0, 2), FABRICS, VERSION_SETS, st.sampled_from([H100, H200]), st.integers(0, 8)),
+    min_size=1,
+    max_size=12,
+)
+GANGS = st.lists(
+    st.tuples(st.sampled_from([1, 2, 4, 8]), st.integers(2, 5), st.sampled_from([None, "nvlink"]), MODELS),
+    min_size=1,
+    max_size=8,
+)
+
+
+def grouped_fleet(nodes):
+    """Random fleets over two halls of one region: each node's NVLink domain, fabric, versions, model, and how many
+    of its 8 GPUs are already taken (by tenant 9) before the gangs arrive."""
+    from provisioning.placement.isolation import HallInfo
+    from provisioning.placement.state import FleetState
+
+    state = FleetState()
+    for hall in ("h1", "h2"):
+        state.add_hall(HallInfo(hall, "r", "EU", None))
+    for node_id, (domain, fabric, versions, model, used) in enumerate(nodes, start=1):
+        hall = "h1" if node_id % 2 else "h2"
+        node = state.add_node(
+            id=node_id,
+            hostname=f"n{node_id}",
+            hall=hall,
+            model=model,
+            gpu_uuids=[f"g{node_id}-{i}" for i in range(8)],
+            nvlink_domain=f"{hall}/d{domain}",
+            versions=versions,
+            fabric=fabric,
+        )
+        for gpu in node.gpus[:used]:
+            state.hold_whole(gpu, 9)
+    return state
+
+
+def room(state, request):
+    """Members each (model, domain if NVLink, fabric, versions) group could hold, and per scope when mixing versions
+    (one fabric), mixing fabrics (one version set), or both."""
+    groups: dict[tuple, int] = defaultdict(int)
+    fabrics: dict[tuple, int] = defaultdict(int)
+    version_sets: dict[tuple, int] = defaultdict(int)
+    scopes: dict[tuple, int] = defaultdict(int)
+    for node in state.nodes.values():
+        if not node.general or node.model not in request.models:
+            continue
+        scope = (node.model, node.nvlink_domain) if request.topology == "nvlink" else (node.model,)
+        held = node.free // request.gpus
+        groups[(*scope, node.fabric, node.versions)] += held
+        fabrics[(*scope, node.fabric)] += held
+        version_sets[(*scope, node.versions)] += held
+        scopes[scope] += held
+    return groups, fabrics, version_sets, scopes
+
+
+def check_group_indexes(state):
+    """Every general node with free GPUs sits in its group's bucket for its free count, and nowhere else."""
+    for index, key_of in (
+        (state.gang_groups, lambda n: n.gang_group),
+        (state.domain_groups, lambda n: (n.nvlink_domain, *n.gang_group)),
+    ):
+        seen = {}
+        for (model, hall), groups in index.items():
+            for group, buckets in groups.items():
+                for free, nodes in enumerate(buckets):
+                    for node in nodes.values():
+                        assert (node.model, node.hall.code, key_of(node), node.free) == (model, hall, group, free)
+                        assert node.general
+                        assert node.id not in seen
+                        seen[node.id] = node
+        assert set(seen) == {n.id for n in state.nodes.values() if n.general and n.free}
+
+
+@pytest.mark.parametrize("placement_policy", POLICY_NAMES)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nodes=GROUPED_NODES, gangs=GANGS)
+def test_a_gang_shares_one_fabric_and_one_version_set_and_is_refused_only_when_no_group_holds_it(
+    placement_policy, nodes, gangs
+):
+    engine = PlacementEngine(grouped_fleet(nodes), policy=placement_policy)
+    for per, members, topology, models in gangs:
+        request = Request(rung=Rung.JOB, models=models, gpus=per, gang_size=members, topology=topology)
+        groups, fabrics, version_sets, scopes = room(engine.state, request)
+        result = engine.place(request, POLICIES[1])
+        if isinstance(result, Placement):
+            placed = [engine.state.nodes[d.node_id] for d in result.devices]
+            assert len(result.devices) == per * members
+            assert len({(n.fabric, n.versions) for n in placed}) == 1, "a gang spans fabrics or version sets"
+            assert {n.model for n in placed} == {result.model}
+            if topology == "nvlink":
+                assert len({n.nvlink_domain for n in placed}) == 1
+            for node in {n.id: n for n in placed}.values():
+                assert sum(d.node_id == node.id for d in result.devices) % per == 0  # whole members per node
+        else:
+            assert max(groups.values(), default=0) < members, "refused although one group had room"
+            if max(scopes.values(), default=0) < members:
+                expected = Reason.NO_CAPACITY  # even mixing everything there is no room
+            elif max(fabrics.values(), default=0) < members:
+                expected = Reason.FABRIC_SPLIT  # even mixing versions it would need two fabrics
+            else:
+                expected = Reason.VERSION_SKEW  # one fabric would do, with mixed versions
+            assert result.code is expected
+            event(f"refused: {expected}")
+            if expected is Reason.FABRIC_SPLIT:  # the message adds the versions when they would differ too
+                assert ("versions" in result.message) == (max(version_sets.values(), default=0) < members)
+        check_group_indexes(engine.state)
