@@ -60,7 +60,8 @@ Layers, in order, with the evidence each one relies on and why:
     field for an RDMA port, so the layer reads what the NIC stack and a small reporter publish:
 
     * ``rdma.ladder.io/<device>`` node annotations, one per RDMA device, written by the reporter DaemonSet of
-      docs/jobs-diagnosis.md from the kernel's sysfs: a JSON object with ``state`` and ``phys_state``
+      docs/jobs.md ("Diagnosing a node's RDMA NICs") from the kernel's sysfs: a JSON object with ``state`` and
+      ``phys_state``
       (``/sys/class/infiniband/<device>/ports/1/state`` and ``phys_state``: ``4: ACTIVE``, ``5: LinkUp``),
       ``rate`` (``ports/1/rate``: ``400 Gb/sec (4X NDR)``), ``link_layer`` (``ports/1/link_layer``:
       ``InfiniBand`` or ``Ethernet``), and ``pcie_width``/``pcie_max_width`` (the PCI device's
@@ -133,7 +134,7 @@ L_CC_MODE = "nvidia.com/cc.mode"
 L_CC_STATE = "nvidia.com/cc.mode.state"
 L_CC_READY = "nvidia.com/cc.ready.state"
 
-A_RDMA_PREFIX = "rdma.ladder.io/"  # + the RDMA device: the reporter DaemonSet's sysfs reading (docs/jobs-diagnosis.md)
+A_RDMA_PREFIX = "rdma.ladder.io/"  # + the RDMA device: the reporter DaemonSet's sysfs reading (docs/jobs.md)
 L_RDMA_CAPABLE = ("feature.node.kubernetes.io/rdma.capable", "feature.node.kubernetes.io/custom-rdma.capable")
 L_RDMA_AVAILABLE = ("feature.node.kubernetes.io/rdma.available", "feature.node.kubernetes.io/custom-rdma.available")
 L_MOFED_WAIT = "network.nvidia.com/operator.mofed.wait"
@@ -739,7 +740,7 @@ def _why_no_nic(n: _Node) -> str:
         return "node feature discovery runs but sees no NIC of vendor 15b3 (no rdma.capable label)"
     return (
         f"no {A_RDMA_PREFIX}<device> annotation and no {NIC_DRA_DRIVER} ResourceSlice for the node: is the RDMA"
-        " reporter DaemonSet (or DraNet) running here? (docs/jobs-diagnosis.md)"
+        " reporter DaemonSet (or DraNet) running here? (docs/jobs.md, Diagnosing a node's RDMA NICs)"
     )
 
 

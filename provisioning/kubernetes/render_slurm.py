@@ -1,7 +1,7 @@
 """A Slurm cluster on the job rung, rendered for Slinky's slurm-operator (``slinky.slurm.net/v1beta1``): its
 compute nodes are exactly the gang the engine placed. Pure functions returning plain dicts (no Django, no I/O).
 
-What one allocation gets, in the tenant's ``ladder-<slug>-slurm`` namespace (docs/jobs-slurm.md):
+What one allocation gets, in the tenant's ``ladder-<slug>-slurm`` namespace (docs/jobs.md):
 
 - ``ldr-<id>-slurm-auth``: the Secret holding the cluster's ``auth/slurm`` key (slurmctld, slurmd and the login
   node's sackd authenticate each other with it) and its ``auth/jwt`` key; ``ldr-<id>-sssd``: the login node's
@@ -15,7 +15,7 @@ What one allocation gets, in the tenant's ``ladder-<slug>-slurm`` namespace (doc
 - on a multi-node NVLink model, a ``ComputeDomain`` and an IMEX channel per member, as for torchrun gangs.
 
 No ``RestApi`` (slurmrestd) and no ``Accounting`` (slurmdbd): the cluster is one tenant's, sized once, and Ladder
-meters it (docs/jobs-slurm.md says what that costs: ``sacct`` history and fair share between the tenant's users).
+meters it (docs/jobs.md says what that costs: ``sacct`` history and fair share between the tenant's users).
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def slurmd_template(a: AllocationShape) -> SlurmdPod:
 
     Security: Slinky builds slurmd privileged with BPF, NET_ADMIN, SYS_ADMIN and SYS_NICE (cgroup and device
     containment of Slurm's jobs). Ladder turns ``privileged`` off: a privileged container sees every GPU of its
-    host, not the ones its claim holds. The capabilities stay (the operator adds them; docs/jobs-slurm.md)."""
+    host, not the ones its claim holds. The capabilities stay (the operator adds them; docs/jobs.md)."""
     gang, per_member = _members(a)
     cliques = sorted({n.nvlink_domain for n in a.nodes})
     if len(cliques) > 1:

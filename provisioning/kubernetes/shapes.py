@@ -48,7 +48,7 @@ def namespace_of(tenant_slug: str) -> str:
 def namespace_for(tenant_slug: str, rung: str, framework: str | None) -> str:
     """Where an allocation's objects live: the tenant's namespace, or for a Slurm cluster the tenant's
     ``ladder-<slug>-slurm``, the one namespace whose Pod Security level admits what Slinky's slurmd and login pods
-    need (docs/jobs-slurm.md, "Pod Security")."""
+    need (docs/jobs.md, "Pod Security")."""
     base = namespace_of(tenant_slug)
     return f"{base}{SLURM_NAMESPACE_SUFFIX}" if rung == "job" and framework == "slurm" else base
 
