@@ -305,6 +305,8 @@ def _framework_check(w: Workload, rung: str) -> None:
             raise WorkloadInvalid("checkpoint", "Slurm requeues its own jobs; write checkpoints to a volume.")
         if w.ports:
             raise WorkloadInvalid("ports", "A Slurm cluster is reached through its login node over SSH.")
+        if not w.ssh_keys:
+            raise WorkloadInvalid("ssh_keys", "A Slurm cluster is used through its login node: name your SSH keys.")
 
 
 def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_images: Mapping[str, OsImage]) -> None:

@@ -281,7 +281,8 @@ BAD = [
     ("container", {"image": IMAGE, "command": ["x"], "framework": "mpi"}, "workload.framework"),
     ("job", {"image": IMAGE, "framework": "ray"}, "workload.command"),
     ("job", {"framework": "slurm", "command": ["sbatch", "x"]}, "workload.command"),
-    ("job", {"framework": "slurm"}, "gpus"),  # 2 GPUs a member: a Slurm node is a whole host
+    ("job", {"framework": "slurm"}, "workload.ssh_keys"),  # its login node is the way in
+    ("job", {"framework": "slurm", "ssh_keys": [999999]}, "gpus"),  # 2 GPUs a member: a Slurm node is a whole host
 ]
 
 

@@ -34,7 +34,7 @@ def test_each_framework_runs_what_its_launcher_can_start() -> None:
     check(Workload(image=IMAGE, command=("python", "train.py"), framework="mpi"))
     check(Workload(image="docker.io/rayproject/ray:2.49.0-gpu", command=("python", "tune.py"), framework="ray"))
     check(Workload(framework="slurm", ssh_keys=(1,)))  # the nodes default to Slinky's slurmd image
-    check(Workload(image="ghcr.io/org/slurmd-pytorch:1", framework="slurm"))
+    check(Workload(image="ghcr.io/org/slurmd-pytorch:1", framework="slurm", ssh_keys=(1,)))
 
 
 def test_a_framework_other_than_torchrun_is_the_job_rungs() -> None:
@@ -57,6 +57,10 @@ def test_a_slurm_cluster_takes_what_its_users_submit_with_sbatch() -> None:
     assert refused(Workload(framework="slurm", command=("srun", "x")))[0] == "command"
     assert refused(Workload(framework="slurm", checkpoint=Checkpoint()))[0] == "checkpoint"
     assert refused(Workload(framework="slurm", ports=(Port(8888),)))[0] == "ports"
+    assert refused(Workload(framework="slurm")) == (
+        "ssh_keys",
+        "A Slurm cluster is used through its login node: name your SSH keys.",
+    )
 
 
 def test_only_a_slurm_clusters_login_node_takes_ssh_keys_on_the_job_rung() -> None:
