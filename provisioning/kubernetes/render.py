@@ -90,6 +90,7 @@ from provisioning.kubernetes.render_metal import (
     sanitize_job,
     sanitize_job_name,
 )
+from provisioning.kubernetes.render_slurm import SLURM_KUEUE_FRAMEWORK, slurm_cluster
 from provisioning.kubernetes.render_workload import (
     os_image_of,
     placeholder_materials,
@@ -264,7 +265,7 @@ def allocation_objects(a: AllocationShape) -> list[Obj]:
     elif rung == "confidential_vm" and performance == "whole_gpu":
         workload = _confidential_pod(a)
     elif rung == "job" and performance == "whole_gpu":
-        workload = job_objects(a)  # by the workload's framework
+        workload = slurm_cluster(a) if a.framework == "slurm" else job_objects(a)  # by the workload's framework
     elif rung == "serverless" and performance in ("whole_gpu", "mig", "mps", "time_slicing", "fractional"):
         workload = _serverless(a)
     else:
@@ -472,7 +473,7 @@ def kueue_configuration(fabric_resource_prefix: str = FABRIC_RESOURCE_PREFIX) ->
         "apiVersion": "config.kueue.x-k8s.io/v1beta1",
         "kind": "Configuration",
         "featureGates": {"DynamicResourceAllocation": True},
-        "integrations": {"frameworks": list(KUEUE_FRAMEWORKS)},
+        "integrations": {"frameworks": [*KUEUE_FRAMEWORKS, SLURM_KUEUE_FRAMEWORK]},
         "resources": {"deviceClassMappings": mappings, "excludeResourcePrefixes": excluded},
     }
 

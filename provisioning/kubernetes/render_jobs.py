@@ -46,8 +46,7 @@ from provisioning.kubernetes.render_devices import (
     gpus_of,
     uuid_selector,
 )
-from provisioning.kubernetes.render_fabric import fabric_parts
-from provisioning.kubernetes.render_slurm import slurm_cluster
+from provisioning.kubernetes.render_fabric import FabricParts, fabric_parts
 from provisioning.kubernetes.render_workload import PodParts, pod_parts, pod_spec, worker_container
 from provisioning.kubernetes.shapes import GPU_PRODUCTS, AllocationShape
 from provisioning.placement.catalog import CATALOG
@@ -123,23 +122,36 @@ def channel_name(a: AllocationShape) -> str:
     return f"{a.object_name}-channel"
 
 
-def gang_objects(a: AllocationShape, gang: Gang) -> list[Obj]:
-    """The checkpoint volume, the ComputeDomain (multi-node NVLink only) and the members' claim template: each
-    member's claim takes ``per_member`` GPUs among exactly the gang's placed UUIDs (a pod's devices are on its
-    node), so together the members hold the gang's own GPUs, each once."""
-    # Every member writes its shards from its own node: ReadWriteMany, from the cluster's default class.
-    pvc = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": f"{64 * gang.gpus}Gi"}}}
+def member_devices(a: AllocationShape, gang: Gang) -> tuple[list[Obj], list[Obj], Obj, FabricParts]:
+    """What every member holds, for every framework (Slurm's slurmd included): the objects (the ComputeDomain on
+    multi-node NVLink, the fabric's NetworkAttachmentDefinitions, the members' claim template), the pod's
+    ``resourceClaims``, the container's ``resources`` and the fabric's parts for the pod.
+
+    Each member's claim takes ``per_member`` GPUs among exactly the gang's placed UUIDs (a pod's devices are on its
+    node), so together the members hold the gang's own GPUs, each once; with a ComputeDomain each also claims its
+    IMEX channel; on RDMA nodes each takes a VF per rail (requests equal limits, as for any extended resource)."""
+    claims, resources = claim_fields(a, gang.per_member)
+    objects = []
+    if gang.compute_domain:
+        claims.append({"name": "channel", "resourceClaimTemplateName": channel_name(a)})
+        resources["claims"].append({"name": "channel"})
+        # numNodes 0: the driver's default with IMEX daemons found by DNS name; the workload waits for its peers.
+        channel = {"resourceClaimTemplate": {"name": channel_name(a)}, "allocationMode": "Single"}
+        objects.append(obj(NVIDIA_API, "ComputeDomain", own(a), spec={"numNodes": 0, "channel": channel}))
+    fabric = fabric_parts(a, gang.per_member)
+    for kind in ("requests", "limits"):
+        resources[kind] = {**resources.get(kind, {}), **fabric.resources}
     uuids = [d.gpu_uuid for d in gpus_of(a)]
     devices = claim_template(a, [device_request(CLAIM, GPU_CLASS, [uuid_selector(uuids)], gang.per_member)])
-    # numNodes 0: the driver's default with IMEX daemons found by DNS name; the workload waits for its peers.
-    channel = {"resourceClaimTemplate": {"name": channel_name(a)}, "allocationMode": "Single"}
-    domain = obj(NVIDIA_API, "ComputeDomain", own(a), spec={"numNodes": 0, "channel": channel})
-    return [
-        obj("v1", "PersistentVolumeClaim", own(a, checkpoints_name(a)), spec=pvc),
-        *([domain] if gang.compute_domain else []),
-        *fabric_parts(a, gang.per_member).objects,  # the fabric's NetworkAttachmentDefinitions, one per rail
-        devices,
-    ]
+    return [*objects, *fabric.objects, devices], claims, resources, fabric
+
+
+def gang_objects(a: AllocationShape, gang: Gang) -> list[Obj]:
+    """The checkpoint volume and what the members hold (``member_devices``)."""
+    # Every member writes its shards from its own node: ReadWriteMany, from the cluster's default class.
+    pvc = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": f"{64 * gang.gpus}Gi"}}}
+    held, _, _, _ = member_devices(a, gang)
+    return [obj("v1", "PersistentVolumeClaim", own(a, checkpoints_name(a)), spec=pvc), *held]
 
 
 def checkpoint_env(gang: Gang) -> list[Obj]:
@@ -188,13 +200,7 @@ def member_template(
     interfaces and NCCL's environment (``render_fabric.fabric_parts``). ``env`` comes after the checkpoint
     contract and before the fabric's and the workload's own variables; ``run`` replaces the workload's command
     (``_parts``)."""
-    claims, resources = claim_fields(a, gang.per_member)
-    if gang.compute_domain:
-        claims.append({"name": "channel", "resourceClaimTemplateName": channel_name(a)})
-        resources["claims"].append({"name": "channel"})
-    fabric = fabric_parts(a, gang.per_member)
-    for kind in ("requests", "limits"):  # a VF per rail: an extended resource's request equals its limit
-        resources[kind] = {**resources.get(kind, {}), **fabric.resources}
+    _, claims, resources, fabric = member_devices(a, gang)
     parts = _parts(a, run)
     volume, mount = _checkpoint_volume(a, gang)
     env = [*checkpoint_env(gang), *(env or []), *fabric.env]
@@ -418,11 +424,9 @@ JOB_RENDERERS: dict[str, Callable[[AllocationShape], list[Obj]]] = {
     "torchrun": torchrun_job,
     "mpi": mpi_job,
     "ray": ray_job,
-    "slurm": slurm_cluster,
-}
-# What Kueue's Configuration enables (``integrations.frameworks``) for the objects above; plain pods for a Slurm
-# cluster's slurmd pods (made by Slinky's NodeSet), admitted as one pod group.
-KUEUE_FRAMEWORKS = ("batch/job", "kubeflow.org/mpijob", "ray.io/rayjob", "pod")
+}  # and "slurm": render_slurm.slurm_cluster, which builds on this module (render.py picks it)
+# What Kueue's Configuration enables (``integrations.frameworks``) for the objects above.
+KUEUE_FRAMEWORKS = ("batch/job", "kubeflow.org/mpijob", "ray.io/rayjob")
 
 
 def job_objects(a: AllocationShape) -> list[Obj]:

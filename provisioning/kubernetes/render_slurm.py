@@ -36,20 +36,9 @@ from provisioning.kubernetes.manifest import (
     pinned_to,
     secret,
 )
-from provisioning.kubernetes.render_devices import (
-    CLAIM,
-    GPU_CLASS,
-    NVIDIA_API,
-    claim_fields,
-    claim_template,
-    device_request,
-    gpus_of,
-    uuid_selector,
-)
-from provisioning.kubernetes.render_fabric import fabric_parts
+from provisioning.kubernetes.render_jobs import REQUIRED_TOPOLOGY, gang_of, member_devices
 from provisioning.kubernetes.render_workload import PodParts, pod_parts
 from provisioning.kubernetes.shapes import DEFAULT_IMAGE, GPU_PRODUCTS, AllocationShape
-from provisioning.placement.catalog import CATALOG
 
 SLINKY_API = "slinky.slurm.net/v1beta1"
 SLURM_VERSION = "25.05"
@@ -60,7 +49,8 @@ LABEL_SLURM_ROLE = "ladder.io/slurm-role"  # on each pod: slurmctld, slurmd or l
 ROLES = ("slurmctld", "slurmd", "login")
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_COUNT = "kueue.x-k8s.io/pod-group-total-count"
-REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
+# Kueue's integration that admits the slurmd pods (made by Slinky's NodeSet) as one plain-pod group.
+SLURM_KUEUE_FRAMEWORK = "pod"
 SLURM_KEY = "slurm.key"
 JWT_KEY = "jwt.key"
 SSSD_KEY = "sssd.conf"
@@ -92,10 +82,6 @@ def conf_name(a: AllocationShape) -> str:
     return f"{a.object_name}-slurm-conf"
 
 
-def channel_name(a: AllocationShape) -> str:
-    return f"{a.object_name}-channel"
-
-
 def role_labels(a: AllocationShape, role: str) -> dict[str, str]:
     return {**labels_of(a), LABEL_SLURM_ROLE: role}
 
@@ -111,13 +97,6 @@ class SlurmdPod:
     annotations: dict[str, str]
     spec: Obj
     objects: list[Obj] = field(default_factory=list)
-
-
-def _members(a: AllocationShape) -> tuple[int, int]:
-    gang, total = a.gang_size, len(gpus_of(a))
-    if gang < 1 or total % gang or total != len(a.devices):
-        raise ValueError(f"allocation {a.id}: {len(a.devices)} GPUs do not split into {gang} equal members")
-    return gang, total // gang
 
 
 def _workload_parts(a: AllocationShape) -> PodParts:
@@ -140,25 +119,8 @@ def slurmd_template(a: AllocationShape) -> SlurmdPod:
     Security: Slinky builds slurmd privileged with BPF, NET_ADMIN, SYS_ADMIN and SYS_NICE (cgroup and device
     containment of Slurm's jobs). Ladder turns ``privileged`` off: a privileged container sees every GPU of its
     host, not the ones its claim holds. The capabilities stay (the operator adds them; docs/jobs.md)."""
-    gang, per_member = _members(a)
-    cliques = sorted({n.nvlink_domain for n in a.nodes})
-    if len(cliques) > 1:
-        raise ValueError(f"allocation {a.id}: a gang stays inside one NVLink domain, placed across {cliques}")
-    domain = a.gpu_model in CATALOG and CATALOG[a.gpu_model].multi_node_nvlink and len(hosts(a)) > 1
-    claims, resources = claim_fields(a, per_member)
-    objects = []
-    if domain:
-        claims.append({"name": "channel", "resourceClaimTemplateName": channel_name(a)})
-        resources["claims"].append({"name": "channel"})
-        channel = {"resourceClaimTemplate": {"name": channel_name(a)}, "allocationMode": "Single"}
-        objects.append(obj(NVIDIA_API, "ComputeDomain", own(a), spec={"numNodes": 0, "channel": channel}))
-    uuids = [d.gpu_uuid for d in gpus_of(a)]
-    objects.append(claim_template(a, [device_request(CLAIM, GPU_CLASS, [uuid_selector(uuids)], per_member)]))
-    # The fabric: a VF per rail, its interfaces and NCCL's environment, as every framework's members get them.
-    fabric = fabric_parts(a, per_member)
-    objects.extend(fabric.objects)
-    for kind in ("requests", "limits"):
-        resources[kind] = {**resources.get(kind, {}), **fabric.resources}
+    gang = gang_of(a)
+    objects, claims, resources, fabric = member_devices(a, gang)
     parts = _workload_parts(a)
     container: Obj = {
         "image": parts.image,
@@ -171,7 +133,7 @@ def slurmd_template(a: AllocationShape) -> SlurmdPod:
         container["volumeMounts"] = parts.mounts
     node_selector = {
         **({GPU_PRODUCT: GPU_PRODUCTS[a.gpu_model][0]} if a.gpu_model in GPU_PRODUCTS else {}),
-        **({CLIQUE: cliques[0]} if cliques and cliques[0] else {}),
+        **({CLIQUE: gang.clique} if gang.clique else {}),
     }
     spec: Obj = {
         "affinity": pinned_to(hosts(a)),
@@ -190,7 +152,7 @@ def slurmd_template(a: AllocationShape) -> SlurmdPod:
         spec["imagePullSecrets"] = parts.pull_secrets
     # Kueue's pod integration: the members form one pod group, admitted once all of them exist and fit.
     labels = {**role_labels(a, "slurmd"), QUEUE_LABEL: LOCAL_QUEUE, POD_GROUP_LABEL: a.object_name}
-    annotations = {POD_GROUP_COUNT: str(gang), REQUIRED_TOPOLOGY: CLIQUE, **fabric.annotations}
+    annotations = {POD_GROUP_COUNT: str(gang.size), REQUIRED_TOPOLOGY: CLIQUE, **fabric.annotations}
     return SlurmdPod(container=container, labels=labels, annotations=annotations, spec=spec, objects=objects)
 
 
@@ -206,7 +168,7 @@ def slurm_cluster(a: AllocationShape) -> list[Obj]:
     """The Slurm cluster's objects in apply order: Secrets and configuration first, then the Controller, the gang's
     NodeSet (with its claim template and ComputeDomain) and the LoginSet."""
     name = a.object_name
-    gang, per_member = _members(a)
+    gang = gang_of(a)
     member = slurmd_template(a)
     keys = [k for k in a.materials.ssh_keys if not k.startswith("cert-authority")]
     small = {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"memory": "4Gi"}}
@@ -229,9 +191,9 @@ def slurm_cluster(a: AllocationShape) -> list[Obj]:
     }
     nodeset = {
         "controllerRef": {"name": name},
-        "replicas": gang,  # exactly the gang: Ladder never scales it
+        "replicas": gang.size,  # exactly the gang: Ladder never scales it
         "scalingMode": "StatefulSet",
-        "extraConf": f"Gres=gpu:{per_member}",
+        "extraConf": f"Gres=gpu:{gang.per_member}",
         "partition": {"enabled": True, "config": "Default=YES MaxTime=UNLIMITED State=UP"},
         "slurmd": member.container,
         "template": {"metadata": {"labels": member.labels, "annotations": member.annotations}, "spec": member.spec},
