@@ -590,13 +590,18 @@ class KubernetesProvisioner(Provisioner):
         allocation_transition(allocation=allocation, to=S.STOPPED, actor=SYSTEM)
 
     def sanitized_nodes(self, now: datetime) -> int:
-        """Hosts whose sanitize Job completed lose the tenant's taint and label and return to the pool."""
+        """Hosts whose sanitize Job completed lose the tenant's taint and label and return to the pool. A sanitizing
+        host without its Job (one a Slurm cluster left when a fault or defragmentation moved it; a Job deleted out
+        of band) gets it now: no host leaves sanitizing unwiped."""
         done = []
         for node in Node.objects.filter(state=NodeState.SANITIZING).select_related("hall"):
             job = render.sanitize_job(node.hostname, "")
             kube = kube_for(node.hall)
             live = _read(kube, job)
-            if observed_state(live, Rung.BARE_METAL)[0] == "finished":
+            if live is None:
+                kube.apply(render.system_namespace())
+                kube.apply(job)
+            elif observed_state(live, Rung.BARE_METAL)[0] == "finished":
                 kube.apply(render.node_release(node.hostname, _taints(kube, node.hostname)))
                 kube.delete(job)
                 done.append(node.hostname)

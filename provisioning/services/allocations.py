@@ -403,11 +403,7 @@ def allocation_transition(
             if placement is not None:
                 section.engine.release(placement)
             section.journal("released", allocation=allocation)
-            if held:
-                Node.objects.filter(pk__in=held).update(sanitize_required=True)
-            for node in Node.objects.filter(pk__in=held, state=NodeState.READY):
-                why = "bare-metal tenant left" if allocation.rung == Rung.BARE_METAL else "Slurm cluster's tenant left"
-                _node_set_state(section, node, NodeState.SANITIZING, actor, why)
+            _wipe_left(section, allocation, held, kept=(), actor=actor)
         audit_record(
             actor=actor,
             action=f"allocation.{to}",
@@ -438,6 +434,20 @@ def _endpoint_fields(allocation: Allocation, to: AllocationState, now: datetime)
     if allocation.woke_at is not None and allocation.cold_start_ms is None:
         fields["cold_start_ms"] = max(0, round((now - allocation.woke_at).total_seconds() * 1000))
     return fields
+
+
+def _wipe_left(section: Any, allocation: Allocation, held: list[int], *, kept: Iterable[int], actor: Actor) -> None:
+    """The hosts a tenant had host-level access to (``_release_devices``: bare metal, a Slurm cluster) that the
+    allocation no longer runs on go to sanitizing before anyone else takes them: after its release, or after a
+    fault or a defragmentation moved it. One not ready (failed, quarantined) keeps ``sanitize_required`` and is
+    wiped on its way back (``node_state_set``)."""
+    left = sorted(set(held) - set(kept))
+    if not left:
+        return
+    Node.objects.filter(pk__in=left).update(sanitize_required=True)
+    why = "bare-metal tenant left" if allocation.rung == Rung.BARE_METAL else "Slurm cluster's tenant left"
+    for node in Node.objects.filter(pk__in=left, state=NodeState.READY):
+        _node_set_state(section, node, NodeState.SANITIZING, actor, why)
 
 
 def _node_set_state(section: Any, node: Node, state: str, actor: Actor, why: str) -> None:
@@ -582,7 +592,7 @@ def _restart_job(
             allocation_stopped.send(sender=Allocation, allocation=allocation, at=checkpoint or fault.at)
             # The gang resumes from this checkpoint: it is the one a later fault goes back to, at the least.
             Allocation.objects.filter(pk=allocation.pk).update(checkpoint_at=checkpoint)
-        _release_devices(allocation)
+        held = _release_devices(allocation)
         old = section.cache.placements.pop(allocation.pk, None)
         if old is not None:
             section.engine.release(old)
@@ -604,8 +614,10 @@ def _restart_job(
                 tenant=tenant,
                 data={"from": S.RESTARTING, "reason": result.message, **evidence},
             )
+            _wipe_left(section, allocation, held, kept=(), actor=actor)
             return False
         devices_take(section, allocation, result)
+        _wipe_left(section, allocation, held, kept={d.node_id for d in result.devices}, actor=actor)
         evidence = _fault_record(allocation, node, fault, checkpoint, lost_ms, "restarted")
         audit_record(
             actor=actor,
@@ -696,10 +708,11 @@ def allocation_move(
             ended = checkpoint or now
             Allocation.objects.filter(pk=allocation.pk).update(checkpoint_at=checkpoint)
         allocation_stopped.send(sender=Allocation, allocation=allocation, at=ended)
-        _release_devices(allocation)
+        held = _release_devices(allocation)
         section.journal("released", allocation=allocation)
         section.engine.apply(moved)
         devices_take(section, allocation, moved)
+        _wipe_left(section, allocation, held, kept={d.node_id for d in moved.devices}, actor=actor)
         audit_record(
             actor=actor,
             action="allocation.moved",

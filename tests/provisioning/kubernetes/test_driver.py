@@ -296,6 +296,23 @@ def test_bare_metal_taints_the_hosts_and_sanitizes_them_after(fleet: K8sServer, 
     assert {t["key"] for t in node["spec"]["taints"]} == {"nvidia.com/gpu"}
 
 
+def test_a_sanitizing_host_without_its_wipe_gets_one(fleet: K8sServer, acme: Any) -> None:
+    """A host sent to sanitizing without a wipe Job (one a Slurm cluster left when a fault moved it, a repaired
+    host that was dirty, a Job deleted by hand) gets its Job at the next reconcile, and returns once it is done."""
+    host = Node.objects.order_by("pk").first()
+    assert host is not None
+    Node.objects.filter(pk=host.pk).update(state=NodeState.SANITIZING, sanitize_required=True)
+    assert fleet.objects(kind="Job", namespace="ladder-system") == []
+    allocations_reconcile()
+    [job] = fleet.objects(kind="Job", namespace="ladder-system")
+    assert job["spec"]["template"]["spec"]["nodeSelector"] == {"kubernetes.io/hostname": host.hostname}
+    assert Node.objects.get(pk=host.pk).state == NodeState.SANITIZING
+    done = {"conditions": [{"type": "Complete", "status": "True"}], "succeeded": 1}
+    fleet.set_status("batch/v1", "jobs", job["metadata"]["name"], "ladder-system", done)
+    allocations_reconcile()
+    assert Node.objects.get(pk=host.pk).state == NodeState.READY
+
+
 def test_a_node_failure_places_the_gang_again(fleet: K8sServer, acme: Any) -> None:
     allocation = place(acme, rung="job", gpus=8, gang_size=2, topology="nvlink")
     driver = KubernetesProvisioner()
