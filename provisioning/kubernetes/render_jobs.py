@@ -146,6 +146,15 @@ def member_devices(a: AllocationShape, gang: Gang) -> tuple[list[Obj], list[Obj]
     return [*objects, *fabric.objects, devices], claims, resources, fabric
 
 
+def member_node_selector(a: AllocationShape, gang: Gang) -> dict[str, str]:
+    """The GPU product label lets Kueue pick the model's ResourceFlavor (hostnames alone do not); the clique keeps
+    the member inside the gang's NVLink domain."""
+    return {
+        **({GPU_PRODUCT: GPU_PRODUCTS[a.gpu_model][0]} if a.gpu_model in GPU_PRODUCTS else {}),
+        **({CLIQUE: gang.clique} if gang.clique else {}),
+    }
+
+
 def gang_objects(a: AllocationShape, gang: Gang) -> list[Obj]:
     """The checkpoint volume and what the members hold (``member_devices``)."""
     # Every member writes its shards from its own node: ReadWriteMany, from the cluster's default class.
@@ -205,17 +214,13 @@ def member_template(
     volume, mount = _checkpoint_volume(a, gang)
     env = [*checkpoint_env(gang), *(env or []), *fabric.env]
     container = worker_container(a, parts, resources, env=env, mounts=[mount])
-    node_selector = {
-        **({GPU_PRODUCT: GPU_PRODUCTS[a.gpu_model][0]} if a.gpu_model in GPU_PRODUCTS else {}),
-        **({CLIQUE: gang.clique} if gang.clique else {}),
-    }
     spec = pod_spec(
         parts,
         [container],
         restart,
         volumes=[volume],
         affinity=pinned_to(hosts(a)),
-        nodeSelector=node_selector or None,
+        nodeSelector=member_node_selector(a, gang) or None,
         terminationGracePeriodSeconds=MEMBER_GRACE_SECONDS,
         resourceClaims=claims,
         **pod_extra,

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 from provisioning.kubernetes.manifest import (
     CLIQUE,
-    GPU_PRODUCT,
     LOCAL_QUEUE,
     QUEUE_LABEL,
     Obj,
@@ -36,9 +35,9 @@ from provisioning.kubernetes.manifest import (
     pinned_to,
     secret,
 )
-from provisioning.kubernetes.render_jobs import REQUIRED_TOPOLOGY, gang_of, member_devices
+from provisioning.kubernetes.render_jobs import REQUIRED_TOPOLOGY, gang_of, member_devices, member_node_selector
 from provisioning.kubernetes.render_workload import PodParts, pod_parts
-from provisioning.kubernetes.shapes import DEFAULT_IMAGE, GPU_PRODUCTS, AllocationShape
+from provisioning.kubernetes.shapes import DEFAULT_IMAGE, AllocationShape
 
 SLINKY_API = "slinky.slurm.net/v1beta1"
 SLURM_VERSION = "25.05"
@@ -131,10 +130,7 @@ def slurmd_template(a: AllocationShape) -> SlurmdPod:
         container["env"] = [*fabric.env, *parts.env]
     if parts.mounts:
         container["volumeMounts"] = parts.mounts
-    node_selector = {
-        **({GPU_PRODUCT: GPU_PRODUCTS[a.gpu_model][0]} if a.gpu_model in GPU_PRODUCTS else {}),
-        **({CLIQUE: gang.clique} if gang.clique else {}),
-    }
+    node_selector = member_node_selector(a, gang)
     spec: Obj = {
         "affinity": pinned_to(hosts(a)),
         "resourceClaims": claims,
