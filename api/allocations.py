@@ -71,7 +71,8 @@ class AllocationRequestSerializer(StrictSerializer):
     regions = serializers.ListField(child=serializers.SlugField(), required=False, min_length=1)
     gang = GangSerializer(required=False, help_text="N members of the `gpus` shape, all or nothing.")
     workload = WorkloadSerializer(
-        required=False, help_text="What runs on it: image and command, or os_image and cloud_init; see the README."
+        required=False,
+        help_text="What runs on it: image and command, or os_image and cloud_init; see docs/workloads.md.",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Ladder settings, read from the environment.
 
-Every variable is documented in the README's settings table. Defaults are safe: DEBUG is off, SECRET_KEY is
+Every variable is documented in docs/architecture.md, "Settings". Defaults are safe: DEBUG is off, SECRET_KEY is
 required unless DEBUG is on, and tasks run in-process only when LADDER_TASKS_INLINE says so. A secret may also
 be given as a file path in ``<NAME>_FILE``.
 """

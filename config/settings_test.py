@@ -13,5 +13,5 @@ from config.settings import *  # noqa: F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; test passwords are not secrets
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"per_key": "10000/min"}  # noqa: F405
 # Django's test client signs in without a request (client.login), which django-axes refuses; the throttling tests
-# turn it on (tests/portal/test_signin.py).
+# turn it on (tests/portal/test_signin_throttling.py).
 AXES_ENABLED = False

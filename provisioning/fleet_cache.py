@@ -205,7 +205,7 @@ _JOURNAL = PlacementJournal._meta.db_table
 
 
 def lock_placement() -> int:
-    """Take the ``PlacementLock`` row until the transaction ends (see the lock order in tenancy/locks.py);
+    """Take the ``PlacementLock`` row until the transaction ends (see the lock order in core/locks.py);
     returns its ``pruned_through`` watermark."""
     (pruned_through,) = lock_singleton(PlacementLock, "pruned_through")
     return int(pruned_through)

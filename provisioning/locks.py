@@ -1,4 +1,4 @@
-"""Locks for the fleet inventory; their place in the product-wide lock order is written in ``tenancy/locks.py``.
+"""Locks for the fleet inventory; their place in the product-wide lock order is written in ``core/locks.py``.
 
 ``lock_fleet`` serializes fleet loads: two loads upserting the same new hostnames would otherwise race on the
 unique constraints and one would fail with an IntegrityError instead of finding the other's rows. Node state

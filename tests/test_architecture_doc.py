@@ -1,5 +1,5 @@
 """docs/architecture.md stays true: its lists of apps, endpoint modules, audited actions, beat entries and settings
-are the code's."""
+are the code's, and its lock order is the one core/locks.py writes down."""
 
 from __future__ import annotations
 
@@ -119,3 +119,33 @@ def test_the_settings_are_the_ones_read_from_the_environment() -> None:
     read |= set(re.findall(r"env(?:\.\w+)?\(\s*\"([A-Z][A-Z0-9_]+)\"", source))
     listed = set(first_column(section("Settings")))
     assert listed == read
+
+
+def _lock_order(written: str) -> list[str]:
+    """The names of a lock order written ``A -> B (details) -> (C, details) -> D`` (or with ``→``): each step without
+    its parenthesised details; a step that is all parentheses keeps its words up to the first comma or colon."""
+    steps = re.split(r"\s*(?:->|→)\s*", " ".join(written.split()).rstrip("."))
+    names = []
+    for step in steps:
+        if step.startswith("("):
+            names.append(re.split(r"[,:)]", step[1:])[0].strip())
+        else:
+            names.append(re.sub(r"\s*\([^)]*\)", "", step).strip())
+    return names
+
+
+def test_the_lock_order_is_the_one_core_locks_writes_down() -> None:
+    docstring = ast.get_docstring(ast.parse((ROOT / "core" / "locks.py").read_text())) or ""
+    lines = docstring.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Lock order"))
+    body = []
+    for line in lines[start + 1 :]:
+        if not line.startswith(" "):
+            break
+        body.append(line)
+    in_code = _lock_order(" ".join(body))
+    assert len(in_code) >= 3, f"core/locks.py: the lock order did not parse: {in_code}"
+    assert all(in_code), f"core/locks.py: the lock order did not parse: {in_code}"
+    written = re.search(r"`([^`]*→[^`]*)`", section("Transactions and locks"))
+    assert written is not None, "docs/architecture.md, Transactions and locks: no lock order written as `A → B`"
+    assert _lock_order(written.group(1)) == in_code

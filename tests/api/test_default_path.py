@@ -422,7 +422,7 @@ def test_every_shape_places_runs_reads_back_and_stops(demo: Demo, shape: Shape) 
 
 
 def test_the_first_request_a_newcomer_makes_answers_201(demo: Demo) -> None:
-    """The README's first allocation after make run, and the MIG slice of the original report."""
+    """docs/workloads.md's first allocation after make run, and the MIG slice of the original report."""
     alice = demo.client("alice")
     whole = alice.post(URL, {"name": "train", "rung": "container", "gpu_model": H100, "gpus": 2}, format="json")
     assert whole.status_code == 201, whole.content

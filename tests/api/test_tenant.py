@@ -68,7 +68,7 @@ def test_a_closing_tenant_can_read_but_not_write(api, alice, acme):
 
 
 def test_a_suspended_tenant_reads_but_cannot_change_its_settings(api, alice, acme):
-    # It may still stop its work and set a budget; new capacity is refused with 402 (tests/test_billing_standing.py).
+    # It may still stop its work and set a budget; new capacity is refused with 402 (tests/billing/test_webhooks.py).
     acme.state = "suspended"
     acme.save()
     client = api(alice)
