@@ -32,6 +32,7 @@ from provisioning.services.defragment import defragment_plan, defragment_start, 
 from provisioning.states import AllocationState
 from tenancy.models import Tenant
 from tenancy.roles import Action
+from tenancy.selectors import endpoint_calls_per_minute
 from tenancy.services import tenant_set_quota
 
 # --- serializers ----------------------------------------------------------------------------------------------
@@ -525,10 +526,18 @@ class QuotaSerializer(StrictSerializer):
         allow_null=True,
         help_text="GPUs the tenant may hold at once (a MIG slice counts its compute share); null lifts the quota.",
     )
+    endpoint_calls_per_minute = serializers.IntegerField(
+        min_value=1,
+        allow_null=True,
+        required=False,
+        help_text="Calls a minute each of the tenant's endpoints and public ports takes (the gateway's check, the "
+        "endpoint's URL), counted per endpoint; null: the default (LADDER_ENDPOINT_CALLS_PER_MINUTE); left out: "
+        "unchanged. Answered with the limit in force.",
+    )
 
 
 class TenantQuotaView(LadderView):
-    """Operators set a tenant's GPU quota."""
+    """Operators set a tenant's limits: its GPU quota and the calls a minute each of its endpoints takes."""
 
     extra_permissions: ClassVar[list[type]] = [HasStaffPermission]
     required_permission = "tenancy.change_tenant"
@@ -545,7 +554,17 @@ class TenantQuotaView(LadderView):
             raise NotFound()
         gpus = data.validated_data["gpus"]
         tenant = tenant_set_quota(
-            tenant=tenant, gpu_quota_milli=None if gpus is None else int(gpus * 1000), actor=self.caller.actor
+            tenant=tenant,
+            gpu_quota_milli=None if gpus is None else int(gpus * 1000),
+            endpoint_calls_per_minute=data.validated_data.get(
+                "endpoint_calls_per_minute", tenant.endpoint_calls_per_minute
+            ),
+            actor=self.caller.actor,
         )
         quota = tenant.gpu_quota_milli
-        return Response({"gpus": None if quota is None else str(Decimal(quota) / 1000)})
+        return Response(
+            {
+                "gpus": None if quota is None else str(Decimal(quota) / 1000),
+                "endpoint_calls_per_minute": endpoint_calls_per_minute(tenant),
+            }
+        )

@@ -22,6 +22,7 @@ from api.base import LadderView
 from api.serializers import StrictSerializer
 from core.actor import Actor
 from core.errors import ServiceError
+from core.ratelimit import credential_digest
 from provisioning.models import Allocation, AttestationOutcome
 from provisioning.services.attestation import (
     allocation_host,
@@ -85,6 +86,14 @@ class _GuestView(LadderView):
         APIView.initial(self, request, *args, **kwargs)
         if any("\x00" in str(value) for value in kwargs.values()):
             raise NotFound()
+
+    def throttle_subject(self, request: Request) -> str | None:
+        """A guest is counted per allocation and credential, never per address: tenants' VMs reach Ladder through
+        shared NATs. A wrong credential gets a counter of its own, so nobody can spend a guest's allowance."""
+        credential = _credential(request)
+        if not credential:
+            return None
+        return f"guest:{self.kwargs.get('allocation_id')}:{credential_digest(credential)}"
 
     def guest(self, request: Request, allocation_id: int) -> Allocation:
         allocation = attestation_guest(allocation_id=allocation_id, credential=_credential(request))

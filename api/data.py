@@ -43,6 +43,7 @@ from compliance.services.assets import (
 from compliance.services.capture import capture_policy, capture_policy_set
 from compliance.services.downloads import asset_download
 from compliance.services.sweep import retention_policy_set
+from core.ratelimit import credential_digest
 from lifecycle.services.closure import tenant_close
 from tenancy.models import Tenant
 from tenancy.roles import Action
@@ -380,6 +381,13 @@ class AssetDownloadView(LadderView):
     base_permissions: ClassVar[list[type]] = [AllowAny]
     authentication_classes = ()
     renderer_classes = [renderers.JSONRenderer, OctetStreamRenderer]
+
+    def throttle_subject(self, request: Request) -> str | None:
+        """Counted per link, never per address: tenants' workloads fetch their datasets through shared NATs."""
+        signature = str(request.query_params.get("signature", ""))
+        if not signature:
+            return None
+        return f"download:{self.kwargs.get('asset_id')}:{credential_digest(signature)}"
 
     @extend_schema(
         parameters=[DownloadQuerySerializer],

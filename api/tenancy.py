@@ -17,7 +17,7 @@ from provisioning.models import Region
 from tenancy import services
 from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey, Tenant
 from tenancy.roles import Action, TenantRole, role_allows
-from tenancy.selectors import api_keys_visible
+from tenancy.selectors import api_keys_visible, endpoint_calls_per_minute
 
 # --- serializers ----------------------------------------------------------------------------------------------
 
@@ -60,10 +60,24 @@ class TenantSerializer(serializers.ModelSerializer[Tenant]):
     residency = serializers.SerializerMethodField()
     isolation = serializers.SerializerMethodField()
     gpu_quota = serializers.SerializerMethodField(help_text="GPUs the tenant may hold at once; null: no quota.")
+    endpoint_calls_per_minute = serializers.SerializerMethodField(
+        help_text="Calls a minute each of the tenant's endpoints and public ports takes, counted per endpoint (429 "
+        "throttled past it)."
+    )
 
     class Meta:
         model = Tenant
-        fields = ["id", "slug", "name", "state", "created_at", "residency", "isolation", "gpu_quota"]
+        fields = [
+            "id",
+            "slug",
+            "name",
+            "state",
+            "created_at",
+            "residency",
+            "isolation",
+            "gpu_quota",
+            "endpoint_calls_per_minute",
+        ]
         read_only_fields = fields
 
     @extend_schema_field(ResidencySerializer)
@@ -80,6 +94,9 @@ class TenantSerializer(serializers.ModelSerializer[Tenant]):
 
     def get_gpu_quota(self, tenant: Tenant) -> str | None:
         return None if tenant.gpu_quota_milli is None else f"{tenant.gpu_quota_milli / 1000:g}"
+
+    def get_endpoint_calls_per_minute(self, tenant: Tenant) -> int:
+        return endpoint_calls_per_minute(tenant)
 
 
 class TenantUpdateSerializer(StrictSerializer):

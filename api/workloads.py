@@ -280,12 +280,15 @@ class GatewayAuthorizeView(LadderView):
     """The gateway's check before it forwards a request: ``Host`` (or ``X-Forwarded-Host``) names what is called.
     A serverless endpoint (``ldr-<id>.<base domain>``) needs an API key of its tenant in ``Authorization``: 200,
     401 without a valid key, 403 with another tenant's key; 503 while it does not run. A public port
-    (``ldr-<id>-<port>.<base domain>``) is public: 200 while the allocation exposes it. Any other host: 403."""
+    (``ldr-<id>-<port>.<base domain>``) is public: 200 while the allocation exposes it. Any other host: 403. Past
+    the endpoint's calls a minute (its tenant's plan): 429 ``throttled`` with ``Retry-After``."""
 
     base_permissions: ClassVar[list[type]] = [AllowAny]
     authentication_classes = ()
+    # Every tenant's calls come from the gateway's one address: the service counts them per tenant and endpoint.
+    throttle_classes = ()
 
-    @extend_schema(responses={200: None, 401: None, 403: None, 503: None})
+    @extend_schema(responses={200: None, 401: None, 403: None, 429: None, 503: None})
     def get(self, request: Request) -> Response:
         host = (request.headers.get("X-Forwarded-Host") or request.get_host()).split(",")[0].strip()
         gateway_authorize(host=host, api_key=_bearer(request))
@@ -296,10 +299,11 @@ class GatewayAuthorizeView(LadderView):
 class SimulatedEndpointView(LadderView):
     """A serverless endpoint on the simulated fleet, served by Ladder itself so ``make run`` can call it: the
     same key check as the gateway's, then an answer in the shape a model server gives. Payloads are kept as
-    ``inference_payload`` assets only when the tenant's capture policy asks."""
+    ``inference_payload`` assets only when the tenant's capture policy asks. Limited as the gateway's check is."""
 
     base_permissions: ClassVar[list[type]] = [AllowAny]
     authentication_classes = ()
+    throttle_classes = ()  # counted per tenant and endpoint by the service, as behind the gateway
 
     def _call(self, request: Request, allocation_id: int, path: str) -> Response:
         answer = endpoint_call(

@@ -32,6 +32,8 @@ env = environ.FileAwareEnv(
     LADDER_BEAT_LOCK_SECONDS=(int, 60),
     LADDER_TASKS_INLINE=(bool, False),
     LADDER_API_RATE=(str, "1200/min"),
+    LADDER_ENDPOINT_CALLS_PER_MINUTE=(int, 1200),
+    LADDER_TRUSTED_PROXIES=(int, 0),
     LADDER_AUDIT_VERIFY_EVERY_SECONDS=(int, 3600),
     LADDER_AUDIT_CHECKPOINT_EVERY_SECONDS=(int, 3600),
     LADDER_AUDIT_SIGNING_KEY=(str, ""),
@@ -203,14 +205,16 @@ LOGOUT_REDIRECT_URL = "portal:login"
 
 # Sign-in throttling (django-axes): this many failed sign-ins for one username from one address lock that pair out
 # for LADDER_LOGIN_LOCKOUT_MINUTES; a success clears the count. Axes' backend comes first and only refuses a locked
-# pair; the model backend checks the password. The address is REMOTE_ADDR (behind a proxy, the proxy's). API keys
-# never go through authenticate() and are not counted.
+# pair; the model backend checks the password. The address is core.ratelimit.client_address's (REMOTE_ADDR, or with
+# LADDER_TRUSTED_PROXIES the one the outermost trusted proxy saw). API keys never go through authenticate() and are
+# not counted.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT: int = env("LADDER_LOGIN_FAILURE_LIMIT")
 AXES_COOLOFF_TIME = timedelta(minutes=env("LADDER_LOGIN_LOCKOUT_MINUTES"))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "portal.signin.locked_out"
+AXES_CLIENT_IP_CALLABLE = "core.ratelimit.client_address"
 # The second factor (django-otp's TOTP devices): the name authenticator apps show beside the username.
 OTP_TOTP_ISSUER: str = env("LADDER_TOTP_ISSUER")
 
@@ -237,6 +241,16 @@ if not DEBUG:
         SILENCED_SYSTEM_CHECKS = ["security.W008"]
 
 # --- REST API -----------------------------------------------------------------------------------------------
+# How many proxies in front of Ladder append the address they saw to X-Forwarded-For (0: none is believed; the
+# address is REMOTE_ADDR). Only what really is per caller is counted by address (core/ratelimit.py).
+LADDER_TRUSTED_PROXIES: int = env("LADDER_TRUSTED_PROXIES")
+if LADDER_TRUSTED_PROXIES < 0:
+    raise ImproperlyConfigured("LADDER_TRUSTED_PROXIES counts proxies: 0 or more.")
+# Calls a minute each serverless endpoint or public port takes (the gateway's check, the endpoint's own URL),
+# counted per tenant and endpoint; a tenant's own limit (Tenant.endpoint_calls_per_minute) overrides it.
+LADDER_ENDPOINT_CALLS_PER_MINUTE: int = env("LADDER_ENDPOINT_CALLS_PER_MINUTE")
+if LADDER_ENDPOINT_CALLS_PER_MINUTE < 1:
+    raise ImproperlyConfigured("LADDER_ENDPOINT_CALLS_PER_MINUTE must be at least 1.")
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "api.authentication.ApiKeyAuthentication",

@@ -61,3 +61,14 @@ class Unavailable(ServiceError):
     def __init__(self, code: str, detail: str, *, retry_after: int, **kwargs: Any) -> None:
         super().__init__(code, detail, **kwargs)
         self.retry_after = retry_after
+
+
+class TooManyRequests(ServiceError):
+    """A rate limit refuses the call (429); ``retry_after`` seconds (when the count starts again) become the
+    ``Retry-After`` header."""
+
+    status = 429
+
+    def __init__(self, code: str, detail: str, *, retry_after: int, **kwargs: Any) -> None:
+        super().__init__(code, detail, **kwargs)
+        self.retry_after = retry_after

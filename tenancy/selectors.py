@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
@@ -36,3 +37,10 @@ def tenants_nameable(*, tenant: Tenant | None) -> QuerySet[Tenant]:
     """Tenants a caller may name (in a ``tenant`` field or filter): every one for staff (no tenant), its own for a
     tenant's member, to whom another tenant's slug answers as an unknown one."""
     return Tenant.objects.filter(pk=tenant.pk) if tenant is not None else Tenant.objects.all()
+
+
+def endpoint_calls_per_minute(tenant: Tenant) -> int:
+    """Calls a minute each of the tenant's endpoints takes: the tenant's own limit, else
+    ``LADDER_ENDPOINT_CALLS_PER_MINUTE``."""
+    own = tenant.endpoint_calls_per_minute
+    return own if own is not None else int(settings.LADDER_ENDPOINT_CALLS_PER_MINUTE)

@@ -141,19 +141,27 @@ def tenant_update(
 
 
 @transaction.atomic
-def tenant_set_quota(*, tenant: Tenant, gpu_quota_milli: int | None, actor: Actor) -> Tenant:
-    """Operators set a tenant's GPU quota (milli-GPU; None lifts it)."""
+def tenant_set_quota(
+    *, tenant: Tenant, gpu_quota_milli: int | None, endpoint_calls_per_minute: int | None, actor: Actor
+) -> Tenant:
+    """Operators set a tenant's limits: its GPU quota (milli-GPU; None lifts it) and the calls a minute each of its
+    endpoints takes (None: ``LADDER_ENDPOINT_CALLS_PER_MINUTE``)."""
+    if endpoint_calls_per_minute is not None and endpoint_calls_per_minute < 1:
+        raise Invalid(
+            "validation_error",
+            "An endpoint takes at least one call a minute (suspend the tenant to stop its endpoints).",
+            field="endpoint_calls_per_minute",
+        )
     tenant = lock_tenant(tenant.pk)
-    old = tenant.gpu_quota_milli
+    data = {
+        "gpu_quota_milli": {"old": tenant.gpu_quota_milli, "new": gpu_quota_milli},
+        "endpoint_calls_per_minute": {"old": tenant.endpoint_calls_per_minute, "new": endpoint_calls_per_minute},
+    }
     tenant.gpu_quota_milli = gpu_quota_milli
-    tenant.save(update_fields=["gpu_quota_milli"])
+    tenant.endpoint_calls_per_minute = endpoint_calls_per_minute
+    tenant.save(update_fields=["gpu_quota_milli", "endpoint_calls_per_minute"])
     audit_record(
-        actor=actor,
-        action="tenant.quota_set",
-        target_type="tenant",
-        target_id=tenant.pk,
-        tenant=tenant,
-        data={"gpu_quota_milli": {"old": old, "new": gpu_quota_milli}},
+        actor=actor, action="tenant.quota_set", target_type="tenant", target_id=tenant.pk, tenant=tenant, data=data
     )
     return tenant
 

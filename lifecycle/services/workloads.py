@@ -7,7 +7,9 @@ wrote kept as the tenant's governed data when it ends.
 - ``allocation_materials``: secret values, pull credentials, SSH public keys, signed dataset links and the OS
   image, for the driver to render into the tenant's own namespace (installed in ``lifecycle/apps.py``).
 - ``endpoint_call``: who may call a serverless endpoint (the gateway asks; the simulated fleet serves it here);
-  the first call to an idle endpoint wakes it and is held while it cold-starts.
+  the first call to an idle endpoint wakes it and is held while it cold-starts. Each endpoint takes the calls a
+  minute its tenant's plan sets, counted per tenant and endpoint (never per address: the gateway is one address
+  for every tenant), so one busy endpoint refuses only its own calls (429 ``throttled``).
 - ``workload_output_keep``: the logs and last checkpoint a workload left become ``job_log`` / ``checkpoint``
   assets with lineage to the datasets it mounted, in the region it ran in.
 """
@@ -31,7 +33,8 @@ from compliance.services.capture import inference_payload_capture, kept
 from compliance.services.downloads import asset_download_url
 from compliance.services.secrets import secret_values
 from core.actor import Actor
-from core.errors import Conflict, Invalid, ServiceError, Unavailable
+from core.errors import Conflict, Invalid, ServiceError, TooManyRequests, Unavailable
+from core.ratelimit import retry_after_seconds, window_take
 from provisioning.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.models import Allocation
 from provisioning.placement.isolation import Rung
@@ -50,6 +53,7 @@ from provisioning.workloads import (
     workload_check,
 )
 from tenancy.models import SshKey, Tenant
+from tenancy.selectors import endpoint_calls_per_minute
 from tenancy.services import api_key_authenticate
 
 WORKLOADS = Actor.system("workloads")
@@ -244,6 +248,7 @@ def endpoint_call(
     )
     if allocation is None:
         raise ServiceError("endpoint_forbidden", "This key may not call that endpoint.", status=403)
+    _admit(allocation)
     allocation = _awake(allocation)
     now = timezone.now()
     _called(allocation, now)
@@ -318,6 +323,23 @@ def _awake(allocation: Allocation) -> Allocation:
     return allocation
 
 
+def _admit(allocation: Allocation) -> None:
+    """Count a call to the endpoint against its tenant's limit, in the endpoint's own counter (per tenant and
+    endpoint: another tenant's burst, or the same tenant's on another endpoint, never uses it up). Only calls that
+    passed the key check are counted, so nobody else can spend an endpoint's allowance; a refusal says when the
+    count starts again (429 ``throttled`` with ``Retry-After``). Counted before a wake, which a refused call must
+    not start."""
+    limit = endpoint_calls_per_minute(allocation.tenant)
+    verdict = window_take(f"endpoint:{allocation.tenant_id}:{allocation.pk}", limit=limit, seconds=60, now=time.time())
+    if not verdict.allowed:
+        wait = retry_after_seconds(verdict)
+        raise TooManyRequests(
+            "throttled",
+            f"Endpoint {allocation.pk} takes {limit} calls a minute; try again in {wait} seconds.",
+            retry_after=wait,
+        )
+
+
 def _called(allocation: Allocation, now: datetime) -> None:
     """The endpoint's idle clock starts again (written at most once a second: it is bookkeeping, not a log)."""
     recent = now - timedelta(seconds=1)
@@ -329,7 +351,8 @@ def _called(allocation: Allocation, now: datetime) -> None:
 def gateway_authorize(*, host: str, api_key: str) -> None:
     """Whether the gateway may forward a request for ``host`` (raises when not; see ``endpoint_call``). It is
     where an endpoint's requests are first seen: the check for an idle endpoint wakes it and answers only once it
-    runs (or 503 with ``Retry-After``), so the gateway holds the request meanwhile (docs/kubernetes.md §7)."""
+    runs (or 503 with ``Retry-After``), so the gateway holds the request meanwhile (docs/kubernetes.md §7). A call
+    let through counts against its endpoint's limit, a public port's against its allocation's (429 past it)."""
     match = re.fullmatch(rf"ldr-(\d+)(?:-(\d+))?\.{re.escape(settings.LADDER_BASE_DOMAIN)}(?::\d+)?", host.lower())
     if match is None:
         raise ServiceError("endpoint_forbidden", "That host names no endpoint.", status=403)
@@ -337,7 +360,8 @@ def gateway_authorize(*, host: str, api_key: str) -> None:
     if port is None:
         endpoint_call(allocation_id=allocation_id, api_key=api_key)
         return
-    allocation = Allocation.objects.filter(pk=allocation_id, state=S.RUNNING).first()
+    allocation = Allocation.objects.select_related("tenant").filter(pk=allocation_id, state=S.RUNNING).first()
     workload = Workload.from_json(allocation.workload) if allocation and allocation.workload else Workload()
-    if int(port) not in {p.port for p in workload.public_ports()}:
+    if allocation is None or int(port) not in {p.port for p in workload.public_ports()}:
         raise ServiceError("endpoint_forbidden", "That host names no public port.", status=403)
+    _admit(allocation)

@@ -113,6 +113,12 @@ class QuotaForm(OnceForm):
         label="GPU quota",
         help_text="GPUs the tenant may hold at once (a MIG slice counts its compute share); empty lifts the quota.",
     )
+    endpoint_calls = forms.IntegerField(
+        required=False,
+        min_value=1,
+        label="Endpoint calls a minute",
+        help_text="Calls a minute each of the tenant's endpoints takes; empty: the default.",
+    )
 
 
 # --- finance ----------------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The operator console: the fleet as a heatmap, a node's page (its GPUs, versions, diagnosis by layer, and drain,
 undrain, quarantine with a reason after a confirmation), fragmentation and the defragmentation plan (a dry run, and
-starting a run), version skew within each NVLink domain, and tenants' GPU quotas. Every action calls the service
-the API calls."""
+starting a run), version skew within each NVLink domain, and tenants' limits (GPU quota, endpoint calls a minute).
+Every action calls the service the API calls."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.db.models import Sum
 from django.http import Http404, HttpRequest, HttpResponse
@@ -29,6 +30,7 @@ from provisioning.services import fleet as fleet_services
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
 from provisioning.states import HOLDS_DEVICES
 from tenancy.models import Tenant
+from tenancy.selectors import endpoint_calls_per_minute
 from tenancy.services import tenant_set_quota
 
 CONSOLE = register(
@@ -234,15 +236,18 @@ def _quota_rows(form_for: dict[int, QuotaForm]) -> list[dict[str, Any]]:
     rows = []
     for tenant in Tenant.objects.order_by("slug"):
         quota = tenant.gpu_quota_milli
+        initial = {
+            "gpus": None if quota is None else Decimal(quota) / 1000,
+            "endpoint_calls": tenant.endpoint_calls_per_minute,
+        }
         rows.append(
             {
                 "tenant": tenant,
                 "quota": None if quota is None else Decimal(quota) / 1000,
                 "held": Decimal(held.get(tenant.pk) or 0) / 1000,
-                "form": form_for.get(tenant.pk)
-                or QuotaForm(
-                    initial={"gpus": None if quota is None else Decimal(quota) / 1000}, prefix=f"t{tenant.pk}"
-                ),
+                "endpoint_calls": endpoint_calls_per_minute(tenant),
+                "endpoint_calls_own": tenant.endpoint_calls_per_minute is not None,
+                "form": form_for.get(tenant.pk) or QuotaForm(initial=initial, prefix=f"t{tenant.pk}"),
             }
         )
     return rows
@@ -250,7 +255,8 @@ def _quota_rows(form_for: dict[int, QuotaForm]) -> list[dict[str, Any]]:
 
 @staff_page(CONSOLE, "tenancy.change_tenant")
 def quotas(request: HttpRequest) -> HttpResponse:
-    """Each tenant's GPU quota and what it holds now; set or lift one (the service the API's quota PUT calls)."""
+    """Each tenant's GPU quota and what it holds now, and the calls a minute each of its endpoints takes; set them
+    (the service the API's quota PUT calls)."""
     forms: dict[int, QuotaForm] = {}
     if request.method == "POST":
         done = already_done_prefixed(request)
@@ -262,19 +268,24 @@ def quotas(request: HttpRequest) -> HttpResponse:
             gpus = form.cleaned_data["gpus"]
             try:
                 tenant = tenant_set_quota(
-                    tenant=tenant, gpu_quota_milli=None if gpus is None else int(gpus * 1000), actor=actor(request)
+                    tenant=tenant,
+                    gpu_quota_milli=None if gpus is None else int(gpus * 1000),
+                    endpoint_calls_per_minute=form.cleaned_data["endpoint_calls"],
+                    actor=actor(request),
                 )
             except ServiceError as error:
-                error_onto(form, error, {"gpu_quota_milli": "gpus"})
+                error_onto(form, error, {"gpu_quota_milli": "gpus", "endpoint_calls_per_minute": "endpoint_calls"})
             else:
                 where = reverse("portal:console_quotas") + f"#tenant-{tenant.slug}"
                 mark_done(request, where, prefix=f"t{tenant.pk}")
                 quota = "no quota" if gpus is None else f"a quota of {gpus:g} GPUs"
-                messages.success(request, f"{tenant.slug} now has {quota}.")
+                calls = endpoint_calls_per_minute(tenant)
+                messages.success(request, f"{tenant.slug} now has {quota}; each endpoint takes {calls} calls a minute.")
                 return redirect(where)
         forms[tenant.pk] = form
     status = 422 if any(f.errors for f in forms.values()) else 200
-    return render(request, "consoles/operators/quotas.html", {"rows": _quota_rows(forms)}, status=status)
+    context = {"rows": _quota_rows(forms), "default_endpoint_calls": settings.LADDER_ENDPOINT_CALLS_PER_MINUTE}
+    return render(request, "consoles/operators/quotas.html", context, status=status)
 
 
 def already_done_prefixed(request: HttpRequest) -> str | None:

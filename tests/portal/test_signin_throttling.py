@@ -52,6 +52,33 @@ def test_five_failures_lock_the_username_from_that_address_for_fifteen_minutes(a
     assert not AccessAttempt.objects.filter(username="alice", ip_address=HERE).exists()  # a success clears it
 
 
+def test_behind_a_trusted_proxy_the_pair_is_the_username_and_the_address_the_proxy_saw(
+    alice: Any, settings: Any
+) -> None:
+    settings.LADDER_TRUSTED_PROXIES = 1
+
+    def through_proxy(password: str, client: str, forged: str = "") -> Any:
+        chain = f"{forged}, {client}" if forged else client  # the proxy appends what it saw
+        return Client(REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR=chain).post(
+            "/login", {"username": "alice", "password": password}
+        )
+
+    for i in range(5):
+        through_proxy("nope", HERE, forged=f"192.0.2.{i}")  # what the client wrote itself is not believed
+    assert through_proxy("pw", HERE, forged="192.0.2.99").status_code == 429
+    assert through_proxy("pw", ELSEWHERE)["Location"] == "/portal/"  # another client behind the same proxy
+    assert AccessAttempt.objects.filter(username="alice", ip_address=HERE).exists()
+
+
+def test_without_trusted_proxies_a_forwarded_for_is_not_believed(alice: Any) -> None:
+    for i in range(5):
+        Client(REMOTE_ADDR=HERE, HTTP_X_FORWARDED_FOR=f"192.0.2.{i}").post(
+            "/login", {"username": "alice", "password": "nope"}
+        )
+    forged = Client(REMOTE_ADDR=HERE, HTTP_X_FORWARDED_FOR=ELSEWHERE)
+    assert forged.post("/login", {"username": "alice", "password": "pw"}).status_code == 429
+
+
 def test_the_count_is_per_username(alice: Any, charlie: Any) -> None:
     for _ in range(5):
         sign_in("nope")

@@ -171,6 +171,37 @@ def test_the_operator_sets_and_lifts_a_quota(operator: Any, acme: Any) -> None:
     assert acme.gpu_quota_milli is None
 
 
+def test_the_operator_sets_a_tenants_endpoint_calls_and_gives_the_default_back(
+    operator: Any, acme: Any, settings: Any
+) -> None:
+    settings.LADDER_ENDPOINT_CALLS_PER_MINUTE = 1200
+    client = signed_in(operator)
+    page = client.get("/console/operators/quotas")
+    assert re.search(r"<td data-endpoint-calls>1200 \(default\)</td>", page.content.decode())
+    prefix = f"t{acme.pk}"
+    form = {
+        "tenant": "acme",
+        f"{prefix}-once": token(page, prefix),
+        f"{prefix}-gpus": "",
+        f"{prefix}-endpoint_calls": "300",
+    }
+    done = client.post("/console/operators/quotas", form, follow=True)
+    assert "acme now has no quota; each endpoint takes 300 calls a minute." in done.content.decode()
+    assert "<td data-endpoint-calls>300</td>" in done.content.decode()
+    assert Tenant.objects.get(pk=acme.pk).endpoint_calls_per_minute == 300
+    event = AuditEvent.objects.filter(action="tenant.quota_set", actor_label="operator").latest("seq")
+    assert event.data["endpoint_calls_per_minute"] == {"old": None, "new": 300}
+
+    page = client.get("/console/operators/quotas")
+    zero = {"tenant": "acme", f"{prefix}-once": token(page, prefix), f"{prefix}-endpoint_calls": "0"}
+    refused = client.post("/console/operators/quotas", zero)
+    assert refused.status_code == 422
+    assert b"greater than or equal to 1" in refused.content
+    back = {"tenant": "acme", f"{prefix}-once": token(page, prefix), f"{prefix}-endpoint_calls": ""}
+    client.post("/console/operators/quotas", back)
+    assert Tenant.objects.get(pk=acme.pk).endpoint_calls_per_minute is None
+
+
 def test_a_bad_quota_is_refused_and_an_unknown_tenant_is_404(operator: Any, acme: Any) -> None:
     client = signed_in(operator)
     page = client.get("/console/operators/quotas")

@@ -1,0 +1,67 @@
+"""How callers are counted: the fixed-window counter every rate limit uses, and the one place a client's address is
+derived from a request.
+
+A window costs one ``add`` and one ``incr`` on the default cache whatever the rate, and several web processes
+sharing a Redis cache count together (the local-memory default counts per process). A caller can burst up to twice
+the limit across a window boundary: limits are a guard against runaway callers, not a meter.
+
+An address is what many tenants share when a gateway, a proxy or a NAT stands in front of them, so it keys only
+what really is per caller (sign-in failures, anonymous public reads); tenant traffic is counted per tenant and
+what it names (an API key, an endpoint, a guest's credential).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+
+
+@dataclass(frozen=True)
+class Verdict:
+    allowed: bool
+    count: int  # this call's place in the window
+    retry_after: float  # seconds until the window ends
+
+
+def window_take(key: str, *, limit: int, seconds: int, now: float) -> Verdict:
+    """Count one call against ``key``: allowed while the window (``seconds`` long, aligned on the epoch) has seen
+    at most ``limit`` calls, this one included."""
+    window = int(now // seconds)
+    counter = f"{key}:{window}"
+    cache.add(counter, 0, timeout=seconds + 1)
+    try:
+        count = cache.incr(counter)
+    except ValueError:  # expired between add and incr
+        cache.set(counter, 1, timeout=seconds + 1)
+        count = 1
+    return Verdict(allowed=count <= limit, count=count, retry_after=(window + 1) * seconds - now)
+
+
+def retry_after_seconds(verdict: Verdict) -> int:
+    """``Retry-After`` in whole seconds: never 0, which a client would read as "at once"."""
+    return max(math.ceil(verdict.retry_after), 1)
+
+
+def credential_digest(credential: str) -> str:
+    """A short, one-way name for a credential a caller presented, to count its calls without keeping it."""
+    return hashlib.sha256(credential.encode()).hexdigest()[:32]
+
+
+def client_address(request: Any) -> str:
+    """The address of whoever sent the request. ``REMOTE_ADDR`` unless ``LADDER_TRUSTED_PROXIES`` says how many
+    proxies in front of Ladder each append the address they saw to ``X-Forwarded-For``: then the one the outermost
+    of them saw. Entries a client wrote itself come before those and are never believed (a forged header would
+    otherwise pick anyone's counter, or a fresh one per request)."""
+    remote = str(request.META.get("REMOTE_ADDR") or "")
+    proxies = settings.LADDER_TRUSTED_PROXIES
+    if proxies <= 0:
+        return remote
+    hops = [hop.strip() for hop in str(request.META.get("HTTP_X_FORWARDED_FOR") or "").split(",") if hop.strip()]
+    if not hops:
+        return remote
+    return hops[-min(proxies, len(hops))]
