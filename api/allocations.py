@@ -17,16 +17,15 @@ from api.base import LadderView, StaffViewSet, TenantScopedViewSet
 from api.permissions import HasStaffPermission
 from api.serializers import StrictSerializer, refuse_body
 from api.workloads import AllocationWorkloadActions, WorkloadSerializer
-from billing.selectors import price_index
+from billing.selectors import offerings_priced
 from lifecycle.services.customers import allocation_request
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, AllocationDevice, AllocationFault, DefragmentRun, Node
 from provisioning.placement.catalog import GPU_MODEL_NAMES
-from provisioning.placement.fragmentation import fragmentation
 from provisioning.placement.isolation import SOFT_SHARING, Rung
 from provisioning.placement.offerings import offerings
 from provisioning.provisioners import allocations_reconcile, provisioner
-from provisioning.selectors import allocation_fabric
+from provisioning.selectors import allocation_fabric, fragmentation_figures
 from provisioning.services.allocations import AllocationSpec, allocation_stop
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
 from provisioning.states import AllocationState
@@ -383,15 +382,8 @@ class OfferingsView(LadderView):
     @extend_schema(responses=OfferingSerializer(many=True))
     def get(self, request: Request) -> Response:
         with fleet_read() as fleet:
-            rows = offerings(fleet.state)
-        index = price_index(now=timezone.now())
-        body = []
-        for row in rows:
-            prices = index.get((row.rung, row.gpu_model, row.region), {})
-            currency = next(iter(prices.values())).sku.currency if prices else None
-            body.append(
-                {**row.as_dict(), "prices": {k: p.unit_price_per_hour for k, p in prices.items()}, "currency": currency}
-            )
+            offered = offerings(fleet.state)
+        body = [row.as_dict() for row in offerings_priced(offered, now=timezone.now())]
         return Response(OfferingSerializer(body, many=True).data)
 
 
@@ -403,21 +395,6 @@ class FragmentationSerializer(serializers.Serializer[Any]):
     unallocated_gpus = serializers.FloatField()
     stranded_mig_slices = serializers.IntegerField()
     largest_gang_gpus = serializers.DictField(child=serializers.IntegerField())
-
-
-def _figures(state: Any) -> list[dict[str, Any]]:
-    return [
-        {
-            "gpu_model": p.model,
-            "hall": p.hall,
-            "gpus": p.gpus,
-            "free_gpus": p.free_gpus,
-            "unallocated_gpus": p.unallocated_gpus,
-            "stranded_mig_slices": p.stranded_mig_slices,
-            "largest_gang_gpus": p.largest_gang_gpus,
-        }
-        for p in fragmentation(state)
-    ]
 
 
 class DefragmentRequestSerializer(StrictSerializer):
@@ -467,7 +444,7 @@ class FragmentationViewSet(StaffViewSet):
     @extend_schema(responses=FragmentationSerializer(many=True))
     def list(self, request: Request) -> Response:
         with fleet_read() as fleet:
-            return Response(_figures(fleet.state))
+            return Response(fragmentation_figures(fleet.state))
 
 
 class ReconcileResultSerializer(serializers.Serializer[Any]):
@@ -515,7 +492,8 @@ class DefragmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffV
             return Response(DefragmentRunSerializer(run).data, status=status.HTTP_202_ACCEPTED, headers=headers)
         plan, tenants = defragment_plan()
         moves = plan_moves(plan, tenants)
-        return Response({"moves": moves, "before": _figures(plan.before), "after": _figures(plan.after)})
+        before, after = fragmentation_figures(plan.before), fragmentation_figures(plan.after)
+        return Response({"moves": moves, "before": before, "after": after})
 
 
 class QuotaSerializer(StrictSerializer):

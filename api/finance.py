@@ -4,8 +4,6 @@ GPU-hour ``/api/v1/ops/cost-basis``. Finance staff read every tenant's billing a
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -22,19 +20,8 @@ from billing.margin import MarginReport
 from billing.models import CostBasis
 from billing.services.accounts import COST_PARTS, cost_basis_add
 from core.errors import Invalid
+from core.months import month_range
 from provisioning.models import GpuModel, Hall
-
-MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
-MAX_MONTHS = 24
-
-
-def _month(value: str | None, name: str, default: datetime) -> datetime:
-    if value is None or value == "":
-        return default
-    match = MONTH.match(value)
-    if not match:
-        raise Invalid("validation_error", f"{name} must be a month as YYYY-MM.", field=name)
-    return datetime(int(match[1]), int(match[2]), 1, tzinfo=UTC)
 
 
 def _money(value: Decimal) -> str:
@@ -110,16 +97,11 @@ class MarginViewSet(StaffViewSet):
         responses={200: dict},
     )
     def list(self, request: Request) -> Response:
-        this_month, _ = selectors.month_of(timezone.now())
-        first = _month(request.query_params.get("from"), "from", this_month)
-        last = _month(request.query_params.get("to"), "to", first)
-        if last < first:
-            raise Invalid("validation_error", "to must not be before from.", field="to")
-        months = (last.year - first.year) * 12 + last.month - first.month + 1
-        if months > MAX_MONTHS:
-            raise Invalid("validation_error", f"At most {MAX_MONTHS} months at a time.", field="to")
-        report = selectors.margin_report(start=first, end=selectors.month_of(last)[1], now=timezone.now())
-        return Response({"from": first.strftime("%Y-%m"), "to": last.strftime("%Y-%m"), **margin_body(report)})
+        now = timezone.now()
+        months = month_range(request.query_params.get("from"), request.query_params.get("to"), default=now)
+        report = selectors.margin_report(start=months.start, end=months.end, now=now)
+        first, last = months.labels
+        return Response({"from": first, "to": last, **margin_body(report)})
 
 
 class BudgetStandingSerializer(serializers.Serializer[Any]):

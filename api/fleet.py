@@ -24,7 +24,7 @@ from provisioning.kubernetes.clusters import node_diagnosis
 from provisioning.models import Gpu, Hall, Node, NodeState, Region, VersionTarget
 from provisioning.placement.catalog import GPU_MODEL_NAMES
 from provisioning.provisioners import provisioner
-from provisioning.selectors import fleet_drift, fleet_upgrade_plan
+from provisioning.selectors import fleet_drift, fleet_upgrade_plan, version_skew
 from provisioning.services import fleet as services
 from provisioning.upgrades import PlanLimitError
 
@@ -375,6 +375,17 @@ class FleetDriftView(StaffView):
                 "nodes": [d.as_dict() for d in drift],
             }
         )
+
+
+class FleetSkewView(StaffView):
+    """Version skew within each NVLink domain (by hall): every version its nodes do not all run, how many nodes run
+    each value, the majority's value (on a tie, the first node's by hostname) and the nodes off it; the domains with
+    skew first. The operators' console shows the same (``provisioning.selectors.version_skew``)."""
+
+    @extend_schema(responses=dict[str, Any])
+    def get(self, request: Request) -> Response:
+        domains = version_skew()
+        return Response({"skewed": sum(1 for d in domains if d.fields), "domains": [d.as_dict() for d in domains]})
 
 
 class FleetUpgradePlanView(StaffView):

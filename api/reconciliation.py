@@ -31,6 +31,7 @@ from billing.services.reconcile import (
     usage_rollup_retry,
     usage_rollups_needing_a_person,
 )
+from core.months import MONTH
 from tenancy.models import Tenant
 
 
@@ -144,7 +145,7 @@ class PushViewSet(mixins.ListModelMixin, StaffViewSet):
 
 
 class RunStartSerializer(StrictSerializer):
-    month = serializers.RegexField(r"^\d{4}-\d{2}$", help_text="YYYY-MM (UTC).")
+    month = serializers.RegexField(MONTH, help_text="YYYY-MM (UTC).")  # its shape; the service reads the month
     tenant = serializers.SlugField(required=False, allow_null=True, default=None, help_text="Only this tenant.")
 
 

@@ -19,6 +19,7 @@ from api.clusters import ClusterViewSet
 from api.exports import ExportJobDownloadView, ExportJobSignatureView, ExportJobView, ExportsView
 from api.fleet import (
     FleetDriftView,
+    FleetSkewView,
     FleetTargetView,
     FleetUpgradePlanView,
     FleetViewSet,
@@ -65,6 +66,7 @@ urlpatterns = [
     path("ops/tenants/<slug:slug>/quota", TenantQuotaView.as_view(), name="tenant-quota"),
     path("ops/fleet/target", FleetTargetView.as_view(), name="fleet-target"),
     path("ops/fleet/drift", FleetDriftView.as_view(), name="fleet-drift"),
+    path("ops/fleet/skew", FleetSkewView.as_view(), name="fleet-skew"),
     path("ops/fleet/upgrade-plan", FleetUpgradePlanView.as_view(), name="fleet-upgrade-plan"),
     path("finance/exports", ExportsView.as_view(), name="finance-exports"),
     path("finance/exports/<int:pk>", ExportJobView.as_view(), name="finance-export"),

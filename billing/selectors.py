@@ -7,7 +7,7 @@ import bisect
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -19,8 +19,10 @@ from billing.margin import Basis, CostBook, Held, MarginReport, Revenue, Sample,
 from billing.metering import DAY_MS, HOUR_MS, to_ms
 from billing.models import BillingAccount, BudgetAlert, CostBasis, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
 from billing.pricing import amount, invoice_lines, round_money, unit_hours, unit_seconds
+from core import months
 from provisioning.models import CapacitySample, GpuModel, Hall, Node
 from provisioning.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
+from provisioning.placement.offerings import Offering
 from tenancy.models import Tenant
 
 # (sku id, window start ms, price or None, quantity in milli-unit-seconds)
@@ -113,9 +115,8 @@ def usage_rows(*, tenant: Tenant, start: datetime, end: datetime, granularity: s
 
 def month_of(now: datetime) -> tuple[datetime, datetime]:
     """The calendar month (UTC) containing ``now``: the billing period."""
-    start = now.astimezone(UTC).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    end = start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1)
-    return start, end
+    start = months.month_of(now)
+    return start, months.month_end(start)
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,38 @@ def price_index(*, now: datetime) -> dict[tuple[str, str, str], dict[str, SkuPri
         unit = f"mig:{sku.mig_profile}" if sku.mig_profile else sku.unit
         index[(sku.rung, sku.gpu_model.name, sku.region.code)][unit] = price
     return index
+
+
+@dataclass(frozen=True)
+class PricedOffering:
+    """An offering with the prices in force for its rung, GPU model and region, by unit ("gpu", "node" or
+    "mig:<profile>"; none: not priced yet)."""
+
+    offering: Offering
+    prices: dict[str, SkuPrice]
+
+    @property
+    def currency(self) -> str | None:
+        return next(iter(self.prices.values())).sku.currency if self.prices else None
+
+    @property
+    def per_hour(self) -> dict[str, Decimal]:
+        return {unit: price.unit_price_per_hour for unit, price in self.prices.items()}
+
+    def as_dict(self) -> dict[str, Any]:
+        """As the public ``/api/v1/offerings`` gives it."""
+        return {**self.offering.as_dict(), "prices": self.per_hour, "currency": self.currency}
+
+
+def offerings_priced(offered: Iterable[Offering], *, now: datetime) -> list[PricedOffering]:
+    """What can be bought, with its price now: the offerings the caller read from the fleet
+    (``provisioning.placement.offerings``, under the fleet cache's read, which billing does not take) joined with
+    the price book. The API's offerings and the portal's launch page both read them here."""
+    index = price_index(now=now)
+    return [
+        PricedOffering(row, dict(sorted(index.get((row.rung, row.gpu_model, row.region), {}).items())))
+        for row in offered
+    ]
 
 
 # --- revenue and margin (finance) -------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from billing.pricing import round_money
-from billing.selectors import invoice_upcoming, month_of, price_index, usage_rows
+from billing.selectors import invoice_upcoming, month_of, offerings_priced, usage_rows
 from billing.services.accounts import billing_account
 from compliance import retention
 from compliance.models import DataAsset, ErasureItem, ErasureOutcome, ErasureRequest, TenantSecret
@@ -217,11 +217,10 @@ def _offer(membership: Membership, rung: str) -> dict[str, Any]:
     regions = {r.code: r for r in Region.objects.all()}
     allowed = {code for code, r in regions.items() if region_allowed(policy, region_info(r)) is None}
     with fleet_read() as fleet:
-        rows = [o for o in offerings(fleet.state) if o.rung == rung and o.region in allowed]
-    index = price_index(now=timezone.now())
+        offered = [o for o in offerings(fleet.state) if o.rung == rung and o.region in allowed]
     table = []
-    for row in rows:
-        prices = index.get((row.rung, row.gpu_model, row.region), {})
+    for priced in offerings_priced(offered, now=timezone.now()):
+        row = priced.offering
         available = row.sovereign_available if tenant.sovereign else row.available
         table.append(
             {
@@ -229,7 +228,7 @@ def _offer(membership: Membership, rung: str) -> dict[str, Any]:
                 "region": row.region,
                 "available": available,
                 "what": ("node" if rung == "bare_metal" else "GPU") + ("" if available == 1 else "s"),
-                "prices": {unit: p.unit_price_per_hour for unit, p in sorted(prices.items())},
+                "prices": priced.per_hour,
                 "mig_profiles": row.mig_profiles,
             }
         )

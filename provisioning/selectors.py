@@ -1,31 +1,44 @@
 """Reads that provisioning makes of other apps' data (a tenant's contract as the placement engine sees it), the
-fleet's figures the metrics scrape reads, and an allocation's RDMA fabric as its API representation states it."""
+fleet's figures the metrics scrape reads, an allocation's RDMA fabric as its API representation states it, and the
+fleet as operators read it, the same in the API and the console: drift from the target versions, version skew
+within NVLink domains, fragmentation and the rolling upgrade plan."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models import Count
 
 from provisioning.fabric import FabricRefused, fabric_of
 from provisioning.fleet_document import Rdma
 from provisioning.models import Allocation, AllocationDevice, Cluster, Node, NodeState, VersionTarget
+from provisioning.placement.fragmentation import fragmentation
 from provisioning.placement.isolation import Rung, TenantPolicy
+from provisioning.placement.state import FleetState
 from provisioning.states import HOLDS_DEVICES, TERMINAL, AllocationState
 from provisioning.upgrades import PlanAllocation, PlanDomain, PlanNode, upgrade_plan, wave_gpu_limit
 from tenancy.models import Tenant
 
 UNKNOWN = "unknown"
-# Fleet-document version field -> Node field, in the order a version set lists them.
-VERSION_FIELDS = {
-    "driver": "driver_version",
-    "cuda": "cuda_version",
-    "nccl": "nccl_version",
-    "firmware": "firmware_version",
-}
+
+
+class VersionField(NamedTuple):
+    name: str  # in fleet documents, version targets and the API
+    attr: str  # the Node field
+    label: str  # as the consoles write it
+
+
+# The versions a node runs, in the order a version set lists them (the placement engine's, the drift's, the skew's).
+VERSION_FIELDS = (
+    VersionField("driver", "driver_version", "driver"),
+    VersionField("cuda", "cuda_version", "CUDA"),
+    VersionField("nccl", "nccl_version", "NCCL"),
+    VersionField("firmware", "firmware_version", "firmware"),
+)
 
 
 def tenant_policy(tenant: Tenant) -> TenantPolicy:
@@ -103,13 +116,13 @@ class NodeDrift:
 
 def node_drift(node: Node, target: VersionTarget | None) -> NodeDrift | None:
     """How one node differs from its target (None: it matches, and every version is known)."""
-    unknown = tuple(f for f, attr in VERSION_FIELDS.items() if getattr(node, attr) == UNKNOWN)
+    unknown = tuple(f.name for f in VERSION_FIELDS if getattr(node, f.attr) == UNKNOWN)
     differs = {}
     if target is not None:
-        for name, attr in VERSION_FIELDS.items():
-            mine, wanted = getattr(node, attr), getattr(target, name)
+        for f in VERSION_FIELDS:
+            mine, wanted = getattr(node, f.attr), getattr(target, f.name)
             if mine != wanted:
-                differs[name] = (mine, wanted)
+                differs[f.name] = (mine, wanted)
     if not differs and not unknown:
         return None
     return NodeDrift(node=node, differs=differs, unknown=unknown, has_target=target is not None)
@@ -127,6 +140,91 @@ def fleet_drift() -> list[NodeDrift]:
         .order_by("hall__code", "nvlink_domain", "hostname")
     )
     return [d for n in nodes if (d := node_drift(n, targets.get(n.gpu_model_id))) is not None]
+
+
+@dataclass(frozen=True)
+class FieldSkew:
+    """One version that differs between the nodes of an NVLink domain."""
+
+    field: VersionField
+    values: tuple[tuple[str, int], ...]  # each value and how many of the domain's nodes run it, by value
+    norm: str  # the majority's value
+    outliers: tuple[tuple[Node, str], ...]  # the nodes off the majority, with what they run
+
+    @property
+    def label(self) -> str:
+        return self.field.label
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "field": self.field.name,
+            "values": dict(self.values),
+            "norm": self.norm,
+            "outliers": [{"id": n.pk, "hostname": n.hostname, "value": value} for n, value in self.outliers],
+        }
+
+
+@dataclass(frozen=True)
+class DomainSkew:
+    """An NVLink domain (within its hall) and each version its nodes do not all share."""
+
+    hall: str
+    domain: str
+    nodes: int
+    fields: tuple[FieldSkew, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "hall": self.hall,
+            "nvlink_domain": self.domain,
+            "nodes": self.nodes,
+            "fields": [f.as_dict() for f in self.fields],
+        }
+
+
+def domain_skew(nodes: Sequence[Node]) -> tuple[FieldSkew, ...]:
+    """The majority-version rule, for the nodes of one NVLink domain in hostname order: each version field on which
+    they differ, with the value most of them run as the domain's norm (on a tie, the one the first node runs) and
+    the nodes off it. Reads only the nodes' version fields: no query."""
+    skewed = []
+    for f in VERSION_FIELDS:
+        counted = Counter(getattr(n, f.attr) for n in nodes)
+        if len(counted) < 2:
+            continue
+        norm = max(counted, key=counted.__getitem__)  # max keeps the first of equals: the first node's value
+        outliers = tuple((n, getattr(n, f.attr)) for n in nodes if getattr(n, f.attr) != norm)
+        skewed.append(FieldSkew(f, tuple(sorted(counted.items())), norm, outliers))
+    return tuple(skewed)
+
+
+def version_skew() -> list[DomainSkew]:
+    """Every NVLink domain (within its hall) with the versions its nodes do not all share (``domain_skew``); the
+    domains with skew first, then by hall and domain. The operators' console and ``/api/v1/ops/fleet/skew`` show
+    it. Placement needs no norm: a multi-node gang keeps to one exact version set (provisioning.placement)."""
+    domains: dict[tuple[str, str], list[Node]] = defaultdict(list)
+    for node in Node.objects.select_related("hall").order_by("hall__code", "nvlink_domain", "hostname"):
+        domains[(node.hall.code, node.nvlink_domain)].append(node)
+    out = [DomainSkew(hall, domain, len(nodes), domain_skew(nodes)) for (hall, domain), nodes in domains.items()]
+    out.sort(key=lambda d: (not d.fields, d.hall, d.domain))
+    return out
+
+
+def fragmentation_figures(state: FleetState) -> list[dict[str, Any]]:
+    """How usable the free capacity is, per GPU model and hall (``provisioning.placement.fragmentation``), as the
+    API's ``/api/v1/ops/fragmentation`` and defragmentation plans and the operators' console give it; the largest
+    gang per NVLink domain by domain. The caller reads ``state`` under the fleet cache."""
+    return [
+        {
+            "gpu_model": p.model,
+            "hall": p.hall,
+            "gpus": p.gpus,
+            "free_gpus": p.free_gpus,
+            "unallocated_gpus": p.unallocated_gpus,
+            "stranded_mig_slices": p.stranded_mig_slices,
+            "largest_gang_gpus": dict(sorted(p.largest_gang_gpus.items())),
+        }
+        for p in fragmentation(state)
+    ]
 
 
 def upgrade_plan_input() -> tuple[list[PlanDomain], int]:

@@ -12,7 +12,6 @@ Stripe. Without ``STRIPE_API_KEY`` it compares the ledger with the outbox only a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -47,24 +46,19 @@ from billing.services.stripe_sync import (
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid, ServiceError, Unavailable
+from core.months import month_end, month_of, month_start, month_text
 from core.tasks import enqueue
 from tenancy.models import Tenant
 
-MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 NEEDS_A_PERSON = (PushState.FAILED, PushState.STALE)
 
 
 def month_parse(value: str, *, now: datetime) -> tuple[datetime, datetime]:
     """``YYYY-MM`` -> the month's first instant and the next month's (UTC). A month not yet begun is refused."""
-    found = MONTH.match(value or "")
-    if not found or not 1 <= int(found[2]) <= 12 or int(found[1]) < 2000:
-        raise Invalid("month_invalid", f"{value!r} is not a month: write it as YYYY-MM, e.g. 2027-03.", field="month")
-    year, month = int(found[1]), int(found[2])
-    start = datetime(year, month, 1, tzinfo=UTC)
-    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    start = month_start(value, field="month", code="month_invalid")
     if start > now:
         raise Invalid("month_in_future", f"{value} has not begun: there is nothing to reconcile yet.", field="month")
-    return start, end
+    return start, month_end(start)
 
 
 @dataclass
@@ -382,10 +376,10 @@ def reconciliation_monthly(*, now: datetime | None = None) -> ReconciliationRun 
     """The beat's run: last month's reconciliation across tenants, once its invoices are final (two hours into
     the new month), once (a month with a run already, running or done, gets none)."""
     now = now or timezone.now()
-    this_month = datetime(now.year, now.month, 1, tzinfo=UTC)
+    this_month = month_of(now)
     if now < this_month + MONTHLY_RUN_AFTER:
         return None
-    last = (this_month - timedelta(days=1)).strftime("%Y-%m")
+    last = month_text(this_month - timedelta(days=1))
     if ReconciliationRun.objects.filter(month=last, tenant=None).exclude(state=ReconciliationState.FAILED).exists():
         return None
     run, _ = reconciliation_run_start(month=last, tenant=None, actor=RECONCILER, now=now)

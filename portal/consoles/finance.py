@@ -6,7 +6,7 @@ calls the service the API calls."""
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from django.utils import timezone
 from billing.margin import MarginReport
 from billing.metering import from_ms
 from billing.models import ExportJob, ExportState, ReconciliationRun, UsageRollup
-from billing.selectors import budgets_standing, margin_report, month_of
+from billing.selectors import budgets_standing, margin_report
 from billing.services.reconcile import (
     reconciliation_run_start,
     retry_refusal,
@@ -28,6 +28,7 @@ from billing.services.reconcile import (
     usage_rollups_needing_a_person,
 )
 from core.errors import ServiceError
+from core.months import MonthError, month_range, month_text
 from lifecycle.services.exports import export_job_request, export_spec
 from portal.consoles.forms import ExportForm, MonthRangeForm, ReconcileForm, RetryForm
 from portal.consoles.frame import Console, Page, actor, already_done, mark_done, register, staff_page
@@ -48,13 +49,7 @@ CONSOLE = register(
         ),
     )
 )
-MAX_MONTHS = 24
 FLEET_PARTS = ("billed", "idle", "stranded", "unbilled")
-
-
-def _month_start(value: str) -> datetime:
-    year, month = value.split("-")
-    return datetime(int(year), int(month), 1, tzinfo=UTC)
 
 
 def _charts(report: MarginReport) -> dict[str, Any]:
@@ -90,22 +85,20 @@ def _charts(report: MarginReport) -> dict[str, Any]:
 def margin(request: HttpRequest) -> HttpResponse:
     """Revenue, allocated cost and gross margin per rung, model and region, and the cost of idle and stranded
     capacity, for a range of months (this month by default); docs/finance.md says where each figure comes from."""
-    this_month = month_of(timezone.now())[0].strftime("%Y-%m")
+    now = timezone.now()
     form = MonthRangeForm(request.GET or None)
-    since = until = this_month
-    status = 200
-    if form.is_bound:
-        if form.is_valid():
-            since = form.cleaned_data["since"] or this_month
-            until = form.cleaned_data["until"] or since
-            months = (_month_start(until).year - _month_start(since).year) * 12
-            months += _month_start(until).month - _month_start(since).month + 1
-            if months > MAX_MONTHS:
-                form.add_error("until", f"At most {MAX_MONTHS} months at a time.")
-        status = 422 if form.errors else 200
+    since = until = month_text(now)
     report = MarginReport()
-    if not form.errors:
-        report = margin_report(start=_month_start(since), end=month_of(_month_start(until))[1], now=timezone.now())
+    if not form.is_bound or form.is_valid():
+        data = form.cleaned_data if form.is_bound else {}
+        try:
+            months = month_range(data.get("since"), data.get("until"), default=now, fields=("since", "until"))
+        except MonthError as error:
+            error_onto(form, error)
+        else:
+            since, until = months.labels
+            report = margin_report(start=months.start, end=months.end, now=now)
+    status = 422 if form.errors else 200
     context = {
         "form": form,
         "since": since,
@@ -133,7 +126,7 @@ def reconciliation(request: HttpRequest) -> HttpResponse:
     """The runs (newest first) and one run's differences with their causes (``?run=<id>``, the newest by default);
     starting a run for a month (and a tenant) calls the service the API's POST calls."""
     tenants = _tenant_choices()
-    form = ReconcileForm(tenants=tenants, initial={"month": month_of(timezone.now())[0].strftime("%Y-%m")})
+    form = ReconcileForm(tenants=tenants, initial={"month": month_text(timezone.now())})
     if request.method == "POST":
         done = already_done(request)
         if done:

@@ -5,7 +5,6 @@ Every action calls the service the API calls."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -25,7 +24,7 @@ from portal.forms import error_onto
 from provisioning.fleet_cache import fleet_read
 from provisioning.kubernetes.clusters import node_diagnosis
 from provisioning.models import Allocation, DefragmentRun, Node
-from provisioning.placement.fragmentation import fragmentation
+from provisioning.selectors import VERSION_FIELDS, fragmentation_figures, version_skew
 from provisioning.services import fleet as fleet_services
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
 from provisioning.states import HOLDS_DEVICES
@@ -52,12 +51,6 @@ NODE_ACTIONS: dict[str, tuple[str, Callable[..., Node]]] = {
     "undrain": ("Undrain", fleet_services.node_undrain),
     "quarantine": ("Quarantine", fleet_services.node_quarantine),
 }
-VERSION_FIELDS = [
-    ("driver", "driver_version"),
-    ("firmware", "firmware_version"),
-    ("CUDA", "cuda_version"),
-    ("NCCL", "nccl_version"),
-]
 
 
 @staff_page(CONSOLE, "provisioning.view_node")
@@ -100,7 +93,7 @@ def node(request: HttpRequest, node_id: int) -> HttpResponse:
     )
     context = {
         "node": found,
-        "versions": [(label, getattr(found, attr)) for label, attr in VERSION_FIELDS],
+        "versions": [(f.label, getattr(found, f.attr)) for f in VERSION_FIELDS],
         "allocations": allocations,
         "diagnosis": diagnosis,
         "refusal": refusal,
@@ -137,21 +130,6 @@ def node_action(request: HttpRequest, node_id: int, action: str) -> HttpResponse
     return render(request, "consoles/operators/node_action.html", context, status=422 if form.errors else 200)
 
 
-def _figures(state: Any) -> list[dict[str, Any]]:
-    return [
-        {
-            "gpu_model": p.model,
-            "hall": p.hall,
-            "gpus": p.gpus,
-            "free_gpus": p.free_gpus,
-            "unallocated_gpus": p.unallocated_gpus,
-            "stranded_mig_slices": p.stranded_mig_slices,
-            "largest_gang_gpus": sorted(p.largest_gang_gpus.items()),
-        }
-        for p in fragmentation(state)
-    ]
-
-
 @staff_page(CONSOLE, "provisioning.view_node")
 def defragment(request: HttpRequest) -> HttpResponse:
     """Fragmentation per GPU model and hall now, the plan a defragmentation would carry out (a dry run: nothing
@@ -179,12 +157,12 @@ def defragment(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Defragmentation run {run.pk} started: {len(run.steps)} moves.")
                 return redirect(where)
     with fleet_read() as fleet_now:
-        now = _figures(fleet_now.state)
+        now = fragmentation_figures(fleet_now.state)
     plan, tenants = defragment_plan()
     moves = plan_moves(plan, tenants)
     context = {
         "now": now,
-        "after": _figures(plan.after),
+        "after": fragmentation_figures(plan.after),
         "moves": moves,
         "runs": DefragmentRun.objects.order_by("-pk")[:10],
         "form": form if request.method == "POST" else DefragmentStartForm(),
@@ -193,36 +171,10 @@ def defragment(request: HttpRequest) -> HttpResponse:
     return render(request, "consoles/operators/defragment.html", context, status=422 if form.errors else 200)
 
 
-def version_skew() -> list[dict[str, Any]]:
-    """Per NVLink domain (within its hall), each version that differs between its nodes: the values, and which
-    nodes run the ones fewer of them run (the majority is the domain's norm)."""
-    domains: dict[tuple[str, str], list[Node]] = defaultdict(list)
-    for found in Node.objects.select_related("hall").order_by("hall__code", "nvlink_domain", "hostname"):
-        domains[(found.hall.code, found.nvlink_domain)].append(found)
-    out = []
-    for (hall, domain), nodes in domains.items():
-        fields = []
-        for label, attr in VERSION_FIELDS:
-            counted = Counter(getattr(n, attr) for n in nodes)
-            if len(counted) > 1:
-                norm = counted.most_common(1)[0][0]
-                fields.append(
-                    {
-                        "label": label,
-                        "values": sorted(counted.items()),
-                        "norm": norm,
-                        "outliers": [(n, getattr(n, attr)) for n in nodes if getattr(n, attr) != norm],
-                    }
-                )
-        out.append({"hall": hall, "domain": domain, "nodes": len(nodes), "fields": fields})
-    out.sort(key=lambda d: (not d["fields"], d["hall"], d["domain"]))
-    return out
-
-
 @staff_page(CONSOLE, "provisioning.view_node")
 def skew(request: HttpRequest) -> HttpResponse:
     domains = version_skew()
-    skewed = sum(1 for d in domains if d["fields"])
+    skewed = sum(1 for d in domains if d.fields)
     return render(request, "consoles/operators/skew.html", {"domains": domains, "skewed": skewed})
 
 

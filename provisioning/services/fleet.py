@@ -46,6 +46,7 @@ from provisioning.models import (
     VersionTarget,
 )
 from provisioning.placement.catalog import CATALOG
+from provisioning.selectors import VERSION_FIELDS
 from provisioning.services.allocations import LastCheckpoint, node_failed
 from provisioning.states import HOLDS_DEVICES
 
@@ -422,7 +423,7 @@ def node_attestation_key_set(*, node: Node, public_key: str, actor: Actor, reaso
     return node
 
 
-VERSION_TARGET_FIELDS = ("driver", "cuda", "nccl", "firmware")
+VERSION_TARGET_FIELDS = tuple(f.name for f in VERSION_FIELDS)
 
 
 def version_target_set(*, gpu_model: str, versions: Mapping[str, str], actor: Actor, reason: str = "") -> VersionTarget:

@@ -71,6 +71,19 @@ def small_fleet() -> dict[str, Any]:
     }
 
 
+def skewed_fleet() -> dict[str, Any]:
+    """The small fleet with two more nodes in eu-west-1a and versions that differ inside its NVLink domains: in nvl-0
+    (euw1a-01, -02, -04) the first node runs an older driver than the two others and euw1a-02 an older CUDA; in
+    nvl-1 (euw1a-03, -05) the two nodes run different NCCLs, one each."""
+    document = small_fleet()
+    nodes = document["regions"][0]["halls"][0]["nodes"]
+    nodes += [node("euw1a-04", "eu-west-1a/nvl-0"), node("euw1a-05", "eu-west-1a/nvl-1", gpus=4)]
+    nodes[0]["versions"]["driver"] = "570.10.01"
+    nodes[1]["versions"]["cuda"] = "12.9"
+    nodes[4]["versions"]["nccl"] = "2.26.2"
+    return document
+
+
 SMALL_FLEET_NODES = 5
 SMALL_FLEET_GPUS = 8 + 8 + 4 + 8 + 8
 
