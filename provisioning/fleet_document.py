@@ -27,7 +27,7 @@ its ``link_layer`` (``infiniband`` or ``roce``), and each NIC: its RDMA ``device
 that sit under the same PCIe switch, which NCCL should pair with it. A fabric joins nodes of one hall and one link
 layer; a NIC's device name and rail are unique on its node, and a GPU index is below the node's ``gpu_count``.
 The optional ``rate_gbps`` is the rate each port should train at (400 for NDR 4x or 400GbE); node diagnosis reports
-a port below it as degraded (provisioning/kubernetes/diagnosis.py, the ``rdma`` layer).
+a port below it as degraded (provisioning/kubernetes/diagnosis_rdma.py, the ``rdma`` layer).
 
 ``cpu_tee`` is the CPU's trusted execution environment of a confidential-computing host: ``"snp"`` (AMD SEV-SNP)
 or ``"tdx"`` (Intel TDX). It picks the guest's runtime and is what attestation evidence from the host must claim.
