@@ -24,7 +24,8 @@ from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 
 from provisioning.placement.catalog import CATALOG
-from provisioning.placement.engine import Device, Placement, PlacementEngine, Request, Share, mig_milli
+from provisioning.placement.decision import Device, Placement, Request, Share, mig_milli
+from provisioning.placement.engine import PlacementEngine
 from provisioning.placement.isolation import (
     RUNGS,
     Refusal,

@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 from bench.baselines import MigChoice, Partly, _Baseline
 from provisioning.placement.catalog import CATALOG
-from provisioning.placement.engine import Placement, Refused, Request
+from provisioning.placement.decision import Placement, Refused, Request
 from provisioning.placement.isolation import TenantPolicy
 from provisioning.placement.mig import COMPUTE_SLICES, EMPTY, MigKind, MigState, legal_starts, place
 from provisioning.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, FleetState, GpuSlot, NodeSlot

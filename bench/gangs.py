@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from time import perf_counter
 
 from bench.trace import HALLS, NODES_PER_DOMAIN, VERSIONS
-from provisioning.placement.engine import POLICIES, Placement, PlacementEngine, Request
+from provisioning.placement.decision import Placement, Request
+from provisioning.placement.engine import POLICIES, PlacementEngine
 from provisioning.placement.isolation import Rung, TenantPolicy
 from provisioning.placement.state import FleetState
 

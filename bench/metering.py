@@ -213,7 +213,8 @@ def run_push(count: int, rate: float) -> tuple[Row, list[str]]:
 
     from billing.metering import to_ms, window_of
     from billing.models import BillingAccount, SkuPrice, UsageRollup
-    from billing.services.stripe_sync import billing_push, stripe_account_sync, stripe_client, stripe_sync_catalog
+    from billing.services.stripe_push import billing_push
+    from billing.services.stripe_sync import stripe_account_sync, stripe_client, stripe_sync_catalog
     from tenancy.models import Tenant
 
     stripe_sync_catalog()

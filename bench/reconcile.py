@@ -50,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     from billing.metering import to_ms
     from billing.models import PushState, Sku, SkuPrice, UsageRollup
     from billing.services.reconcile import reconciliation_month
-    from billing.services.stripe_sync import billing_push, stripe_account_sync, stripe_sync_catalog
+    from billing.services.stripe_push import billing_push
+    from billing.services.stripe_sync import stripe_account_sync, stripe_sync_catalog
     from provisioning.models import GpuModel, Region
     from tenancy.models import Tenant
 

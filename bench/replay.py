@@ -28,7 +28,8 @@ from bench.baselines import make_engine
 from bench.fgd import FGDEngine, task_of
 from bench.trace import TENANTS, Pod, TraceNode, build_fleet
 from provisioning.placement.catalog import CATALOG
-from provisioning.placement.engine import Placement, PlacementEngine, Request, Share
+from provisioning.placement.decision import Placement, Request, Share
+from provisioning.placement.engine import PlacementEngine
 from provisioning.placement.isolation import Performance, Reason, Rung, TenantPolicy
 from provisioning.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind, smallest_covering, stranded_compute
 from provisioning.placement.state import FULL_SHARE, FleetState

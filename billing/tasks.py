@@ -7,7 +7,7 @@ import logging
 from celery import shared_task
 from django.utils import timezone
 
-from billing.services import reconcile, stripe_sync
+from billing.services import reconcile, stripe_push, stripe_sync
 from billing.services.accounts import tenants_suspend_overdue
 from tenancy.models import Tenant
 
@@ -17,7 +17,7 @@ log = logging.getLogger(__name__)
 @shared_task
 def billing_push() -> str:
     """Send due rollups; then close the subscriptions of leaving tenants whose usage has all reached Stripe."""
-    report = str(stripe_sync.billing_push())
+    report = str(stripe_push.billing_push())
     closed = stripe_sync.stripe_subscriptions_close()
     return f"{report}; subscriptions closed: {', '.join(closed) or 'none'}"
 

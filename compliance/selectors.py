@@ -1,7 +1,7 @@
 """Reads of the audit log, and the fast walk of its chain.
 
 ``audit_chain_verify`` checks what ``core.chain.verify`` checks, with the same results and messages, ~3x
-faster (``bench/compliance.py``): rows are tuples, not dicts; each event's canonical encoding is spelled by one
+faster (``bench/compliance/chain.py``): rows are tuples, not dicts; each event's canonical encoding is spelled by one
 template (``compliance.verify.canonical_event``, checked against ``chain.event_hash`` by the tests, which also
 decides whenever the two disagree); on PostgreSQL the rows stream through binary ``COPY ... TO STDOUT`` with the
 times spelled by the server, so the client builds no datetime; elsewhere the ORM streams them in chunks. Memory

@@ -20,7 +20,8 @@ from django.db import connection, transaction
 from core.locks import lock_singleton
 from core.tasks import tasks_held
 from provisioning.models import Allocation, GpuModel, Hall, Node, NodeHold, PlacementJournal, PlacementLock
-from provisioning.placement.engine import Device, Placement, PlacementEngine
+from provisioning.placement.decision import Device, Placement
+from provisioning.placement.engine import PlacementEngine
 from provisioning.placement.isolation import HallInfo, Performance, Rung, Security
 from provisioning.placement.state import FleetState
 from provisioning.states import HOLDS_DEVICES

@@ -36,13 +36,8 @@ from billing.models import (
 from billing.pricing import exponent, stripe_unit_amount
 from billing.reconcile import Key, Line, Result, reconcile
 from billing.selectors import stripe_enabled
-from billing.services.stripe_sync import (
-    DEDUP_WINDOW,
-    STALE_MARGIN_MS,
-    STRIPE_MAX_AGE_MS,
-    account_items,
-    stripe_client,
-)
+from billing.services.stripe_push import DEDUP_WINDOW, STALE_MARGIN_MS, STRIPE_MAX_AGE_MS
+from billing.services.stripe_sync import account_items, stripe_client
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid, ServiceError, Unavailable

@@ -15,8 +15,9 @@ from core.errors import Conflict, Invalid, ServiceError
 from provisioning.fleet_document import Rdma
 from provisioning.kubernetes.client import ClusterUnavailable
 from provisioning.kubernetes.credentials import CredentialsError, seal
-from provisioning.kubernetes.diagnosis import DRA_DRIVER, NIC_DRA_DRIVER, diagnose_node
+from provisioning.kubernetes.diagnosis import diagnose_node
 from provisioning.kubernetes.driver import kube_for_cluster
+from provisioning.kubernetes.node_reading import DRA_DRIVER, NIC_DRA_DRIVER
 from provisioning.kubernetes.sync import NodeImport, fleet_sync
 from provisioning.models import Cluster, ClusterHealth, Hall, Node
 from provisioning.services.fleet import FleetLoadResult

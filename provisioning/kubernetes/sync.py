@@ -10,7 +10,7 @@ through ``fleet_load``, so the same rules apply to a synced node as to a loaded 
 not list is touched.
 
 A node's RDMA NICs (the fleet document's ``rdma``) come from the evidence node diagnosis reads
-(provisioning/kubernetes/diagnosis.py, the ``rdma`` layer): the reporter DaemonSet's ``rdma.ladder.io/<device>``
+(provisioning/kubernetes/diagnosis_rdma.py, the ``rdma`` layer): the reporter DaemonSet's ``rdma.ladder.io/<device>``
 annotations, each a JSON object whose ``link_layer`` (sysfs: ``InfiniBand`` or ``Ethernet``, i.e. RoCE) gives the
 fabric's link layer and whose ``rail`` and ``gpus`` (the reporter's configuration: NIC i on rail i, the GPUs under
 its PCIe switch) place the NIC; and the operator's node label ``ladder.io/fabric``, the fabric's name within the
@@ -28,7 +28,7 @@ from typing import Any
 
 from core.actor import Actor
 from provisioning.fleet_document import LINK_LAYERS
-from provisioning.kubernetes.diagnosis import A_RDMA_PREFIX, LINK_LAYER_OF_SYSFS
+from provisioning.kubernetes.diagnosis_rdma import A_RDMA_PREFIX, LINK_LAYER_OF_SYSFS
 from provisioning.kubernetes.shapes import model_of_product
 from provisioning.models import Cluster
 from provisioning.services.fleet import FleetLoadResult, fleet_load

@@ -25,10 +25,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from provisioning.placement.catalog import CATALOG
-from provisioning.placement.engine import FULL_SHARE, Device, Placement, PlacementEngine, mig_join_refusal
+from provisioning.placement.decision import Device, Placement
+from provisioning.placement.engine import PlacementEngine
 from provisioning.placement.isolation import RUNGS, Performance, Rung, TenantPolicy
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES, best_start, place
-from provisioning.placement.state import READY, FleetState, GpuSlot
+from provisioning.placement.shares import mig_join_refusal
+from provisioning.placement.state import FULL_SHARE, READY, FleetState, GpuSlot
 
 JOB = "job"  # restarts from its last checkpoint on the new devices
 SERVERLESS = "serverless"  # its replicas are re-created on the new devices

@@ -23,8 +23,8 @@ from core.errors import Conflict
 from core.tasks import enqueue
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, DefragmentRun
+from provisioning.placement.decision import Device
 from provisioning.placement.defragment import Move, Plan, movable_kind, plan_defragmentation
-from provisioning.placement.engine import Device
 from provisioning.services.allocations import LastCheckpoint, allocation_move
 from provisioning.states import AllocationState
 

@@ -23,15 +23,8 @@ from core.errors import Conflict, Invalid
 from core.progress import QUIET, Progress
 from provisioning.attestation_evidence import EvidenceError, public_key_check
 from provisioning.fleet_cache import journal_fleet_changed, lock_placement, placement_section
-from provisioning.fleet_document import (
-    FleetSpec,
-    NodeSpec,
-    Reason,
-    Registered,
-    SourceMap,
-    check,
-    check_against_fleet,
-)
+from provisioning.fleet_document import FleetSpec, NodeSpec, Reason, Registered, check, check_against_fleet
+from provisioning.json_source import SourceMap
 from provisioning.locks import lock_fleet, lock_nodes
 from provisioning.models import (
     NODE_TRANSITIONS,
@@ -146,7 +139,7 @@ def fleet_load(
     """Upsert the fleet a document describes: regions and halls by code, nodes by hostname.
 
     The whole document is checked first; any problem refuses it whole (``FleetDocumentInvalid``, nothing
-    written). ``source`` (from ``fleet_document.parse_text``) adds line numbers to the reasons. New nodes
+    written). ``source`` (from ``json_source.parse_text``) adds line numbers to the reasons. New nodes
     start ``ready`` with GPUs 0..gpu_count-1; a node whose gpu_count shrinks loses its highest-index GPUs.
     Loads never change a node's state, and what the document does not list is left as it is. ``progress``
     counts the nodes upserted.

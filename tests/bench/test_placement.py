@@ -90,7 +90,8 @@ def test_fgd_measures_a_node_as_the_paper_does():
 
 def test_the_gang_benchmark_places_gangs_inside_one_group_and_prints_one_json_object():
     from bench.gangs import gang_fleet, gang_run
-    from provisioning.placement.engine import Placement, PlacementEngine, Request
+    from provisioning.placement.decision import Placement, Request
+    from provisioning.placement.engine import PlacementEngine
     from provisioning.placement.isolation import Rung, TenantPolicy
 
     state = gang_fleet(2_048, mixed=True)

@@ -17,7 +17,8 @@ from billing.models import BillingAccount, PushState, Sku, SkuPrice, Unit, Usage
 from billing.selectors import invoice_for
 from billing.services import stripe_sync
 from billing.services.ledger import windows_close
-from billing.services.stripe_sync import account_subscriptions, billing_push, stripe_account_sync
+from billing.services.stripe_push import billing_push
+from billing.services.stripe_sync import account_subscriptions, stripe_account_sync
 from tenancy.models import Tenant
 from tests.fakes.stripe import StripeServer
 from tests.support.billing import load_fleet, place, sku

@@ -25,7 +25,8 @@ from billing.services.reconcile import (
     reconciliation_run_start,
     usage_rollup_retry,
 )
-from billing.services.stripe_sync import PushReport, billing_push, stripe_account_sync
+from billing.services.stripe_push import PushReport, billing_push
+from billing.services.stripe_sync import stripe_account_sync
 from core.models import AuditEvent
 from provisioning.services.allocations import allocation_transition
 from provisioning.states import AllocationState as S

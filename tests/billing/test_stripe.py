@@ -25,9 +25,10 @@ from django.utils import timezone
 from billing.models import BillingAccount, PushState, Sku, SkuPrice, Unit, UsageRollup
 from billing.pricing import stripe_unit_amount
 from billing.selectors import invoice_upcoming, month_of
-from billing.services import stripe_sync
+from billing.services import stripe_push, stripe_sync
 from billing.services.ledger import windows_close
-from billing.services.stripe_sync import billing_push, push_lease, stripe_account_sync
+from billing.services.stripe_push import billing_push, push_lease
+from billing.services.stripe_sync import stripe_account_sync
 from lifecycle.services.closure import tenant_close
 from lifecycle.services.customers import tenant_signup
 from provisioning.services.allocations import allocation_transition
@@ -226,7 +227,7 @@ def test_a_rollup_pushed_twice_is_billed_once(stripe_server, acme, billed):
     assert billing_push(now=timezone.now()).sent == 1
     total = assert_stripe_matches_ledger(stripe_server, acme, billed)
 
-    def push_again() -> stripe_sync.PushReport:
+    def push_again() -> stripe_push.PushReport:
         UsageRollup.objects.update(push_state=PushState.PENDING, pushed_at=None)
         return billing_push(now=timezone.now())
 
@@ -253,7 +254,7 @@ def test_two_pushers_at_once_send_each_rollup_once(stripe_server, acme, globex, 
 
     moment = timezone.now()
     start, overlap = threading.Barrier(2), threading.Barrier(2)
-    reports: list[stripe_sync.PushReport] = []
+    reports: list[stripe_push.PushReport] = []
     errors: list[BaseException] = []
 
     def pusher() -> None:
@@ -371,7 +372,7 @@ def test_refusals_fail_and_usage_too_old_for_stripe_goes_stale(stripe_server, ac
     stripe_server.clock = lambda: time.time() + 2 * 86_400
 
     out, err = StringIO(), StringIO()
-    with caplog.at_level(logging.ERROR, logger="billing.services.stripe_sync"), pytest.raises(CommandError) as raised:
+    with caplog.at_level(logging.ERROR, logger="billing.services.stripe_push"), pytest.raises(CommandError) as raised:
         call_command("billing_push", stdout=out, stderr=err)
     assert raised.value.returncode == 1
     assert "2 failed and 1 stale" in str(raised.value)

@@ -14,7 +14,7 @@ from django.utils import timezone
 from prometheus_client import Counter
 
 from billing.models import SkuPrice
-from billing.services import stripe_sync
+from billing.services import stripe_push, stripe_sync
 from billing.services.accounts import budget_set
 from billing.services.ledger import windows_close
 from compliance.tasks import audit_verify_scheduled, retention_sweep_scheduled
@@ -53,10 +53,10 @@ def test_pushes_are_counted_by_outcome(stripe_server: Any, acme: Any) -> None:
     use(acme, hour_start(4) + timedelta(minutes=40), timedelta(minutes=90), gpus=1)
     rollups = windows_close(now=timezone.now()).rollups
     assert rollups >= 2
-    report = stripe_sync.billing_push()
+    report = stripe_push.billing_push()
     assert report.sent == rollups
     assert count(STRIPE_PUSHES, "sent") == sent + rollups
-    assert stripe_sync.billing_push().sent == 0  # nothing left: nothing more counted
+    assert stripe_push.billing_push().sent == 0  # nothing left: nothing more counted
     assert count(STRIPE_PUSHES, "sent") == sent + rollups
 
 

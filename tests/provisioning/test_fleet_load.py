@@ -17,7 +17,8 @@ from django.db import transaction
 from compliance.selectors import audit_chain_verify
 from core.actor import Actor
 from core.models import AuditEvent
-from provisioning.fleet_document import check, format_path, parse_text
+from provisioning.fleet_document import check, format_path
+from provisioning.json_source import parse_text
 from provisioning.models import Gpu, GpuModel, Hall, Node, NodeState, Region
 from provisioning.placement.catalog import CATALOG
 from provisioning.services.fleet import FleetDocumentInvalid, fleet_load, gpu_models_sync, gpu_uuid

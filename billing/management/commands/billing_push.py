@@ -9,7 +9,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from billing.management.commands._clock import parse_now
-from billing.services.stripe_sync import billing_push, stripe_enabled
+from billing.services.stripe_push import billing_push
+from billing.services.stripe_sync import stripe_enabled
 from core.progress import Progress
 
 

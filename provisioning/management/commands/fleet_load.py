@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.actor import Actor
 from core.progress import Progress
-from provisioning.fleet_document import JsonSyntaxError, parse_text
+from provisioning.json_source import JsonSyntaxError, parse_text
 from provisioning.services.fleet import FleetDocumentInvalid, fleet_load
 
 

@@ -3,8 +3,9 @@ never touches what may not move, and a planned move is checked again against the
 
 import copy
 
+from provisioning.placement.decision import Placement, Request, Share
 from provisioning.placement.defragment import move_check, plan_defragmentation
-from provisioning.placement.engine import Placement, PlacementEngine, Request, Share
+from provisioning.placement.engine import PlacementEngine
 from provisioning.placement.fragmentation import fragmentation
 from provisioning.placement.isolation import Performance, Rung
 from tests.support.placement_fleet import fleet, policy
@@ -180,7 +181,7 @@ def test_a_planned_move_is_refused_once_its_target_is_taken():
 def test_a_gang_member_moves_only_onto_a_node_of_its_fabric_and_version_set():
     from dataclasses import replace
 
-    from provisioning.placement.engine import Device
+    from provisioning.placement.decision import Device
     from provisioning.placement.isolation import HallInfo
     from provisioning.placement.state import FleetState
     from tests.support.placement_fleet import OLD, VERSIONS

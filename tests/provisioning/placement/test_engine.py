@@ -2,7 +2,8 @@
 
 import pytest
 
-from provisioning.placement.engine import Placement, PlacementEngine, Refused, Request, Share
+from provisioning.placement.decision import Placement, Refused, Request, Share
+from provisioning.placement.engine import PlacementEngine
 from provisioning.placement.isolation import Performance, Reason, Rung, Security
 from provisioning.placement.offerings import offerings
 from tests.support.placement_fleet import OLD, VERSIONS, fleet, policy

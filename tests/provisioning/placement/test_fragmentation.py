@@ -1,6 +1,7 @@
 """Fragmentation figures: free GPUs, stranded MIG slices, the largest gang per NVLink domain."""
 
-from provisioning.placement.engine import PlacementEngine, Request
+from provisioning.placement.decision import Request
+from provisioning.placement.engine import PlacementEngine
 from provisioning.placement.fragmentation import fragmentation
 from provisioning.placement.isolation import Rung
 from provisioning.placement.state import FleetState

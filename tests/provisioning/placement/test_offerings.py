@@ -1,6 +1,7 @@
 """Offerings: every rung x model x region with both axes, and the capacity free right now."""
 
-from provisioning.placement.engine import PlacementEngine, Request
+from provisioning.placement.decision import Request
+from provisioning.placement.engine import PlacementEngine
 from provisioning.placement.isolation import Rung
 from provisioning.placement.offerings import offerings
 from tests.support.placement_fleet import fleet, policy

@@ -9,8 +9,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from provisioning.placement.catalog import CATALOG
+from provisioning.placement.decision import Placement, Request, Share
 from provisioning.placement.engine import POLICIES as POLICY_NAMES
-from provisioning.placement.engine import Placement, PlacementEngine, Request, Share
+from provisioning.placement.engine import PlacementEngine
 from provisioning.placement.isolation import Performance, Reason, Rung, hall_allowed
 from provisioning.placement.mig import GEOMETRY, MigKind, rebuild
 from tests.support.placement_fleet import fleet, policy
