@@ -101,10 +101,10 @@ def test_a_guest_is_counted_per_credential_never_per_address(three_per_minute, a
     SimulatedProvisioner().provision(allocation.pk)
     nat = APIClient(REMOTE_ADDR="10.0.0.9")
     url = f"/api/v1/attestation/{allocation.pk}/challenge"
-    guest = {"HTTP_AUTHORIZATION": f"Bearer {attestation_credential(allocation.pk)}"}
+    guest: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {attestation_credential(allocation.pk)}"}
     for _ in range(3):
         assert nat.post(url, **guest).status_code == 200
     assert_problem(nat.post(url, **guest), 429, "throttled")
     # Another guest behind the same address is not refused for it (here: a credential for no running allocation).
-    other = {"HTTP_AUTHORIZATION": f"Bearer {attestation_credential(allocation.pk + 1)}"}
+    other: dict[str, Any] = {"HTTP_AUTHORIZATION": f"Bearer {attestation_credential(allocation.pk + 1)}"}
     assert_problem(nat.post(f"/api/v1/attestation/{allocation.pk + 1}/challenge", **other), 401, "not_authenticated")
