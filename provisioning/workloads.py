@@ -269,7 +269,7 @@ class WorkloadSpec:
     @property
     def framework(self) -> Framework | None:
         """The job's launcher (the default one when nothing is named); None on the other rungs."""
-        return self.facts.framework.framework if self.facts.framework is not None else None
+        return self.facts.launcher.framework if self.facts.launcher is not None else None
 
     @property
     def is_slurm(self) -> bool:
@@ -305,7 +305,7 @@ class WorkloadSpec:
     @property
     def whole_hosts(self) -> bool:
         """Whether each member must take every GPU of its node (a launcher with host capabilities)."""
-        return self.facts.framework is not None and self.facts.framework.whole_hosts
+        return self.facts.launcher is not None and self.facts.launcher.whole_hosts
 
     @property
     def checkpoint(self) -> Checkpoint | None:

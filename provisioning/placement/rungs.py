@@ -107,6 +107,8 @@ class FrameworkFacts:
 
 @dataclass(frozen=True)
 class RungFacts:
+    """A rung's row of the table; from ``rung_facts`` on the job rung, with its framework's row laid over it."""
+
     rung: Rung
     performance: frozenset[Performance]  # the performance isolation it can give
     security: Security  # the security isolation it gives
@@ -122,7 +124,7 @@ class RungFacts:
     namespace_suffix: str  # its objects live in the tenant's namespace, ``ladder-<slug>`` + this
     focus: FocusNames
     words: PortalWords
-    framework: FrameworkFacts | None = None  # on the job rung, the framework these facts are for
+    launcher: FrameworkFacts | None = None  # on the job rung, the framework these facts are for
 
     @property
     def runs_image(self) -> bool:
@@ -341,7 +343,7 @@ FRAMEWORKS: Mapping[Framework, FrameworkFacts] = {
 _LAUNCHED: Mapping[Framework, RungFacts] = {
     f.framework: replace(
         RUNGS[FRAMEWORK_RUNG],
-        framework=f,
+        launcher=f,
         takes_ssh_keys=f.takes_ssh_keys,
         takes_ports=f.takes_ports,
         needs_image=f.needs_image,

@@ -68,11 +68,11 @@ def test_jobs_restart_from_a_checkpoint_and_jobs_and_endpoints_survive_a_move() 
 
 def test_a_slurm_cluster_is_a_job_with_ssh_whole_dirty_hosts_and_its_own_namespace() -> None:
     slurm = rung_facts(Rung.JOB, Framework.SLURM)
-    assert slurm.framework is FRAMEWORKS[Framework.SLURM]
+    assert slurm.launcher is FRAMEWORKS[Framework.SLURM]
     assert (slurm.takes_ssh_keys, slurm.leaves_host_dirty, slurm.namespace_suffix) == (True, True, "-slurm")
     assert (slurm.takes_ports, slurm.needs_image) == (False, False)
-    assert slurm.framework is not None
-    assert slurm.framework.whole_hosts
+    assert slurm.launcher is not None
+    assert slurm.launcher.whole_hosts
     # The rest is the job rung's: the same isolation, unit, checkpoint restart and FOCUS names.
     job = RUNGS[Rung.JOB]
     assert (slurm.security, slurm.unit, slurm.restarts_from_checkpoint, slurm.focus) == (
@@ -87,14 +87,14 @@ def test_a_slurm_cluster_is_a_job_with_ssh_whole_dirty_hosts_and_its_own_namespa
 def test_the_other_frameworks_are_a_plain_gang(framework: Framework) -> None:
     facts = rung_facts("job", framework)
     assert (facts.takes_ssh_keys, facts.leaves_host_dirty, facts.namespace_suffix) == (False, False, "")
-    assert facts.framework is not None
-    assert not facts.framework.whole_hosts
+    assert facts.launcher is not None
+    assert not facts.launcher.whole_hosts
 
 
 def test_the_job_rung_without_a_framework_is_the_default_one_and_other_rungs_have_none() -> None:
-    assert rung_facts("job").framework is FRAMEWORKS[DEFAULT_FRAMEWORK]
+    assert rung_facts("job").launcher is FRAMEWORKS[DEFAULT_FRAMEWORK]
     assert rung_facts("vm", "torchrun") is RUNGS[Rung.VM]  # a stored workload names the default on every rung
-    assert rung_facts("container").framework is None
+    assert rung_facts("container").launcher is None
 
 
 def test_only_bare_metal_and_slurm_leave_their_hosts_dirty() -> None:
