@@ -24,6 +24,7 @@ from provisioning.models import Allocation, AllocationDevice, AllocationFault, D
 from provisioning.placement.catalog import GPU_MODEL_NAMES
 from provisioning.placement.isolation import SOFT_SHARING, Rung
 from provisioning.placement.offerings import offerings
+from provisioning.placement.rungs import RUNGS
 from provisioning.provisioners import allocations_reconcile, provisioner
 from provisioning.selectors import allocation_fabric, fragmentation_figures
 from provisioning.services.allocations import AllocationSpec, allocation_stop
@@ -407,7 +408,7 @@ class MoveSerializer(serializers.Serializer[Any]):
     allocation = serializers.IntegerField()
     tenant = serializers.CharField()
     kind = serializers.ChoiceField(
-        choices=["job", "serverless"],
+        choices=[rung.value for rung, facts in RUNGS.items() if facts.movable],
         help_text="job: restarts from its last checkpoint on the new devices; serverless: its replicas are re-created.",
     )
     from_nodes = serializers.ListField(child=serializers.CharField())

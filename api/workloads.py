@@ -28,21 +28,16 @@ from api.serializers import StrictSerializer
 from core.models import AuditEvent
 from lifecycle.services.workloads import endpoint_call, gateway_authorize
 from provisioning.models import Allocation
+from provisioning.placement.rungs import DEFAULT_FRAMEWORK, Framework
 from provisioning.provisioners import provisioner
 from provisioning.simulated import MAX_LINES
 from provisioning.states import WORKING
 from provisioning.workloads import (
     CHECKPOINTS,
-    DEFAULT_FRAMEWORK,
-    FRAMEWORKS,
     MAX_ARG_BYTES,
     MAX_ARGV,
     MAX_CLOUD_INIT_BYTES,
-    Checkpoint,
     LogLine,
-    Port,
-    SecretRef,
-    Volume,
     Workload,
 )
 
@@ -121,31 +116,16 @@ class WorkloadSerializer(StrictSerializer):
         max_length=100, required=False, help_text='A secret of yours holding "user:token" for the image\'s registry.'
     )
     framework = serializers.ChoiceField(
-        choices=list(FRAMEWORKS),
-        default=DEFAULT_FRAMEWORK,
+        choices=[f.value for f in Framework],
+        default=DEFAULT_FRAMEWORK.value,
         help_text="Jobs: torchrun (an Indexed Job), mpi (an MPIJob), ray (a RayJob) or slurm (a Slurm cluster "
         "reached over SSH); docs/jobs.md.",
     )
 
     @staticmethod
     def build(data: dict[str, Any]) -> Workload:
-        """The workload of validated data."""
-        checkpoint = data.get("checkpoint")
-        return Workload(
-            image=data.get("image"),
-            command=tuple(data.get("command") or ()),
-            args=tuple(data.get("args") or ()),
-            env=tuple((e["name"], e["value"]) for e in data.get("env") or ()),
-            secrets=tuple(SecretRef(s["name"], s["as"]) for s in data.get("secrets") or ()),
-            ports=tuple(Port(**p) for p in data.get("ports") or ()),
-            volumes=tuple(Volume(**v) for v in data.get("volumes") or ()),
-            checkpoint=Checkpoint(**checkpoint) if checkpoint else None,
-            os_image=data.get("os_image"),
-            cloud_init=data.get("cloud_init"),
-            ssh_keys=tuple(data.get("ssh_keys") or ()),
-            pull_secret=data.get("pull_secret"),
-            framework=data.get("framework") or DEFAULT_FRAMEWORK,
-        )
+        """The workload of validated data, which has the shape of its stored form."""
+        return Workload.from_json(data)
 
 
 # --- logs and events ----------------------------------------------------------------------------------------

@@ -24,18 +24,13 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from provisioning.placement.rungs import RUNGS, RungFacts, rung_facts
+
 FOCUS_VERSION = "1.2"
 PROVIDER = "Ladder"
 SERVICE_CATEGORY = "Compute"
-# One service per rung, so each has one subcategory (FOCUS: a ServiceName has one ServiceSubcategory).
-SERVICES = {
-    "bare_metal": ("Ladder Bare Metal", "Other (Compute)"),
-    "vm": ("Ladder Virtual Machines", "Virtual Machines"),
-    "confidential_vm": ("Ladder Confidential Virtual Machines", "Virtual Machines"),
-    "container": ("Ladder Containers", "Containers"),
-    "job": ("Ladder Jobs", "Containers"),
-    "serverless": ("Ladder Serverless Endpoints", "Serverless Compute"),
-}
+# One service per rung, so each has one subcategory (FOCUS: a ServiceName has one ServiceSubcategory): the table
+# of rungs names them (``RungFacts.focus``); a SKU of a rung it does not know is this one.
 _OTHER_SERVICE = ("Ladder GPU Compute", "Other (Compute)")
 HOUR_MS = 3_600_000
 COST_PLACES = 16
@@ -121,22 +116,6 @@ UNIT_WORDS = {
     "gpu": ("GPU-Hours", "GPU time"),
     "mig": ("MIG Slice-Hours", "MIG slice time"),
     "node": ("Node-Hours", "node time"),
-}
-RESOURCE_TYPES = {
-    "bare_metal": "Bare Metal Server",
-    "vm": "Virtual Machine",
-    "confidential_vm": "Confidential Virtual Machine",
-    "container": "Container",
-    "job": "Job",
-    "serverless": "Serverless Endpoint",
-}
-SECURITY = {
-    "bare_metal": "bare_metal",
-    "vm": "vm",
-    "confidential_vm": "confidential_vm",
-    "container": "container",
-    "job": "container",
-    "serverless": "container",
 }
 
 
@@ -293,12 +272,23 @@ VARYING = 14  # the first columns change from row to row; the others are the sam
 # allocation and month, and are made once per such combination (``Static``)
 
 
+def _facts(rung: str) -> RungFacts | None:
+    """The table of rungs' row of a SKU's or an allocation's rung (None: a rung it does not know)."""
+    return rung_facts(rung) if rung in RUNGS else None
+
+
+def _resource_type(rung: str) -> str:
+    facts = _facts(rung)
+    return facts.focus.resource_type if facts else "Other"
+
+
 def _static(charge: Charge) -> tuple[Any, ...]:
     """The values of the columns after ``VARYING`` (every one but the row's cost, quantity, hour and counts)."""
     sku, price, tenant, resource = charge.sku, charge.price, charge.tenant, charge.resource
     pricing_unit, meter = UNIT_WORDS[sku.unit]
     month_start, month_end = month_bounds(charge.window_ms)
-    service, subcategory = SERVICES.get(sku.rung, _OTHER_SERVICE)
+    facts = _facts(sku.rung)
+    service, subcategory = (facts.focus.service, facts.focus.subcategory) if facts else _OTHER_SERVICE
     details: dict[str, Any] = {"x_Unit": sku.unit, "x_PricePerUnitHour": str(price.per_hour)}
     if sku.mig_profile:
         details["x_MigProfile"] = sku.mig_profile
@@ -308,7 +298,7 @@ def _static(charge: Charge) -> tuple[Any, ...]:
         performance: str | None = resource.performance
     elif sku.unit == "mig":
         performance = "mig"
-    elif sku.rung != "serverless":
+    elif facts is None or not facts.soft_sharing:
         performance = "whole_gpu"  # MIG slices have SKUs of their own; only serverless sells soft shares
     else:
         performance = None  # sold whole and as soft shares on one SKU: the detail export names each
@@ -339,7 +329,7 @@ def _static(charge: Charge) -> tuple[Any, ...]:
         "AvailabilityZone": resource.hall if resource else None,
         "ResourceId": f"allocation/{resource.id}" if resource else None,
         "ResourceName": resource.name if resource else None,
-        "ResourceType": RESOURCE_TYPES.get(resource.rung, "Other") if resource else None,
+        "ResourceType": _resource_type(resource.rung) if resource else None,
         "ServiceName": service,
         "ServiceCategory": SERVICE_CATEGORY,
         "ServiceSubcategory": subcategory,
@@ -351,7 +341,7 @@ def _static(charge: Charge) -> tuple[Any, ...]:
         "Tags": _json({TAG_PREFIX + k: v for k, v in resource.tags.items()}) if resource else "{}",
         "x_Rung": sku.rung,
         "x_PerformanceIsolation": performance,
-        "x_SecurityIsolation": resource.security if resource else SECURITY.get(sku.rung, sku.rung),
+        "x_SecurityIsolation": resource.security if resource else facts.security.value if facts else sku.rung,
         "x_GpuModel": sku.gpu_model,
         "x_TenantSlug": tenant.slug,
     }

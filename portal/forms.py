@@ -13,11 +13,10 @@ from django.contrib.auth import password_validation
 from compliance.services.secrets import MAX_VALUE_BYTES
 from core.errors import ServiceError
 from provisioning.placement.isolation import SOFT_SHARING
+from provisioning.placement.rungs import DEFAULT_FRAMEWORK, Framework
 from provisioning.services.allocations import AllocationSpec
 from provisioning.workloads import (
     CHECKPOINTS,
-    DEFAULT_FRAMEWORK,
-    FRAMEWORKS,
     Checkpoint,
     Port,
     SecretRef,
@@ -69,7 +68,7 @@ class LaunchForm(forms.Form):
     nodes = forms.IntegerField(min_value=1, max_value=64, required=False, label="Nodes")
     gang_size = forms.IntegerField(min_value=2, max_value=512, required=False, label="Gang members")
     framework = forms.ChoiceField(
-        choices=[(f, f) for f in FRAMEWORKS],
+        choices=[(f.value, f.value) for f in Framework],
         required=False,
         label="Framework (jobs: torchrun, an MPI launcher, a Ray job, or a Slurm cluster you reach over SSH)",
     )
@@ -146,7 +145,7 @@ class LaunchForm(forms.Form):
             "image", "command", "env", "secrets", "secret_files", "pull_secret", "dataset", "scratch_gb",
             "checkpoint_path", "port", "ssh_keys", "os_image", "cloud_init",
         )  # fmt: skip
-        framework = data.get("framework") or DEFAULT_FRAMEWORK
+        framework = data["framework"] or DEFAULT_FRAMEWORK.value
         if not any(data.get(f) for f in fields) and framework == DEFAULT_FRAMEWORK:
             return None
         ports = (Port(data["port"], "http", data.get("expose") or "none"),) if data.get("port") else ()

@@ -60,6 +60,7 @@ from provisioning.models import Allocation, Region
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.isolation import region_allowed
 from provisioning.placement.offerings import offerings
+from provisioning.placement.rungs import Rung, rung_facts
 from provisioning.provisioners import provisioner
 from provisioning.selectors import tenant_policy
 from provisioning.services.allocations import allocation_stop
@@ -227,7 +228,7 @@ def _offer(membership: Membership, rung: str) -> dict[str, Any]:
                 "gpu_model": row.gpu_model,
                 "region": row.region,
                 "available": available,
-                "what": ("node" if rung == "bare_metal" else "GPU") + ("" if available == 1 else "s"),
+                "what": words.RUNGS[rung]["item"] + ("" if available == 1 else "s"),
                 "prices": priced.per_hour,
                 "mig_profiles": row.mig_profiles,
             }
@@ -238,7 +239,7 @@ def _offer(membership: Membership, rung: str) -> dict[str, Any]:
 
 @member(Action.ALLOCATION_MANAGE)
 def launch(request: HttpRequest, membership: Membership) -> HttpResponse:
-    rung = request.POST.get("rung") or request.GET.get("rung") or "container"
+    rung = request.POST.get("rung") or request.GET.get("rung") or Rung.CONTAINER.value
     if rung not in words.RUNGS:
         raise Http404("No such rung.")
     tenant = membership.tenant
@@ -296,7 +297,7 @@ def launch(request: HttpRequest, membership: Membership) -> HttpResponse:
         "cost": cost_figures(membership),
         "performance": [words.PERFORMANCE[p] for p in words.RUNGS[rung]["performance"]],
         "security": words.SECURITY[words.RUNGS[rung]["security"]],
-        "share_modes": rung == "serverless",
+        "share_modes": rung_facts(rung).soft_sharing,
     }
     return render(request, "portal/launch.html", context, status=422 if form.errors else 200)
 

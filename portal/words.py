@@ -5,67 +5,37 @@ from __future__ import annotations
 
 from typing import Any
 
-PERFORMANCE = {
-    "whole_gpu": "Whole GPUs: every SM and all the memory of each GPU are yours alone.",
-    "mig": "A MIG slice: your own SMs, memory and memory bandwidth, a hardware partition of the GPU.",
-    "mps": "MPS: a share of one GPU's SMs in one shared context; only your own processes share it.",
-    "time_slicing": "Time-sliced: the GPU switches between processes with no memory isolation; only your own "
-    "processes share it.",
-    "fractional": "Fractional: soft limits on memory and compute of one GPU; only your own processes share it.",
+from provisioning.placement.rungs import RUNGS as TABLE
+from provisioning.placement.rungs import Performance, Security
+
+PERFORMANCE: dict[str, str] = {
+    Performance.WHOLE_GPU: "Whole GPUs: every SM and all the memory of each GPU are yours alone.",
+    Performance.MIG: "A MIG slice: your own SMs, memory and memory bandwidth, a hardware partition of the GPU.",
+    Performance.MPS: "MPS: a share of one GPU's SMs in one shared context; only your own processes share it.",
+    Performance.TIME_SLICING: "Time-sliced: the GPU switches between processes with no memory isolation; only your "
+    "own processes share it.",
+    Performance.FRACTIONAL: "Fractional: soft limits on memory and compute of one GPU; only your own processes "
+    "share it.",
 }
-SECURITY = {
-    "container": "A container in your own namespace: isolated by namespaces, seccomp and network policy, on a kernel "
-    "shared with the host.",
-    "vm": "A virtual machine: a hypervisor boundary, with the GPUs passed through to it.",
-    "confidential_vm": "A confidential VM: memory encrypted by the CPU (TDX or SEV-SNP) and GPUs in CC mode, "
+SECURITY: dict[str, str] = {
+    Security.CONTAINER: "A container in your own namespace: isolated by namespaces, seccomp and network policy, on a "
+    "kernel shared with the host.",
+    Security.VM: "A virtual machine: a hypervisor boundary, with the GPUs passed through to it.",
+    Security.CONFIDENTIAL_VM: "A confidential VM: memory encrypted by the CPU (TDX or SEV-SNP) and GPUs in CC mode, "
     "attested before it runs.",
-    "bare_metal": "Whole machines: nobody else runs on them, and they are wiped before the next tenant.",
+    Security.BARE_METAL: "Whole machines: nobody else runs on them, and they are wiped before the next tenant.",
 }
+# Each rung in the portal's words, as the table of rungs states them (``RungFacts.words``), for the templates.
 RUNGS: dict[str, dict[str, Any]] = {
-    "bare_metal": {
-        "title": "Bare metal",
-        "what": "Whole nodes with all their GPUs, your OS image, reached over SSH.",
-        "performance": ["whole_gpu"],
-        "security": "bare_metal",
-        "unit": "node-hours",
-    },
-    "vm": {
-        "title": "Virtual machine",
-        "what": "1 to 8 whole GPUs passed through to a VM you boot with cloud-init.",
-        "performance": ["whole_gpu"],
-        "security": "vm",
-        "unit": "GPU-hours",
-    },
-    "confidential_vm": {
-        "title": "Confidential VM",
-        "what": "Whole GPUs in confidential-computing mode, attested before use.",
-        "performance": ["whole_gpu"],
-        "security": "confidential_vm",
-        "unit": "GPU-hours",
-    },
-    "container": {
-        "title": "Container",
-        "what": "A whole GPU or a MIG slice running your image.",
-        "performance": ["whole_gpu", "mig"],
-        "security": "container",
-        "unit": "GPU-hours (a slice weighs its share)",
-    },
-    "job": {
-        "title": "Job",
-        "what": "A gang of members that start together, restarted from the last checkpoint after a fault.",
-        "performance": ["whole_gpu"],
-        "security": "container",
-        "unit": "GPU-hours of goodput",
-    },
-    "serverless": {
-        "title": "Serverless",
-        "what": "An endpoint called with your API key; replicas on whole GPUs, MIG slices or soft shares. Idle, it "
-        "scales to zero: it keeps its address and settings, holds no GPU and costs nothing; the next request wakes "
-        "it after a cold start.",
-        "performance": ["whole_gpu", "mig", "mps", "time_slicing", "fractional"],
-        "security": "container",
-        "unit": "GPU-seconds of ready replicas only (nothing while idle at zero)",
-    },
+    rung.value: {
+        "title": facts.words.title,
+        "what": facts.words.what,
+        "performance": [p.value for p in Performance if p in facts.performance],
+        "security": facts.security.value,
+        "unit": facts.words.unit,
+        "item": facts.words.item,
+    }
+    for rung, facts in TABLE.items()
 }
 # What an allocation's state means to its tenant, where a state needs saying (the allocation page).
 STATES = {

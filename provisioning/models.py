@@ -15,6 +15,7 @@ from django.utils import timezone
 from provisioning.fleet_document import JURISDICTION_RE, MAX_GPUS_PER_NODE
 from provisioning.placement.isolation import Performance, Rung, Security
 from provisioning.states import AllocationState
+from provisioning.workloads import WorkloadSpec, workload_spec
 from tenancy.models import TenantOwned
 
 # A jurisdiction is a short upper-case name: "EU", "US", "UK", "CH", "APAC"...
@@ -280,6 +281,12 @@ class Allocation(TenantOwned):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.state})"
+
+    @property
+    def workload_spec(self) -> WorkloadSpec:
+        """The workload typed, with the facts of its rung and framework (``provisioning.workloads.WorkloadSpec``):
+        what every module asks of an allocation's workload, instead of reading the stored form."""
+        return workload_spec(self.rung, self.workload)
 
 
 class AllocationFault(TenantOwned):

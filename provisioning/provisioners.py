@@ -209,8 +209,8 @@ class SimulatedProvisioner(Provisioner):
     @staticmethod
     def _every(allocation: Allocation) -> float:
         """A job checkpoints at its workload's interval; without one, every LADDER_SIM_CHECKPOINT_SECONDS."""
-        checkpoint = (allocation.workload or {}).get("checkpoint")
-        return float(checkpoint["interval_s"]) if checkpoint else settings.LADDER_SIM_CHECKPOINT_SECONDS
+        checkpoint = allocation.workload_spec.checkpoint
+        return float(checkpoint.interval_s) if checkpoint else settings.LADDER_SIM_CHECKPOINT_SECONDS
 
     def _checkpoints(self, allocation: Allocation, at: datetime) -> datetime:
         """The last simulated checkpoint at or before ``at`` (the start of running counts as one)."""

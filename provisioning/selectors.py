@@ -17,7 +17,8 @@ from provisioning.fabric import FabricRefused, fabric_of
 from provisioning.fleet_document import Rdma
 from provisioning.models import Allocation, AllocationDevice, Cluster, Node, NodeState, VersionTarget
 from provisioning.placement.fragmentation import fragmentation
-from provisioning.placement.isolation import Rung, TenantPolicy
+from provisioning.placement.isolation import TenantPolicy
+from provisioning.placement.rungs import rung_facts
 from provisioning.placement.state import FleetState
 from provisioning.states import HOLDS_DEVICES, TERMINAL, AllocationState
 from provisioning.upgrades import PlanAllocation, PlanDomain, PlanNode, upgrade_plan, wave_gpu_limit
@@ -69,15 +70,12 @@ def clusters_reconciled() -> list[tuple[str, str, datetime | None]]:
     return list(Cluster.objects.order_by("name").values_list("name", "health", "reconciled_at"))
 
 
-FABRIC_RUNGS = (Rung.JOB, Rung.BARE_METAL)  # the rungs whose allocations span nodes
-
-
 def allocation_fabric(allocation: Allocation) -> dict[str, Any] | None:
     """The RDMA fabric the allocation's nodes meet on, as ``provisioning.fabric.Fabric.as_json`` states it (the
     tenant's partition key or VLAN, the NICs per node); None unless it is a job or bare metal on two nodes or
     more, every one with RDMA NICs. Its devices now, else the ones it last held (as the devices it shows); a
     combination the driver refuses (``FabricRefused``) is none: the allocation fails with the reason."""
-    if allocation.rung not in FABRIC_RUNGS:
+    if not rung_facts(allocation.rung).spans_nodes:
         return None
     devices = list(allocation.devices.all())  # prefetched by the API's queryset
     hostnames = {d.hostname for d in [d for d in devices if d.active] or devices}

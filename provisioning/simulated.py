@@ -13,8 +13,9 @@ import math
 import shlex
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 
-from provisioning.workloads import LogLine, OsImage, Workload, WorkloadEvent
+from provisioning.workloads import LogLine, OsImage, Workload, WorkloadEvent, WorkloadSpec
 
 MAX_LINES = 10_000  # the most one read returns
 
@@ -37,6 +38,10 @@ class Timeline:
     def end(self, now: datetime) -> datetime:
         return min(self.ended_at, now) if self.ended_at else now
 
+    @cached_property
+    def spec(self) -> WorkloadSpec:
+        return WorkloadSpec.of(self.rung, self.workload)
+
 
 def _noise(allocation_id: int, i: int) -> float:
     """A number in [0, 1) that depends on the allocation and the line only."""
@@ -51,7 +56,7 @@ def checkpoint_bytes(allocation_id: int, step: int) -> int:
 
 def _start_line(t: Timeline) -> tuple[str, str]:
     w = t.workload or Workload()
-    if t.rung in ("vm", "bare_metal"):
+    if t.spec.boots_os:
         title = t.os_image.title if t.os_image else "Ubuntu 24.04 LTS"
         return f"[    0.000000] Linux version 6.8.0 ({title}) booting on {', '.join(t.hosts)}", "console"
     argv = [*w.command, *w.args] or ["sleep", "infinity"]
@@ -66,18 +71,18 @@ def _line(t: Timeline, i: int) -> tuple[str, str]:
     if i == 0:
         return _start_line(t)
     noise = _noise(t.allocation_id, i)
-    if t.rung in ("vm", "bare_metal"):
+    if t.spec.boots_os:
         if i == 1:
             return "cloud-init: modules:final finished; SSH host keys generated", "console"
         return f"[{i * t.log_every:12.6f}] nvidia 0000:{i % 8:02x}:00.0: GPU {i % 8} {t.gpu_model} healthy", "console"
-    if t.rung == "job":
+    if t.spec.restarts_from_checkpoint:
         every = _steps_per_checkpoint(t)
         if i % every == 0:
             path = t.workload.checkpoint.path if t.workload and t.workload.checkpoint else "/checkpoints"
             return f"saved checkpoint step-{i // every} to {path}", "worker-0"
         loss = 2.5 * math.exp(-i / 400) + 0.05 * noise
         return f"step {i} loss {loss:.4f} tokens/s {int(9000 + 2000 * noise)}", f"worker-{i % max(1, len(t.hosts))}"
-    if t.rung == "serverless":
+    if t.spec.facts.endpoint:
         return (
             f'10.0.{i % 256}.{int(noise * 250) + 1} "POST /v1/predict HTTP/1.1" 200 {int(20 + 200 * noise)}ms',
             "worker",
@@ -107,7 +112,7 @@ def log_lines(t: Timeline, *, now: datetime, since: datetime | None = None, tail
 
 def last_checkpoint_step(t: Timeline, at: datetime) -> int | None:
     """The step of the last checkpoint a job wrote by ``at`` (None: none yet)."""
-    if t.running_since is None or t.rung != "job":
+    if t.running_since is None or not t.spec.restarts_from_checkpoint:
         return None
     lines = int((min(at, t.end(at)) - t.running_since).total_seconds() // t.log_every)
     step = lines // _steps_per_checkpoint(t)
@@ -119,7 +124,7 @@ def events(t: Timeline, *, now: datetime) -> list[WorkloadEvent]:
     w = t.workload or Workload()
     out = [WorkloadEvent(t.created_at, "Scheduled", f"Placed on {', '.join(t.hosts) or 'the fleet'}")]
     begin = t.created_at
-    if t.rung in ("vm", "bare_metal"):
+    if t.spec.boots_os:
         title = t.os_image.title if t.os_image else "the default image"
         out.append(WorkloadEvent(begin, "Provisioning", f"Writing {title} and the user data"))
     else:
@@ -127,12 +132,12 @@ def events(t: Timeline, *, now: datetime) -> list[WorkloadEvent]:
         out.append(WorkloadEvent(begin, "Pulling", f"Pulling image {image}"))
     if t.running_since is not None and t.running_since <= now:
         pulled = t.running_since - timedelta(seconds=min(1.0, t.provision_seconds))
-        if t.rung not in ("vm", "bare_metal"):
+        if not t.spec.boots_os:
             out.append(
                 WorkloadEvent(max(begin, pulled), "Pulled", f"Successfully pulled image {w.image or 'the stock image'}")
             )
         out.append(WorkloadEvent(t.running_since, "Started", "Started the workload"))
-        if t.rung == "job":
+        if t.spec.restarts_from_checkpoint:
             step_every = timedelta(seconds=t.log_every * _steps_per_checkpoint(t))
             last = last_checkpoint_step(t, now) or 0
             for step in range(max(1, last - 99), last + 1):  # the last hundred

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-JOB = "job"  # the rung whose allocations checkpoint and restart instead of moving
+from provisioning.placement.rungs import rung_facts
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class PlanAllocation:
     @property
     def action(self) -> str:
         """``checkpoint`` for a job (it restarts from its checkpoint elsewhere), ``move`` for anything else."""
-        return "checkpoint" if self.rung == JOB else "move"
+        return "checkpoint" if rung_facts(self.rung).restarts_from_checkpoint else "move"
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,23 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
 import yaml
+
+from provisioning.placement.rungs import (
+    DEFAULT_FRAMEWORK,
+    FRAMEWORK_RUNG,
+    FRAMEWORKS,
+    RUNGS,
+    Framework,
+    Rung,
+    RungFacts,
+    rung_facts,
+)
 
 # Registries Ladder pulls from unless the operator says otherwise (LADDER_IMAGE_REGISTRIES).
 DEFAULT_REGISTRIES = ("docker.io", "ghcr.io", "nvcr.io", "quay.io", "registry.k8s.io", "public.ecr.aws")
@@ -31,18 +42,6 @@ MAX_CLOUD_INIT_BYTES = 64 * 1024  # KubeVirt's NoCloud user data and Metal3's us
 MAX_ENV_BYTES = 64 * 1024
 MAX_ARGV = 256
 MAX_ARG_BYTES = 4096
-
-RUNGS = ("bare_metal", "vm", "confidential_vm", "container", "job", "serverless")
-# The rungs whose work is a container image; the others boot an operating system from the catalog.
-IMAGE_RUNGS = frozenset({"confidential_vm", "container", "job", "serverless"})
-OS_RUNGS = frozenset({"vm", "bare_metal"})
-SSH_RUNGS = frozenset({"bare_metal", "vm", "container"})
-PORT_RUNGS = frozenset({"vm", "confidential_vm", "container", "job", "serverless"})
-VOLUME_RUNGS = frozenset({"confidential_vm", "container", "job", "serverless"})
-# How a job's gang is launched (docs/jobs.md): torchrun in an Indexed Job, an MPIJob's launcher, a RayJob's
-# entrypoint on its Ray cluster, or a Slurm cluster of the tenant's own that takes sbatch through its login node.
-FRAMEWORKS = ("torchrun", "mpi", "ray", "slurm")
-DEFAULT_FRAMEWORK = "torchrun"
 
 
 @dataclass(frozen=True)
@@ -209,7 +208,7 @@ class Workload:
     cloud_init: str | None = None
     ssh_keys: tuple[int, ...] = ()
     pull_secret: str | None = None  # a tenant secret holding "user:token" for the image's registry
-    framework: str = DEFAULT_FRAMEWORK  # the job rung's launcher: one of FRAMEWORKS
+    framework: str = DEFAULT_FRAMEWORK.value  # the job rung's launcher: a ``Framework``
 
     @property
     def datasets(self) -> tuple[int, ...]:
@@ -247,23 +246,75 @@ class Workload:
             cloud_init=data.get("cloud_init"),
             ssh_keys=tuple(data.get("ssh_keys") or ()),
             pull_secret=data.get("pull_secret"),
-            framework=data.get("framework") or DEFAULT_FRAMEWORK,
+            framework=data.get("framework") or DEFAULT_FRAMEWORK.value,
         )
 
 
-def takes_ssh(rung: str, workload: Workload | None) -> bool:
-    """Whether the allocation is reached over SSH: a rung that offers it (or a Slurm cluster's login node) and a
-    workload that names keys."""
-    if workload is None or not workload.ssh_keys:
-        return False
-    return rung in SSH_RUNGS or (rung == "job" and workload.framework == "slurm")
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """An allocation's workload, typed: its rung, what it runs (None: nothing named, the stock image) and the facts
+    of the table of rungs for that rung and the workload's framework. Every question modules ask of an
+    allocation's workload (its framework, SSH, dirty hosts, namespace) is answered here, never by reading the
+    stored form. ``Allocation.workload_spec`` gives it for an allocation; ``workload_spec`` builds it from the
+    stored form, ``WorkloadSpec.of`` from a parsed workload."""
+
+    rung: Rung
+    workload: Workload | None
+    facts: RungFacts
+
+    @classmethod
+    def of(cls, rung: str, workload: Workload | None) -> WorkloadSpec:
+        return cls(Rung(rung), workload, rung_facts(rung, workload.framework if workload is not None else None))
+
+    @property
+    def framework(self) -> Framework | None:
+        """The job's launcher (the default one when nothing is named); None on the other rungs."""
+        return self.facts.launcher.framework if self.facts.launcher is not None else None
+
+    @property
+    def is_slurm(self) -> bool:
+        """A Slurm cluster of the tenant's own (docs/jobs.md)."""
+        return self.framework is Framework.SLURM
+
+    @property
+    def takes_ssh(self) -> bool:
+        """Whether the allocation is reached over SSH: a rung that offers it (or a Slurm cluster's login node) and
+        a workload that names keys."""
+        return self.facts.takes_ssh_keys and self.workload is not None and bool(self.workload.ssh_keys)
+
+    @property
+    def leaves_host_dirty(self) -> bool:
+        """Whether the tenant had host-level access to the nodes it ran on, so they are wiped (GPUs reset, scratch
+        emptied) before the next tenant: bare metal (the tenant's own OS) and a Slurm cluster (slurmd as root with
+        host capabilities; docs/jobs.md, "Pod Security")."""
+        return self.facts.leaves_host_dirty
+
+    @property
+    def boots_os(self) -> bool:
+        return self.facts.boots_os
+
+    @property
+    def restarts_from_checkpoint(self) -> bool:
+        return self.facts.restarts_from_checkpoint
+
+    @property
+    def namespace_suffix(self) -> str:
+        """Its objects live in the tenant's namespace with this suffix (a Slurm cluster's: ``-slurm``)."""
+        return self.facts.namespace_suffix
+
+    @property
+    def whole_hosts(self) -> bool:
+        """Whether each member must take every GPU of its node (a launcher with host capabilities)."""
+        return self.facts.launcher is not None and self.facts.launcher.whole_hosts
+
+    @property
+    def checkpoint(self) -> Checkpoint | None:
+        return self.workload.checkpoint if self.workload is not None else None
 
 
-def leaves_host_dirty(rung: str, workload: Mapping[str, Any] | None) -> bool:
-    """Whether the tenant had host-level access to the nodes it ran on, so they are wiped (GPUs reset, scratch
-    emptied) before the next tenant: bare metal (the tenant's own OS) and a Slurm cluster (slurmd as root with host
-    capabilities; docs/jobs.md, "Pod Security"). ``workload`` is the stored form."""
-    return rung == "bare_metal" or (rung == "job" and (workload or {}).get("framework") == "slurm")
+def workload_spec(rung: str, stored: Mapping[str, Any] | None) -> WorkloadSpec:
+    """The typed workload of an allocation from its stored form (``Workload.to_json``; None: no workload)."""
+    return WorkloadSpec.of(rung, Workload.from_json(stored) if stored else None)
 
 
 # --- the rules --------------------------------------------------------------------------------------------------
@@ -280,51 +331,49 @@ def _path_check(where: str, path: str) -> str:
     return normal
 
 
-def _only_on(rungs: frozenset[str], rung: str, name: str, what: str) -> None:
-    if rung not in rungs:
-        offered = ", ".join(r for r in RUNGS if r in rungs)
-        raise WorkloadInvalid(name, f"The {rung} rung does not take {what}; it is offered on {offered}.")
+def _only_on(offers: Callable[[RungFacts], bool], facts: RungFacts, name: str, what: str) -> None:
+    """Refuse ``name`` unless the allocation's rung (and framework) ``offers`` it, naming the rungs that do."""
+    if not offers(facts):
+        offered = ", ".join(r for r, row in RUNGS.items() if offers(row))
+        raise WorkloadInvalid(name, f"The {facts.rung} rung does not take {what}; it is offered on {offered}.")
 
 
 def _framework_check(w: Workload, rung: str) -> None:
-    """A framework other than torchrun is the job rung's, and each takes what its launcher can run."""
+    """A framework other than the default is the job rung's, and each takes what its launcher can run."""
     if w.framework not in FRAMEWORKS:
         raise WorkloadInvalid("framework", f"A framework is one of {', '.join(FRAMEWORKS)}.")
     if w.framework == DEFAULT_FRAMEWORK:
         return
-    if rung != "job":
-        raise WorkloadInvalid("framework", f"The {w.framework} framework runs on the job rung, not {rung}.")
-    if w.framework in ("mpi", "ray") and not w.command:
-        started = "mpirun starts on every rank" if w.framework == "mpi" else "the Ray job's entrypoint runs"
-        raise WorkloadInvalid("command", f"An {w.framework} job needs a command: the program {started}.")
-    if w.framework == "slurm":
-        if w.command or w.args:
-            field_name = "command" if w.command else "args"
-            raise WorkloadInvalid(field_name, "A Slurm cluster runs what you submit with sbatch on its login node.")
-        if w.checkpoint is not None:
-            raise WorkloadInvalid("checkpoint", "Slurm requeues its own jobs; write checkpoints to a volume.")
-        if w.ports:
-            raise WorkloadInvalid("ports", "A Slurm cluster is reached through its login node over SSH.")
-        if not w.ssh_keys:
-            raise WorkloadInvalid("ssh_keys", "A Slurm cluster is used through its login node: name your SSH keys.")
+    if rung != FRAMEWORK_RUNG:
+        raise WorkloadInvalid(
+            "framework", f"The {w.framework} framework runs on the {FRAMEWORK_RUNG} rung, not {rung}."
+        )
+    launcher = FRAMEWORKS[Framework(w.framework)]
+    for field_name, why in launcher.refuses:
+        if getattr(w, field_name):
+            raise WorkloadInvalid(field_name, why)
+    for field_name, why in launcher.needs:
+        if not getattr(w, field_name):
+            raise WorkloadInvalid(field_name, why)
 
 
 def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_images: Mapping[str, OsImage]) -> None:
     """Refuse what the rung cannot run, naming the first field at fault."""
     _framework_check(w, rung)
+    facts = rung_facts(rung, w.framework)
     if w.image is not None:
-        _only_on(IMAGE_RUNGS, rung, "image", "a container image (it boots os_image)")
+        _only_on(lambda f: f.runs_image, facts, "image", "a container image (it boots os_image)")
         ref = image_parse(w.image)
         allowed = sorted(set(registries))
         if ref.registry not in allowed:
             raise WorkloadInvalid(
                 "image", f"Images come from {', '.join(allowed)}; {ref.registry} is not on the operator's list."
             )
-    elif rung in IMAGE_RUNGS and w.framework != "slurm":  # a Slurm cluster's nodes default to Slinky's slurmd
+    elif facts.needs_image:  # a Slurm cluster's nodes default to Slinky's slurmd
         raise WorkloadInvalid("image", f"A {rung} workload needs an image (an OCI reference).")
     if w.pull_secret is not None and w.image is None:
         raise WorkloadInvalid("pull_secret", "pull_secret goes with an image.")
-    if (w.command or w.args) and rung not in IMAGE_RUNGS:
+    if (w.command or w.args) and not facts.runs_image:
         field_name = "command" if w.command else "args"
         raise WorkloadInvalid(field_name, f"The {rung} rung runs what cloud_init starts, not a command.")
     for name, argv in (("command", w.command), ("args", w.args)):
@@ -358,7 +407,7 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
         names.add(secret.name)
 
     if w.ports:
-        _only_on(PORT_RUNGS, rung, "ports", "ports (a bare-metal host is reached over SSH)")
+        _only_on(lambda f: f.takes_ports, facts, "ports", "ports (a bare-metal host is reached over SSH)")
     seen_ports: set[tuple[int, str]] = set()
     for i, port in enumerate(w.ports):
         if not 1 <= port.port <= 65535:
@@ -377,11 +426,11 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
         if key in seen_ports:
             raise WorkloadInvalid(f"ports.{i}.port", f"Port {port.port} is named twice.")
         seen_ports.add(key)
-    if rung == "serverless" and len(w.public_ports()) > 1:
+    if facts.endpoint and len(w.public_ports()) > 1:
         raise WorkloadInvalid("ports", "A serverless endpoint serves one public http port.")
 
     if w.volumes:
-        _only_on(VOLUME_RUNGS, rung, "volumes", "volumes (datasets reach VMs and hosts through cloud_init)")
+        _only_on(lambda f: f.runs_image, facts, "volumes", "volumes (datasets reach VMs and hosts through cloud_init)")
     mounts: set[str] = set()
     for i, volume in enumerate(w.volumes):
         path = _path_check(f"volumes.{i}.mount_path", volume.mount_path)
@@ -394,7 +443,7 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
         mounts.add(path)
 
     if w.checkpoint is not None:
-        _only_on(frozenset({"job"}), rung, "checkpoint", "a checkpoint (only jobs restart from one)")
+        _only_on(lambda f: f.restarts_from_checkpoint, facts, "checkpoint", "a checkpoint (only jobs restart from one)")
         path = _path_check("checkpoint.path", w.checkpoint.path)
         if any(path == m or path.startswith(m + "/") or m.startswith(path + "/") for m in mounts):
             raise WorkloadInvalid("checkpoint.path", f"{path} overlaps a volume's mount.")
@@ -402,15 +451,19 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
             raise WorkloadInvalid("checkpoint.interval_s", "A checkpoint interval is 30 to 86400 seconds.")
 
     if w.os_image is not None:
-        _only_on(OS_RUNGS, rung, "os_image", "an os_image (it runs a container image)")
+        _only_on(lambda f: f.boots_os, facts, "os_image", "an os_image (it runs a container image)")
         if w.os_image not in os_images:
             raise WorkloadInvalid("os_image", f"The catalog offers {', '.join(sorted(os_images))}.")
     if w.cloud_init is not None:
-        _only_on(OS_RUNGS, rung, "cloud_init", "cloud_init user data")
+        _only_on(lambda f: f.boots_os, facts, "cloud_init", "cloud_init user data")
         cloud_init_check(w.cloud_init)
     if w.ssh_keys:
-        if not takes_ssh(rung, w):
-            _only_on(SSH_RUNGS, rung, "ssh_keys", "SSH keys (on the job rung, a Slurm cluster's login node does)")
+        _only_on(
+            lambda f: f.takes_ssh_keys,
+            facts,
+            "ssh_keys",
+            "SSH keys (on the job rung, a Slurm cluster's login node does)",
+        )
         if len(set(w.ssh_keys)) != len(w.ssh_keys):
             raise WorkloadInvalid("ssh_keys", "A key is named twice.")
 
@@ -591,14 +644,15 @@ def access(
     """The access details of one allocation. ``endpoint_url`` is where the driver serves a serverless endpoint
     (None: the gateway's hostname); ``console_url`` where a VM's console is followed."""
     w = workload or Workload()
+    spec = WorkloadSpec.of(rung, workload)
     ssh = None
-    if takes_ssh(rung, w):
+    if spec.takes_ssh:
         host, user = ssh_host(hall, base_domain), ssh_user(allocation_id)
         command = f"ssh {user}@{host}" if ssh_port == SSH_PORT else f"ssh -p {ssh_port} {user}@{host}"
         ssh = Ssh(host=host, port=ssh_port, user=user, command=command)
     urls = {p.port: f"https://{route_host(allocation_id, base_domain, p.port)}/" for p in w.public_ports()}
     endpoint = None
-    if rung == "serverless":
+    if spec.facts.endpoint:
         endpoint = endpoint_url or f"https://{route_host(allocation_id, base_domain)}/"
         urls = {}  # the endpoint is the serverless rung's one public port
-    return Access(ssh=ssh, endpoint=endpoint, urls=urls, console=console_url if rung == "vm" else None)
+    return Access(ssh=ssh, endpoint=endpoint, urls=urls, console=console_url if spec.rung is Rung.VM else None)

@@ -34,7 +34,7 @@ from billing.selectors import PriceBook
 from core.locks import lock_singleton
 from core.progress import QUIET, Progress
 from provisioning.models import Allocation, AllocationDevice
-from provisioning.placement.isolation import Rung
+from provisioning.placement.rungs import BillingUnit, rung_facts
 
 # --- the price book as the ledger needs it ---------------------------------------------------------------------
 
@@ -47,13 +47,14 @@ def sku_of(allocation: Allocation) -> tuple[Sku, int]:
         .select_related("gpu__node__hall__region", "gpu__node__gpu_model")
         .order_by("pk")
     )
-    if allocation.rung == Rung.SERVERLESS and allocation.replicas is not None:
+    facts = rung_facts(allocation.rung)
+    if facts.endpoint and allocation.replicas is not None:
         devices = devices[: allocation.replicas]
     if not devices or devices[0].gpu is None:
         raise ValueError(f"allocation {allocation.pk} holds no devices (or ready replicas) to meter")
     node = devices[0].gpu.node
     mig_profile = ""
-    if allocation.rung == Rung.BARE_METAL:
+    if facts.unit is BillingUnit.NODE_SECONDS:
         unit, units = Unit.NODE, 1000 * len({d.hostname for d in devices})
     elif devices[0].mig_profile:
         unit, units, mig_profile = Unit.MIG, 1000 * len(devices), devices[0].mig_profile

@@ -45,10 +45,10 @@ from provisioning.services.workloads import image_registries, os_images
 from provisioning.states import AllocationState as S
 from provisioning.workloads import (
     DEFAULT_OS_IMAGE,
-    OS_RUNGS,
     Materials,
     Workload,
     WorkloadInvalid,
+    WorkloadSpec,
     image_parse,
     workload_check,
 )
@@ -70,7 +70,7 @@ def workload_admit(*, tenant: Tenant, workload: Workload, spec: AllocationSpec) 
         workload_check(workload, rung=spec.rung, registries=image_registries(), os_images=os_images())
     except WorkloadInvalid as error:
         raise _invalid(error.field, error.message) from None
-    if workload.framework == "slurm" and spec.gpus != MAX_GPUS_PER_NODE:
+    if WorkloadSpec.of(spec.rung, workload).whole_hosts and spec.gpus != MAX_GPUS_PER_NODE:
         # slurmd runs as root with SYS_ADMIN (docs/jobs.md, "Pod Security"): its host is held whole, by one tenant.
         raise Invalid(
             "validation_error",
@@ -162,7 +162,8 @@ def allocation_materials(allocation: Allocation, workload: Workload, *, released
         asset.pk: asset_download_url(asset=asset, now=now)
         for asset in DataAsset.objects.filter(tenant=tenant, pk__in=workload.datasets)
     }
-    os_image = os_images().get(workload.os_image or DEFAULT_OS_IMAGE) if allocation.rung in OS_RUNGS else None
+    boots_os = WorkloadSpec.of(allocation.rung, workload).boots_os
+    os_image = os_images().get(workload.os_image or DEFAULT_OS_IMAGE) if boots_os else None
     ssh_keys = tuple(key.public_key for key in keys)
     if ssh_keys and settings.LADDER_SSH_GATEWAY_CA:
         # The hall's gateway logs in upstream with a certificate for the allocation's user, after it checked the

@@ -72,7 +72,7 @@ from provisioning.services.endpoints import allocation_replicas_set, endpoint_sl
 from provisioning.services.fleet import node_fault_recover
 from provisioning.services.workloads import workload_materials
 from provisioning.states import AllocationState
-from provisioning.workloads import LogLine, Materials, Workload, WorkloadEvent, leaves_host_dirty, log_text
+from provisioning.workloads import LogLine, Materials, Workload, WorkloadEvent, log_text
 from tenancy.models import Tenant
 
 log = logging.getLogger(__name__)
@@ -141,14 +141,10 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
             if allocation.rung == Rung.CONFIDENTIAL_VM
             else None
         ),
-        slurm_key=_slurm_key(allocation) if _is_slurm(allocation) else None,
+        slurm_key=_slurm_key(allocation) if allocation.workload_spec.is_slurm else None,
         fabric_partition=allocation.tenant_id,  # its partition key or VLAN derive from it (provisioning.fabric)
         fabric_resource_prefix=settings.LADDER_FABRIC_RESOURCE_PREFIX,
     )
-
-
-def _is_slurm(allocation: Allocation) -> bool:
-    return allocation.rung == Rung.JOB and (allocation.workload or {}).get("framework") == "slurm"
 
 
 def _slurm_key(allocation: Allocation) -> str:
@@ -159,7 +155,7 @@ def _slurm_key(allocation: Allocation) -> str:
 
 def allocation_namespace(allocation: Allocation) -> str:
     """The namespace holding the allocation's objects (``shapes.namespace_for``)."""
-    return namespace_for(allocation.tenant.slug, allocation.rung, (allocation.workload or {}).get("framework"))
+    return namespace_for(allocation.tenant.slug, allocation.workload_spec)
 
 
 def _names_only(allocation: Allocation) -> AllocationShape:
@@ -175,7 +171,7 @@ def desired_objects(allocation: Allocation, kube: Kube) -> list[dict[str, Any]]:
     has Metal3 boot the tenant's OS on them (with a workload)."""
     shape = allocation_shape(allocation)
     objects = render.namespace_set(tenant_shape(allocation.tenant))
-    if _is_slurm(allocation):
+    if allocation.workload_spec.is_slurm:
         objects += render.namespace_set(tenant_shape(allocation.tenant), slurm=True)
     if allocation.rung == Rung.BARE_METAL:
         taints = {n.hostname: _taints(kube, n.hostname) for n in shape.nodes}
@@ -557,7 +553,7 @@ class KubernetesProvisioner(Provisioner):
             first = [primary] if primary is not None else []
             for obj in [*first, *(o for o in reversed(objects) if o is not primary)]:
                 kube.delete(obj)
-            if leaves_host_dirty(allocation.rung, allocation.workload):
+            if allocation.workload_spec.leaves_host_dirty:
                 # A Slurm cluster's slurmd ran as root with host capabilities: its hosts are wiped as bare metal's
                 # are, and stay sanitizing until the wipe completes (``sanitized_nodes``).
                 kube.apply(render.system_namespace())

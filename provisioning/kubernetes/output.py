@@ -31,7 +31,7 @@ def time_of(value: str) -> datetime:
 
 
 def pods_of(kube: Kube, allocation: Allocation) -> list[dict[str, Any]]:
-    namespace = namespace_for(allocation.tenant.slug, allocation.rung, (allocation.workload or {}).get("framework"))
+    namespace = namespace_for(allocation.tenant.slug, allocation.workload_spec)
     pods = kube.list("v1", "Pod", namespace=namespace, labels={LABEL_ALLOCATION: str(allocation.pk)})
     return sorted(pods, key=lambda pod: (pod["metadata"].get("creationTimestamp") or "", pod["metadata"]["name"]))
 
@@ -79,7 +79,7 @@ def read_logs(kube: Kube, allocation: Allocation, *, since: datetime | None = No
     """Every container's last ``tail`` lines after ``since``, merged in time order, then the last ``tail`` of all."""
     if allocation.rung == Rung.BARE_METAL or tail <= 0:
         return []
-    namespace = namespace_for(allocation.tenant.slug, allocation.rung, (allocation.workload or {}).get("framework"))
+    namespace = namespace_for(allocation.tenant.slug, allocation.workload_spec)
     lines: list[LogLine] = []
     for pod in pods_of(kube, allocation):
         for container, source in log_sources(pod, allocation.rung):

@@ -24,7 +24,7 @@ manifest against the Kubernetes 1.34, Kueue, KubeVirt, Gateway API and Metal3 sc
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -76,10 +76,10 @@ from provisioning.kubernetes.render_devices import (
 )
 from provisioning.kubernetes.render_jobs import (
     CHECKPOINT_REPORT,
+    JOB_RENDERERS,
     KUEUE_FRAMEWORKS,
     RESTART_FROM_CHECKPOINT,
     ROLE_LABEL,
-    job_objects,
 )
 from provisioning.kubernetes.render_metal import (
     METAL3_NAMESPACE,
@@ -113,6 +113,7 @@ from provisioning.kubernetes.shapes import (
     namespace_of,
 )
 from provisioning.placement.catalog import CATALOG
+from provisioning.placement.rungs import DEFAULT_FRAMEWORK, Framework, Rung, rung_facts
 
 __all__ = [  # what the driver, k8s_render and the tests use, wherever it is defined
     "CHECKPOINT_REPORT",
@@ -255,24 +256,27 @@ def quota(tenant: TenantShape) -> dict[str, str]:
 def allocation_objects(a: AllocationShape) -> list[Obj]:
     """The allocation's objects in apply order (Secrets first, then the workload, then the ways in; delete them in
     reverse). Bare metal has none here: see ``bare_metal_node_patches`` and ``bare_metal_host_objects``."""
-    rung, performance = a.rung, a.performance
-    if rung == "bare_metal":
+    offer = rung_facts(a.rung)
+    if offer.rung not in WORKLOADS:
         return []
-    if rung == "container" and performance in ("whole_gpu", "mig"):
-        workload = [claim_template(a, per_device(a, GPU_CLASS)), _container_pod(a)]
-    elif rung == "vm" and performance == "whole_gpu":
-        workload = _virtual_machine(a)
-    elif rung == "confidential_vm" and performance == "whole_gpu":
-        workload = _confidential_pod(a)
-    elif rung == "job" and performance == "whole_gpu":
-        workload = slurm_cluster(a) if a.framework == "slurm" else job_objects(a)  # by the workload's framework
-    elif rung == "serverless" and performance in ("whole_gpu", "mig", "mps", "time_slicing", "fractional"):
-        workload = _serverless(a)
-    else:
-        raise ValueError(f"allocation {a.id}: the {rung} rung does not offer {performance} performance isolation")
+    if a.performance not in offer.performance:
+        raise ValueError(f"allocation {a.id}: the {a.rung} rung does not offer {a.performance} performance isolation")
+    workload = WORKLOADS[offer.rung](a)
     # A confidential VM's secrets never enter the cluster: the guest takes them from the key broker once attested.
-    secrets = [] if rung == "confidential_vm" else workload_secrets(a)
+    secrets = [] if offer.rung is Rung.CONFIDENTIAL_VM else workload_secrets(a)
     return secrets + workload + access_objects(a)
+
+
+def _container(a: AllocationShape) -> list[Obj]:
+    return [claim_template(a, per_device(a, GPU_CLASS)), _container_pod(a)]
+
+
+def _gang(a: AllocationShape) -> list[Obj]:
+    """The job rung's gang, by the workload's framework."""
+    framework = a.workload.framework if a.workload is not None else DEFAULT_FRAMEWORK
+    if framework not in GANGS:
+        raise ValueError(f"allocation {a.id}: the job rung does not render the {framework} framework here")
+    return GANGS[Framework(framework)](a)
 
 
 def _container_pod(a: AllocationShape) -> Obj:
@@ -455,6 +459,18 @@ def _serverless_devices(a: AllocationShape) -> tuple[list[Obj], list[Obj], Obj, 
         return [], claims, resources, share_env(a)
     claims, resources = claim_fields(a, 1 if a.performance == "whole_gpu" else 0)
     return [claim_template(a, [request])], claims, resources, []
+
+
+# The workload of each rung of the table, and on the job rung of each framework. Bare metal is not here: its nodes
+# are patched and its OS booted by ``render_metal``.
+WORKLOADS: dict[Rung, Callable[[AllocationShape], list[Obj]]] = {
+    Rung.CONTAINER: _container,
+    Rung.VM: _virtual_machine,
+    Rung.CONFIDENTIAL_VM: _confidential_pod,
+    Rung.JOB: _gang,
+    Rung.SERVERLESS: _serverless,
+}
+GANGS: dict[Framework, Callable[[AllocationShape], list[Obj]]] = {**JOB_RENDERERS, Framework.SLURM: slurm_cluster}
 
 
 # --- once per cluster ---------------------------------------------------------------------------------------------

@@ -24,11 +24,12 @@ from provisioning.kubernetes.render_slurm import LABEL_SLURM_ROLE, LOGIN_PORT, L
 from provisioning.kubernetes.render_workload import (
     SSH_SIDECAR_PORT,
     SSH_SIDECAR_USER,
+    gets_ssh,
     os_image_of,
     port_name,
-    takes_ssh,
 )
 from provisioning.kubernetes.shapes import MANAGED_BY, AllocationShape
+from provisioning.placement.rungs import Rung
 from provisioning.workloads import SERVE_PORT, SSH_PORT, Port, Workload, route_host, ssh_user
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"
@@ -59,7 +60,7 @@ def serve_port(a: AllocationShape) -> int:
 
 def ports_service_name(a: AllocationShape) -> str:
     """``ldr-<id>``; on the job rung, where that is the headless Service naming the gang, ``ldr-<id>-ports``."""
-    return f"{a.object_name}-ports" if a.rung == "job" else a.object_name
+    return f"{a.object_name}-ports" if a.rung == Rung.JOB else a.object_name
 
 
 def ssh_service_name(a: AllocationShape) -> str:
@@ -78,7 +79,7 @@ def _exposed(a: AllocationShape) -> tuple[Port, ...]:
 def services(a: AllocationShape) -> list[Obj]:
     """The Service of the exposed ports. Serverless always has one, port 80 to the serving port; a job's reaches
     member 0 only (a dashboard or a notebook runs once, not once per member)."""
-    if a.rung == "serverless":
+    if a.rung == Rung.SERVERLESS:
         serving = serve_port(a)
         ports = [{"name": "http", "port": 80, "targetPort": "http", "protocol": "TCP"}]
         ports += [_service_port(p) for p in _exposed(a) if p.port != serving]
@@ -86,7 +87,7 @@ def services(a: AllocationShape) -> list[Obj]:
     exposed = _exposed(a)
     if not exposed:
         return []
-    chosen = {**selector(a), JOB_INDEX: "0"} if a.rung == "job" else selector(a)
+    chosen = {**selector(a), JOB_INDEX: "0"} if a.rung == Rung.JOB else selector(a)
     spec = {"selector": chosen, "ports": [_service_port(p) for p in exposed]}
     return [obj("v1", "Service", own(a, ports_service_name(a)), spec=spec)]
 
@@ -110,7 +111,7 @@ def _route(a: AllocationShape, name: str, host: str, backend: str, port: int, **
 def routes(a: AllocationShape) -> list[Obj]:
     """An HTTPRoute ``ldr-<id>-<port>`` per public port, and ``ldr-<id>`` for a serverless endpoint, which only
     answers callers with the tenant's API key (label ``ladder.io/gateway-auth: api-key``, docs/kubernetes.md)."""
-    if a.rung == "serverless":
+    if a.rung == Rung.SERVERLESS:
         host = route_host(a.id, a.base_domain)
         return [_route(a, a.object_name, host, a.object_name, 80, **{LABEL_GATEWAY_AUTH: "api-key"})]
     return [
@@ -132,32 +133,29 @@ def ssh_objects(a: AllocationShape) -> list[Obj]:
     allocation's other hosts are reached from the first). Annotations tell the gateway the public keys it accepts
     for ``ldr-<id>`` (``ladder.io/ssh-authorized-keys``: it never reads a Secret) and the user it logs in as
     (``ladder.io/ssh-login``: the sidecar's, or the OS image's)."""
-    if not takes_ssh(a):
+    if not gets_ssh(a):
         return []
     keys = "\n".join(k for k in a.materials.ssh_keys if not k.startswith("cert-authority"))
     metadata = own(a, ssh_service_name(a), **{LABEL_SSH_USER: ssh_user(a.id)})
-    login = LOGIN_USER if _slurm(a) else SSH_SIDECAR_USER if a.rung == "container" else os_image_of(a).user
+    slurm = a.spec.is_slurm
+    login = LOGIN_USER if slurm else SSH_SIDECAR_USER if a.rung == Rung.CONTAINER else os_image_of(a).user
     metadata["annotations"] = {ANNOTATION_SSH_KEYS: keys, ANNOTATION_SSH_LOGIN: login}
     spec: Obj
-    if _slurm(a):
+    if slurm:
         # A Slurm cluster's login node: the LoginSet's pod, its sshd on Slinky's port 22.
         port = {"name": "ssh", "port": SSH_PORT, "targetPort": LOGIN_PORT, "protocol": "TCP"}
         spec = {"selector": _login_pods(a), "ports": [port]}
-    elif a.rung == "bare_metal":
+    elif a.rung == Rung.BARE_METAL:
         spec = {
             "type": "ExternalName",
             "externalName": hosts(a)[0],
             "ports": [{"name": "ssh", "port": SSH_PORT, "protocol": "TCP"}],
         }
     else:
-        target: int | str = "ssh" if a.rung == "container" else SSH_PORT
+        target: int | str = "ssh" if a.rung == Rung.CONTAINER else SSH_PORT
         port = {"name": "ssh", "port": SSH_PORT, "targetPort": target, "protocol": "TCP"}
         spec = {"selector": selector(a), "ports": [port]}
     return [obj("v1", "Service", metadata, spec=spec)]
-
-
-def _slurm(a: AllocationShape) -> bool:
-    return a.rung == "job" and a.framework == "slurm"
 
 
 def _login_pods(a: AllocationShape) -> dict[str, str]:
@@ -167,18 +165,18 @@ def _login_pods(a: AllocationShape) -> dict[str, str]:
 def _ssh_pod_port(a: AllocationShape) -> int | None:
     """The port SSH reaches in the allocation's pod: the sidecar's, the VM's own 22 (its launcher forwards), or a
     Slurm login node's sshd."""
-    if _slurm(a) and takes_ssh(a):
+    if a.spec.is_slurm and gets_ssh(a):
         return LOGIN_PORT
-    if a.rung not in ("container", "vm") or not takes_ssh(a):
+    if a.rung not in (Rung.CONTAINER, Rung.VM) or not gets_ssh(a):
         return None
-    return SSH_SIDECAR_PORT if a.rung == "container" else SSH_PORT
+    return SSH_SIDECAR_PORT if a.rung == Rung.CONTAINER else SSH_PORT
 
 
 def network_policies(a: AllocationShape) -> list[Obj]:
     """``ldr-<id>-ingress``: from ``ladder-system`` only, the public ports (or the serverless serving port) for the
     HTTPS gateway and the SSH port for the SSH gateway. ``ldr-<id>-egress``: HTTPS out while the workload has
     datasets to download (a NetworkPolicy cannot tell the init container from the worker: it is the pod's)."""
-    web = [serve_port(a)] if a.rung == "serverless" else [p.port for p in _workload(a).public_ports()]
+    web = [serve_port(a)] if a.rung == Rung.SERVERLESS else [p.port for p in _workload(a).public_ports()]
     rules = []
     if web:
         rules.append(
@@ -189,7 +187,7 @@ def network_policies(a: AllocationShape) -> list[Obj]:
         rules.append({"from": [from_namespace(SYSTEM_NAMESPACE)], "ports": [{"protocol": "TCP", "port": ssh}]})
     objs = []
     # A Slurm cluster is reached on its login node only (its daemons talk within their namespace).
-    pods = {"matchLabels": _login_pods(a) if _slurm(a) else selector(a)}
+    pods = {"matchLabels": _login_pods(a) if a.spec.is_slurm else selector(a)}
     if rules:
         spec = {"podSelector": pods, "policyTypes": ["Ingress"], "ingress": rules}
         objs.append(obj("networking.k8s.io/v1", "NetworkPolicy", own(a, f"{a.object_name}-ingress"), spec=spec))

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from provisioning.kubernetes.manifest import Obj, labels_of, meta, obj, own
 from provisioning.kubernetes.shapes import LABEL_TENANT, AllocationShape, DeviceShape
 from provisioning.placement.catalog import CATALOG
+from provisioning.placement.rungs import SOFT_SHARING
 
 GPU = "nvidia.com/gpu"  # the device plugin's resource; Kueue's name for DRA GPUs too (KUEUE_DEVICE_CLASSES)
 # The NVIDIA DRA driver's device classes (each selects its devices by the attribute ``type``), its attribute and
@@ -27,7 +28,6 @@ IMEX_CHANNEL = "ladder.io/imex-channel"  # Kueue's resource name for ComputeDoma
 # that many of the resource, which the ClusterQueue covers. Ladder's gangs claim GPUs and, on multi-node NVLink,
 # one IMEX channel per member; a claim of a class Kueue does not map keeps the Job from being admitted.
 KUEUE_DEVICE_CLASSES = {GPU_CLASS: GPU, CHANNEL_CLASS: IMEX_CHANNEL}
-SOFT_SHARING = ("mps", "time_slicing", "fractional")
 MPS_CLIENTS_PER_GPU = 48  # the most MPS clients one GPU serves (Volta and later)
 
 

@@ -50,7 +50,8 @@ from provisioning.kubernetes.render_fabric import FabricParts, fabric_parts
 from provisioning.kubernetes.render_workload import PodParts, pod_parts, pod_spec, worker_container
 from provisioning.kubernetes.shapes import GPU_PRODUCTS, AllocationShape
 from provisioning.placement.catalog import CATALOG
-from provisioning.workloads import DEFAULT_FRAMEWORK, Checkpoint
+from provisioning.placement.rungs import Framework
+from provisioning.workloads import Checkpoint
 
 REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-required-topology"
 ROLE_LABEL = "ladder.io/role"  # worker | launcher | head | submitter
@@ -321,7 +322,7 @@ def mpi_job(a: AllocationShape) -> list[Obj]:
     ``backoffLimit`` times; once it completes, the workers still running are deleted. Kueue admits the whole
     MPIJob (``runPolicy.suspend``), launcher and workers together."""
     gang = gang_of(a)
-    program = _command(a, "mpi")
+    program = _command(a, Framework.MPI)
     worker = member_template(a, gang, run=MPI_SSHD)
     env = worker["spec"]["containers"][0].get("env") or []
     forwarded = [arg for name in dict.fromkeys(e["name"] for e in env) for arg in ("-x", name)]
@@ -367,7 +368,7 @@ def ray_job(a: AllocationShape) -> list[Obj]:
     allows; the KubeRay operator reads the job's status from the head's dashboard, which
     ``ldr-<id>-ray-dashboard`` lets in from the operator's namespace only."""
     gang, name = gang_of(a), a.object_name
-    entrypoint = shlex.join(_command(a, "ray"))
+    entrypoint = shlex.join(_command(a, Framework.RAY))
     worker = member_template(a, gang, run=[], restart="Never")
     member = worker["spec"]["containers"][0]
     volume, mount = _checkpoint_volume(a, gang)
@@ -425,18 +426,10 @@ def ray_job(a: AllocationShape) -> list[Obj]:
 
 # --- by framework ---------------------------------------------------------------------------------------------
 
-JOB_RENDERERS: dict[str, Callable[[AllocationShape], list[Obj]]] = {
-    "torchrun": torchrun_job,
-    "mpi": mpi_job,
-    "ray": ray_job,
-}  # and "slurm": render_slurm.slurm_cluster, which builds on this module (render.py picks it)
+JOB_RENDERERS: dict[Framework, Callable[[AllocationShape], list[Obj]]] = {
+    Framework.TORCHRUN: torchrun_job,
+    Framework.MPI: mpi_job,
+    Framework.RAY: ray_job,
+}  # and Framework.SLURM: render_slurm.slurm_cluster, which builds on this module (render.GANGS adds it)
 # What Kueue's Configuration enables (``integrations.frameworks``) for the objects above.
 KUEUE_FRAMEWORKS = ("batch/job", "kubeflow.org/mpijob", "ray.io/rayjob")
-
-
-def job_objects(a: AllocationShape) -> list[Obj]:
-    """The gang's objects in apply order, by the workload's framework."""
-    framework = a.workload.framework if a.workload is not None else DEFAULT_FRAMEWORK
-    if framework not in JOB_RENDERERS:
-        raise ValueError(f"allocation {a.id}: the job rung does not render the {framework} framework here")
-    return JOB_RENDERERS[framework](a)

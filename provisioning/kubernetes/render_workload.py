@@ -16,6 +16,7 @@ from typing import Any
 
 from provisioning.kubernetes.manifest import UID, Obj, b64, own, restricted, secret
 from provisioning.kubernetes.shapes import DEFAULT_IMAGE, AllocationShape
+from provisioning.placement.rungs import Rung
 from provisioning.workloads import (
     DEFAULT_OS_IMAGE,
     SECRET_FILES,
@@ -28,7 +29,6 @@ from provisioning.workloads import (
     os_catalog,
     os_user_data,
 )
-from provisioning.workloads import takes_ssh as workload_takes_ssh
 
 SSH_IMAGE = "ghcr.io/ladder-cloud/ssh-sidecar:1.0.0"  # sshd as UID 1000 on SSH_SIDECAR_PORT: docs/kubernetes.md §7
 SSH_SIDECAR_USER = "ladder"  # the sidecar image's user 1000, home /workspace
@@ -73,10 +73,10 @@ def port_name(port: Port) -> str:
     return f"{port.protocol}-{port.port}"
 
 
-def takes_ssh(a: AllocationShape) -> bool:
-    """Whether the allocation gets SSH access: a rung that offers it (a Slurm cluster's login node on the job
-    rung) and a workload that names keys."""
-    if not workload_takes_ssh(a.rung, a.workload):
+def gets_ssh(a: AllocationShape) -> bool:
+    """Whether the allocation is rendered with SSH access (``WorkloadSpec.takes_ssh``), whose keys must then have
+    been resolved into its materials."""
+    if not a.spec.takes_ssh:
         return False
     if not a.materials.ssh_keys:
         raise ValueError(f"allocation {a.id}: the workload names SSH keys, and none was resolved")
@@ -141,7 +141,7 @@ def workload_secrets(a: AllocationShape) -> list[Obj]:
     if w.pull_secret:
         docker = {".dockerconfigjson": _docker_config(a)}
         objs.append(secret(own(a, pull_name(a)), docker, "kubernetes.io/dockerconfigjson"))
-    if a.rung == "container" and takes_ssh(a):
+    if a.rung == Rung.CONTAINER and gets_ssh(a):
         objs.append(secret(own(a, ssh_name(a)), {"authorized_keys": "\n".join(a.materials.ssh_keys) + "\n"}))
     return objs
 
@@ -278,7 +278,7 @@ def pod_parts(a: AllocationShape, serve_port: int | None = None) -> PodParts:
         parts.mounts.append(mount)
     if w.pull_secret:
         parts.pull_secrets = [{"name": pull_name(a)}]
-    if a.rung == "container" and takes_ssh(a):
+    if a.rung == Rung.CONTAINER and gets_ssh(a):
         # The tenant logs in beside the workload: same files under /workspace, same processes (ps, kill, py-spy).
         shared = next((m for m in parts.mounts if m["mountPath"] == WORKSPACE), None)
         if shared is None:

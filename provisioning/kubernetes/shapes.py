@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 
 from provisioning.fabric import FABRIC_RESOURCE_PREFIX
 from provisioning.fleet_document import Rdma
-from provisioning.workloads import Materials, Workload
+from provisioning.placement.rungs import FRAMEWORKS, Framework
+from provisioning.workloads import Materials, Workload, WorkloadSpec
 
 MANAGED_BY = "ladder"
 LABEL_TENANT = "ladder.io/tenant"
@@ -19,7 +20,7 @@ LABEL_JURISDICTION = "ladder.io/jurisdiction"
 LABEL_DEDICATED = "ladder.io/dedicated"
 TAINT_DEDICATED = "ladder.io/dedicated"
 DEFAULT_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04"
-SLURM_NAMESPACE_SUFFIX = "-slurm"
+SLURM_NAMESPACE_SUFFIX = FRAMEWORKS[Framework.SLURM].namespace_suffix  # the namespace_set(slurm=True) renders
 
 
 # The catalog's GPU models and the ``nvidia.com/gpu.product`` values GPU feature discovery reports for them
@@ -45,12 +46,11 @@ def namespace_of(tenant_slug: str) -> str:
     return f"ladder-{tenant_slug}"
 
 
-def namespace_for(tenant_slug: str, rung: str, framework: str | None) -> str:
-    """Where an allocation's objects live: the tenant's namespace, or for a Slurm cluster the tenant's
-    ``ladder-<slug>-slurm``, the one namespace whose Pod Security level admits what Slinky's slurmd and login pods
-    need (docs/jobs.md, "Pod Security")."""
-    base = namespace_of(tenant_slug)
-    return f"{base}{SLURM_NAMESPACE_SUFFIX}" if rung == "job" and framework == "slurm" else base
+def namespace_for(tenant_slug: str, spec: WorkloadSpec) -> str:
+    """Where an allocation's objects live: the tenant's namespace with its rung's suffix (the table of rungs); for
+    a Slurm cluster the tenant's ``ladder-<slug>-slurm``, the one namespace whose Pod Security level admits what
+    Slinky's slurmd and login pods need (docs/jobs.md, "Pod Security")."""
+    return namespace_of(tenant_slug) + spec.namespace_suffix
 
 
 def object_name(allocation_id: int) -> str:
@@ -105,18 +105,19 @@ class AllocationShape:
     # A Slurm cluster's auth/slurm key (its daemons and login node authenticate each other with it); None elsewhere.
     slurm_key: str | None = field(default=None, repr=False)
 
-    @property
-    def framework(self) -> str | None:
-        return self.workload.framework if self.workload is not None else None
-
     # The tenant's number on an RDMA fabric (its primary key): its InfiniBand partition key or RoCE VLAN derive
     # from it (``provisioning.fabric``); None: not known, and a gang on RDMA nodes is refused.
     fabric_partition: int | None = None
     fabric_resource_prefix: str = FABRIC_RESOURCE_PREFIX  # the SR-IOV device plugin's pools: <prefix>/rail<r>
 
     @property
+    def spec(self) -> WorkloadSpec:
+        """Its rung and workload, typed, with the facts of the table of rungs."""
+        return WorkloadSpec.of(self.rung, self.workload)
+
+    @property
     def namespace(self) -> str:
-        return namespace_for(self.tenant, self.rung, self.framework)
+        return namespace_for(self.tenant, self.spec)
 
     @property
     def object_name(self) -> str:

@@ -27,19 +27,17 @@ from dataclasses import dataclass, replace
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.decision import Device, Placement
 from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import RUNGS, Performance, Rung, TenantPolicy
+from provisioning.placement.isolation import RUNGS, Performance, TenantPolicy
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES, best_start, place
+from provisioning.placement.rungs import rung_facts
 from provisioning.placement.shares import mig_join_refusal
 from provisioning.placement.state import FULL_SHARE, READY, FleetState, GpuSlot
-
-JOB = "job"  # restarts from its last checkpoint on the new devices
-SERVERLESS = "serverless"  # its replicas are re-created on the new devices
 
 
 @dataclass(frozen=True)
 class Move:
     allocation_id: int
-    kind: str  # JOB | SERVERLESS
+    kind: str  # the rung, which says how it survives the move (``movable_kind``)
     from_nodes: list[str]
     to_nodes: list[str]
     gpus: int  # devices moved (whole GPUs, slices or shares)
@@ -55,8 +53,10 @@ class Plan:
 
 
 def movable_kind(rung: str) -> str | None:
-    """How an allocation of this rung survives a move, or None when it may not be moved."""
-    return {Rung.JOB: JOB, Rung.SERVERLESS: SERVERLESS}.get(Rung(rung))
+    """How an allocation of this rung survives a move, or None when it may not be moved: ``job`` restarts from its
+    last checkpoint on the new devices, ``serverless`` has its replicas re-created there (``RungFacts.movable``)."""
+    facts = rung_facts(rung)
+    return facts.rung.value if facts.movable else None
 
 
 def plan_defragmentation(state: FleetState, placements: dict[int, Placement], movable: Mapping[int, str]) -> Plan:

@@ -1,4 +1,4 @@
-"""The two isolation axes, what each rung offers, the tenant's policy, and the rules of docs/design.md §3.
+"""The rules of the two isolation axes (docs/design.md §3) and the tenant's policy they are checked against.
 
 Performance isolation says how a GPU is shared; security isolation says what boundary separates tenants. The
 product states both for every allocation and never sells a partition as a boundary: soft sharing (MPS,
@@ -11,56 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-
-class Rung(StrEnum):
-    BARE_METAL = "bare_metal"
-    VM = "vm"
-    CONFIDENTIAL_VM = "confidential_vm"
-    CONTAINER = "container"
-    JOB = "job"
-    SERVERLESS = "serverless"
-
-
-class Performance(StrEnum):
-    WHOLE_GPU = "whole_gpu"
-    MIG = "mig"
-    MPS = "mps"
-    TIME_SLICING = "time_slicing"
-    FRACTIONAL = "fractional"
-
-
-class Security(StrEnum):
-    PROCESS = "process"
-    CONTAINER = "container"
-    VM = "vm"
-    CONFIDENTIAL_VM = "confidential_vm"
-    BARE_METAL = "bare_metal"
-
-
-SOFT_SHARING = frozenset({Performance.MPS, Performance.TIME_SLICING, Performance.FRACTIONAL})
+# The axes, the rungs and what each rung offers are written in the table of rungs (``provisioning.placement.rungs``);
+# they are named here too, beside the rules that use them.
+from provisioning.placement.rungs import RUNGS as RUNGS
+from provisioning.placement.rungs import SOFT_SHARING as SOFT_SHARING
+from provisioning.placement.rungs import Performance, Rung, Security
 
 # Strength of the boundary between tenants, weakest first.
 SECURITY_STRENGTH = {s: i for i, s in enumerate(Security)}
-
-
-@dataclass(frozen=True)
-class RungOffer:
-    performance: frozenset[Performance]
-    security: Security
-    unit: str
-
-
-# docs/design.md §2: the ladder. A request outside its rung's row is refused (rule 5).
-RUNGS: dict[Rung, RungOffer] = {
-    Rung.BARE_METAL: RungOffer(frozenset({Performance.WHOLE_GPU}), Security.BARE_METAL, "node-seconds"),
-    Rung.VM: RungOffer(frozenset({Performance.WHOLE_GPU}), Security.VM, "gpu-seconds"),
-    Rung.CONFIDENTIAL_VM: RungOffer(frozenset({Performance.WHOLE_GPU}), Security.CONFIDENTIAL_VM, "gpu-seconds"),
-    Rung.CONTAINER: RungOffer(frozenset({Performance.WHOLE_GPU, Performance.MIG}), Security.CONTAINER, "gpu-seconds"),
-    Rung.JOB: RungOffer(frozenset({Performance.WHOLE_GPU}), Security.CONTAINER, "gpu-seconds"),
-    Rung.SERVERLESS: RungOffer(
-        frozenset({Performance.WHOLE_GPU, Performance.MIG, *SOFT_SHARING}), Security.CONTAINER, "gpu-seconds"
-    ),
-}
 
 
 class Reason(StrEnum):

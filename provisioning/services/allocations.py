@@ -44,7 +44,7 @@ from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
 from provisioning.placement.state import FULL_SHARE
 from provisioning.selectors import tenant_policy
 from provisioning.states import HOLDS_DEVICES, AllocationState, can_move
-from provisioning.workloads import Workload, leaves_host_dirty
+from provisioning.workloads import Workload
 from tenancy.models import Tenant
 
 S = AllocationState
@@ -277,12 +277,12 @@ def devices_take(section: PlacementSection, allocation: Allocation, placement: P
 
 def _release_devices(allocation: Allocation) -> list[int]:
     """Give back what an allocation holds; returns the nodes that go to sanitizing: the bare-metal hosts it held,
-    or a Slurm cluster's hosts (``leaves_host_dirty``)."""
+    or a Slurm cluster's hosts (``WorkloadSpec.leaves_host_dirty``)."""
     GpuClaim.objects.filter(allocation=allocation).delete()
     held = list(NodeHold.objects.filter(allocation=allocation).values_list("node_id", flat=True))
     NodeHold.objects.filter(allocation=allocation).delete()
     devices = list(allocation.devices.filter(active=True).select_related("gpu__node"))
-    if leaves_host_dirty(allocation.rung, allocation.workload):
+    if allocation.workload_spec.leaves_host_dirty:
         held = sorted({*held, *(d.gpu.node_id for d in devices if d.gpu is not None)})
     allocation.devices.filter(active=True).update(active=False)
     for device in devices:
@@ -510,7 +510,9 @@ def node_failed(
     for allocation in live:
         state = AllocationState(allocation.state)
         # A gang whose new node fails while it restarts is placed again too.
-        restartable = allocation.rung == Rung.JOB and (state == S.RESTARTING or can_move(state, S.RESTARTING))
+        restartable = allocation.workload_spec.restarts_from_checkpoint and (
+            state == S.RESTARTING or can_move(state, S.RESTARTING)
+        )
         if restartable and _restart_job(allocation, node, actor, last_checkpoint, fault):
             counts["restarted"] += 1
             continue
@@ -702,7 +704,7 @@ def allocation_move(
             section.engine.apply(current)
             return refusal
         ended, lost_ms = now, 0
-        if allocation.rung == Rung.JOB:  # as after a fault: back to its checkpoint, the work since redone unbilled
+        if allocation.workload_spec.restarts_from_checkpoint:  # as after a fault: the work since redone unbilled
             move = _FaultAt(at=now, detected=now, cause=why)
             checkpoint, lost_ms = _goodput_stop(allocation, S.RUNNING, last_checkpoint, move)
             ended = checkpoint or now

@@ -25,6 +25,7 @@ from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, DefragmentRun
 from provisioning.placement.decision import Device
 from provisioning.placement.defragment import Move, Plan, movable_kind, plan_defragmentation
+from provisioning.placement.rungs import RUNGS
 from provisioning.services.allocations import LastCheckpoint, allocation_move
 from provisioning.states import AllocationState
 
@@ -35,9 +36,8 @@ PENDING, MOVING, DONE, SKIPPED, FAILED = "pending", "moving", "done", "skipped",
 
 def defragment_plan() -> tuple[Plan, dict[int, str]]:
     """The plan for the fleet as it is now, and the tenant (slug) of each allocation it may move."""
-    rows = Allocation.objects.filter(state=S.RUNNING, rung__in=["job", "serverless"]).values_list(
-        "pk", "rung", "tenant__slug"
-    )
+    movable_rungs = [rung for rung, facts in RUNGS.items() if facts.movable]
+    rows = Allocation.objects.filter(state=S.RUNNING, rung__in=movable_rungs).values_list("pk", "rung", "tenant__slug")
     movable: dict[int, str] = {}
     tenants: dict[int, str] = {}
     for pk, rung, slug in rows:

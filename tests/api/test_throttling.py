@@ -3,6 +3,8 @@ view names (a signed dataset link, a guest's attestation credential) are counted
 address (tenants' workloads share NATs); only anonymous public reads are counted per client address, and a
 forwarded-for header is believed only from the proxies ``LADDER_TRUSTED_PROXIES`` counts."""
 
+from typing import Any
+
 import pytest
 from django.core.cache import cache
 from django.utils import timezone

@@ -163,7 +163,7 @@ DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
     (
         "acme",
         "notebook",
-        AllocationSpec(rung="container", gpu_models=(H100,), gpus=1),
+        AllocationSpec(rung=Rung.CONTAINER, gpu_models=(H100,), gpus=1),
         {
             "image": PYTORCH,
             "command": ["jupyter", "lab", "--ip=0.0.0.0", "--port=8888", "--no-browser"],
@@ -176,7 +176,7 @@ DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
     (
         "acme",
         "inference",
-        AllocationSpec(rung="serverless", gpu_models=(H100,), mig_profile="3g.40gb"),
+        AllocationSpec(rung=Rung.SERVERLESS, gpu_models=(H100,), mig_profile="3g.40gb"),
         {
             "image": "docker.io/vllm/vllm-openai:v0.8.4",
             "command": ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--port", "8000"],
@@ -187,7 +187,7 @@ DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
     (
         "acme",
         "workstation",
-        AllocationSpec(rung="vm", gpu_models=(H100,), gpus=1),
+        AllocationSpec(rung=Rung.VM, gpu_models=(H100,), gpus=1),
         {
             "os_image": "ubuntu-24.04",
             "cloud_init": "#cloud-config\npackages: [nvtop, tmux]\n",
@@ -197,13 +197,13 @@ DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
     (
         "acme",
         "metal",
-        AllocationSpec(rung="bare_metal", gpu_models=(H100,), nodes=1),
+        AllocationSpec(rung=Rung.BARE_METAL, gpu_models=(H100,), nodes=1),
         {"os_image": "ubuntu-22.04", "ssh_keys": [SSH]},
     ),
     (
         "globex",
         "enclave",
-        AllocationSpec(rung="confidential_vm", gpu_models=("H200-141GB",), gpus=1, regions=("us-east",)),
+        AllocationSpec(rung=Rung.CONFIDENTIAL_VM, gpu_models=("H200-141GB",), gpus=1, regions=("us-east",)),
         {
             "image": PYTORCH,
             "command": ["python", "-m", "private_inference", "--attested"],
@@ -213,7 +213,7 @@ DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
     (
         "globex",
         "pretrain",
-        AllocationSpec(rung="job", gpu_models=(H100,), gpus=8, gang_size=2, topology="nvlink"),
+        AllocationSpec(rung=Rung.JOB, gpu_models=(H100,), gpus=8, gang_size=2, topology="nvlink"),
         {
             "image": PYTORCH,
             "command": ["torchrun", "--nnodes=2", "--nproc-per-node=8", "train.py"],
