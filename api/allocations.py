@@ -22,9 +22,8 @@ from lifecycle.services.customers import allocation_request
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, AllocationDevice, AllocationFault, DefragmentRun, Node
 from provisioning.placement.catalog import GPU_MODEL_NAMES
-from provisioning.placement.isolation import SOFT_SHARING, Rung
 from provisioning.placement.offerings import offerings
-from provisioning.placement.rungs import RUNGS
+from provisioning.placement.rungs import RUNGS, SOFT_SHARING, Rung
 from provisioning.provisioners import allocations_reconcile, provisioner
 from provisioning.selectors import allocation_fabric, fragmentation_figures
 from provisioning.services.allocations import AllocationSpec, allocation_stop

@@ -26,13 +26,9 @@ from collections.abc import Set as AbstractSet
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.decision import Device, Placement, Request, Share, mig_milli
 from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import (
-    RUNGS,
-    Refusal,
-    TenantPolicy,
-    may_join_mig_gpu,
-)
+from provisioning.placement.isolation import Refusal, TenantPolicy, may_join_mig_gpu
 from provisioning.placement.mig import EMPTY, MigKind, legal_starts, place
+from provisioning.placement.rungs import RUNGS
 from provisioning.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, FleetState, GpuSlot, NodeSlot
 
 MigChoice = tuple[GpuSlot, MigKind, int]  # GPU, kind on that GPU's model, start

@@ -23,7 +23,8 @@ from time import perf_counter
 from bench.trace import HALLS, NODES_PER_DOMAIN, VERSIONS
 from provisioning.placement.decision import Placement, Request
 from provisioning.placement.engine import POLICIES, PlacementEngine
-from provisioning.placement.isolation import Rung, TenantPolicy
+from provisioning.placement.isolation import TenantPolicy
+from provisioning.placement.rungs import Rung
 from provisioning.placement.state import FleetState
 
 H100 = "H100-SXM-80GB"

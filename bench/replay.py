@@ -30,8 +30,9 @@ from bench.trace import TENANTS, Pod, TraceNode, build_fleet
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.decision import Placement, Request, Share
 from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import Performance, Reason, Rung, TenantPolicy
+from provisioning.placement.isolation import Reason, TenantPolicy
 from provisioning.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind, smallest_covering, stranded_compute
+from provisioning.placement.rungs import Performance, Rung
 from provisioning.placement.state import FULL_SHARE, FleetState
 
 SHARINGS = ("mig", "tenant", "unsafe")

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from billing.metering import from_ms
 from provisioning.models import Allocation, GpuModel, Hall, Region
-from provisioning.placement.isolation import Rung
+from provisioning.placement.rungs import Rung
 from tenancy.models import Tenant, TenantOwned
 
 currency_validator = RegexValidator(r"^[a-z]{3}$", "A currency is a three-letter ISO code in lower case (usd, eur).")

@@ -22,7 +22,8 @@ from core.tasks import tasks_held
 from provisioning.models import Allocation, GpuModel, Hall, Node, NodeHold, PlacementJournal, PlacementLock
 from provisioning.placement.decision import Device, Placement
 from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import HallInfo, Performance, Rung, Security
+from provisioning.placement.isolation import HallInfo
+from provisioning.placement.rungs import Performance, Rung, Security
 from provisioning.placement.state import FleetState
 from provisioning.states import HOLDS_DEVICES
 

@@ -13,7 +13,7 @@ from django.db import models
 from django.utils import timezone
 
 from provisioning.fleet_document import JURISDICTION_RE, MAX_GPUS_PER_NODE
-from provisioning.placement.isolation import Performance, Rung, Security
+from provisioning.placement.rungs import Performance, Rung, Security
 from provisioning.states import AllocationState
 from provisioning.workloads import WorkloadSpec, workload_spec
 from tenancy.models import TenantOwned

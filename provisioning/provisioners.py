@@ -26,7 +26,7 @@ from provisioning import simulated
 from provisioning.attestation_evidence import GuestKeys, open_sealed, sign
 from provisioning.events import workload_ended
 from provisioning.models import Allocation, Node, NodeState
-from provisioning.placement.isolation import Rung
+from provisioning.placement.rungs import Rung
 from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.services.attestation import (
     allocation_host,

@@ -21,7 +21,7 @@ from core.audit import audit_record
 from core.metrics import BUDGET_HARD_STOPS
 from lifecycle.services.workloads import workload_admit
 from provisioning.models import Allocation
-from provisioning.placement.isolation import Rung
+from provisioning.placement.rungs import Rung
 from provisioning.services.allocations import AllocationSpec, allocation_stop
 from provisioning.services.allocations import allocation_request as place
 from provisioning.states import WORKING

@@ -37,7 +37,7 @@ from core.errors import Conflict, Invalid, ServiceError, TooManyRequests, Unavai
 from core.ratelimit import retry_after_seconds, window_take
 from provisioning.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.models import Allocation
-from provisioning.placement.isolation import Rung
+from provisioning.placement.rungs import Rung
 from provisioning.provisioners import provisioner
 from provisioning.services.allocations import AllocationSpec
 from provisioning.services.endpoints import endpoint_wake

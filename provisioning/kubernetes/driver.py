@@ -54,7 +54,7 @@ from provisioning.kubernetes.shapes import (
     namespace_for,
 )
 from provisioning.models import Allocation, Cluster, Hall, Node, NodeState
-from provisioning.placement.isolation import Rung
+from provisioning.placement.rungs import Rung
 from provisioning.provisioners import Provisioner
 from provisioning.services.allocations import (
     allocation_checkpoint_record,

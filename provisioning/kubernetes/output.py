@@ -15,7 +15,7 @@ from provisioning.kubernetes import render
 from provisioning.kubernetes.client import Kube
 from provisioning.kubernetes.shapes import LABEL_ALLOCATION, namespace_for
 from provisioning.models import Allocation
-from provisioning.placement.isolation import Rung
+from provisioning.placement.rungs import Rung
 from provisioning.workloads import LogLine, WorkloadEvent
 
 LOG_READ_LINES = 10_000  # the most one read of the logs returns, as on the simulated fleet

@@ -9,8 +9,9 @@ import math
 from dataclasses import dataclass
 
 from provisioning.placement.catalog import CATALOG
-from provisioning.placement.isolation import Performance, Reason, Refusal, Rung, Security
+from provisioning.placement.isolation import Reason, Refusal
 from provisioning.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
+from provisioning.placement.rungs import Performance, Rung, Security
 from provisioning.placement.state import FULL_SHARE
 
 

@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.decision import Device, Placement
 from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import RUNGS, Performance, TenantPolicy
+from provisioning.placement.isolation import TenantPolicy
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES, best_start, place
-from provisioning.placement.rungs import rung_facts
+from provisioning.placement.rungs import RUNGS, Performance, rung_facts
 from provisioning.placement.shares import mig_join_refusal
 from provisioning.placement.state import FULL_SHARE, READY, FleetState, GpuSlot
 

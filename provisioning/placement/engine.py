@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.decision import Device, Placement, Refused, Request, mig_milli, milli_of
-from provisioning.placement.decision import Share as Share  # provisioning.services.allocations still imports it here
 from provisioning.placement.gangs import GangPlacement
-from provisioning.placement.isolation import Reason, Refusal, Rung, TenantPolicy, check_rung, hall_allowed
+from provisioning.placement.isolation import Reason, Refusal, TenantPolicy, check_rung, hall_allowed
 from provisioning.placement.mig import place, remove
+from provisioning.placement.rungs import Rung
 from provisioning.placement.shares import SharePlacement
 from provisioning.placement.state import FULL_SHARE, FleetState, NodeSlot
 from provisioning.placement.workload import Pool, Shape

@@ -11,11 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-# The axes, the rungs and what each rung offers are written in the table of rungs (``provisioning.placement.rungs``);
-# they are named here too, beside the rules that use them.
-from provisioning.placement.rungs import RUNGS as RUNGS
-from provisioning.placement.rungs import SOFT_SHARING as SOFT_SHARING
-from provisioning.placement.rungs import Performance, Rung, Security
+# The axes, the rungs and what each rung offers are written in the table of rungs (``provisioning.placement.rungs``).
+from provisioning.placement.rungs import RUNGS, Performance, Rung, Security
 
 # Strength of the boundary between tenants, weakest first.
 SECURITY_STRENGTH = {s: i for i, s in enumerate(Security)}

@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from provisioning.placement.catalog import CATALOG
-from provisioning.placement.isolation import RUNGS, Performance, Rung
 from provisioning.placement.mig import legal_starts
+from provisioning.placement.rungs import RUNGS, Performance, Rung
 from provisioning.placement.state import FleetState
 
 

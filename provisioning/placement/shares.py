@@ -12,16 +12,9 @@ from functools import partial
 
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.decision import Device, Placement, Request, Share, mig_milli
-from provisioning.placement.isolation import (
-    RUNGS,
-    SOFT_SHARING,
-    Refusal,
-    Security,
-    TenantPolicy,
-    may_join_mig_gpu,
-    may_join_soft_gpu,
-)
+from provisioning.placement.isolation import Refusal, TenantPolicy, may_join_mig_gpu, may_join_soft_gpu
 from provisioning.placement.mig import EMPTY, MigKind, best_start, place
+from provisioning.placement.rungs import RUNGS, SOFT_SHARING, Security
 from provisioning.placement.state import FULL_SHARE, GpuSlot
 from provisioning.placement.whole_gpus import EPSILON, WholeGpuPlacement
 from provisioning.placement.workload import PoolView

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from provisioning.placement.isolation import HallInfo, Performance
+from provisioning.placement.isolation import HallInfo
 from provisioning.placement.mig import EMPTY, MigState
+from provisioning.placement.rungs import Performance
 from provisioning.placement.workload import Workload
 
 G = TypeVar("G")

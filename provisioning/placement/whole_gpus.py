@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 
 from provisioning.placement.decision import Device, Placement, Request
-from provisioning.placement.isolation import RUNGS, TenantPolicy
+from provisioning.placement.isolation import TenantPolicy
+from provisioning.placement.rungs import RUNGS
 from provisioning.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, Buckets, FleetState, GangGroup, NodeSlot
 from provisioning.placement.workload import EMPTY_VIEW, Pool, PoolView, Snapshot, scarcity
 

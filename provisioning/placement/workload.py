@@ -25,8 +25,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from provisioning.placement.isolation import Performance
 from provisioning.placement.mig import COMPUTE_SLICES, MigKind, MigState, legal_starts
+from provisioning.placement.rungs import Performance
 
 # A request's weight halves after this many later requests. Long enough that a shape asked by 1% of the requests
 # is seen about 20 times inside one half-life (a stable estimate), short enough to follow a workload that shifts

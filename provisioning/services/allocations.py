@@ -37,10 +37,12 @@ from provisioning.models import (
     PlacementJournal,
 )
 from provisioning.placement.catalog import CATALOG
+from provisioning.placement.decision import Share
 from provisioning.placement.defragment import move_check
-from provisioning.placement.engine import Device, Placement, Refused, Request, Share, mig_milli
-from provisioning.placement.isolation import Performance, Refusal, Rung
+from provisioning.placement.engine import Device, Placement, Refused, Request, mig_milli
+from provisioning.placement.isolation import Refusal
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
+from provisioning.placement.rungs import Performance, Rung
 from provisioning.placement.state import FULL_SHARE
 from provisioning.selectors import tenant_policy
 from provisioning.states import HOLDS_DEVICES, AllocationState, can_move

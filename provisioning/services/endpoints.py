@@ -26,7 +26,7 @@ from provisioning.events import allocation_scaled
 from provisioning.fleet_cache import placement_section
 from provisioning.models import Allocation
 from provisioning.placement.decision import Refused
-from provisioning.placement.isolation import Rung
+from provisioning.placement.rungs import Rung
 from provisioning.selectors import tenant_policy
 from provisioning.services.allocations import (
     PROVISION,

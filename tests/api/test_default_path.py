@@ -36,8 +36,8 @@ from provisioning.fleet_cache import FLEET, FleetCache, fleet_read
 from provisioning.models import Allocation, GpuClaim, Node, NodeHold
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import RUNGS, Rung
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
+from provisioning.placement.rungs import RUNGS, Rung
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

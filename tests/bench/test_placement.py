@@ -92,7 +92,8 @@ def test_the_gang_benchmark_places_gangs_inside_one_group_and_prints_one_json_ob
     from bench.gangs import gang_fleet, gang_run
     from provisioning.placement.decision import Placement, Request
     from provisioning.placement.engine import PlacementEngine
-    from provisioning.placement.isolation import Rung, TenantPolicy
+    from provisioning.placement.isolation import TenantPolicy
+    from provisioning.placement.rungs import Rung
 
     state = gang_fleet(2_048, mixed=True)
     assert len({n.gang_group for n in state.nodes.values()}) > 4  # fabrics x version sets: gangs have a choice

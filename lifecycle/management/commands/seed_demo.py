@@ -33,7 +33,7 @@ from compliance.services.secrets import secret_create
 from core.actor import Actor
 from lifecycle.services.customers import allocation_request, tenant_signup
 from provisioning.models import Allocation, GpuModel, Hall, Node, Region
-from provisioning.placement.isolation import Rung
+from provisioning.placement.rungs import Rung
 from provisioning.provisioners import simulated_node_public_key
 from provisioning.services.allocations import AllocationSpec
 from provisioning.services.capacity import capacity_sample

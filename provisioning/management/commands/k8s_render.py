@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from provisioning.kubernetes import render
 from provisioning.kubernetes.driver import allocation_shape, tenant_shape
 from provisioning.models import Allocation, Node
-from provisioning.placement.isolation import Rung
+from provisioning.placement.rungs import Rung
 from provisioning.services.workloads import os_images
 from provisioning.workloads import Workload
 from tenancy.models import Tenant

@@ -7,7 +7,7 @@ from provisioning.placement.decision import Placement, Request, Share
 from provisioning.placement.defragment import move_check, plan_defragmentation
 from provisioning.placement.engine import PlacementEngine
 from provisioning.placement.fragmentation import fragmentation
-from provisioning.placement.isolation import Performance, Rung
+from provisioning.placement.rungs import Performance, Rung
 from tests.support.placement_fleet import fleet, policy
 
 H100 = "H100-SXM-80GB"

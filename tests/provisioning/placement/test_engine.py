@@ -4,8 +4,9 @@ import pytest
 
 from provisioning.placement.decision import Placement, Refused, Request, Share
 from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import Performance, Reason, Rung, Security
+from provisioning.placement.isolation import Reason
 from provisioning.placement.offerings import offerings
+from provisioning.placement.rungs import Performance, Rung, Security
 from tests.support.placement_fleet import OLD, VERSIONS, fleet, policy
 
 H100, H200 = "H100-SXM-80GB", "H200-141GB"

@@ -4,7 +4,7 @@ import pytest
 
 from provisioning.placement.decision import Placement, Refused, Request, Share
 from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import Performance, Rung
+from provisioning.placement.rungs import Performance, Rung
 from provisioning.placement.workload import Shape
 from tests.support.placement_fleet import fleet, policy
 

@@ -3,7 +3,7 @@
 from provisioning.placement.decision import Request
 from provisioning.placement.engine import PlacementEngine
 from provisioning.placement.fragmentation import fragmentation
-from provisioning.placement.isolation import Rung
+from provisioning.placement.rungs import Rung
 from provisioning.placement.state import FleetState
 from tests.support.placement_fleet import fleet, policy
 

@@ -2,8 +2,8 @@
 
 from provisioning.placement.decision import Request
 from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import Rung
 from provisioning.placement.offerings import offerings
+from provisioning.placement.rungs import Rung
 from tests.support.placement_fleet import fleet, policy
 
 H100, H200 = "H100-SXM-80GB", "H200-141GB"

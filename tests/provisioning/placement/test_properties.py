@@ -12,8 +12,9 @@ from provisioning.placement.catalog import CATALOG
 from provisioning.placement.decision import Placement, Request, Share
 from provisioning.placement.engine import POLICIES as POLICY_NAMES
 from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import Performance, Reason, Rung, hall_allowed
+from provisioning.placement.isolation import Reason, hall_allowed
 from provisioning.placement.mig import GEOMETRY, MigKind, rebuild
+from provisioning.placement.rungs import Performance, Rung
 from tests.support.placement_fleet import fleet, policy
 
 H100, H200 = "H100-SXM-80GB", "H200-141GB"

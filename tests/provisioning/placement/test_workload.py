@@ -4,8 +4,8 @@ half-life, and fragmentation that never exceeds the free capacity it measures.""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from provisioning.placement.isolation import Performance
 from provisioning.placement.mig import EMPTY, GEOMETRY, MigKind, place
+from provisioning.placement.rungs import Performance
 from provisioning.placement.workload import FULL, Shape, Workload, scarcity
 
 POOLS = [("H100-SXM-80GB", "eu-west-1a"), ("H100-SXM-80GB", "us-east-1a"), ("H200-141GB", "eu-west-1a")]
