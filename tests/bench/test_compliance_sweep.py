@@ -3,13 +3,14 @@
 import subprocess
 import sys
 
+import pytest
 from django.db import connection
 
-from tests.support import ROOT, require_postgres
+from tests.support import ROOT
 
 
+@pytest.mark.postgres
 def test_the_retention_sweep_benchmark_runs_and_its_checks_pass():
-    require_postgres()
     where = connection.settings_dict
     user = f"{where['USER']}:{where['PASSWORD']}@" if where["PASSWORD"] else f"{where['USER']}@"
     server = f"postgres://{user}{where['HOST'] or '127.0.0.1'}:{where['PORT'] or 5432}/"

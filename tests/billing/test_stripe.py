@@ -35,7 +35,7 @@ from provisioning.services.allocations import allocation_transition
 from provisioning.states import AllocationState as S
 from tenancy.models import Tenant
 from tests.fakes.stripe import StripeServer
-from tests.support import SYSTEM, require_postgres
+from tests.support import SYSTEM
 from tests.support.billing import load_fleet, place, price, run, stop
 
 PAST = timedelta(days=90)  # prices start this long ago: before any usage a test makes
@@ -243,9 +243,9 @@ def test_a_rollup_pushed_twice_is_billed_once(stripe_server, acme, billed):
     assert_sent_exactly_once(stripe_server)
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_pushers_at_once_send_each_rollup_once(stripe_server, acme, globex, billed):
-    require_postgres()
     use(acme, hour_start(30) + timedelta(minutes=5), timedelta(hours=28))
     use(globex, hour_start(29) + timedelta(minutes=50), timedelta(hours=27, minutes=1), gpus=2)
     windows_close(now=timezone.now())

@@ -24,7 +24,7 @@ from config.celery import app
 from provisioning.services.allocations import allocation_transition
 from provisioning.states import AllocationState as S
 from tests.fakes.stripe import StripeServer
-from tests.support import SYSTEM, redis_reachable, require, require_postgres
+from tests.support import SYSTEM, redis_reachable, require
 from tests.support.billing import load_fleet, place, price, stop
 from tests.support.worker import forget_queue, wait_for, worker_start
 
@@ -45,9 +45,9 @@ def start_worker(server: StripeServer, queue: str, log: Path) -> subprocess.Pope
     )
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_mid_push_loses_nothing_and_bills_nothing_twice(stripe_server, acme, tmp_path):
-    require_postgres()
     require(redis_reachable(settings.CELERY_BROKER_URL), f"Redis at {settings.CELERY_BROKER_URL}")
     load_fleet()
     sku_price = price("2.50", since=timezone.now() - timedelta(days=90))

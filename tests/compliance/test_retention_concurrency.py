@@ -14,7 +14,7 @@ from compliance.services.assets import AssetScope
 from compliance.services.holds import legal_hold_create
 from compliance.services.sweep import retention_sweep
 from core.models import AuditEvent
-from tests.support import SYSTEM, require_postgres
+from tests.support import SYSTEM
 from tests.support.data import T0, asset, regions
 
 WAIT = timedelta(days=7)
@@ -43,9 +43,9 @@ def run_together(*jobs):
     return results
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_sweeps_never_process_an_asset_twice(acme, globex):
-    require_postgres()
     regions()
     for tenant in (acme, globex):
         for i in range(120):
@@ -67,9 +67,9 @@ def test_two_concurrent_sweeps_never_process_an_asset_twice(acme, globex):
     assert audit_chain_verify().ok
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_hold_placed_during_a_sweep_is_never_overtaken(acme):
-    require_postgres()
     regions()
     for i in range(300):
         asset(acme, category="job_log", at=T0 - timedelta(days=400 + i))

@@ -21,7 +21,7 @@ from prometheus_client import Counter
 from prometheus_client.parser import text_string_to_metric_families
 
 from core.metrics import worker_metrics_serve
-from tests.support import ROOT, require_postgres
+from tests.support import ROOT
 from tests.support.clock import python_module
 from tests.support.worker import database_url
 
@@ -50,7 +50,6 @@ def _count(text: str, route: str) -> float:
 
 @pytest.fixture
 def gunicorn(transactional_db: None, tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
-    require_postgres()  # the server's processes read the test database, which SQLite keeps in memory
     port = _free_port()
     multiproc = tmp_path / "prometheus"
     multiproc.mkdir()
@@ -99,6 +98,7 @@ def _worker_pids(server: subprocess.Popen[bytes]) -> list[int]:
     return [int(pid) for pid in children.read_text().split()] if children.exists() else []
 
 
+@pytest.mark.postgres  # the server's processes read the test database, which SQLite keeps in memory
 def test_metrics_add_up_every_worker_and_survive_a_dead_one(gunicorn: Any) -> None:
     url, server, multiproc = gunicorn
     assert not (multiproc / "counter_999999.db").exists()  # a previous run's files are gone at start

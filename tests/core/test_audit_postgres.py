@@ -12,7 +12,7 @@ from django.db import DatabaseError, connection, transaction
 from compliance.selectors import audit_chain_verify
 from core.audit import audit_record
 from core.models import AuditEvent
-from tests.support import SYSTEM, require_postgres
+from tests.support import SYSTEM
 
 # Transactional tests below request ``transactional_db`` as well as carrying the marker: the conftest's version
 # of that fixture is what lets the flush after the test past the TRUNCATE trigger.
@@ -27,6 +27,7 @@ def _snapshot() -> list[tuple]:
     return list(AuditEvent.objects.order_by("seq").values_list("seq", "action", "data", "hash"))
 
 
+@pytest.mark.postgres
 @pytest.mark.parametrize(
     ("operation", "statement"),
     [
@@ -39,7 +40,6 @@ def _snapshot() -> list[tuple]:
     ids=["orm-update", "sql-update", "orm-delete", "sql-delete", "truncate"],
 )
 def test_it_refuses_to_change_or_remove_events(acme, operation, statement):
-    require_postgres()
     before = _snapshot()
     # Run the deferred foreign-key checks of the events acme just wrote: with them pending, PostgreSQL would
     # refuse TRUNCATE for that reason before the trigger had its say.
@@ -54,17 +54,17 @@ def test_it_refuses_to_change_or_remove_events(acme, operation, statement):
     assert audit_chain_verify().ok
 
 
+@pytest.mark.postgres
 def test_it_still_appends_with_the_trigger_on(acme):
-    require_postgres()
     with transaction.atomic():
         event = audit_record(actor=SYSTEM, action="tenant.noted", target_type="tenant", target_id=acme.pk)
     assert event.seq == 3
     assert audit_chain_verify().count == 3
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_it_keeps_one_gapless_chain_under_concurrent_writers(transactional_db):
-    require_postgres()
     threads, per_thread = 8, 25
     before = AuditEvent.objects.count()
     start = threading.Barrier(threads)
@@ -100,9 +100,9 @@ def test_it_keeps_one_gapless_chain_under_concurrent_writers(transactional_db):
     assert result.count == before + threads * per_thread
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_it_reports_no_false_break_when_verifying_during_appends(transactional_db):
-    require_postgres()
     stop, writing = threading.Event(), threading.Event()
     errors: list[BaseException] = []
 
@@ -136,8 +136,8 @@ def test_it_reports_no_false_break_when_verifying_during_appends(transactional_d
     assert audit_chain_verify().count == AuditEvent.objects.count()
 
 
+@pytest.mark.postgres
 def test_it_fails_verification_for_a_row_altered_behind_the_triggers_back(acme, compliance):
-    require_postgres()
     assert call_command("audit_verify", stdout=StringIO()) is None
     _run("SET CONSTRAINTS ALL IMMEDIATE")  # ALTER TABLE waits for no pending foreign-key checks
     _run("ALTER TABLE compliance_auditevent DISABLE TRIGGER audit_event_no_update_delete")

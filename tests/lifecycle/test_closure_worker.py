@@ -19,15 +19,15 @@ from lifecycle.services.closure import STALLED_AFTER, closures_resume, tenant_cl
 from provisioning.models import Allocation
 from provisioning.states import AllocationState as S
 from tenancy.models import TenantState
-from tests.support import SYSTEM, redis_reachable, require, require_postgres
+from tests.support import SYSTEM, redis_reachable, require
 from tests.support.billing import load_fleet, place
 from tests.support.data import asset
 from tests.support.worker import forget_queue, tasks_through, wait_for, worker_start
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_failed_step_and_a_killed_worker_still_close_the_account_once(acme, tmp_path, settings):
-    require_postgres()
     require(redis_reachable(settings.CELERY_BROKER_URL), f"Redis at {settings.CELERY_BROKER_URL}")
     load_fleet()
     settings.LADDER_SIM_PROVISION_SECONDS = 0

@@ -21,7 +21,7 @@ from provisioning.services.allocations import (
 from provisioning.services.fleet import fleet_load
 from provisioning.states import AllocationState
 from tenancy.models import Tenant
-from tests.support import SYSTEM, require_postgres
+from tests.support import SYSTEM
 from tests.support.fleet_documents import node
 
 H100 = "H100-SXM-80GB"
@@ -64,9 +64,9 @@ def test_a_process_learns_other_processes_decisions_from_the_journal(db, acme, m
     assert GpuClaim.objects.count() == 64
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_fifty_racers_for_the_last_eight_gpus_get_exactly_eight(acme):
-    require_postgres()
     fleet_load(document=one_node_fleet(), actor=SYSTEM)
     results: list[str] = []
     start = threading.Barrier(60)
@@ -176,9 +176,9 @@ def _race(racers: int, processes: Processes, tenant: Tenant, spec: AllocationSpe
     return results
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_hundred_racers_in_four_processes_for_eight_gpus_get_exactly_eight(acme, monkeypatch):
-    require_postgres()
     fleet_load(document=one_node_fleet(), actor=SYSTEM)
     processes = Processes(4)
     monkeypatch.setattr(fleet_cache, "FLEET", processes)
@@ -198,9 +198,9 @@ def test_a_hundred_racers_in_four_processes_for_eight_gpus_get_exactly_eight(acm
             assert fleet.state.tenant_milli[acme.pk] == 8000
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_racers_of_a_tenant_at_its_quota_are_not_granted_past_it(acme, monkeypatch):
-    require_postgres()
     fleet_load(document=one_node_fleet(), actor=SYSTEM)
     Tenant.objects.filter(pk=acme.pk).update(gpu_quota_milli=3000)
     acme.refresh_from_db()

@@ -15,7 +15,6 @@ from core.models import AuditEvent
 from provisioning.models import NODE_TRANSITIONS, Node, NodeState
 from provisioning.provisioners import SimulatedProvisioner
 from provisioning.services.fleet import fleet_load, node_drain, node_fail, node_quarantine, node_undrain
-from tests.support import require_postgres
 from tests.support.fleet_documents import small_fleet
 
 SIMULATED = SimulatedProvisioner().last_checkpoint
@@ -108,9 +107,9 @@ def test_the_service_judges_the_stored_state_not_the_callers_copy(node):
     assert node_undrain(node=stale, actor=ACTOR).state == S.READY
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_operators_draining_at_once_drain_it_once():
-    require_postgres()
     fleet_load(document=small_fleet(), actor=ACTOR)
     node = Node.objects.get(hostname="euw1a-01")
     barrier = threading.Barrier(2)
