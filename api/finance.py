@@ -23,6 +23,7 @@ from billing.models import CostBasis
 from billing.services.accounts import COST_PARTS, cost_basis_add
 from core.errors import Invalid
 from provisioning.models import GpuModel, Hall
+from tenancy.roles import StaffPermission
 
 MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
 MAX_MONTHS = 24
@@ -99,7 +100,7 @@ class MarginViewSet(StaffViewSet):
     capacity; see docs/finance.md for each figure."""
 
     queryset = CostBasis.objects.none()  # figures come from the ledger, samples and cost book, not a queryset
-    required_permission = "billing.view_usagerollup"  # revenue is finance's: operators keep the cost book only
+    required_permission = StaffPermission.USAGE_VIEW  # revenue is finance's: operators keep the cost book only
     pagination_class = None
 
     @extend_schema(
@@ -137,7 +138,7 @@ class BudgetStandingViewSet(StaffViewSet):
     """Every tenant with a monthly budget, this month's spend against it, the most used first."""
 
     queryset = CostBasis.objects.none()
-    required_permission = "billing.view_usagerollup"
+    required_permission = StaffPermission.USAGE_VIEW
     pagination_class = None
 
     @extend_schema(
@@ -197,8 +198,8 @@ class CostBasisViewSet(mixins.ListModelMixin, StaffViewSet):
 
     queryset = CostBasis.objects.select_related("gpu_model", "hall").order_by("gpu_model__name", "hall__code", "id")
     serializer_class = CostBasisSerializer
-    required_permission = "billing.view_costbasis"
-    action_permissions = {"create": "billing.add_costbasis"}
+    required_permission = StaffPermission.COST_BASIS_VIEW
+    action_permissions = {"create": StaffPermission.COST_BASIS_ADD}
 
     @extend_schema(request=CostBasisRequestSerializer, responses={201: CostBasisSerializer})
     def create(self, request: Request) -> Response:

@@ -9,6 +9,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 
 from tenancy.models import ApiKey, Membership, Tenant
+from tenancy.roles import StaffPermission
 
 
 def membership_of(user: Any) -> Membership | None:
@@ -36,3 +37,14 @@ def tenants_nameable(*, tenant: Tenant | None) -> QuerySet[Tenant]:
     """Tenants a caller may name (in a ``tenant`` field or filter): every one for staff (no tenant), its own for a
     tenant's member, to whom another tenant's slug answers as an unknown one."""
     return Tenant.objects.filter(pk=tenant.pk) if tenant is not None else Tenant.objects.all()
+
+
+def staff_may(user: Any, permission: StaffPermission) -> bool:
+    """May this user act as staff with ``permission``: signed in, active, staff, and granted it by a staff group.
+    Every staff check (the API's staff views, the consoles' pages and the controls they draw) asks here."""
+    return bool(
+        getattr(user, "is_authenticated", False)
+        and user.is_active
+        and user.is_staff
+        and user.has_perm(permission.value)
+    )
