@@ -8,13 +8,13 @@ from typing import Any, ClassVar
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet, TenantScopedViewSet
-from api.permissions import HasStaffPermission
+from api.permissions import HasStaffPermission, staff_permission_require
 from api.serializers import StrictSerializer, refuse_body
 from api.workloads import AllocationWorkloadActions, WorkloadSerializer
 from billing.selectors import offerings_priced
@@ -30,7 +30,7 @@ from provisioning.services.allocations import AllocationSpec, allocation_stop
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
 from provisioning.states import AllocationState
 from tenancy.models import Tenant
-from tenancy.roles import Action
+from tenancy.roles import Action, StaffPermission
 from tenancy.selectors import endpoint_calls_per_minute
 from tenancy.services import tenant_set_quota
 
@@ -438,7 +438,7 @@ class DefragmentRunSerializer(serializers.ModelSerializer[DefragmentRun]):
 
 class FragmentationViewSet(StaffViewSet):
     queryset = Node.objects.none()  # figures come from the engine's fleet, not a queryset
-    required_permission = "provisioning.view_node"
+    required_permission = StaffPermission.NODE_VIEW
     pagination_class = None
 
     @extend_schema(responses=FragmentationSerializer(many=True))
@@ -457,7 +457,7 @@ class ReconcileViewSet(StaffViewSet):
     ``LADDER_RECONCILE_EVERY_SECONDS``). Reads never do this; they show the state last observed."""
 
     queryset = Allocation.objects.none()
-    required_permission = "provisioning.change_node"
+    required_permission = StaffPermission.NODE_CHANGE
 
     @extend_schema(request=None, responses=ReconcileResultSerializer)
     def create(self, request: Request) -> Response:
@@ -474,8 +474,8 @@ class DefragmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffV
 
     queryset = DefragmentRun.objects.all()
     serializer_class = DefragmentRunSerializer
-    required_permission = "provisioning.view_node"
-    executing_permission = "provisioning.change_node"
+    required_permission = StaffPermission.NODE_VIEW
+    executing_permission = StaffPermission.NODE_CHANGE
 
     @extend_schema(
         request=DefragmentRequestSerializer,
@@ -485,8 +485,7 @@ class DefragmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffV
         body = DefragmentRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         if not body.validated_data["dry_run"]:
-            if not request.user.has_perm(self.executing_permission):
-                raise PermissionDenied(f"Carrying out a plan needs the {self.executing_permission} permission.")
+            staff_permission_require(request, self.executing_permission, "Carrying out a plan")
             run = defragment_start(actor=self.caller.actor)
             headers = {"Location": f"/api/v1/ops/defragment/{run.pk}"}
             return Response(DefragmentRunSerializer(run).data, status=status.HTTP_202_ACCEPTED, headers=headers)
@@ -518,9 +517,9 @@ class TenantQuotaView(LadderView):
     """Operators set a tenant's limits: its GPU quota and the calls a minute each of its endpoints takes."""
 
     extra_permissions: ClassVar[list[type]] = [HasStaffPermission]
-    required_permission = "tenancy.change_tenant"
+    required_permission = StaffPermission.TENANT_QUOTA_SET
 
-    def get_required_permission(self) -> str:
+    def get_required_permission(self) -> StaffPermission:
         return self.required_permission
 
     @extend_schema(request=QuotaSerializer, responses=QuotaSerializer)

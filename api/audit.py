@@ -23,6 +23,7 @@ from compliance.services.audit import audit_checkpoint_take
 from compliance.signing import audit_signer
 from core.models import AuditEvent
 from tenancy.models import Tenant
+from tenancy.roles import StaffPermission
 
 
 class ChangeSerializer(serializers.Serializer[Any]):
@@ -100,15 +101,14 @@ class AuditEventViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffV
     queryset = AuditEvent.objects.select_related("tenant")
     serializer_class = AuditEventSerializer
     filterset_class = AuditEventFilter
-    required_permission = "core.view_auditevent"
+    required_permission = StaffPermission.AUDIT_VIEW
+    action_permissions: ClassVar[dict[str, StaffPermission]] = {"verify": StaffPermission.AUDIT_VERIFY}
     cursor_ordering = "-pk"  # newest first
 
     @extend_schema(responses=AuditVerifySerializer, filters=False)
     @action(detail=False, methods=["get"], filterset_class=None, pagination_class=None)
     def verify(self, request: Request) -> Response:
         """Walk the whole chain and report the first bad event, if any."""
-        if not request.user.has_perm("core.verify_auditchain"):
-            self.permission_denied(request)
         result = audit_chain_verify()
         return Response(
             {
@@ -136,8 +136,8 @@ class AuditCheckpointViewSet(mixins.ListModelMixin, StaffViewSet):
 
     queryset = AuditCheckpoint.objects.all()
     serializer_class = AuditCheckpointSerializer
-    required_permission = "core.view_auditevent"
-    action_permissions: ClassVar[dict[str, str]] = {"create": "core.verify_auditchain"}
+    required_permission = StaffPermission.AUDIT_VIEW
+    action_permissions: ClassVar[dict[str, StaffPermission]] = {"create": StaffPermission.AUDIT_VERIFY}
     cursor_ordering = "-seq"
 
     @extend_schema(

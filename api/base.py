@@ -25,7 +25,6 @@ from api.permissions import (
     HasStaffPermission,
     IsTenantMember,
     KeyScopeAllows,
-    TenantIsWritable,
     TenantRoleAllows,
     TenantRoleOrStaffPermission,
 )
@@ -33,7 +32,7 @@ from api.problems import Problem
 from core.actor import Actor
 from core.logs import context_bind
 from tenancy.models import ApiKey, Membership, Tenant, TenantState
-from tenancy.roles import Action
+from tenancy.roles import Action, StaffPermission
 from tenancy.selectors import membership_of
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -63,7 +62,7 @@ class _Replay(Exception):
 
 
 class LadderView(APIView):
-    base_permissions: ClassVar[list[type]] = [IsAuthenticated, KeyScopeAllows, TenantIsWritable]
+    base_permissions: ClassVar[list[type]] = [IsAuthenticated, KeyScopeAllows]
     extra_permissions: ClassVar[list[type]] = []
     # Response fields never written to the idempotency store (secrets shown once); a replay returns them as null.
     idempotency_redact: ClassVar[tuple[str, ...]] = ()
@@ -187,14 +186,14 @@ class TenantScopedViewSet(LadderView, viewsets.GenericViewSet):
 
 
 class StaffViewSet(LadderView, viewsets.GenericViewSet):
-    """Views for staff roles; ``required_permission`` names the Django permission the role must hold, and
-    ``action_permissions`` the one a particular action needs instead (e.g. ``{"drain": "app.change_node"}``)."""
+    """Views for staff roles; ``required_permission`` names the ``StaffPermission`` the role must hold, and
+    ``action_permissions`` the one a particular action needs instead (``{"drain": StaffPermission.NODE_CHANGE}``)."""
 
     extra_permissions = [HasStaffPermission]
-    required_permission: ClassVar[str] = ""
-    action_permissions: ClassVar[dict[str, str]] = {}
+    required_permission: ClassVar[StaffPermission]
+    action_permissions: ClassVar[dict[str, StaffPermission]] = {}
 
-    def get_required_permission(self) -> str:
+    def get_required_permission(self) -> StaffPermission:
         return self.action_permissions.get(getattr(self, "action", None) or "", self.required_permission)
 
 
@@ -205,10 +204,10 @@ class TenantOrStaffViewSet(LadderView, viewsets.GenericViewSet):
 
     extra_permissions = [TenantRoleOrStaffPermission]
     role_actions: ClassVar[dict[str, Action]] = {}
-    required_permission: ClassVar[str] = ""
-    action_permissions: ClassVar[dict[str, str]] = {}
+    required_permission: ClassVar[StaffPermission]
+    action_permissions: ClassVar[dict[str, StaffPermission]] = {}
 
-    def get_required_permission(self) -> str:
+    def get_required_permission(self) -> StaffPermission:
         return self.action_permissions.get(getattr(self, "action", None) or "", self.required_permission)
 
     def get_queryset(self) -> QuerySet[Any]:

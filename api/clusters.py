@@ -15,6 +15,7 @@ from api.base import StaffViewSet
 from api.serializers import StrictSerializer, refuse_body
 from provisioning.kubernetes.clusters import cluster_check, cluster_register, cluster_sync
 from provisioning.models import Cluster, Hall
+from tenancy.roles import StaffPermission
 
 
 class ClusterSerializer(serializers.ModelSerializer[Cluster]):
@@ -57,11 +58,11 @@ class ClusterViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffView
     queryset = Cluster.objects.select_related("hall")
     serializer_class = ClusterSerializer
     lookup_field = "name"
-    required_permission = "provisioning.view_cluster"
+    required_permission = StaffPermission.CLUSTER_VIEW
     action_permissions = {
-        "create": "provisioning.add_cluster",
-        "test": "provisioning.change_cluster",
-        "sync": "provisioning.add_node",
+        "create": StaffPermission.CLUSTER_ADD,
+        "test": StaffPermission.CLUSTER_CHANGE,
+        "sync": StaffPermission.FLEET_LOAD,
     }
 
     @extend_schema(request=ClusterRegisterSerializer, responses={201: ClusterSerializer})

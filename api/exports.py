@@ -31,8 +31,9 @@ from api.serializers import StrictSerializer
 from billing.models import ExportJob, ExportState
 from compliance.verify_export import signature_header
 from lifecycle.services.exports import ExportSpec, export_job_request, export_spec, export_write
+from tenancy.roles import StaffPermission
 
-PERMISSION = "billing.view_usagerollup"
+PERMISSION = StaffPermission.USAGE_VIEW
 SIGNATURE_HEADER = "Ladder-Export-Signature"
 CONTENT_TYPES = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet"}
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"", "0", "false", "no", "off"}
@@ -137,9 +138,9 @@ class ExportNegotiation(DefaultContentNegotiation):
 class FinanceView(LadderView):
     content_negotiation_class = ExportNegotiation
     extra_permissions: ClassVar[list[type]] = [HasStaffPermission]
-    required_permission: ClassVar[str] = PERMISSION
+    required_permission: ClassVar[StaffPermission] = PERMISSION
 
-    def get_required_permission(self) -> str:
+    def get_required_permission(self) -> StaffPermission:
         return self.required_permission
 
 

@@ -22,6 +22,7 @@ from billing.services.accounts import COST_PARTS, cost_basis_add
 from core.errors import Invalid
 from core.months import month_range
 from provisioning.models import GpuModel, Hall
+from tenancy.roles import StaffPermission
 
 
 def _money(value: Decimal) -> str:
@@ -86,7 +87,7 @@ class MarginViewSet(StaffViewSet):
     capacity; see docs/finance.md for each figure."""
 
     queryset = CostBasis.objects.none()  # figures come from the ledger, samples and cost book, not a queryset
-    required_permission = "billing.view_usagerollup"  # revenue is finance's: operators keep the cost book only
+    required_permission = StaffPermission.USAGE_VIEW  # revenue is finance's: operators keep the cost book only
     pagination_class = None
 
     @extend_schema(
@@ -119,7 +120,7 @@ class BudgetStandingViewSet(StaffViewSet):
     """Every tenant with a monthly budget, this month's spend against it, the most used first."""
 
     queryset = CostBasis.objects.none()
-    required_permission = "billing.view_usagerollup"
+    required_permission = StaffPermission.USAGE_VIEW
     pagination_class = None
 
     @extend_schema(
@@ -179,8 +180,8 @@ class CostBasisViewSet(mixins.ListModelMixin, StaffViewSet):
 
     queryset = CostBasis.objects.select_related("gpu_model", "hall").order_by("gpu_model__name", "hall__code", "id")
     serializer_class = CostBasisSerializer
-    required_permission = "billing.view_costbasis"
-    action_permissions = {"create": "billing.add_costbasis"}
+    required_permission = StaffPermission.COST_BASIS_VIEW
+    action_permissions = {"create": StaffPermission.COST_BASIS_ADD}
 
     @extend_schema(request=CostBasisRequestSerializer, responses={201: CostBasisSerializer})
     def create(self, request: Request) -> Response:

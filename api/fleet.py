@@ -27,6 +27,7 @@ from provisioning.provisioners import provisioner
 from provisioning.selectors import fleet_drift, fleet_upgrade_plan, version_skew
 from provisioning.services import fleet as services
 from provisioning.upgrades import PlanLimitError
+from tenancy.roles import StaffPermission
 
 # --- the fleet document -----------------------------------------------------------------------------------
 # These serializers describe the document in the OpenAPI schema only. The document is checked, whole, by
@@ -207,7 +208,7 @@ class RegionSerializer(serializers.ModelSerializer[Region]):
 class FleetViewSet(StaffViewSet):
     """Load a fleet document: regions and halls are upserted by code, nodes by hostname."""
 
-    required_permission = "provisioning.add_node"
+    required_permission = StaffPermission.FLEET_LOAD
     serializer_class = FleetDocumentSerializer
 
     @extend_schema(request=FleetDocumentSerializer, responses={200: FleetLoadResultSerializer})
@@ -218,7 +219,7 @@ class FleetViewSet(StaffViewSet):
         return Response(FleetLoadResultSerializer(result.as_dict()).data)
 
 
-_CHANGE_NODE = "provisioning.change_node"
+_CHANGE_NODE = StaffPermission.NODE_CHANGE
 NodeService = Callable[..., Node]
 
 
@@ -226,7 +227,7 @@ class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet
     queryset = Node.objects.select_related("hall__region", "gpu_model").prefetch_related("gpus")
     serializer_class = NodeSerializer
     filterset_class = NodeFilter
-    required_permission = "provisioning.view_node"
+    required_permission = StaffPermission.NODE_VIEW
     action_permissions = {name: _CHANGE_NODE for name in ("drain", "undrain", "quarantine", "fail", "attestation_key")}
 
     def _change(self, request: Request, service: NodeService) -> Response:
@@ -330,10 +331,10 @@ class StaffView(LadderView):
     """An operator view whose reads need ``read_permission`` and whose writes ``write_permission``."""
 
     extra_permissions: ClassVar[list[type]] = [HasStaffPermission]
-    read_permission: ClassVar[str] = "provisioning.view_node"
-    write_permission: ClassVar[str] = _CHANGE_NODE
+    read_permission: ClassVar[StaffPermission] = StaffPermission.NODE_VIEW
+    write_permission: ClassVar[StaffPermission] = _CHANGE_NODE
 
-    def get_required_permission(self) -> str:
+    def get_required_permission(self) -> StaffPermission:
         return self.read_permission if self.request.method in ("GET", "HEAD", "OPTIONS") else self.write_permission
 
 

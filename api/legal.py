@@ -42,7 +42,7 @@ from compliance.services.holds import (
     legal_hold_release,
 )
 from tenancy.models import Tenant
-from tenancy.roles import Action
+from tenancy.roles import Action, StaffPermission
 from tenancy.selectors import tenants_nameable
 
 RETRAIN_NEEDED = "retrain needed"
@@ -158,10 +158,10 @@ class LegalHoldViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffVi
     queryset = holds_of()
     serializer_class = HoldEntrySerializer
     filterset_class = LegalHoldFilter
-    required_permission = "compliance.view_legalhold"
-    action_permissions: ClassVar[dict[str, str]] = {
-        "create": "compliance.add_legalhold",
-        "release": "compliance.change_legalhold",
+    required_permission = StaffPermission.HOLD_VIEW
+    action_permissions: ClassVar[dict[str, StaffPermission]] = {
+        "create": StaffPermission.HOLD_PLACE,
+        "release": StaffPermission.HOLD_RELEASE,
     }
     cursor_ordering = "-pk"
 
@@ -347,8 +347,8 @@ class ErasureRequestViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Te
         "retrieve": Action.ERASURE_REQUEST,
         "create": Action.ERASURE_REQUEST,
     }
-    required_permission = "compliance.view_erasurerequest"
-    action_permissions: ClassVar[dict[str, str]] = {"create": "compliance.add_erasurerequest"}
+    required_permission = StaffPermission.ERASURE_VIEW
+    action_permissions: ClassVar[dict[str, StaffPermission]] = {"create": StaffPermission.ERASURE_REQUEST}
     cursor_ordering = "-pk"
 
     @extend_schema(request=ErasureRequestCreateSerializer, responses={201: ErasureRequestSerializer})
@@ -382,8 +382,8 @@ class ComplianceResidencyReportView(LadderView):
 
     extra_permissions: ClassVar[list[type]] = [HasStaffPermission]
 
-    def get_required_permission(self) -> str:
-        return "compliance.view_dataasset"
+    def get_required_permission(self) -> StaffPermission:
+        return StaffPermission.DATA_ASSET_VIEW
 
     @extend_schema(
         parameters=[OpenApiParameter("tenant", str, required=True, description="Tenant slug.")],

@@ -1,13 +1,18 @@
-"""Role-based permissions. The role table itself lives in ``tenancy.roles``."""
+"""Role-based permissions. The role table and the staff permissions live in ``tenancy.roles``.
+
+Whether the caller's tenant may change anything (a closing tenant only reads) is not asked here: the services ask
+``tenancy.services.tenant_require_writable``, so the portal and the consoles refuse the same way."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from tenancy.models import ApiKey, ApiKeyScope, TenantState
-from tenancy.roles import role_allows
+from tenancy.models import ApiKey, ApiKeyScope
+from tenancy.roles import StaffPermission, role_allows
+from tenancy.selectors import staff_may
 
 
 class KeyScopeAllows(BasePermission):
@@ -31,19 +36,6 @@ class IsTenantMember(BasePermission):
         return view.caller.tenant is not None
 
 
-class TenantIsWritable(BasePermission):
-    """A closing tenant can still read, not change anything. A suspended one can still manage what it has (stop
-    work, set a budget); buying more is refused by the billing admission check (402 ``payment_required``)."""
-
-    message = "The tenant is not active; it can read but not change anything."
-    code = "tenant_not_active"
-
-    def has_permission(self, request: Any, view: Any) -> bool:
-        tenant = view.caller.tenant
-        writable = (TenantState.ACTIVE, TenantState.SUSPENDED)
-        return tenant is None or request.method in SAFE_METHODS or tenant.state in writable
-
-
 class TenantRoleAllows(BasePermission):
     """The view maps each DRF action (or HTTP method) to an ``Action``; the caller's role must allow it."""
 
@@ -62,13 +54,13 @@ class TenantRoleAllows(BasePermission):
 
 
 class HasStaffPermission(BasePermission):
-    """Staff endpoints: the user's groups must grant the permission ``view.get_required_permission()`` names."""
+    """Staff endpoints: the user's groups must grant the ``StaffPermission`` ``view.get_required_permission()``
+    names."""
 
     message = "This endpoint is for Ladder staff with the right role."
 
     def has_permission(self, request: Any, view: Any) -> bool:
-        user = request.user
-        return bool(user and user.is_authenticated and user.is_staff and user.has_perm(view.get_required_permission()))
+        return staff_may(request.user, view.get_required_permission())
 
 
 class TenantRoleOrStaffPermission(BasePermission):
@@ -83,3 +75,10 @@ class TenantRoleOrStaffPermission(BasePermission):
         check = TenantRoleAllows() if view.caller.tenant is not None else HasStaffPermission()
         self.message, self.code = check.message, getattr(check, "code", None)
         return check.has_permission(request, view)
+
+
+def staff_permission_require(request: Any, permission: StaffPermission, what: str) -> None:
+    """For the one step of a staff action that needs more than the view's permission, decided by what was sent
+    (carrying out a plan, not only planning it): 403 ``permission_denied`` naming the permission."""
+    if not staff_may(request.user, permission):
+        raise PermissionDenied(f"{what} needs the {permission.value} permission.")

@@ -33,6 +33,7 @@ from billing.services.reconcile import (
 )
 from core.months import MONTH
 from tenancy.models import Tenant
+from tenancy.roles import StaffPermission
 
 
 class ReconciliationView(LadderView):
@@ -43,8 +44,8 @@ class ReconciliationView(LadderView):
 
     extra_permissions: ClassVar[list[type]] = [HasStaffPermission]
 
-    def get_required_permission(self) -> str:
-        return "billing.view_invoice"
+    def get_required_permission(self) -> StaffPermission:
+        return StaffPermission.INVOICE_VIEW
 
     @extend_schema(
         parameters=[
@@ -110,8 +111,8 @@ class PushViewSet(mixins.ListModelMixin, StaffViewSet):
     (`stale`); `?state=` narrows to one. `retry` puts a failed one back in the outbox."""
 
     serializer_class = PushSerializer
-    required_permission = "billing.view_usagerollup"
-    action_permissions: ClassVar[dict[str, str]] = {"retry": "billing.change_usagerollup"}
+    required_permission = StaffPermission.USAGE_VIEW
+    action_permissions: ClassVar[dict[str, StaffPermission]] = {"retry": StaffPermission.PUSH_RETRY}
     cursor_ordering = "pk"
 
     def get_queryset(self) -> QuerySet[UsageRollup]:
@@ -182,8 +183,8 @@ class ReconciliationRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     never calls Stripe."""
 
     queryset = ReconciliationRun.objects.select_related("tenant")
-    required_permission = "billing.view_reconciliationrun"
-    action_permissions: ClassVar[dict[str, str]] = {"create": "billing.add_reconciliationrun"}
+    required_permission = StaffPermission.RECONCILIATION_VIEW
+    action_permissions: ClassVar[dict[str, StaffPermission]] = {"create": StaffPermission.RECONCILIATION_START}
     cursor_ordering = "-pk"
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:

@@ -74,8 +74,12 @@ def access(request: HttpRequest, membership: Membership) -> HttpResponse:
 @member(Action.SSH_KEY_MANAGE)
 def ssh_key_remove_view(request: HttpRequest, membership: Membership, key_id: int) -> HttpResponse:
     key = get_object_or_404(SshKey.objects.filter(tenant=membership.tenant), pk=key_id)
-    ssh_key_remove(key=key, actor=Actor.for_user(request.user))
-    messages.success(request, f"The key {key.name} is removed; new work cannot name it.")
+    try:
+        ssh_key_remove(key=key, actor=Actor.for_user(request.user))
+    except ServiceError as error:
+        messages.error(request, f"The key {key.name} was not removed: {error.detail}")
+    else:
+        messages.success(request, f"The key {key.name} is removed; new work cannot name it.")
     return redirect("portal:access")
 
 

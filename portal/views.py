@@ -201,8 +201,12 @@ def allocation_fragment(request: HttpRequest, membership: Membership, allocation
 def allocation_stop_view(request: HttpRequest, membership: Membership, allocation_id: int) -> HttpResponse:
     found = _allocation(membership, allocation_id)
     if request.method == "POST":
-        allocation_stop(allocation=found, actor=_actor(request, membership))
-        messages.success(request, f"{found.name} is stopping; billing stops with it.")
+        try:
+            allocation_stop(allocation=found, actor=_actor(request, membership))
+        except ServiceError as error:
+            messages.error(request, f"{found.name} was not stopped: {error.detail}")
+        else:
+            messages.success(request, f"{found.name} is stopping; billing stops with it.")
         return redirect("portal:allocation", allocation_id=found.pk)
     return render(request, "portal/stop.html", {"allocation": found})
 
@@ -396,8 +400,12 @@ def api_key_revoke_view(request: HttpRequest, membership: Membership, key_id: in
     if not role_allows(membership.role, Action.API_KEY_MANAGE_ANY):
         keys = keys.filter(user=_me(request))
     key = get_object_or_404(keys, pk=key_id)
-    api_key_revoke(key=key, actor=_actor(request, membership))
-    messages.success(request, f"The key {key.name} is revoked.")
+    try:
+        api_key_revoke(key=key, actor=_actor(request, membership))
+    except ServiceError as error:
+        messages.error(request, f"The key {key.name} was not revoked: {error.detail}")
+    else:
+        messages.success(request, f"The key {key.name} is revoked.")
     return redirect("portal:team")
 
 

@@ -22,42 +22,79 @@ class StaffRole(StrEnum):
     OPERATOR = "operator"
 
 
-# Explicit model permissions of each staff group ("app_label.codename").
-STAFF_PERMISSIONS: dict[StaffRole, tuple[str, ...]] = {
+class StaffPermission(StrEnum):
+    """Every staff capability, named once: the value is the Django permission (``app_label.codename``) that grants
+    it. The API's staff views, the consoles' pages and the staff groups all read these names; none spells a
+    permission string of its own."""
+
+    TENANT_VIEW = "tenancy.view_tenant"
+    TENANT_QUOTA_SET = "tenancy.change_tenant"  # a tenant's GPU quota
+    # finance
+    USAGE_VIEW = "billing.view_usagerollup"  # usage, revenue and margin, budgets, exports, refused pushes
+    PUSH_RETRY = "billing.change_usagerollup"  # retry a push Stripe refused (the outbox row only, never tenant data)
+    INVOICE_VIEW = "billing.view_invoice"  # invoices, reconciliation
+    RECONCILIATION_VIEW = "billing.view_reconciliationrun"
+    RECONCILIATION_START = "billing.add_reconciliationrun"  # start a month's reconciliation (it only reads)
+    SKU_VIEW = "billing.view_sku"
+    PRICE_SET = "billing.add_skuprice"  # the price book
+    COST_BASIS_VIEW = "billing.view_costbasis"  # the cost basis per GPU-hour of each model and hall
+    COST_BASIS_ADD = "billing.add_costbasis"
+    # compliance
+    AUDIT_VIEW = "core.view_auditevent"
+    AUDIT_VERIFY = "core.verify_auditchain"  # verify the chain, sign a checkpoint
+    HOLD_VIEW = "compliance.view_legalhold"  # the hold register, previews
+    HOLD_PLACE = "compliance.add_legalhold"
+    HOLD_RELEASE = "compliance.change_legalhold"
+    DATA_ASSET_VIEW = "compliance.view_dataasset"  # residency reports
+    ERASURE_VIEW = "compliance.view_erasurerequest"
+    ERASURE_REQUEST = "compliance.add_erasurerequest"  # on behalf of a data subject
+    # operators
+    NODE_VIEW = "provisioning.view_node"  # the fleet, nodes, fragmentation, skew
+    NODE_CHANGE = "provisioning.change_node"  # drain, undrain, quarantine, fail; reconcile; carry out a plan
+    FLEET_LOAD = "provisioning.add_node"  # load a fleet document, sync a cluster's nodes
+    CLUSTER_VIEW = "provisioning.view_cluster"  # Kubernetes clusters: register, test
+    CLUSTER_ADD = "provisioning.add_cluster"
+    CLUSTER_CHANGE = "provisioning.change_cluster"
+
+
+_P = StaffPermission
+
+# What each staff group is granted: exactly these (``tenancy.services.staff_groups_ensure``).
+STAFF_PERMISSIONS: dict[StaffRole, tuple[StaffPermission, ...]] = {
     StaffRole.FINANCE: (
-        "tenancy.view_tenant",
-        "billing.view_usagerollup",
-        "billing.view_invoice",  # invoices, reconciliation
-        "billing.view_sku",
-        "billing.change_usagerollup",  # retry a push Stripe refused (the outbox row only, never tenant data)
-        "billing.view_reconciliationrun",
-        "billing.add_reconciliationrun",  # start a month's reconciliation (it only reads)
-        "billing.view_costbasis",  # revenue and margin
+        _P.TENANT_VIEW,
+        _P.USAGE_VIEW,
+        _P.INVOICE_VIEW,
+        _P.SKU_VIEW,
+        _P.PUSH_RETRY,
+        _P.RECONCILIATION_VIEW,
+        _P.RECONCILIATION_START,
+        _P.COST_BASIS_VIEW,  # revenue and margin
     ),
     StaffRole.COMPLIANCE: (
-        "tenancy.view_tenant",
-        "core.view_auditevent",
-        "core.verify_auditchain",
-        "compliance.view_legalhold",  # the hold register, previews
-        "compliance.add_legalhold",
-        "compliance.change_legalhold",  # release
-        "compliance.view_dataasset",  # residency reports
-        "compliance.view_erasurerequest",
-        "compliance.add_erasurerequest",  # on behalf of a data subject
+        _P.TENANT_VIEW,
+        _P.AUDIT_VIEW,
+        _P.AUDIT_VERIFY,
+        _P.HOLD_VIEW,
+        _P.HOLD_PLACE,
+        _P.HOLD_RELEASE,
+        _P.DATA_ASSET_VIEW,
+        _P.ERASURE_VIEW,
+        _P.ERASURE_REQUEST,
     ),
     StaffRole.OPERATOR: (
-        "tenancy.view_tenant",
-        "provisioning.view_node",  # the node list and detail
-        "provisioning.change_node",  # drain, undrain, quarantine, fail
-        "provisioning.add_node",  # load a fleet document
-        "tenancy.change_tenant",  # set a tenant's GPU quota
-        "provisioning.view_cluster",  # Kubernetes clusters: register, test
-        "provisioning.add_cluster",
-        "provisioning.change_cluster",
-        "billing.view_sku",
-        "billing.add_skuprice",  # the price book
-        "billing.view_costbasis",  # the cost basis per GPU-hour of each model and hall
-        "billing.add_costbasis",
+        _P.TENANT_VIEW,
+        _P.NODE_VIEW,
+        _P.NODE_CHANGE,
+        _P.FLEET_LOAD,
+        _P.TENANT_QUOTA_SET,
+        _P.CLUSTER_VIEW,
+        _P.CLUSTER_ADD,
+        _P.CLUSTER_CHANGE,
+        _P.SKU_VIEW,
+        _P.PRICE_SET,
+        _P.COST_BASIS_VIEW,
+        _P.COST_BASIS_ADD,
     ),
 }
 

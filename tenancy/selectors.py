@@ -10,6 +10,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 
 from tenancy.models import ApiKey, Membership, Tenant
+from tenancy.roles import StaffPermission
 
 
 def membership_of(user: Any) -> Membership | None:
@@ -44,3 +45,14 @@ def endpoint_calls_per_minute(tenant: Tenant) -> int:
     ``LADDER_ENDPOINT_CALLS_PER_MINUTE``."""
     own = tenant.endpoint_calls_per_minute
     return own if own is not None else int(settings.LADDER_ENDPOINT_CALLS_PER_MINUTE)
+
+
+def staff_may(user: Any, permission: StaffPermission) -> bool:
+    """May this user act as staff with ``permission``: signed in, active, staff, and granted it by a staff group.
+    Every staff check (the API's staff views, the consoles' pages and the controls they draw) asks here."""
+    return bool(
+        getattr(user, "is_authenticated", False)
+        and user.is_active
+        and user.is_staff
+        and user.has_perm(permission.value)
+    )

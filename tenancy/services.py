@@ -57,6 +57,32 @@ def staff_user_create(*, username: str, role: StaffRole, password: str, actor: A
 
 # --- tenants --------------------------------------------------------------------------------------------------
 
+# A suspended tenant still manages what it has (stops work, sets a budget); buying more is refused by billing's
+# admission check (402 ``payment_required``). A closing or closed tenant only reads.
+WRITABLE = (TenantState.ACTIVE, TenantState.SUSPENDED)
+
+
+class TenantNotActive(Forbidden):
+    """A change refused because of the tenant's standing (403 ``tenant_not_active``), the same through the API, the
+    portal and the consoles."""
+
+    def __init__(self, state: str, detail: str | None = None) -> None:
+        super().__init__("tenant_not_active", detail or f"The tenant is {state}: it can read but not change anything.")
+
+
+def tenant_require_writable(tenant: Tenant, *, actor: Actor) -> None:
+    """Refuse a write a tenant's own member or key makes for a tenant that is closing or closed. Every service that
+    changes a tenant's things on its behalf asks this first, before any other rule (so the answer does not depend
+    on the input). The state is read from the database, not from the object passed (which a caller may hold from
+    before the closure began); a service that locks the tenant asks after taking the lock. Staff and the product's
+    own work (the closure's steps, retention, erasure for a data subject) act on a closing tenant as before:
+    ``Actor.for_tenant`` says who is who."""
+    if not actor.for_tenant:
+        return
+    state = Tenant.objects.values_list("state", flat=True).get(pk=tenant.pk)
+    if state not in WRITABLE:
+        raise TenantNotActive(state)
+
 
 @transaction.atomic
 def tenant_create(*, slug: str, name: str, username: str, email: str, password: str | None, actor: Actor) -> Tenant:
@@ -107,8 +133,9 @@ def tenant_update(
 ) -> Tenant:
     """Change a tenant's name, residency or isolation settings; each change is audited with old and new."""
     tenant = lock_tenant(tenant.pk)
-    if tenant.state != TenantState.ACTIVE:
-        raise Conflict("tenant_not_active", f"The tenant is {tenant.state}; its settings cannot change.")
+    tenant_require_writable(tenant, actor=actor)
+    if tenant.state != TenantState.ACTIVE:  # a suspended tenant keeps its settings until it has paid
+        raise TenantNotActive(tenant.state, f"The tenant is {tenant.state}: its settings cannot change.")
     new: dict[str, Any] = {}
     if name is not None:
         new["name"] = name
@@ -181,7 +208,7 @@ def member_invite(*, tenant: Tenant, actor_role: str, username: str, email: str,
     would come along. The answer does not say where a taken name is used, which would leak other tenants'
     members.
     """
-    lock_tenant(tenant.pk)
+    tenant_require_writable(lock_tenant(tenant.pk), actor=actor)
     if not may_assign_role(actor_role, role):
         raise Forbidden("owner_role_required", "Only an owner can add another owner.")
     if User.objects.filter(username=username).exists():
@@ -201,7 +228,7 @@ def member_invite(*, tenant: Tenant, actor_role: str, username: str, email: str,
 
 @transaction.atomic
 def member_change_role(*, membership: Membership, actor_role: str, role: str, actor: Actor) -> Membership:
-    lock_tenant(membership.tenant_id)
+    tenant_require_writable(lock_tenant(membership.tenant_id), actor=actor)
     membership = Membership.objects.select_related("tenant", "user").get(pk=membership.pk)
     old = membership.role
     if old == role:
@@ -232,7 +259,7 @@ def member_change_role(*, membership: Membership, actor_role: str, role: str, ac
 @transaction.atomic
 def member_remove(*, membership: Membership, actor_role: str, actor: Actor) -> None:
     """Remove a member: the membership goes, the person's keys are revoked and the account is deactivated."""
-    lock_tenant(membership.tenant_id)
+    tenant_require_writable(lock_tenant(membership.tenant_id), actor=actor)
     membership = Membership.objects.select_related("tenant", "user").get(pk=membership.pk)
     if not may_assign_role(actor_role, membership.role, membership.role):
         raise Forbidden("owner_role_required", "Only an owner can remove an owner.")
@@ -274,6 +301,8 @@ class IssuedKey:
 def api_key_create(*, user: Any, name: str, scopes: list[str], expires_at: datetime | None, actor: Actor) -> IssuedKey:
     membership = Membership.objects.filter(user=user).select_related("tenant").first()
     tenant = membership.tenant if membership else None
+    if tenant is not None:
+        tenant_require_writable(tenant, actor=actor)
     if not scopes:
         raise Invalid("validation_error", "Give at least one scope.", field="scopes")
     if ApiKeyScope.WRITE in scopes and membership and not role_allows(membership.role, Action.API_KEY_WRITE_SCOPE):
@@ -307,6 +336,8 @@ def api_key_create(*, user: Any, name: str, scopes: list[str], expires_at: datet
 @transaction.atomic
 def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
     """Revoke a key; revoking a revoked key changes nothing and records nothing."""
+    if key.tenant is not None:  # staff keys belong to no tenant
+        tenant_require_writable(key.tenant, actor=actor)
     if ApiKey.objects.filter(pk=key.pk, revoked_at=None).update(revoked_at=timezone.now()) == 1:
         key.refresh_from_db()
         audit_record(
@@ -408,11 +439,11 @@ def api_key_mark_used(*, key_id: int, at: datetime) -> bool:
 def ssh_key_add(*, tenant: Tenant, name: str, public_key: str, actor: Actor) -> SshKey:
     """Register a public key for the tenant (422 ``invalid_ssh_key`` naming why; 409 when the name or the key is
     registered already)."""
+    tenant_require_writable(lock_tenant(tenant.pk), actor=actor)  # and two adds of one key: the second finds the first
     try:
         parsed = ssh.parse(public_key)
     except ssh.SshKeyError as error:
         raise Invalid("invalid_ssh_key", str(error), field="public_key") from None
-    lock_tenant(tenant.pk)  # two adds of one key: the second finds the first
     existing = SshKey.objects.filter(tenant=tenant, fingerprint=parsed.fingerprint).first()
     if existing is not None:
         raise Conflict("ssh_key_exists", f"This key is registered already, as '{existing.name}'.", field="public_key")
@@ -441,6 +472,7 @@ def ssh_key_add(*, tenant: Tenant, name: str, public_key: str, actor: Actor) -> 
 @transaction.atomic
 def ssh_key_remove(*, key: SshKey, actor: Actor) -> None:
     """Forget a key; work started with it keeps the copy it was given, new work cannot name it."""
+    tenant_require_writable(key.tenant, actor=actor)
     if SshKey.objects.filter(pk=key.pk).delete()[0]:
         audit_record(
             actor=actor,

@@ -23,6 +23,7 @@ from core.sql import Lookup
 from core.tasks import enqueue
 from provisioning.models import GpuModel, Hall
 from tenancy.models import Membership, Tenant, TenantState
+from tenancy.services import TenantNotActive, tenant_require_writable
 
 log = logging.getLogger(__name__)
 SYSTEM = Actor.system("billing")
@@ -145,13 +146,14 @@ _hard_budget = Lookup(BillingAccount, "{tenant} = %s AND {budget_hard_stop} = %s
 
 
 def admission_check(*, tenant: Tenant, now: datetime | None = None) -> None:
-    """May the tenant start something new? Raises 402 ``payment_required`` / ``budget_exceeded`` or 409."""
+    """May the tenant start something new? Raises 402 ``payment_required`` / ``budget_exceeded``, or 403
+    ``tenant_not_active`` while it is closing."""
     if tenant.state == TenantState.SUSPENDED:
         raise PaymentRequired(
             "payment_required", "The account is suspended for an unpaid invoice; pay it to start new work."
         )
     if tenant.state != TenantState.ACTIVE:
-        raise Conflict("tenant_not_active", f"The tenant is {tenant.state}; it cannot request capacity.")
+        raise TenantNotActive(tenant.state, f"The tenant is {tenant.state}: it cannot request capacity.")
     account = _hard_budget(tenant.pk, True)
     if account is not None and account.budget_monthly is not None:
         spend = month_spend(tenant=tenant, now=now or timezone.now())
@@ -169,6 +171,8 @@ def admission_check(*, tenant: Tenant, now: datetime | None = None) -> None:
 
 @transaction.atomic
 def budget_set(*, tenant: Tenant, monthly: Decimal | None, hard_stop: bool, actor: Actor) -> BillingAccount:
+    """A suspended tenant may still set its budget; a closing one may not."""
+    tenant_require_writable(tenant, actor=actor)
     if monthly is not None and monthly <= 0:
         raise Invalid("invalid_budget", "A budget must be more than zero (or null for none).", field="monthly")
     account = billing_account(tenant)

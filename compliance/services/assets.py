@@ -37,6 +37,7 @@ from provisioning.placement.isolation import RegionInfo, region_allowed
 from provisioning.selectors import tenant_policy
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
+from tenancy.services import tenant_require_writable
 
 SYSTEM = Actor.system("data-lifecycle")
 
@@ -216,6 +217,7 @@ def data_asset_create(
     now: datetime | None = None,
 ) -> DataAsset:
     """Register an asset (and store its content, encrypted under a data key of its own, when given)."""
+    tenant_require_writable(tenant, actor=actor)
     if category not in retention.Category.__members__.values():
         raise Invalid("validation_error", f"Unknown category {category!r}.", field="category")
     if content is not None:
@@ -306,6 +308,7 @@ def data_asset_move(*, asset: DataAsset, region: str, actor: Actor) -> DataAsset
     The copy is made before the transaction, so no lock is held over storage I/O; the move commits only if the
     asset is still live and where it was (409 ``asset_moved`` after a concurrent move), else the copy is removed.
     """
+    tenant_require_writable(asset.tenant, actor=actor)
     where = region_resolve(region)
     residency_check(asset.tenant, where)
     asset = DataAsset.objects.select_related("tenant", "region").get(pk=asset.pk)
@@ -438,6 +441,7 @@ def data_asset_delete(*, asset: DataAsset, actor: Actor, now: datetime | None = 
     now = now or timezone.now()
     with transaction.atomic():
         tenant = lock_tenant(asset.tenant_id)
+        tenant_require_writable(tenant, actor=actor)
         asset = DataAsset.objects.get(pk=asset.pk)
         if asset.state != AssetState.LIVE:
             return asset  # deleting twice changes nothing
@@ -457,6 +461,7 @@ def data_asset_shred_cancel(*, asset: DataAsset, actor: Actor) -> DataAsset:
     the data subject or the leaving tenant asked for them."""
     with transaction.atomic():
         tenant = lock_tenant(asset.tenant_id)
+        tenant_require_writable(tenant, actor=actor)
         asset = DataAsset.objects.select_for_update(of=("self",)).get(pk=asset.pk)
         if asset.state != AssetState.SHREDDING:
             raise Conflict("not_shredding", f"This asset is {asset.state}; only a scheduled shredding is cancelled.")

@@ -19,7 +19,9 @@ from compliance.retention import Category
 from compliance.services.assets import data_asset_create, retention_keep_days
 from core.actor import Actor
 from core.audit import audit_record
+from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
+from tenancy.services import tenant_require_writable
 
 CAPTURE = Actor.system("capture")
 
@@ -30,6 +32,7 @@ def capture_policy(tenant: Tenant) -> CapturePolicy:
 
 @transaction.atomic
 def capture_policy_set(*, tenant: Tenant, inference_payloads: bool, actor: Actor) -> CapturePolicy:
+    tenant_require_writable(lock_tenant(tenant.pk), actor=actor)
     policy, _ = CapturePolicy.objects.update_or_create(
         tenant=tenant, defaults={"inference_payloads": inference_payloads, "updated_at": timezone.now()}
     )

@@ -31,6 +31,7 @@ from core.audit import audit_record, audit_record_many
 from core.errors import Invalid
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
+from tenancy.services import tenant_require_writable
 
 
 def derived_closure(asset_ids: Iterable[int]) -> set[int]:
@@ -73,6 +74,8 @@ def erasure_request_create(
     now = now or timezone.now()
     with transaction.atomic():
         tenant = lock_tenant(tenant.pk)
+        # The tenant's own request; a compliance officer's, for a data subject, is honoured during a closure too.
+        tenant_require_writable(tenant, actor=actor)
         assets = _scope_assets(tenant, asset_ids, AssetScope(categories, created_from, created_to))
         holds = holds_active([tenant.pk])
         deleted: list[DataAsset] = []

@@ -25,6 +25,7 @@ from provisioning.states import HOLDS_DEVICES
 from provisioning.workloads import Workload
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
+from tenancy.services import tenant_require_writable
 
 # Names become environment variables or file names in the tenant's workloads.
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
@@ -73,9 +74,9 @@ def _evidence(secret: TenantSecret) -> dict[str, object]:
 @transaction.atomic
 def secret_create(*, tenant: Tenant, name: str, value: str, actor: Actor) -> TenantSecret:
     """A new secret at version 1 (409 ``secret_exists`` when the tenant has one of that name)."""
+    tenant_require_writable(lock_tenant(tenant.pk), actor=actor)  # one writer per tenant: no name or version twice
     secret_name_check(name)
     _value_check(value)
-    lock_tenant(tenant.pk)  # one writer per tenant: names and versions never collide
     if TenantSecret.objects.filter(tenant=tenant, name=name).exists():
         raise Conflict(
             "secret_exists", f"A secret named {name} exists; PUT /api/v1/secrets/{name} changes it.", field="name"
@@ -95,8 +96,8 @@ def secret_create(*, tenant: Tenant, name: str, value: str, actor: Actor) -> Ten
 @transaction.atomic
 def secret_update(*, secret: TenantSecret, value: str, actor: Actor) -> TenantSecret:
     """A new value: the next version, under a new data key (the old value is gone)."""
+    tenant_require_writable(lock_tenant(secret.tenant_id), actor=actor)
     _value_check(value)
-    lock_tenant(secret.tenant_id)
     current = TenantSecret.objects.select_related("tenant").get(pk=secret.pk)
     current.version += 1
     _store(current, value, actor)
@@ -126,7 +127,7 @@ def secret_delete(*, secret: TenantSecret, actor: Actor) -> None:
     """Delete the secret: its wrapped data key goes with the row, so the value is gone for good. Refused (409
     ``secret_in_use``) while a live allocation's workload names it: its workload is rendered from it again on
     every reconcile and restart."""
-    lock_tenant(secret.tenant_id)
+    tenant_require_writable(lock_tenant(secret.tenant_id), actor=actor)
     users = _users(secret)
     if users:
         raise Conflict(

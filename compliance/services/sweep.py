@@ -48,6 +48,7 @@ from core.errors import Invalid
 from core.progress import QUIET, Progress
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant, TenantState
+from tenancy.services import tenant_require_writable
 
 LEAVING = (TenantState.CLOSING, TenantState.CLOSED)
 
@@ -57,6 +58,7 @@ def retention_policy_set(
 ) -> RetentionPolicy:
     """Set a tenant's retention for one category (keep ``days``, or zero retention). Finance records cannot go
     below their legal minimum; a shorter rule applies to existing data at the next sweep."""
+    tenant_require_writable(tenant, actor=actor)
     if category not in set(retention.Category):
         raise Invalid("validation_error", f"Unknown category {category!r}.", field="category")
     if zero_retention == (days is not None):

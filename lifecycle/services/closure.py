@@ -55,6 +55,7 @@ from provisioning.services.allocations import allocation_stop
 from provisioning.states import AllocationState as S
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant, TenantState
+from tenancy.services import tenant_require_writable
 
 EXPORT_FORMAT = "ladder-export"
 
@@ -98,6 +99,7 @@ def tenant_close(*, tenant: Tenant, actor: Actor, now: datetime | None = None) -
     now = now or timezone.now()
     with transaction.atomic():
         tenant = lock_tenant(tenant.pk)
+        tenant_require_writable(tenant, actor=actor)  # the owner asking twice: a closing tenant only reads
         if tenant.state in (TenantState.CLOSING, TenantState.CLOSED):
             raise Conflict("tenant_closing", f"The tenant is already {tenant.state}.")
         Tenant.objects.filter(pk=tenant.pk).update(state=TenantState.CLOSING)
@@ -128,8 +130,9 @@ def _actor_record(actor: Actor) -> dict[str, str]:
 
 
 def _actor_of(closure: AccountClosure) -> Actor:
-    """The closure's steps are recorded as done by whoever asked for it."""
-    return Actor(**closure.actor) if closure.actor else Actor.system("closure")
+    """The closure's steps are recorded as done by whoever asked for it. They are the product's work on a closing
+    tenant, not the tenant's own writes, so they are never refused for the tenant's standing (``for_tenant``)."""
+    return Actor(**closure.actor, for_tenant=False) if closure.actor else Actor.system("closure")
 
 
 def closure_advance(*, closure_id: int, now: datetime | None = None) -> str:

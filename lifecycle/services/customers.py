@@ -27,7 +27,7 @@ from provisioning.services.allocations import allocation_request as place
 from provisioning.states import WORKING
 from provisioning.workloads import Workload
 from tenancy.models import Tenant
-from tenancy.services import tenant_create
+from tenancy.services import tenant_create, tenant_require_writable
 
 User = get_user_model()
 BUDGET = Actor.system("billing")  # who stops work when a budget runs out
@@ -96,6 +96,7 @@ def allocation_request(
 ) -> Allocation:
     """Admission first (standing, payment, budget: 402 / 409), then the workload (422, or 409 ``residency`` for
     datasets elsewhere), then placement."""
+    tenant_require_writable(tenant, actor=actor)
     admission_check(tenant=tenant)
     if workload is not None:
         spec = workload_admit(tenant=tenant, workload=workload, spec=spec)

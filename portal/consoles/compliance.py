@@ -33,22 +33,24 @@ from core.chain import format_time
 from core.errors import ServiceError
 from core.models import AuditEvent
 from portal.consoles.forms import AuditSearchForm, BundleForm, CheckpointForm, HoldPlaceForm, HoldScopeForm, ReasonForm
-from portal.consoles.frame import Console, Page, actor, already_done, mark_done, register, staff_page
+from portal.consoles.frame import Console, Page, actor, already_done, forbidden, mark_done, register, staff_page
 from portal.forms import error_onto
 from tenancy.models import Tenant
+from tenancy.roles import StaffPermission
+from tenancy.selectors import staff_may
 
 CONSOLE = register(
     Console(
         name="compliance",
         title="Compliance console",
-        permission="core.view_auditevent",
+        permission=StaffPermission.AUDIT_VIEW,
         pages=(
-            Page("console_audit", "Audit log", "core.view_auditevent"),
-            Page("console_verify", "Chain verification", "core.verify_auditchain"),
-            Page("console_bundle", "Signed bundle", "core.view_auditevent"),
-            Page("console_holds", "Legal holds", "compliance.view_legalhold"),
-            Page("console_erasures", "Erasure requests", "compliance.view_erasurerequest"),
-            Page("console_residency", "Residency", "compliance.view_dataasset"),
+            Page("console_audit", "Audit log", StaffPermission.AUDIT_VIEW),
+            Page("console_verify", "Chain verification", StaffPermission.AUDIT_VERIFY),
+            Page("console_bundle", "Signed bundle", StaffPermission.AUDIT_VIEW),
+            Page("console_holds", "Legal holds", StaffPermission.HOLD_VIEW),
+            Page("console_erasures", "Erasure requests", StaffPermission.ERASURE_VIEW),
+            Page("console_residency", "Residency", StaffPermission.DATA_ASSET_VIEW),
         ),
     )
 )
@@ -88,7 +90,7 @@ def _events(filters: dict[str, Any]) -> QuerySet[AuditEvent]:
     return events
 
 
-@staff_page(CONSOLE, "core.view_auditevent")
+@staff_page(CONSOLE, StaffPermission.AUDIT_VIEW)
 def audit(request: HttpRequest) -> HttpResponse:
     """Search the audit log; pages go back by sequence number (``before``), so a page costs the same however long
     the log is."""
@@ -130,7 +132,7 @@ def _checkpoint_facts() -> dict[str, Any] | None:
     }
 
 
-@staff_page(CONSOLE, "core.verify_auditchain")
+@staff_page(CONSOLE, StaffPermission.AUDIT_VERIFY)
 def verify(request: HttpRequest) -> HttpResponse:
     """Walk the whole chain now (``?run=1``) and show where it ends against the latest signed checkpoint; taking
     a checkpoint is a POST (it appends an event)."""
@@ -153,7 +155,7 @@ def verify(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@staff_page(CONSOLE, "core.verify_auditchain")
+@staff_page(CONSOLE, StaffPermission.AUDIT_VERIFY)
 def checkpoint_take(request: HttpRequest) -> HttpResponse:
     form = CheckpointForm(request.POST)
     done = already_done(request)
@@ -177,7 +179,7 @@ def _bundle_name(tenant: Tenant | None, since: datetime | None, until: datetime 
     return "-".join(parts) + ".jsonl"
 
 
-@staff_page(CONSOLE, "core.view_auditevent")
+@staff_page(CONSOLE, StaffPermission.AUDIT_VIEW)
 def bundle(request: HttpRequest) -> HttpResponseBase:
     """A signed bundle of the audit log for a tenant and a time range, streamed as it is made (a POST: it may
     sign a checkpoint to end at). ``python -m compliance.verify`` checks it offline."""
@@ -203,7 +205,7 @@ def _scope(data: dict[str, Any]) -> AssetScope:
     )
 
 
-@staff_page(CONSOLE, "compliance.view_legalhold")
+@staff_page(CONSOLE, StaffPermission.HOLD_VIEW)
 def holds(request: HttpRequest) -> HttpResponse:
     """The register, and the way to place a hold: preview what a scope preserves (by category and bytes), then
     place it with a matter and a reason."""
@@ -230,8 +232,8 @@ def holds(request: HttpRequest) -> HttpResponse:
         done = already_done(request)
         if done:
             return redirect(done)
-        if not request.user.has_perm("compliance.add_legalhold"):
-            return _forbidden(request, "Placing a hold needs the compliance.add_legalhold permission.")
+        if not staff_may(request.user, StaffPermission.HOLD_PLACE):  # previewing is reading; placing is not
+            return forbidden(request, f"Placing a hold needs the {StaffPermission.HOLD_PLACE.value} permission.")
         place_form = HoldPlaceForm(request.POST, tenants=tenants)
         if place_form.is_valid():
             data = place_form.cleaned_data
@@ -265,8 +267,8 @@ def holds(request: HttpRequest) -> HttpResponse:
         "preview": preview,
         "scope": _scope_shown(place_form),
         "register": register_rows,
-        "may_place": request.user.has_perm("compliance.add_legalhold"),
-        "may_release": request.user.has_perm("compliance.change_legalhold"),
+        "may_place": staff_may(request.user, StaffPermission.HOLD_PLACE),
+        "may_release": staff_may(request.user, StaffPermission.HOLD_RELEASE),
     }
     return render(request, "consoles/compliance/holds.html", context, status=status)
 
@@ -295,11 +297,7 @@ def _preview_of(form: HoldPlaceForm) -> Any:
         return None
 
 
-def _forbidden(request: HttpRequest, message: str) -> HttpResponse:
-    return render(request, "consoles/forbidden.html", {"message": message}, status=403)
-
-
-@staff_page(CONSOLE, "compliance.change_legalhold")
+@staff_page(CONSOLE, StaffPermission.HOLD_RELEASE)
 def hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
     """Release a hold, with a reason, after a confirmation; a locked hold is refused in the service's words."""
     hold = get_object_or_404(LegalHold.objects.select_related("tenant"), pk=hold_id)
@@ -326,7 +324,7 @@ def hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
 # --- erasure requests and residency -----------------------------------------------------------------------------
 
 
-@staff_page(CONSOLE, "compliance.view_erasurerequest")
+@staff_page(CONSOLE, StaffPermission.ERASURE_VIEW)
 def erasures(request: HttpRequest) -> HttpResponse:
     """Erasure requests across tenants, newest first, with what was erased, what a legal hold withheld (and which
     hold: its matter too, which is the compliance team's own) and what was derived from erased data."""
@@ -356,7 +354,7 @@ def erasures(request: HttpRequest) -> HttpResponse:
     return render(request, "consoles/compliance/erasures.html", context)
 
 
-@staff_page(CONSOLE, "compliance.view_dataasset")
+@staff_page(CONSOLE, StaffPermission.DATA_ASSET_VIEW)
 def residency(request: HttpRequest) -> HttpResponse:
     """Every tenant's residency report (where its compute ran and its data lives, judged against its residency
     now), tenants with violations first."""

@@ -34,18 +34,20 @@ from portal.consoles.forms import ExportForm, MonthRangeForm, ReconcileForm, Ret
 from portal.consoles.frame import Console, Page, actor, already_done, mark_done, register, staff_page
 from portal.forms import error_onto
 from tenancy.models import Tenant
+from tenancy.roles import StaffPermission
+from tenancy.selectors import staff_may
 
 CONSOLE = register(
     Console(
         name="finance",
         title="Finance console",
-        permission="billing.view_usagerollup",
+        permission=StaffPermission.USAGE_VIEW,
         pages=(
-            Page("console_margin", "Revenue and margin", "billing.view_usagerollup"),
-            Page("console_budgets", "Budgets", "billing.view_usagerollup"),
-            Page("console_reconciliation", "Reconciliation", "billing.view_reconciliationrun"),
-            Page("console_pushes", "Failed pushes", "billing.view_usagerollup"),
-            Page("console_exports", "Exports", "billing.view_usagerollup"),
+            Page("console_margin", "Revenue and margin", StaffPermission.USAGE_VIEW),
+            Page("console_budgets", "Budgets", StaffPermission.USAGE_VIEW),
+            Page("console_reconciliation", "Reconciliation", StaffPermission.RECONCILIATION_VIEW),
+            Page("console_pushes", "Failed pushes", StaffPermission.USAGE_VIEW),
+            Page("console_exports", "Exports", StaffPermission.USAGE_VIEW),
         ),
     )
 )
@@ -81,7 +83,7 @@ def _charts(report: MarginReport) -> dict[str, Any]:
     }
 
 
-@staff_page(CONSOLE, "billing.view_usagerollup")
+@staff_page(CONSOLE, StaffPermission.USAGE_VIEW)
 def margin(request: HttpRequest) -> HttpResponse:
     """Revenue, allocated cost and gross margin per rung, model and region, and the cost of idle and stranded
     capacity, for a range of months (this month by default); docs/finance.md says where each figure comes from."""
@@ -110,7 +112,7 @@ def margin(request: HttpRequest) -> HttpResponse:
     return render(request, "consoles/finance/margin.html", context, status=status)
 
 
-@staff_page(CONSOLE, "billing.view_usagerollup")
+@staff_page(CONSOLE, StaffPermission.USAGE_VIEW)
 def budgets(request: HttpRequest) -> HttpResponse:
     """Every tenant with a monthly budget and this month's spend against it, those over it first."""
     rows = budgets_standing(now=timezone.now())
@@ -121,7 +123,7 @@ def _tenant_choices() -> list[tuple[str, str]]:
     return [(slug, f"{name} ({slug})") for slug, name in Tenant.objects.order_by("slug").values_list("slug", "name")]
 
 
-@staff_page(CONSOLE, "billing.view_reconciliationrun")
+@staff_page(CONSOLE, StaffPermission.RECONCILIATION_VIEW, acting=StaffPermission.RECONCILIATION_START)
 def reconciliation(request: HttpRequest) -> HttpResponse:
     """The runs (newest first) and one run's differences with their causes (``?run=<id>``, the newest by default);
     starting a run for a month (and a tenant) calls the service the API's POST calls."""
@@ -131,9 +133,6 @@ def reconciliation(request: HttpRequest) -> HttpResponse:
         done = already_done(request)
         if done:
             return redirect(done)
-        if not request.user.has_perm("billing.add_reconciliationrun"):
-            messages.error(request, "Starting a run needs the billing.add_reconciliationrun permission.")
-            return redirect("portal:console_reconciliation")
         form = ReconcileForm(request.POST, tenants=tenants)
         if form.is_valid():
             slug = form.cleaned_data["tenant"]
@@ -159,7 +158,12 @@ def reconciliation(request: HttpRequest) -> HttpResponse:
         shown = get_object_or_404(ReconciliationRun.objects.select_related("tenant"), pk=int(chosen))
     elif runs:
         shown = runs[0]
-    context = {"form": form, "runs": runs, "shown": shown}
+    context = {
+        "form": form,
+        "runs": runs,
+        "shown": shown,
+        "may_start": staff_may(request.user, StaffPermission.RECONCILIATION_START),
+    }
     return render(request, "consoles/finance/reconciliation.html", context, status=422 if form.errors else 200)
 
 
@@ -175,7 +179,7 @@ def _push_rows(now: datetime) -> list[dict[str, Any]]:
     ]
 
 
-@staff_page(CONSOLE, "billing.view_usagerollup")
+@staff_page(CONSOLE, StaffPermission.USAGE_VIEW, acting=StaffPermission.PUSH_RETRY)
 def pushes(request: HttpRequest) -> HttpResponse:
     """Usage Stripe refused (with its message) or that came too late for it; a failed one goes back to the outbox
     with Retry (the service the API's retry calls: audited, once)."""
@@ -184,9 +188,6 @@ def pushes(request: HttpRequest) -> HttpResponse:
         done = already_done(request, prefix=f"r{row.pk}")
         if done:
             return redirect(done)
-        if not request.user.has_perm("billing.change_usagerollup"):
-            messages.error(request, "Retrying needs the billing.change_usagerollup permission.")
-            return redirect("portal:console_pushes")
         form = RetryForm(request.POST, prefix=f"r{row.pk}")
         where = reverse("portal:console_pushes")
         if form.is_valid():
@@ -200,10 +201,11 @@ def pushes(request: HttpRequest) -> HttpResponse:
         else:
             messages.error(request, "This form is out of date: send it again.")
         return redirect(where)
-    return render(request, "consoles/finance/pushes.html", {"rows": _push_rows(timezone.now())})
+    context = {"rows": _push_rows(timezone.now()), "may_retry": staff_may(request.user, StaffPermission.PUSH_RETRY)}
+    return render(request, "consoles/finance/pushes.html", context)
 
 
-@staff_page(CONSOLE, "billing.view_usagerollup")
+@staff_page(CONSOLE, StaffPermission.USAGE_VIEW)
 def exports(request: HttpRequest) -> HttpResponse:
     """FOCUS exports (docs/finance.md): a range of days, one tenant or all, summary or per allocation, CSV or
     Parquet, written and signed by an export job (the service the API's POST calls, audited
@@ -246,7 +248,7 @@ def _done_job(job_id: int) -> tuple[ExportJob, dict[str, Any]]:
     return job, job.signature
 
 
-@staff_page(CONSOLE, "billing.view_usagerollup")
+@staff_page(CONSOLE, StaffPermission.USAGE_VIEW)
 def export_file(request: HttpRequest, job_id: int) -> FileResponse:
     job, signature = _done_job(job_id)
     path = Path(job.path)
@@ -255,7 +257,7 @@ def export_file(request: HttpRequest, job_id: int) -> FileResponse:
     return FileResponse(path.open("rb"), as_attachment=True, filename=str(signature["file"]))
 
 
-@staff_page(CONSOLE, "billing.view_usagerollup")
+@staff_page(CONSOLE, StaffPermission.USAGE_VIEW)
 def export_signature(request: HttpRequest, job_id: int) -> JsonResponse:
     _, signature = _done_job(job_id)
     answer = JsonResponse(signature, json_dumps_params={"indent": 2})

@@ -2,10 +2,11 @@
 staff user lands after signing in, and the one-time token that makes a form sent twice act once.
 
 A console is registered by its module (``register``): a name, a title, the permission that opens it and its pages,
-each with the permission it needs (the explicit Django permissions of ``tenancy.roles.STAFF_PERMISSIONS``, the same
-ones the API's staff views check). A page is for signed-in staff (``is_staff``) whose groups grant both; anyone else
-gets a plain 403, tenant members included. A new console is one more module that registers itself, and its
-templates; ``portal/consoles/urls.py`` adds its URLs.
+each with the permission it needs (``tenancy.roles.StaffPermission``, the registry the staff groups are granted
+from and the API's staff views check). A page is for signed-in staff (``is_staff``) whose groups grant both; anyone
+else gets a plain 403, tenant members included. What a page does beyond reading is named in
+``staff_page(..., acting=...)``; what it draws for that asks ``tenancy.selectors.staff_may`` with the same name. A new
+console is one more module that registers itself, and its templates; ``portal/consoles/urls.py`` adds its URLs.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse
 
 from core.actor import Actor
+from tenancy.roles import StaffPermission
+from tenancy.selectors import staff_may
 from tenancy.totp import staff_second_factor_passed, totp_device
 
 View = Callable[..., HttpResponseBase]
@@ -34,21 +37,21 @@ View = Callable[..., HttpResponseBase]
 class Page:
     url_name: str  # in the ``portal`` namespace
     title: str
-    permission: str
+    permission: StaffPermission
 
 
 @dataclass(frozen=True)
 class Console:
     name: str
     title: str
-    permission: str  # opens the console at all
+    permission: StaffPermission  # opens the console at all
     pages: tuple[Page, ...] = field(default=())
 
     def opens_for(self, user: Any) -> bool:
-        return bool(user.is_authenticated and user.is_active and user.is_staff and user.has_perm(self.permission))
+        return staff_may(user, self.permission)
 
     def pages_for(self, user: Any) -> list[Page]:
-        return [p for p in self.pages if user.has_perm(p.permission)]
+        return [p for p in self.pages if staff_may(user, p.permission)]
 
 
 CONSOLES: dict[str, Console] = {}
@@ -76,9 +79,12 @@ def landing(user: Any) -> str | None:
     return None
 
 
-def staff_page(console: Console, permission: str | None = None) -> Callable[[View], View]:
+def staff_page(
+    console: Console, permission: StaffPermission | None = None, *, acting: StaffPermission | None = None
+) -> Callable[[View], View]:
     """A console page: signed in with the second factor (every staff user has one), staff, with the console's
-    permission and ``permission`` (the action's own, where it needs more than reading)."""
+    permission and ``permission`` (the page's own); a POST to it (acting, not only reading) also needs ``acting``,
+    else a 403 page that names it."""
 
     def decorate(view: View) -> View:
         @login_required
@@ -93,10 +99,12 @@ def staff_page(console: Console, permission: str | None = None) -> Callable[[Vie
                         "Staff need a second factor: ask an administrator to run "
                         f"`manage.py staff_totp_enrol {user.get_username()}`, then sign in again with its code."
                     )
-                    return render(request, "consoles/forbidden.html", {"message": message}, status=403)
+                    return forbidden(request, message)
                 return redirect_to_login(request.get_full_path(), reverse("portal:login_code"))
-            if permission is not None and not user.has_perm(permission):
-                raise PermissionDenied(f"This needs the {permission} permission.")
+            if permission is not None and not staff_may(user, permission):
+                raise PermissionDenied(f"This needs the {permission.value} permission.")
+            if acting is not None and request.method == "POST" and not staff_may(user, acting):
+                return forbidden(request, f"This needs the {acting.value} permission.")
             request.console = console  # type: ignore[attr-defined]
             request.console_nav = [  # type: ignore[attr-defined]
                 (c, c.pages_for(user)) for c in consoles_for(user)
@@ -106,6 +114,11 @@ def staff_page(console: Console, permission: str | None = None) -> Callable[[Vie
         return wrapped
 
     return decorate
+
+
+def forbidden(request: HttpRequest, message: str) -> HttpResponse:
+    """The consoles' 403 page, saying what is missing."""
+    return render(request, "consoles/forbidden.html", {"message": message}, status=403)
 
 
 def actor(request: HttpRequest) -> Actor:

@@ -29,23 +29,24 @@ from provisioning.services import fleet as fleet_services
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
 from provisioning.states import HOLDS_DEVICES
 from tenancy.models import Tenant
-from tenancy.selectors import endpoint_calls_per_minute
+from tenancy.roles import StaffPermission
+from tenancy.selectors import endpoint_calls_per_minute, staff_may
 from tenancy.services import tenant_set_quota
 
 CONSOLE = register(
     Console(
         name="operators",
         title="Operator console",
-        permission="provisioning.view_node",
+        permission=StaffPermission.NODE_VIEW,
         pages=(
-            Page("console_fleet", "Fleet", "provisioning.view_node"),
-            Page("console_defragment", "Fragmentation", "provisioning.view_node"),
-            Page("console_skew", "Version skew", "provisioning.view_node"),
-            Page("console_quotas", "Quotas", "tenancy.change_tenant"),
+            Page("console_fleet", "Fleet", StaffPermission.NODE_VIEW),
+            Page("console_defragment", "Fragmentation", StaffPermission.NODE_VIEW),
+            Page("console_skew", "Version skew", StaffPermission.NODE_VIEW),
+            Page("console_quotas", "Quotas", StaffPermission.TENANT_QUOTA_SET),
         ),
     )
 )
-CHANGE_NODE = "provisioning.change_node"
+CHANGE_NODE = StaffPermission.NODE_CHANGE
 NODE_ACTIONS: dict[str, tuple[str, Callable[..., Node]]] = {
     "drain": ("Drain", fleet_services.node_drain),
     "undrain": ("Undrain", fleet_services.node_undrain),
@@ -53,7 +54,7 @@ NODE_ACTIONS: dict[str, tuple[str, Callable[..., Node]]] = {
 }
 
 
-@staff_page(CONSOLE, "provisioning.view_node")
+@staff_page(CONSOLE, StaffPermission.NODE_VIEW)
 def fleet(request: HttpRequest) -> HttpResponse:
     """The heatmap, coloured by tenant (default) or by node state (``?colour=state``)."""
     colour = "state" if request.GET.get("colour") == "state" else "tenant"
@@ -74,7 +75,7 @@ def _node(node_id: int) -> Node:
     )
 
 
-@staff_page(CONSOLE, "provisioning.view_node")
+@staff_page(CONSOLE, StaffPermission.NODE_VIEW)
 def node(request: HttpRequest, node_id: int) -> HttpResponse:
     """A node: where it is, its state, versions and GPUs, what runs there, and (``?diagnose=1``) why Kubernetes may
     not offer its GPUs, layer by layer, read from its hall's cluster."""
@@ -98,7 +99,7 @@ def node(request: HttpRequest, node_id: int) -> HttpResponse:
         "diagnosis": diagnosis,
         "refusal": refusal,
         "actions": NODE_ACTIONS,
-        "may_change": request.user.has_perm(CHANGE_NODE),
+        "may_change": staff_may(request.user, CHANGE_NODE),
     }
     return render(request, "consoles/operators/node.html", context)
 
@@ -130,7 +131,7 @@ def node_action(request: HttpRequest, node_id: int, action: str) -> HttpResponse
     return render(request, "consoles/operators/node_action.html", context, status=422 if form.errors else 200)
 
 
-@staff_page(CONSOLE, "provisioning.view_node")
+@staff_page(CONSOLE, StaffPermission.NODE_VIEW, acting=CHANGE_NODE)
 def defragment(request: HttpRequest) -> HttpResponse:
     """Fragmentation per GPU model and hall now, the plan a defragmentation would carry out (a dry run: nothing
     moves) with the figures after it, the runs so far, and (with ``provisioning.change_node``) starting a run."""
@@ -139,13 +140,6 @@ def defragment(request: HttpRequest) -> HttpResponse:
         done = already_done(request)
         if done:
             return redirect(done)
-        if not request.user.has_perm(CHANGE_NODE):
-            return render(
-                request,
-                "consoles/forbidden.html",
-                {"message": f"Carrying out a plan needs the {CHANGE_NODE} permission."},
-                status=403,
-            )
         if form.is_valid():
             try:
                 run = defragment_start(actor=actor(request))
@@ -166,12 +160,12 @@ def defragment(request: HttpRequest) -> HttpResponse:
         "moves": moves,
         "runs": DefragmentRun.objects.order_by("-pk")[:10],
         "form": form if request.method == "POST" else DefragmentStartForm(),
-        "may_start": request.user.has_perm(CHANGE_NODE),
+        "may_start": staff_may(request.user, CHANGE_NODE),
     }
     return render(request, "consoles/operators/defragment.html", context, status=422 if form.errors else 200)
 
 
-@staff_page(CONSOLE, "provisioning.view_node")
+@staff_page(CONSOLE, StaffPermission.NODE_VIEW)
 def skew(request: HttpRequest) -> HttpResponse:
     domains = version_skew()
     skewed = sum(1 for d in domains if d.fields)
@@ -205,7 +199,7 @@ def _quota_rows(form_for: dict[int, QuotaForm]) -> list[dict[str, Any]]:
     return rows
 
 
-@staff_page(CONSOLE, "tenancy.change_tenant")
+@staff_page(CONSOLE, StaffPermission.TENANT_QUOTA_SET)
 def quotas(request: HttpRequest) -> HttpResponse:
     """Each tenant's GPU quota and what it holds now, and the calls a minute each of its endpoints takes; set them
     (the service the API's quota PUT calls)."""

@@ -48,6 +48,7 @@ from provisioning.selectors import tenant_policy
 from provisioning.states import HOLDS_DEVICES, AllocationState, can_move
 from provisioning.workloads import Workload
 from tenancy.models import Tenant
+from tenancy.services import tenant_require_writable
 
 S = AllocationState
 # The drivers' tasks, queued by name: the drivers call these services, so the services do not import them.
@@ -476,7 +477,11 @@ def allocation_stop(*, allocation: Allocation, actor: Actor, at: datetime | None
     The state read may be stale: the driver moves allocations too (``placed`` to ``provisioning`` to ``running``)
     between the caller's read and this compare-and-swap. The swap then fails, and the state is read again and the
     stop tried from there, so a stop is never lost to a move it raced (the answer would say ``provisioning`` and
-    the allocation run on, billed)."""
+    the allocation run on, billed).
+
+    A suspended tenant may stop its work; a closing one's work is stopped by the closure itself."""
+    if actor.for_tenant:
+        tenant_require_writable(allocation.tenant, actor=actor)
     for _ in range(STOP_ATTEMPTS):
         state = AllocationState(allocation.state)
         if state in (S.STOPPING, S.STOPPED, S.FAILED):

@@ -73,7 +73,8 @@ def test_a_suspended_tenant_reads_but_cannot_change_its_settings(api, alice, acm
     acme.save()
     client = api(alice)
     assert client.get(URL).status_code == 200
-    assert_problem(client.patch(URL, {"name": "x"}, format="json"), 409, "tenant_not_active")
+    body = assert_problem(client.patch(URL, {"name": "x"}, format="json"), 403, "tenant_not_active")
+    assert body["detail"] == "The tenant is suspended: its settings cannot change."
 
 
 def test_a_closed_tenants_keys_stop_working(api, alice, acme):
