@@ -1,7 +1,7 @@
 """Workloads at the API: the ``workload`` object of ``POST /api/v1/allocations``, an allocation's logs and events,
 the gateway's check of who may call a serverless endpoint, and the simulated fleet's endpoints themselves.
 
-The serializers check shapes and types; the rules per rung are ``provisioning.workloads.workload_check``'s (run
+The serializers check shapes and types; the rules per rung are ``provisioning.workload_rules.workload_check``'s (run
 by the lifecycle service), so the API and every other caller refuse the same things with the same words.
 """
 
@@ -32,14 +32,9 @@ from provisioning.placement.rungs import DEFAULT_FRAMEWORK, Framework
 from provisioning.provisioners import provisioner
 from provisioning.simulated import MAX_LINES
 from provisioning.states import WORKING
-from provisioning.workloads import (
-    CHECKPOINTS,
-    MAX_ARG_BYTES,
-    MAX_ARGV,
-    MAX_CLOUD_INIT_BYTES,
-    LogLine,
-    Workload,
-)
+from provisioning.workload_output import LogLine
+from provisioning.workload_rules import MAX_ARG_BYTES, MAX_ARGV, MAX_CLOUD_INIT_BYTES
+from provisioning.workloads import CHECKPOINTS, Workload
 
 # --- the workload object -------------------------------------------------------------------------------------
 

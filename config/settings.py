@@ -439,11 +439,11 @@ LADDER_SSH_GATEWAY_PORT: int = env("LADDER_SSH_GATEWAY_PORT")
 # every workload with SSH trusts it for the gateway's login, so a hall gateway reaches the sidecar, VM or host
 # after checking the caller's key. Empty: workloads trust only the tenant's keys (no gateway hop).
 LADDER_SSH_GATEWAY_CA: str = env("LADDER_SSH_GATEWAY_CA")
-# Registries a workload's image may come from (comma-separated hosts); empty: provisioning.workloads'
+# Registries a workload's image may come from (comma-separated hosts); empty: provisioning.workload_rules'
 # DEFAULT_REGISTRIES.
 LADDER_IMAGE_REGISTRIES: list[str] = env("LADDER_IMAGE_REGISTRIES")
 # The operating systems offered on the VM and bare-metal rungs: JSON, a list of objects with the fields of
-# provisioning.workloads.OsImage; empty: its OS_IMAGES.
+# provisioning.os_images.OsImage; empty: its OS_IMAGES.
 LADDER_OS_IMAGES: str = env("LADDER_OS_IMAGES")
 # The simulated provisioner's workloads print a line this often.
 LADDER_SIM_LOG_SECONDS: float = env("LADDER_SIM_LOG_SECONDS")

@@ -26,6 +26,7 @@ from provisioning import simulated
 from provisioning.attestation_evidence import GuestKeys, open_sealed, sign
 from provisioning.events import workload_ended
 from provisioning.models import Allocation, Node, NodeState
+from provisioning.os_images import DEFAULT_OS_IMAGE
 from provisioning.placement.rungs import Rung
 from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.services.attestation import (
@@ -39,7 +40,9 @@ from provisioning.services.attestation import (
 from provisioning.services.endpoints import endpoint_sleep
 from provisioning.services.workloads import os_images
 from provisioning.states import WORKING, AllocationState
-from provisioning.workloads import DEFAULT_OS_IMAGE, Access, LogLine, Workload, WorkloadEvent, access, log_text
+from provisioning.workload_access import Access, access
+from provisioning.workload_output import LogLine, WorkloadEvent, log_text
+from provisioning.workloads import Workload
 
 S = AllocationState
 SYSTEM = Actor.system("provisioner")

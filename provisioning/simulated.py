@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
 
-from provisioning.workloads import LogLine, OsImage, Workload, WorkloadEvent, WorkloadSpec
+from provisioning.os_images import OsImage
+from provisioning.workload_output import LogLine, WorkloadEvent
+from provisioning.workloads import Workload, WorkloadSpec
 
 MAX_LINES = 10_000  # the most one read returns
 

@@ -1,7 +1,7 @@
 """A tenant's workload across the apps: admitted before placement, resolved when a driver renders it, and what it
 wrote kept as the tenant's governed data when it ends.
 
-- ``workload_admit``: the spec's own rules (``provisioning.workloads``), then what it names: the tenant's SSH keys
+- ``workload_admit``: the spec's own rules (``provisioning.workload_rules``), then what it names: the tenant's SSH keys
   (tenancy), secrets and datasets (compliance). Datasets pin the placement to their region: a request that names
   another region is refused 409 ``residency``.
 - ``allocation_materials``: secret values, pull credentials, SSH public keys, signed dataset links and the OS
@@ -37,21 +37,15 @@ from core.errors import Conflict, Invalid, ServiceError, TooManyRequests, Unavai
 from core.ratelimit import retry_after_seconds, window_take
 from provisioning.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.models import Allocation
+from provisioning.os_images import DEFAULT_OS_IMAGE
 from provisioning.placement.rungs import Rung
 from provisioning.provisioners import provisioner
 from provisioning.services.allocations import AllocationSpec
 from provisioning.services.endpoints import endpoint_wake
 from provisioning.services.workloads import image_registries, os_images
 from provisioning.states import AllocationState as S
-from provisioning.workloads import (
-    DEFAULT_OS_IMAGE,
-    Materials,
-    Workload,
-    WorkloadInvalid,
-    WorkloadSpec,
-    image_parse,
-    workload_check,
-)
+from provisioning.workload_rules import WorkloadInvalid, image_parse, workload_check
+from provisioning.workloads import Materials, Workload, WorkloadSpec
 from tenancy.models import SshKey, Tenant
 from tenancy.selectors import endpoint_calls_per_minute
 from tenancy.services import api_key_authenticate

@@ -1,5 +1,5 @@
-"""A hall's Kubernetes cluster: register it (credentials sealed at rest), check it, import its nodes, diagnose
-one of them."""
+"""A hall's Kubernetes cluster: register it (credentials sealed at rest), connect to it, check it, import its
+nodes, diagnose one of them."""
 
 from __future__ import annotations
 
@@ -13,10 +13,9 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid, ServiceError
 from provisioning.fleet_document import Rdma
-from provisioning.kubernetes.client import ClusterUnavailable
-from provisioning.kubernetes.credentials import CredentialsError, seal
+from provisioning.kubernetes.client import ClusterUnavailable, Kube
+from provisioning.kubernetes.credentials import CredentialsError, seal, unseal
 from provisioning.kubernetes.diagnosis import diagnose_node
-from provisioning.kubernetes.driver import kube_for_cluster
 from provisioning.kubernetes.node_reading import DRA_DRIVER, NIC_DRA_DRIVER
 from provisioning.kubernetes.sync import NodeImport, fleet_sync
 from provisioning.models import Cluster, ClusterHealth, Hall, Node
@@ -53,6 +52,14 @@ def cluster_register(*, name: str, hall: Hall, api_server: str, credentials: dic
         data={"name": name, "hall": hall.code, "api_server": api_server, "credentials": sorted(credentials)},
     )
     return cluster
+
+
+def kube_for(hall: Hall) -> Kube:
+    return kube_for_cluster(Cluster.objects.get(hall=hall))
+
+
+def kube_for_cluster(cluster: Cluster) -> Kube:
+    return Kube.connect(api_server=cluster.api_server, credentials=unseal(cluster.credentials, cluster=cluster.name))
 
 
 def cluster_check(cluster: Cluster) -> Cluster:

@@ -1,38 +1,42 @@
 """The Kubernetes provisioning driver (``LADDER_PROVISIONER=kubernetes``): the same ``provision`` / ``status`` /
-``release`` as the simulated one, by rendering an allocation's objects (``render.py``), applying them to its
-hall's cluster with server-side apply, and reading their status back.
+``release`` as the simulated one, by rendering the objects an allocation needs (``desired.py``, ``render.py``),
+applying them to its hall's cluster with server-side apply, and reading their status back (``status.py``; a
+serverless endpoint's replicas in ``scaling.py``).
 
 Nothing here holds a database transaction across a call to a cluster. A cluster that does not answer raises
 ``ClusterUnavailable`` (the task retries with backoff; the beat reconcile looks again), and the allocation keeps
 its state: a state changes only on what the cluster reported.
 
 ``logs`` and ``events`` read what the workload's pods wrote (their ``log`` subresource) and what the cluster
-reported about its objects (core/v1 Events), and change nothing. ``release`` sends ``workload_ended`` with both
-before the teardown, as the simulated driver does.
+reported about its objects (core/v1 Events), and change nothing (``output.py``). ``release`` sends
+``workload_ended`` with both before the teardown, as the simulated driver does.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from datetime import datetime
-from decimal import Decimal
 from math import ceil
 from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
-from django.utils.crypto import salted_hmac
 from kubernetes.client.exceptions import ApiException
 
 from core.actor import Actor
 from core.metrics import RECONCILE_ERRORS
 from provisioning.events import workload_ended
 from provisioning.fabric import FabricRefused
-from provisioning.fleet_document import Rdma
 from provisioning.kubernetes import health, render
 from provisioning.kubernetes.client import ClusterUnavailable, Kube
-from provisioning.kubernetes.credentials import unseal
+from provisioning.kubernetes.clusters import kube_for, kube_for_cluster
+from provisioning.kubernetes.desired import (
+    allocation_namespace,
+    allocation_shape,
+    desired_objects,
+    node_taints,
+    teardown_shape,
+)
 from provisioning.kubernetes.output import (
     CHECKPOINT_READ_LINES,
     LOG_KEPT_LINES,
@@ -42,18 +46,11 @@ from provisioning.kubernetes.output import (
     read_logs,
     workload_event,
 )
-from provisioning.kubernetes.recovery import GANG_KINDS, job_replace, job_stale, placement_marked
-from provisioning.kubernetes.render_slurm import LABEL_SLURM_ROLE
-from provisioning.kubernetes.shapes import (
-    LABEL_ALLOCATION,
-    LABEL_DEDICATED,
-    AllocationShape,
-    DeviceShape,
-    NodeShape,
-    TenantShape,
-    namespace_for,
-)
-from provisioning.models import Allocation, Cluster, Hall, Node, NodeState
+from provisioning.kubernetes.recovery import GANG_KINDS, job_replace, job_stale
+from provisioning.kubernetes.scaling import deployment_scale_to_zero, deployment_wake
+from provisioning.kubernetes.shapes import LABEL_DEDICATED
+from provisioning.kubernetes.status import exact_quantity, live_object, observed_state, primary_object, slurm_ready
+from provisioning.models import Allocation, Cluster, Node, NodeState
 from provisioning.placement.rungs import Rung
 from provisioning.provisioners import Provisioner
 from provisioning.services.allocations import (
@@ -62,264 +59,17 @@ from provisioning.services.allocations import (
     allocation_transition,
     nodes_sanitized,
 )
-from provisioning.services.attestation import (
-    attestation_credential,
-    attestation_overdue,
-    attestation_refuse,
-    attested,
-)
+from provisioning.services.attestation import attestation_overdue, attestation_refuse, attested
 from provisioning.services.endpoints import allocation_replicas_set, endpoint_sleep
 from provisioning.services.fleet import node_fault_recover
-from provisioning.services.workloads import workload_materials
 from provisioning.states import AllocationState
-from provisioning.workloads import LogLine, Materials, Workload, WorkloadEvent, log_text
-from tenancy.models import Tenant
+from provisioning.workload_output import LogLine, WorkloadEvent, log_text
 
 log = logging.getLogger(__name__)
-ANNOTATION_IDLE_SINCE = "ladder.io/idle-since"
 ANNOTATION_ATTESTATION = "ladder.io/attestation"
 ANNOTATION_REFUSED = "evidence from a pod annotation is not accepted"
 S = AllocationState
 SYSTEM = Actor.system("kubernetes")
-
-
-# --- shapes from the database ---------------------------------------------------------------------------------------
-
-
-def tenant_shape(tenant: Tenant) -> TenantShape:
-    jurisdictions = tenant.residency_jurisdictions or []
-    return TenantShape(
-        slug=tenant.slug,
-        jurisdiction=jurisdictions[0] if tenant.sovereign and len(jurisdictions) == 1 else None,
-        gpu_quota_milli=tenant.gpu_quota_milli,
-    )
-
-
-def allocation_shape(allocation: Allocation, materials: Materials | None = None) -> AllocationShape:
-    """The allocation as placed now; once released (no active device), as it was last placed. With its workload
-    and what the workload names (``materials``: resolved by the services unless given)."""
-    devices = list(allocation.devices.filter(active=True).select_related("gpu__node").order_by("pk"))
-    if not devices:
-        devices = list(allocation.devices.select_related("gpu__node").order_by("pk"))
-    nodes: dict[str, NodeShape] = {}
-    for device in devices:
-        node = device.gpu.node if device.gpu else None
-        if node is not None and node.hostname not in nodes:
-            nodes[node.hostname] = NodeShape(
-                hostname=node.hostname,
-                nvlink_domain=node.nvlink_domain,
-                cc_tee=(node.cpu_tee or None) if node.cc_mode else None,
-                rdma=Rdma.from_json(node.rdma),
-            )
-    return AllocationShape(
-        id=allocation.pk,
-        name=allocation.name,
-        tenant=allocation.tenant.slug,
-        rung=allocation.rung,
-        performance=allocation.performance,
-        security=allocation.security,
-        gpu_model=allocation.gpu_model.name,
-        devices=tuple(
-            DeviceShape(
-                hostname=d.hostname,
-                gpu_index=d.gpu_index,
-                gpu_uuid=d.gpu_uuid,
-                mig_profile=d.mig_profile or None,
-                mig_start=d.mig_start,
-                share_milli=d.share_milli,
-            )
-            for d in devices
-        ),
-        nodes=tuple(nodes.values()),
-        gang_size=int(allocation.spec.get("gang_size") or 1),
-        workload=Workload.from_json(allocation.workload) if allocation.workload else None,
-        materials=materials if materials is not None else workload_materials(allocation),
-        hall=allocation.hall.code,
-        base_domain=settings.LADDER_BASE_DOMAIN,
-        attestation=(
-            (f"{settings.LADDER_PUBLIC_URL}/api/v1/attestation/{allocation.pk}", attestation_credential(allocation.pk))
-            if allocation.rung == Rung.CONFIDENTIAL_VM
-            else None
-        ),
-        slurm_key=_slurm_key(allocation) if allocation.workload_spec.is_slurm else None,
-        fabric_partition=allocation.tenant_id,  # its partition key or VLAN derive from it (provisioning.fabric)
-        fabric_resource_prefix=settings.LADDER_FABRIC_RESOURCE_PREFIX,
-    )
-
-
-def _slurm_key(allocation: Allocation) -> str:
-    """The Slurm cluster's auth/slurm key: derived from the deployment's secret key and the allocation, so every
-    render of the cluster carries the same key without storing one (a new SECRET_KEY re-keys running clusters)."""
-    return salted_hmac("ladder.slurm-auth-key", str(allocation.pk), algorithm="sha512").hexdigest()
-
-
-def allocation_namespace(allocation: Allocation) -> str:
-    """The namespace holding the allocation's objects (``shapes.namespace_for``)."""
-    return namespace_for(allocation.tenant.slug, allocation.workload_spec)
-
-
-def _names_only(allocation: Allocation) -> AllocationShape:
-    """The allocation's shape with placeholders for what its workload names: enough to find and delete its
-    objects, without reading a secret (which may be gone by then)."""
-    workload = Workload.from_json(allocation.workload) if allocation.workload else None
-    return allocation_shape(allocation, materials=render.placeholder_materials(workload))
-
-
-def desired_objects(allocation: Allocation, kube: Kube) -> list[dict[str, Any]]:
-    """Everything the allocation needs in its cluster, in apply order: the tenant's namespace set first. Bare
-    metal patches the held nodes, keeping the taints others put there (a node's taint list is applied whole), then
-    has Metal3 boot the tenant's OS on them (with a workload)."""
-    shape = allocation_shape(allocation)
-    objects = render.namespace_set(tenant_shape(allocation.tenant))
-    if allocation.workload_spec.is_slurm:
-        objects += render.namespace_set(tenant_shape(allocation.tenant), slurm=True)
-    if allocation.rung == Rung.BARE_METAL:
-        taints = {n.hostname: _taints(kube, n.hostname) for n in shape.nodes}
-        return objects + render.bare_metal_node_patches(shape, taints) + render.bare_metal_host_objects(shape)
-    # A soft share's claim is the tenant's for its GPU, not the allocation's: applied here, never deleted with it.
-    return (
-        objects
-        + render.share_claims(shape)
-        + [placement_marked(obj, shape) for obj in render.allocation_objects(shape)]
-    )
-
-
-def _taints(kube: Kube, hostname: str) -> list[dict[str, Any]]:
-    node = kube.get("v1", "Node", hostname) or {}
-    taints: list[dict[str, Any]] = (node.get("spec") or {}).get("taints") or []
-    return taints
-
-
-def kube_for(hall: Hall) -> Kube:
-    return kube_for_cluster(Cluster.objects.get(hall=hall))
-
-
-def kube_for_cluster(cluster: Cluster) -> Kube:
-    return Kube.connect(api_server=cluster.api_server, credentials=unseal(cluster.credentials, cluster=cluster.name))
-
-
-# --- reading status back ---------------------------------------------------------------------------------------------
-
-
-_SUFFIXES = {
-    **{"": Decimal(1), "m": Decimal("0.001"), "k": Decimal(10**3), "M": Decimal(10**6), "G": Decimal(10**9)},
-    **{"T": Decimal(10**12), "P": Decimal(10**15), "E": Decimal(10**18), "Ki": Decimal(2**10), "Mi": Decimal(2**20)},
-    **{"Gi": Decimal(2**30), "Ti": Decimal(2**40), "Pi": Decimal(2**50), "Ei": Decimal(2**60)},
-}
-_QUANTITY = re.compile(r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)")
-
-
-def _exact_quantity(value: str) -> Decimal:
-    """A Kubernetes quantity ("500m", "2k", "128Gi", "1e9") as an exact number."""
-    m = _QUANTITY.fullmatch(value.strip())
-    if not m or m[2] not in _SUFFIXES:
-        raise ValueError(f"{value!r} is not a Kubernetes quantity")
-    return Decimal(m[1]) * _SUFFIXES[m[2]]
-
-
-def _quantity(value: str) -> float:
-    """A Kubernetes quantity as a number ("500m" is 0.5, "2k" is 2000)."""
-    return float(_exact_quantity(value))
-
-
-def _read(kube: Kube, obj: dict[str, Any]) -> dict[str, Any] | None:
-    meta = obj["metadata"]
-    return kube.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
-
-
-def _primary(objects: list[dict[str, Any]], allocation: Allocation) -> dict[str, Any] | None:
-    """The object whose status says whether the allocation runs: its Pod, Job, MPIJob, RayJob, VirtualMachine,
-    Deployment, or a Slurm cluster's NodeSet (the gang)."""
-    kinds = ("Pod", *GANG_KINDS, "VirtualMachine", "Deployment", "NodeSet")
-    ours = [o for o in objects if o["kind"] in kinds and (o["metadata"].get("labels") or {}).get(LABEL_ALLOCATION)]
-    return ours[0] if ours else None
-
-
-def observed_state(obj: dict[str, Any] | None, rung: str) -> tuple[str, str]:
-    """Map a workload's status to ``(running|pending|idle|failed|finished|missing, why)``; ``idle``: a Deployment
-    scaled to zero."""
-    if obj is None:
-        return "missing", "the object is gone from the cluster"
-    status = obj.get("status") or {}
-    kind = obj["kind"]
-    if kind == "Pod":
-        phase = status.get("phase", "Pending")
-        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-        if phase == "Running" and ready:
-            return "running", ""
-        if phase == "Failed":
-            return "failed", status.get("message") or status.get("reason") or "the pod failed"
-        if phase == "Succeeded":
-            return "finished", "the pod completed"
-        return "pending", phase
-    if kind == "Job":
-        for condition in status.get("conditions") or []:
-            if condition.get("status") != "True":
-                continue
-            if condition.get("type") == "Failed":
-                return "failed", condition.get("message") or condition.get("reason") or "the job failed"
-            if condition.get("type") == "Complete":
-                return "finished", "the job completed"
-        wanted = (obj.get("spec") or {}).get("parallelism") or 1
-        return ("running", "") if (status.get("ready") or 0) >= wanted else ("pending", "the gang is not all up")
-    if kind == "MPIJob":
-        return _mpi_job_state(status)
-    if kind == "RayJob":
-        return _ray_job_state(status)
-    if kind == "VirtualMachine":
-        printable = status.get("printableStatus", "")
-        if status.get("ready") is True or printable == "Running":
-            return "running", ""
-        if printable in ("ErrorUnschedulable", "ErrImagePull", "CrashLoopBackOff", "ErrorPvcNotFound"):
-            return "failed", printable
-        return "pending", printable or "starting"
-    if kind == "NodeSet":
-        # The gang is up once every member's slurmd is ready; the Controller and LoginSet are read beside it
-        # (``KubernetesProvisioner._slurm_ready``).
-        members = int((obj.get("spec") or {}).get("replicas") or 1)
-        up = int(status.get("readyReplicas") or 0)
-        return ("running", "") if up >= members else ("pending", f"{up} of {members} slurmd nodes are ready")
-    if kind == "Deployment":
-        if (obj.get("spec") or {}).get("replicas") == 0:
-            return "idle", "scaled to zero replicas"
-        if (status.get("availableReplicas") or 0) >= 1:
-            return "running", ""
-        return "pending", "no replica is available yet"
-    return "running", ""
-
-
-def _mpi_job_state(status: dict[str, Any]) -> tuple[str, str]:
-    """An MPIJob by its conditions (mpi-operator v2beta1): Failed, Succeeded, Running (launcher and workers
-    running), else pending (Created; Suspended until Kueue admits it; Restarting after a failed launcher)."""
-    true = {c.get("type"): c for c in status.get("conditions") or [] if c.get("status") == "True"}
-    if "Failed" in true:
-        found = true["Failed"]
-        return "failed", found.get("message") or found.get("reason") or "the MPI job failed"
-    if "Succeeded" in true:
-        return "finished", "the MPI job completed"
-    if "Running" in true and "Restarting" not in true:
-        return "running", ""
-    waiting = next((t for t in ("Restarting", "Suspended", "Created") if t in true), None)
-    return "pending", {"Suspended": "queued for admission", None: "not created yet"}.get(waiting, waiting or "")
-
-
-RAY_FAILED_DEPLOYMENT = ("Failed", "ValidationFailed")
-
-
-def _ray_job_state(status: dict[str, Any]) -> tuple[str, str]:
-    """A RayJob by KubeRay's ``jobDeploymentStatus`` (its cluster and submission) and ``jobStatus`` (the Ray
-    job's own: PENDING, RUNNING, STOPPED, SUCCEEDED, FAILED). Running once the cluster is up and the job
-    submitted; a job stopped from inside Ray counts as failed (it did not finish its work)."""
-    deployment = status.get("jobDeploymentStatus") or ""
-    job = status.get("jobStatus") or ""
-    why = status.get("message") or status.get("reason") or ""
-    if deployment in RAY_FAILED_DEPLOYMENT or job in ("FAILED", "STOPPED"):
-        return "failed", why or f"the Ray job is {(job or deployment).lower()}"
-    if job == "SUCCEEDED" or deployment == "Complete":
-        return "finished", "the Ray job succeeded"
-    if deployment == "Running":
-        return "running", ""
-    return "pending", {"Suspended": "queued for admission", "": "not started yet"}.get(deployment, deployment)
 
 
 class KubernetesProvisioner(Provisioner):
@@ -345,14 +95,14 @@ class KubernetesProvisioner(Provisioner):
             # A gang's Job (MPIJob, RayJob) is created once: applied again it would be suspended anew and Kueue
             # would requeue the running gang. One rendered for an earlier placement is replaced (``job_replace``).
             if obj["kind"] in GANG_KINDS:
-                live = _read(kube, obj)
+                live = live_object(kube, obj)
                 if live is not None and job_stale(live, obj):
                     job_replace(kube, allocation, live)
                 if live is not None:
                     continue
             kube.apply(obj)
         if allocation.rung == Rung.SERVERLESS:
-            self._wake(kube, allocation)
+            deployment_wake(kube, allocation)
         self.status(allocation_id)
 
     def status(self, allocation_id: int) -> None:
@@ -371,17 +121,17 @@ class KubernetesProvisioner(Provisioner):
         if allocation.rung == Rung.BARE_METAL:
             self._bare_metal_status(allocation, kube, desired)
             return
-        primary = _primary(desired, allocation)
+        primary = primary_object(desired, allocation)
         if primary is None:
             raise LookupError(f"no workload is rendered for rung {allocation.rung}")
-        live = _read(kube, primary)
+        live = live_object(kube, primary)
         if live is not None and primary["kind"] in GANG_KINDS and job_stale(live, primary):
             # The old gang's Job, pinned to the failed node: gone first (its pods with it), then applied anew.
             job_replace(kube, allocation, live)
             return
         state, why = observed_state(live, allocation.rung)
         if state == "running" and primary["kind"] == "NodeSet":
-            state, why = self._slurm_ready(kube, allocation, desired)
+            state, why = slurm_ready(kube, allocation, desired)
         if state == "missing":
             # Deleted out of band: put it back (the allocation is still ours to run).
             log.warning("allocation %s: %s; re-creating it", allocation.pk, why)
@@ -403,81 +153,12 @@ class KubernetesProvisioner(Provisioner):
             ready = int((live.get("status") or {}).get("readyReplicas") or 0)
             if ready >= 1:  # usage is replica-seconds: it follows the ready replicas
                 allocation_replicas_set(allocation=allocation, replicas=ready, actor=SYSTEM)
-            self._scale_to_zero(kube, allocation, live)
+            deployment_scale_to_zero(kube, allocation, live)
         elif state == "idle" and allocation.state == S.RUNNING and not pods_of(kube, allocation):
             # The last replica is gone (its streams drained in its grace period): the devices go back.
             endpoint_sleep(allocation=allocation, actor=SYSTEM)
         elif state == "idle" and allocation.state == S.PROVISIONING:
-            self._wake(kube, allocation)
-
-    def _slurm_ready(self, kube: Kube, allocation: Allocation, desired: list[dict[str, Any]]) -> tuple[str, str]:
-        """A Slurm cluster whose gang is ready runs once its slurmctld and login node are ready too. The Controller's
-        status has conditions only, and the LoginSet's counts its pods but not their readiness, so both are read
-        from their pods (label ``ladder.io/slurm-role``), after their objects are found with at least their
-        replicas (``LoginSet.status.replicas``)."""
-        found = {o["kind"]: _read(kube, o) for o in desired if o["kind"] in ("Controller", "LoginSet")}
-        if any(live is None for live in found.values()):
-            return "missing", "a part of the Slurm cluster is gone from the cluster"
-        login_set = found.get("LoginSet") or {}
-        wanted = (login_set.get("spec") or {}).get("replicas") or 1
-        if ((login_set.get("status") or {}).get("replicas") or 0) < wanted:
-            return "pending", "the login node is not created yet"
-        ready: dict[str, int] = {}
-        for pod in pods_of(kube, allocation):
-            role = (pod["metadata"].get("labels") or {}).get(LABEL_SLURM_ROLE)
-            conditions = (pod.get("status") or {}).get("conditions") or []
-            if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions) and role:
-                ready[role] = ready.get(role, 0) + 1
-        for role, what in (("slurmctld", "slurmctld"), ("login", "the login node")):
-            if not ready.get(role):
-                return "pending", f"{what} is not ready"
-        return "running", ""
-
-    def _wake(self, kube: Kube, allocation: Allocation) -> None:
-        """A woken endpoint's Deployment (applied with its new placement) goes from 0 to 1 replica; the HPA, which
-        does not act on a target at zero, takes over from there."""
-        deployment = next(
-            (o for o in render.allocation_objects(allocation_shape(allocation)) if o["kind"] == "Deployment"), None
-        )
-        live = _read(kube, deployment) if deployment is not None else None
-        if live is not None and (live.get("spec") or {}).get("replicas") == 0:
-            patch = {"metadata": {"annotations": {ANNOTATION_IDLE_SINCE: None}}, "spec": {"replicas": 1}}
-            kube.merge_patch(live, patch)
-            log.info("allocation %s: woken, scaling from zero", allocation.pk)
-
-    def _scale_to_zero(self, kube: Kube, allocation: Allocation, deployment: dict[str, Any]) -> None:
-        """An endpoint whose queue has been empty for ``LADDER_SERVERLESS_IDLE_SECONDS`` goes to 0 replicas (an
-        HPA never does); once its last pod is gone it is ``idle`` and its devices are released (``status``). The
-        first request after that wakes it through the gateway's check (``gateway_authorize``), not the metric:
-        at zero there is no device to start a replica on until the engine places one. Queue depth is the external
-        metric ``ladder_queue_depth`` the HPA scales on; without it, nothing is changed."""
-        depth = self._queue_depth(kube, allocation, deployment["metadata"]["namespace"])
-        if depth is None:
-            return
-        replicas = (deployment.get("spec") or {}).get("replicas")
-        annotations = (deployment.get("metadata") or {}).get("annotations") or {}
-        idle_since = annotations.get(ANNOTATION_IDLE_SINCE)
-        now = timezone.now()
-        if depth > 0:
-            if idle_since:
-                kube.merge_patch(deployment, {"metadata": {"annotations": {ANNOTATION_IDLE_SINCE: None}}})
-        elif replicas != 0:
-            if not idle_since:
-                kube.merge_patch(deployment, {"metadata": {"annotations": {ANNOTATION_IDLE_SINCE: now.isoformat()}}})
-            elif (now - datetime.fromisoformat(idle_since)).total_seconds() >= settings.LADDER_SERVERLESS_IDLE_SECONDS:
-                kube.merge_patch(deployment, {"spec": {"replicas": 0}})
-                log.info("allocation %s: idle since %s, scaled to zero", allocation.pk, idle_since)
-
-    def _queue_depth(self, kube: Kube, allocation: Allocation, namespace: str) -> float | None:
-        try:
-            found = kube.request(
-                "GET",
-                f"/apis/external.metrics.k8s.io/v1beta1/namespaces/{namespace}/ladder_queue_depth",
-                query=[("labelSelector", f"{LABEL_ALLOCATION}={allocation.pk}")],
-            )
-        except ApiException:
-            return None  # no metrics adapter serving it
-        return sum(_quantity(str(item.get("value", "0"))) for item in (found or {}).get("items", []))
+            deployment_wake(kube, allocation)
 
     def _attest(self, allocation: Allocation, pod: dict[str, Any]) -> bool:
         """A confidential pod runs only once the guest's own evidence was verified: it asks Ladder for a nonce and
@@ -529,13 +210,13 @@ class KubernetesProvisioner(Provisioner):
             return
         cluster = Cluster.objects.get(hall=allocation.hall)
         kube = kube_for_cluster(cluster)
-        shape = _names_only(allocation)
+        shape = teardown_shape(allocation)
         if allocation.rung == Rung.BARE_METAL:
             # Metal3 deprovisions each host first (its image and user data dropped); then the wipe runs before
             # the host returns to the pool (the node stays sanitizing until it is done), in Ladder's own namespace
             # (normally installed once with the cluster setup).
             wipes = [render.sanitize_job(node.hostname, allocation.tenant.slug) for node in shape.nodes]
-            if allocation.workload and not any(_read(kube, job) for job in wipes):
+            if allocation.workload and not any(live_object(kube, job) for job in wipes):
                 self._ended(kube, cluster, allocation, [])
             for obj in render.bare_metal_host_objects(shape):
                 if obj["kind"] == "BareMetalHost":
@@ -547,7 +228,7 @@ class KubernetesProvisioner(Provisioner):
                 kube.apply(job)
         else:
             objects = render.allocation_objects(shape)
-            primary = _primary(objects, allocation)
+            primary = primary_object(objects, allocation)
             if allocation.workload and not _teardown_begun(kube, primary):
                 self._ended(kube, cluster, allocation, objects)
             first = [primary] if primary is not None else []
@@ -580,7 +261,7 @@ class KubernetesProvisioner(Provisioner):
             return
         if allocation.rung != Rung.BARE_METAL:
             kube = kube_for(allocation.hall)
-            left = [obj for obj in render.allocation_objects(_names_only(allocation)) if _read(kube, obj)]
+            left = [obj for obj in render.allocation_objects(teardown_shape(allocation)) if live_object(kube, obj)]
             if left:
                 return
         allocation_transition(allocation=allocation, to=S.STOPPED, actor=SYSTEM)
@@ -593,12 +274,12 @@ class KubernetesProvisioner(Provisioner):
         for node in Node.objects.filter(state=NodeState.SANITIZING).select_related("hall"):
             job = render.sanitize_job(node.hostname, "")
             kube = kube_for(node.hall)
-            live = _read(kube, job)
+            live = live_object(kube, job)
             if live is None:
                 kube.apply(render.system_namespace())
                 kube.apply(job)
             elif observed_state(live, Rung.BARE_METAL)[0] == "finished":
-                kube.apply(render.node_release(node.hostname, _taints(kube, node.hostname)))
+                kube.apply(render.node_release(node.hostname, node_taints(kube, node.hostname)))
                 kube.delete(job)
                 done.append(node.hostname)
         return nodes_sanitized(actor=SYSTEM, older_than=now, hostnames=done) if done else 0
@@ -715,7 +396,7 @@ class KubernetesProvisioner(Provisioner):
 def _teardown_begun(kube: Kube, primary: dict[str, Any] | None) -> bool:
     """The workload's object is deleting or gone: an earlier release began the teardown (and sent what it wrote),
     or there is nothing left of it to read."""
-    live = _read(kube, primary) if primary is not None else None
+    live = live_object(kube, primary) if primary is not None else None
     return live is None or bool(live["metadata"].get("deletionTimestamp"))
 
 
@@ -727,12 +408,12 @@ def _checkpoint(
     if allocation.rung != Rung.JOB:
         return None
     claim = next((obj for obj in objects if obj["kind"] == "PersistentVolumeClaim"), None)
-    live = _read(kube, claim) if claim is not None else None
+    live = live_object(kube, claim) if claim is not None else None
     storage = (((live or {}).get("status") or {}).get("capacity") or {}).get("storage")
     if live is None or not storage:
         return None
     meta = live["metadata"]
     return {
         "location": f"pvc://{cluster.name}/{meta['namespace']}/{meta['name']}",
-        "size_bytes": ceil(_exact_quantity(str(storage))),
+        "size_bytes": ceil(exact_quantity(str(storage))),
     }

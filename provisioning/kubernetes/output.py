@@ -16,7 +16,7 @@ from provisioning.kubernetes.client import Kube
 from provisioning.kubernetes.shapes import LABEL_ALLOCATION, namespace_for
 from provisioning.models import Allocation
 from provisioning.placement.rungs import Rung
-from provisioning.workloads import LogLine, WorkloadEvent
+from provisioning.workload_output import LogLine, WorkloadEvent
 
 LOG_READ_LINES = 10_000  # the most one read of the logs returns, as on the simulated fleet
 LOG_KEPT_LINES = 100_000  # the most kept when the workload ends: its last lines

@@ -30,7 +30,8 @@ from provisioning.kubernetes.render_workload import (
 )
 from provisioning.kubernetes.shapes import MANAGED_BY, AllocationShape
 from provisioning.placement.rungs import Rung
-from provisioning.workloads import SERVE_PORT, SSH_PORT, Port, Workload, route_host, ssh_user
+from provisioning.workload_access import route_host, ssh_user
+from provisioning.workloads import SERVE_PORT, SSH_PORT, Port, Workload
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 GATEWAY = "ladder"  # the shared Gateway, in ladder-system

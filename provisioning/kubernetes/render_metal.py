@@ -34,7 +34,7 @@ from provisioning.kubernetes.shapes import (
     TAINT_DEDICATED,
     AllocationShape,
 )
-from provisioning.workloads import OsImage
+from provisioning.os_images import OsImage
 
 METAL3_API = "metal3.io/v1alpha1"
 METAL3_NAMESPACE = "metal3"

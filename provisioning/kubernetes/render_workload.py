@@ -16,19 +16,11 @@ from typing import Any
 
 from provisioning.kubernetes.manifest import UID, Obj, b64, own, restricted, secret
 from provisioning.kubernetes.shapes import DEFAULT_IMAGE, AllocationShape
+from provisioning.os_images import DEFAULT_OS_IMAGE, OsImage, os_catalog
 from provisioning.placement.rungs import Rung
-from provisioning.workloads import (
-    DEFAULT_OS_IMAGE,
-    SECRET_FILES,
-    Materials,
-    OsImage,
-    Port,
-    Volume,
-    Workload,
-    image_parse,
-    os_catalog,
-    os_user_data,
-)
+from provisioning.user_data import os_user_data
+from provisioning.workload_rules import image_parse
+from provisioning.workloads import SECRET_FILES, Materials, Port, Volume, Workload
 
 SSH_IMAGE = "ghcr.io/ladder-cloud/ssh-sidecar:1.0.0"  # sshd as UID 1000 on SSH_SIDECAR_PORT: docs/kubernetes.md §7
 SSH_SIDECAR_USER = "ladder"  # the sidecar image's user 1000, home /workspace
@@ -160,7 +152,7 @@ def os_image_of(a: AllocationShape) -> OsImage:
 
 def user_data(a: AllocationShape, env: Mapping[str, str] | None = None, facts: Mapping[str, str] | None = None) -> str:
     """The cloud-init user data a VM or host boots with: the tenant's, with its SSH keys for the image's user,
-    its variables and its secrets as files (``provisioning.workloads.os_user_data``), after Ladder's ``env`` and
+    its variables and its secrets as files (``provisioning.user_data.os_user_data``), after Ladder's ``env`` and
     ``facts`` (a bare-metal host's fabric)."""
     return os_user_data(a.workload, a.materials, env=env, facts=facts)
 

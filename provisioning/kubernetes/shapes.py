@@ -1,6 +1,6 @@
 """What the renderers need to know, free of the ORM: a tenant, an allocation with its placed devices, and nodes.
 
-``provisioning.kubernetes.driver`` builds these from the database; tests and ``k8s_render`` build them too, so a
+``provisioning.kubernetes.desired`` builds these from the database; tests and ``k8s_render`` build them too, so a
 person can review exactly what would be applied.
 """
 

@@ -14,7 +14,9 @@ from functools import lru_cache
 from django.conf import settings
 
 from provisioning.models import Allocation
-from provisioning.workloads import DEFAULT_REGISTRIES, Materials, OsImage, Workload, os_catalog
+from provisioning.os_images import OsImage, os_catalog
+from provisioning.workload_rules import DEFAULT_REGISTRIES
+from provisioning.workloads import Materials, Workload
 
 # (allocation, workload) -> Materials; with ``released=True``, what a verified confidential guest is handed.
 MaterialsSource = Callable[..., Materials]

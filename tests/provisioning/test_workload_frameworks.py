@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from provisioning.workloads import (
-    DEFAULT_REGISTRIES,
-    Checkpoint,
-    Port,
-    Workload,
-    WorkloadInvalid,
-    access,
-    os_catalog,
-    workload_check,
-)
+from provisioning.os_images import os_catalog
+from provisioning.workload_access import access
+from provisioning.workload_rules import DEFAULT_REGISTRIES, WorkloadInvalid, workload_check
+from provisioning.workloads import Checkpoint, Port, Workload
 
 IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
 

@@ -11,22 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from provisioning import simulated
-from provisioning.workloads import (
-    DEFAULT_REGISTRIES,
-    OS_IMAGES,
-    Checkpoint,
-    Materials,
-    Port,
-    SecretRef,
-    Volume,
-    Workload,
-    WorkloadInvalid,
-    access,
-    image_parse,
-    os_catalog,
-    os_user_data,
-    workload_check,
-)
+from provisioning.os_images import OS_IMAGES, os_catalog
+from provisioning.user_data import os_user_data
+from provisioning.workload_access import access
+from provisioning.workload_rules import DEFAULT_REGISTRIES, WorkloadInvalid, image_parse, workload_check
+from provisioning.workloads import Checkpoint, Materials, Port, SecretRef, Volume, Workload
 
 CATALOG = os_catalog()
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)

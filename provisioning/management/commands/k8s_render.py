@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from provisioning.kubernetes import render
-from provisioning.kubernetes.driver import allocation_shape, tenant_shape
+from provisioning.kubernetes.desired import allocation_shape, tenant_shape
 from provisioning.models import Allocation, Node
 from provisioning.placement.rungs import Rung
 from provisioning.services.workloads import os_images

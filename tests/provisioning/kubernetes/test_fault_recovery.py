@@ -22,7 +22,7 @@ from provisioning.models import Allocation, AllocationFault, Node, NodeState
 from provisioning.provisioners import allocations_reconcile
 from provisioning.services.fleet import fleet_load, node_undrain
 from provisioning.states import AllocationState as S
-from provisioning.workloads import LogLine
+from provisioning.workload_output import LogLine
 from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM
 from tests.support.fleet_documents import node as node_spec

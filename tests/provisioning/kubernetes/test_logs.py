@@ -17,7 +17,8 @@ from provisioning.kubernetes.driver import KubernetesProvisioner
 from provisioning.models import Allocation, Cluster
 from provisioning.services.allocations import allocation_stop
 from provisioning.states import AllocationState as S
-from provisioning.workloads import Checkpoint, LogLine, Workload, WorkloadEvent
+from provisioning.workload_output import LogLine, WorkloadEvent
+from provisioning.workloads import Checkpoint, Workload
 from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM
 from tests.support.kubernetes import live, place, state

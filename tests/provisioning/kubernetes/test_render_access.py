@@ -16,7 +16,7 @@ from provisioning.kubernetes import render
 from provisioning.kubernetes.manifest import b64
 from provisioning.kubernetes.render_workload import SSH_IMAGE
 from provisioning.kubernetes.shapes import AllocationShape
-from provisioning.workloads import access, route_host
+from provisioning.workload_access import access, route_host
 from tests.provisioning.kubernetes.test_render import H100, TENANT, by_kind, one
 from tests.provisioning.kubernetes.test_render_workload import (
     ALL,

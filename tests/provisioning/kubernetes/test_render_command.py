@@ -12,11 +12,13 @@ import pytest
 import yaml
 from django.core.management import call_command
 
-from provisioning.kubernetes.driver import KubernetesProvisioner, allocation_shape
+from provisioning.kubernetes.desired import allocation_shape
+from provisioning.kubernetes.driver import KubernetesProvisioner
 from provisioning.models import Allocation
+from provisioning.os_images import os_catalog
 from provisioning.services import workloads as workload_services
 from provisioning.services.allocations import AllocationSpec, allocation_request
-from provisioning.workloads import Materials, Port, SecretRef, Workload, os_catalog
+from provisioning.workloads import Materials, Port, SecretRef, Workload
 from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM
 from tests.support.kubernetes import enrolled

@@ -18,18 +18,9 @@ import yaml
 from provisioning.kubernetes import render
 from provisioning.kubernetes.render_workload import DATASET_IMAGE
 from provisioning.kubernetes.shapes import AllocationShape, DeviceShape, TenantShape
-from provisioning.workloads import (
-    DEFAULT_REGISTRIES,
-    SECRET_FILES,
-    Checkpoint,
-    Materials,
-    Port,
-    SecretRef,
-    Volume,
-    Workload,
-    os_catalog,
-    workload_check,
-)
+from provisioning.os_images import os_catalog
+from provisioning.workload_rules import DEFAULT_REGISTRIES, workload_check
+from provisioning.workloads import SECRET_FILES, Checkpoint, Materials, Port, SecretRef, Volume, Workload
 from tests.fakes.kubernetes import plural_of
 from tests.provisioning.kubernetes.test_render import node, one, shape, uuid, whole
 from tests.provisioning.kubernetes.test_render_fabric import _on_rdma
