@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: run test lint venv lock browser worker beat bench-data bench-data-check focus-venv focus-lock load faults
+.PHONY: run test test-fast lint venv lock browser worker beat bench-data bench-data-check focus-venv focus-lock load faults
 
 venv: $(STAMP)
 
@@ -60,17 +60,33 @@ lint: $(STAMP)
 	$(BIN)/mypy .
 	$(BIN)/lint-imports
 
-# No test may depend on today's date: the suite runs on the real clock, then again with the wall clock moved to
-# TEST_CLOCK (tests/support/clock.py), a month end in another year. The benchmarks' smoke tests are left out of the
-# second run: they run in subprocesses, which the moved clock does not reach.
+# The suite's tiers (tests/support/tiers.py): fast (unit and database tests), system (a browser, real workers,
+# gunicorn, subprocesses, validators), bench (the benchmarks' smoke tests) and exclusive (the fault run, which
+# restarts the machine's PostgreSQL and Redis). `make test` runs every tier:
+#   1. every tier but exclusive, in parallel on every core (pytest-xdist), on DATABASE_URL (SQLite when unset);
+#   2. the exclusive tier, alone;
+#   3. the embedded default that `make run` uses (SQLite, DATABASE_URL unset) with the wall clock moved to
+#      TEST_CLOCK (tests/support/clock.py), a month end in another year: the fast and system tiers, less the tests
+#      that need PostgreSQL. No test may depend on today's date or on another test: the passes distribute the tests
+#      over the workers differently each time.
+# `make test-fast` runs the fast tier alone, for the inner loop.
 TEST_CLOCK ?= 2027-02-28T23:59:00Z
+TEST_WORKERS ?= auto
+PYTEST := $(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal
+FAST := not system and not bench and not exclusive
 
 test: export DJANGO_SETTINGS_MODULE = config.settings_test
 test: export LADDER_TEST_CLOCK =
 test: lint browser focus-venv
 	$(BIN)/python manage.py makemigrations --check --dry-run
-	$(BIN)/pytest
-	$(BIN)/pytest --clock=$(TEST_CLOCK) --ignore=tests/bench
+	$(PYTEST) -m "not exclusive"
+	$(BIN)/pytest -m exclusive
+	env -u DATABASE_URL $(PYTEST) -m "not bench and not exclusive and not postgres" --clock=$(TEST_CLOCK)
+
+test-fast: export DJANGO_SETTINGS_MODULE = config.settings_test
+test-fast: export LADDER_TEST_CLOCK =
+test-fast: $(STAMP)
+	$(PYTEST) -m "$(FAST)"
 
 # The browser tests (tests/browser) drive Debian's Chromium through Playwright (Playwright's own browser download
 # is not used). It is installed here when missing, which needs root and apt-get; otherwise install it yourself
