@@ -60,6 +60,17 @@ class Sku(models.Model):
         super().save(*args, **kwargs)  # type: ignore[arg-type]
 
     @staticmethod
+    def unit_for(rung: str, mig_profile: str | None) -> tuple[str, str]:
+        """The unit a rung sells a shape in, and its MIG profile: bare metal by the node, a MIG slice by its
+        profile, everything else (whole GPUs, soft shares of one) by the GPU. The one rule for both the meter
+        (``billing.services.ledger.sku_of``) and the price asked at placement (``billing.selectors.priced_pools``)."""
+        if rung == Rung.BARE_METAL:
+            return Unit.NODE, ""
+        if mig_profile:
+            return Unit.MIG, mig_profile
+        return Unit.GPU, ""
+
+    @staticmethod
     def make_code(rung: str, gpu_model: str, unit: str, mig_profile: str, region: str) -> str:
         what = f"mig-{mig_profile}" if unit == Unit.MIG else unit
         return f"{rung}/{gpu_model}/{what}/{region}"

@@ -20,6 +20,7 @@ from billing.metering import DAY_MS, HOUR_MS, to_ms
 from billing.models import BillingAccount, BudgetAlert, CostBasis, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
 from billing.pricing import amount, invoice_lines, round_money, unit_hours, unit_seconds
 from provisioning.models import CapacitySample, GpuModel, Hall, Node
+from provisioning.placement.isolation import RUNGS, Performance, Rung
 from provisioning.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
 from tenancy.models import Tenant
 
@@ -199,6 +200,42 @@ def prices_current(*, now: datetime) -> list[tuple[Sku, SkuPrice, SkuPrice | Non
         current = past[-1] if past else future.pop(0)
         result.append((sku, current, future[0] if future else None))
     return result
+
+
+def priced_pools(
+    *, rung: str, mig_profile: str | None, models: Iterable[str], at: datetime
+) -> frozenset[tuple[str, str]]:
+    """The (GPU model, region) pools whose SKU for this shape (``Sku.unit_for``) has a price in effect at ``at``.
+    A price that starts later does not count yet: placement asks this, and nothing runs without a price."""
+    unit, profile = Sku.unit_for(rung, mig_profile)
+    rows = SkuPrice.objects.filter(
+        effective_from__lte=at,
+        sku__rung=rung,
+        sku__unit=unit,
+        sku__mig_profile=profile,
+        sku__gpu_model__name__in=list(models),
+    ).values_list("sku__gpu_model__name", "sku__region__code")
+    return frozenset(rows.order_by().distinct())
+
+
+def sku_shapes(gpu_model: GpuModel) -> list[tuple[str, str, str]]:
+    """``(rung, unit, MIG profile)`` of every SKU a GPU model is sold as: each rung in its unit, and a slice of each
+    of the model's MIG profiles on every rung that sells MIG (confidential VMs only on CC-capable models, as the
+    offerings show). A region whose price book prices them all sells everything its fleet offers."""
+    shapes = []
+    for rung, offer in RUNGS.items():
+        if rung is Rung.CONFIDENTIAL_VM and not gpu_model.cc_capable:
+            continue
+        shapes.append((rung.value, *Sku.unit_for(rung, None)))
+        if Performance.MIG in offer.performance:
+            shapes += [(rung.value, *Sku.unit_for(rung, profile)) for profile in sorted(gpu_model.mig_profiles)]
+    return shapes
+
+
+def sku_code(*, rung: str, mig_profile: str | None, gpu_model: str, region: str) -> str:
+    """The name of the SKU a shape is sold as in a pool, priced or not (``Sku.unit_for``, ``Sku.make_code``)."""
+    unit, profile = Sku.unit_for(rung, mig_profile)
+    return Sku.make_code(rung, gpu_model, unit, profile, region)
 
 
 def price_index(*, now: datetime) -> dict[tuple[str, str, str], dict[str, SkuPrice]]:

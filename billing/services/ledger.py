@@ -52,15 +52,13 @@ def sku_of(allocation: Allocation) -> tuple[Sku, int]:
     if not devices or devices[0].gpu is None:
         raise ValueError(f"allocation {allocation.pk} holds no devices (or ready replicas) to meter")
     node = devices[0].gpu.node
-    mig_profile = ""
-    if allocation.rung == Rung.BARE_METAL:
-        unit, units = Unit.NODE, 1000 * len({d.hostname for d in devices})
-    elif devices[0].mig_profile:
-        unit, units, mig_profile = Unit.MIG, 1000 * len(devices), devices[0].mig_profile
+    unit, mig_profile = Sku.unit_for(allocation.rung, devices[0].mig_profile)
+    if unit == Unit.NODE:
+        units = 1000 * len({d.hostname for d in devices})
     elif devices[0].share_milli is not None:
-        unit, units = Unit.GPU, sum(d.share_milli or 0 for d in devices)
+        units = sum(d.share_milli or 0 for d in devices)
     else:
-        unit, units = Unit.GPU, 1000 * len(devices)
+        units = 1000 * len(devices)
     sku = sku_get(
         rung=allocation.rung, gpu_model=node.gpu_model, unit=unit, mig_profile=mig_profile, region=node.hall.region
     )
