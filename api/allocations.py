@@ -314,7 +314,8 @@ class AllocationViewSet(
     AllocationWorkloadActions, mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantScopedViewSet
 ):
     """A tenant's allocations. Refusals are 409 problem+json whose ``code`` names the rule (``no_capacity``,
-    ``residency``, ``isolation_policy``, ``quota``, ``version_skew``, ``fabric_split``) with every ``reasons`` entry;
+    ``residency``, ``isolation_policy``, ``quota``, ``version_skew``, ``fabric_split``, ``not_priced`` with the
+    ``sku`` that has no price) with every ``reasons`` entry;
     a combination the rung does not offer is 422 ``invalid_isolation``."""
 
     queryset = Allocation.objects.select_related("tenant", "gpu_model", "hall__region").prefetch_related(

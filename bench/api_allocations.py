@@ -66,6 +66,9 @@ doc = {"regions": [{"code": "bench", "name": "Bench", "jurisdiction": "EU", "hal
          "versions": {"driver": "580.65", "cuda": "13.0", "nccl": "2.27", "firmware": "96.00"}}
         for i in range(nodes)]}]}]}
 fleet_load(document=doc, actor=actor)
+from provisioning.models import GpuModel, Region
+from tests.support.billing import price_pool
+price_pool(GpuModel.objects.get(name="H100-SXM-80GB"), Region.objects.get(code="bench"))  # nothing runs unpriced
 tenant = Tenant.objects.filter(slug="bench").first() or tenant_signup(
     slug="bench", name="Bench", username="bench", email="b@bench.example", password=None, actor=actor)
 user = tenant.memberships.get().user

@@ -29,16 +29,19 @@ def django_setup(database: str, *, provisioner: str) -> None:
 
 
 def hall_load(server: Any, nodes: Sequence[dict[str, Any]], actor: Any) -> None:
-    """The hall ``bench-1a`` of region ``bench`` with ``nodes`` (fleet-document entries), its cluster the fake API
-    server, and every host a Ready Node there."""
+    """The hall ``bench-1a`` of region ``bench`` with ``nodes`` (fleet-document entries), every shape it offers
+    priced (nothing runs without a price), its cluster the fake API server, and every host a Ready Node there."""
     from provisioning.kubernetes.clusters import cluster_register
-    from provisioning.models import Hall
+    from provisioning.models import GpuModel, Hall, Region
     from provisioning.services.fleet import fleet_load
+    from tests.support.billing import price_pool
 
     hall = {"code": HALL, "fenced_for": None, "nodes": list(nodes)}
     fleet_load(
         document={"regions": [{"code": "bench", "name": "Bench", "jurisdiction": "EU", "halls": [hall]}]}, actor=actor
     )
+    for model in GpuModel.objects.filter(name__in={n["gpu_model"] for n in nodes}):
+        price_pool(model, Region.objects.get(code="bench"))
     cluster_register(
         name="bench", hall=Hall.objects.get(code=HALL), api_server=server.url, credentials={"token": TOKEN}, actor=actor
     )

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from billing.metering import from_ms
 from provisioning.models import Allocation, GpuModel, Hall, Region
-from provisioning.placement.rungs import Rung
+from provisioning.placement.rungs import BillingUnit, Rung, rung_facts
 from tenancy.models import Tenant, TenantOwned
 
 currency_validator = RegexValidator(r"^[a-z]{3}$", "A currency is a three-letter ISO code in lower case (usd, eur).")
@@ -58,6 +58,18 @@ class Sku(models.Model):
     def save(self, *args: object, **kwargs: object) -> None:
         self.code = self.make_code(self.rung, self.gpu_model.name, self.unit, self.mig_profile, self.region.code)
         super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    @staticmethod
+    def unit_for(rung: str, mig_profile: str | None) -> tuple[str, str]:
+        """The unit a rung sells a shape in, and its MIG profile: a rung billed by the node (the table of rungs says
+        which) by the node, a MIG slice by its profile, everything else (whole GPUs, soft shares of one) by the GPU.
+        The one rule for both the meter (``billing.services.ledger.sku_of``) and the price asked at placement
+        (``billing.selectors.priced_pools``)."""
+        if rung_facts(rung).unit is BillingUnit.NODE_SECONDS:
+            return Unit.NODE, ""
+        if mig_profile:
+            return Unit.MIG, mig_profile
+        return Unit.GPU, ""
 
     @staticmethod
     def make_code(rung: str, gpu_model: str, unit: str, mig_profile: str, region: str) -> str:

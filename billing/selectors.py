@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Count, Max, Min, Sum
 
 from billing import metering
@@ -20,9 +21,10 @@ from billing.metering import DAY_MS, HOUR_MS, to_ms
 from billing.models import BillingAccount, BudgetAlert, CostBasis, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
 from billing.pricing import amount, invoice_lines, round_money, unit_hours, unit_seconds
 from core import months
-from provisioning.models import CapacitySample, GpuModel, Hall, Node
+from provisioning.models import CapacitySample, GpuModel, Hall, Node, Region
 from provisioning.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
 from provisioning.placement.offerings import Offering
+from provisioning.placement.rungs import RUNGS, Performance, Rung
 from tenancy.models import Tenant
 
 # (sku id, window start ms, price or None, quantity in milli-unit-seconds)
@@ -200,6 +202,66 @@ def prices_current(*, now: datetime) -> list[tuple[Sku, SkuPrice, SkuPrice | Non
         current = past[-1] if past else future.pop(0)
         result.append((sku, current, future[0] if future else None))
     return result
+
+
+_PRICED_POOLS: list[str] = []  # the statement, built once per process (``_priced_pools_sql``)
+
+
+def _priced_pools_sql() -> str:
+    """``SkuPrice.objects.filter(effective_from__lte=, sku__rung=, sku__unit=, sku__mig_profile=)`` as the (model
+    name, region code) pairs, in plain SQL spelled from the models: asked before every placement, where compiling
+    the four-table join cost more CPU than the rest of the read (the way ``core/sql.py`` does it)."""
+    if not _PRICED_POOLS:
+        quote = connection.ops.quote_name
+
+        def column(model: Any, name: str) -> str:
+            return quote(str(model._meta.get_field(name).column))
+
+        def table(model: Any) -> str:
+            return quote(model._meta.db_table)
+
+        _PRICED_POOLS.append(
+            f"SELECT DISTINCT m.{column(GpuModel, 'name')}, r.{column(Region, 'code')} "  # noqa: S608 - names from models
+            f"FROM {table(SkuPrice)} p JOIN {table(Sku)} s ON s.{column(Sku, 'id')} = p.{column(SkuPrice, 'sku')} "
+            f"JOIN {table(GpuModel)} m ON m.{column(GpuModel, 'id')} = s.{column(Sku, 'gpu_model')} "
+            f"JOIN {table(Region)} r ON r.{column(Region, 'id')} = s.{column(Sku, 'region')} "
+            f"WHERE p.{column(SkuPrice, 'effective_from')} <= %s AND s.{column(Sku, 'rung')} = %s "
+            f"AND s.{column(Sku, 'unit')} = %s AND s.{column(Sku, 'mig_profile')} = %s"
+        )
+    return _PRICED_POOLS[0]
+
+
+def priced_pools(
+    *, rung: str, mig_profile: str | None, models: Iterable[str], at: datetime
+) -> frozenset[tuple[str, str]]:
+    """The (GPU model, region) pools of ``models`` whose SKU for this shape (``Sku.unit_for``) has a price in effect
+    at ``at``. A price that starts later does not count yet: placement asks this, and nothing runs without a price."""
+    unit, profile = Sku.unit_for(rung, mig_profile)
+    wanted = set(models)
+    moment = connection.ops.adapt_datetimefield_value(at)
+    with connection.cursor() as cursor:
+        cursor.execute(_priced_pools_sql(), [moment, rung, unit, profile])
+        return frozenset((model, region) for model, region in cursor.fetchall() if model in wanted)
+
+
+def sku_shapes(gpu_model: GpuModel) -> list[tuple[str, str, str]]:
+    """``(rung, unit, MIG profile)`` of every SKU a GPU model is sold as: each rung in its unit, and a slice of each
+    of the model's MIG profiles on every rung that sells MIG (confidential VMs only on CC-capable models, as the
+    offerings show). A region whose price book prices them all sells everything its fleet offers."""
+    shapes = []
+    for rung, offer in RUNGS.items():
+        if rung is Rung.CONFIDENTIAL_VM and not gpu_model.cc_capable:
+            continue
+        shapes.append((rung.value, *Sku.unit_for(rung, None)))
+        if Performance.MIG in offer.performance:
+            shapes += [(rung.value, *Sku.unit_for(rung, profile)) for profile in sorted(gpu_model.mig_profiles)]
+    return shapes
+
+
+def sku_code(*, rung: str, mig_profile: str | None, gpu_model: str, region: str) -> str:
+    """The name of the SKU a shape is sold as in a pool, priced or not (``Sku.unit_for``, ``Sku.make_code``)."""
+    unit, profile = Sku.unit_for(rung, mig_profile)
+    return Sku.make_code(rung, gpu_model, unit, profile, region)
 
 
 def price_index(*, now: datetime) -> dict[tuple[str, str, str], dict[str, SkuPrice]]:

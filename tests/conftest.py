@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.db.models.signals import post_save
 from django.test import Client
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
@@ -23,7 +24,7 @@ from tenancy.roles import StaffRole, TenantRole
 from tenancy.services import api_key_create, member_invite, staff_user_create
 from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM, require_postgres
-from tests.support.billing import load_fleet
+from tests.support.billing import load_fleet, price_pool
 from tests.support.browser import chromium, log_in, open_page, require_chromium
 from tests.support.otp import pass_second_factor
 
@@ -35,6 +36,14 @@ hypothesis_settings.load_profile("ladder")
 
 # --clock / LADDER_TEST_CLOCK: the wall clock moved for every test; the tiers (fast, system, bench, exclusive).
 pytest_plugins = ["tests.support.clock", "tests.support.tiers"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "own_price_book: the test keeps its own price book; its fleet is not priced by default (_priced_fleet)",
+    )
+
 
 # --- PostgreSQL's append-only trigger vs. the flush after transactional tests --------------------------------
 # pytest-django empties the database with TRUNCATE after each transactional test, which the audit trigger
@@ -99,6 +108,30 @@ def _fresh_process_state() -> Iterator[None]:
     stripe_sync._preview_paused_until = 0.0
     yield
     FLEET.invalidate()
+
+
+@pytest.fixture(autouse=True)
+def _priced_fleet(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Nothing is placed without a price: every pool (GPU model x region) a test's fleet offers is priced as its
+    first node is saved, however the fleet is loaded (``tests.support.billing.price_pool``). Tests marked
+    ``own_price_book`` price what they place themselves."""
+    if request.node.get_closest_marker("own_price_book"):
+        yield
+        return
+    seen: set[tuple[int, int]] = set()
+
+    def price_new_pool(sender: type[Node], instance: Node, raw: bool = False, **kwargs: Any) -> None:
+        pool = (instance.gpu_model_id, instance.hall.region_id)
+        if raw or pool in seen:
+            return
+        seen.add(pool)
+        price_pool(instance.gpu_model, instance.hall.region)
+
+    post_save.connect(price_new_pool, sender=Node, weak=False, dispatch_uid="tests-priced-fleet")
+    try:
+        yield
+    finally:
+        post_save.disconnect(sender=Node, dispatch_uid="tests-priced-fleet")
 
 
 @pytest.fixture(autouse=True)

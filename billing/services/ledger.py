@@ -34,7 +34,7 @@ from billing.selectors import PriceBook
 from core.locks import lock_singleton
 from core.progress import QUIET, Progress
 from provisioning.models import Allocation, AllocationDevice
-from provisioning.placement.rungs import BillingUnit, rung_facts
+from provisioning.placement.rungs import rung_facts
 
 # --- the price book as the ledger needs it ---------------------------------------------------------------------
 
@@ -53,15 +53,13 @@ def sku_of(allocation: Allocation) -> tuple[Sku, int]:
     if not devices or devices[0].gpu is None:
         raise ValueError(f"allocation {allocation.pk} holds no devices (or ready replicas) to meter")
     node = devices[0].gpu.node
-    mig_profile = ""
-    if facts.unit is BillingUnit.NODE_SECONDS:
-        unit, units = Unit.NODE, 1000 * len({d.hostname for d in devices})
-    elif devices[0].mig_profile:
-        unit, units, mig_profile = Unit.MIG, 1000 * len(devices), devices[0].mig_profile
+    unit, mig_profile = Sku.unit_for(allocation.rung, devices[0].mig_profile)
+    if unit == Unit.NODE:
+        units = 1000 * len({d.hostname for d in devices})
     elif devices[0].share_milli is not None:
-        unit, units = Unit.GPU, sum(d.share_milli or 0 for d in devices)
+        units = sum(d.share_milli or 0 for d in devices)
     else:
-        unit, units = Unit.GPU, 1000 * len(devices)
+        units = 1000 * len(devices)
     sku = sku_get(
         rung=allocation.rung, gpu_model=node.gpu_model, unit=unit, mig_profile=mig_profile, region=node.hall.region
     )

@@ -15,12 +15,14 @@ from django.db import transaction
 from django.utils.text import slugify
 
 from billing.models import BillingAccount
+from billing.selectors import priced_pools, sku_code
 from billing.services.accounts import admission_check, billing_account_open, budget_check, budget_set, notify
 from core.actor import Actor
 from core.audit import audit_record
 from core.metrics import BUDGET_HARD_STOPS
 from lifecycle.services.workloads import workload_admit
 from provisioning.models import Allocation
+from provisioning.placement.decision import Pricing, Request
 from provisioning.placement.rungs import Rung
 from provisioning.services.allocations import AllocationSpec, allocation_stop
 from provisioning.services.allocations import allocation_request as place
@@ -95,12 +97,27 @@ def allocation_request(
     *, tenant: Tenant, name: str, spec: AllocationSpec, actor: Actor, workload: Workload | None = None
 ) -> Allocation:
     """Admission first (standing, payment, budget: 402 / 409), then the workload (422, or 409 ``residency`` for
-    datasets elsewhere), then placement."""
+    datasets elsewhere), then placement, only where the shape has a price now (409 ``not_priced``:
+    ``placement_pricing``)."""
     tenant_require_writable(tenant, actor=actor)
     admission_check(tenant=tenant)
     if workload is not None:
         spec = workload_admit(tenant=tenant, workload=workload, spec=spec)
     return place(tenant=tenant, name=name, spec=spec, actor=actor, workload=workload)
+
+
+def placement_pricing(request: Request, at: datetime) -> Pricing:
+    """Which pools (GPU model x region) sell the request's shape at ``at``: billing's price book as the placement
+    engine reads it. Installed as provisioning's price source (``lifecycle/apps.py``), so every new placement of a
+    tenant's workload asks it: a request, a job restarted after a fault, an idle endpoint woken. A move by the
+    defragmenter stays in its pool and a serverless scale-up in its devices: their SKU, and its price, do not
+    change."""
+    rung, profile = request.rung.value, request.mig_profile
+
+    def name(gpu_model: str, region: str) -> str:
+        return sku_code(rung=rung, mig_profile=profile, gpu_model=gpu_model, region=region)
+
+    return Pricing(priced=priced_pools(rung=rung, mig_profile=profile, models=request.models, at=at), sku=name)
 
 
 # --- budgets ------------------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ tenant's GPU quota. Pure Python, like the engine (``engine.py``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from provisioning.placement.catalog import CATALOG
@@ -22,6 +23,16 @@ class Share:
 
 
 @dataclass(frozen=True)
+class Pricing:
+    """What the price book says of a request's shape at the moment of the decision: the (GPU model, region) pools
+    that sell it at an effective price, and the name of the SKU a pool would sell it as (what a refusal names).
+    The engine never reads a price: it only leaves out the pools that have none."""
+
+    priced: frozenset[tuple[str, str]]
+    sku: Callable[[str, str], str]  # (model, region) -> the SKU's name
+
+
+@dataclass(frozen=True)
 class Request:
     rung: Rung
     models: tuple[str, ...]
@@ -32,6 +43,7 @@ class Request:
     gang_size: int = 1
     topology: str | None = None  # "nvlink": every member inside one NVLink domain
     regions: frozenset[str] | None = None  # narrows the tenant's residency for this request
+    pricing: Pricing | None = None  # None: placed without asking the price book (pure uses: benchmarks, planners)
 
     @property
     def performance(self) -> Performance:

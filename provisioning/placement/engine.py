@@ -20,9 +20,14 @@ takes whole free nodes, from the most used domains first. ``place`` applies the 
 The engine is built in layers, one module each: ``whole_gpus.py`` chooses the node for whole GPUs (the base the
 others build on), ``gangs.py`` places gangs, ``shares.py`` MIG slices and soft shares; this module holds the entry
 points, the checks and whole hosts (bare metal, confidential VMs). What it is asked and answers is ``decision.py``.
+
+A request that carries its ``Pricing`` goes only to pools (GPU model x region) whose shape has an effective price;
+when none of the pools the tenant may use has one, it is refused ``not_priced`` (docs/billing.md).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from provisioning.placement.catalog import CATALOG
 from provisioning.placement.decision import Device, Placement, Refused, Request, mig_milli, milli_of
@@ -57,23 +62,18 @@ class PlacementEngine(GangPlacement, SharePlacement):
         halls, residency = self._halls(request, policy)
         if not halls:
             return Refused(tuple(residency) or (Refusal(Reason.NO_CAPACITY, "No such GPUs in the fleet."),))
+        groups = self._priced(request, halls)
+        if isinstance(groups, Refusal):
+            return Refused((groups,))
         if self.policy == "fragmentation":
             self._observe(request, policy.tenant_id, halls)
             self._snapshot = self.state.workload.snapshot()
         blocked: list[Refusal] = []
-        result: Placement | None
-        if request.nodes:
-            result = self._bare_metal(request, policy, halls)
-        elif request.rung is Rung.CONFIDENTIAL_VM:
-            result = self._confidential(request, policy, halls, blocked)
-        elif request.mig_profile is not None:
-            result = self._mig(request, policy, halls, blocked)
-        elif request.share is not None:
-            result = self._soft(request, policy, halls, blocked)
-        elif request.gang_size > 1:
-            result = self._gang(request, policy, halls, blocked)
-        else:
-            result = self._whole(request, policy, halls)
+        result: Placement | None = None
+        for sold, sold_halls in groups:
+            result = self._decide(sold, policy, sold_halls, blocked)
+            if result is not None:
+                break
         if result is not None:
             used = self.state.tenant_milli[policy.tenant_id]
             if quota_milli is not None and used > quota_milli:  # bare metal is known only once nodes are chosen
@@ -84,6 +84,55 @@ class PlacementEngine(GangPlacement, SharePlacement):
             return Refused(tuple(blocked[:1]))
         what = self._describe(request)
         return Refused((Refusal(Reason.NO_CAPACITY, f"No capacity for {what} right now."),))
+
+    def _decide(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> Placement | None:
+        if request.nodes:
+            return self._bare_metal(request, policy, halls)
+        if request.rung is Rung.CONFIDENTIAL_VM:
+            return self._confidential(request, policy, halls, blocked)
+        if request.mig_profile is not None:
+            return self._mig(request, policy, halls, blocked)
+        if request.share is not None:
+            return self._soft(request, policy, halls, blocked)
+        if request.gang_size > 1:
+            return self._gang(request, policy, halls, blocked)
+        return self._whole(request, policy, halls)
+
+    def _priced(self, request: Request, halls: list[str]) -> list[tuple[Request, list[str]]] | Refusal:
+        """The request narrowed to the pools that sell its shape at a price: groups of its models (in its order)
+        with the halls each group is priced in, tried one after the other. A price book priced alike in every
+        region the request may use (the usual one) gives one group, the request as it came. No priced pool among
+        the halls the tenant may use: ``not_priced``, naming the SKU of the first pool that offers the shape."""
+        pricing = request.pricing
+        if pricing is None:
+            return [(request, halls)]
+        state = self.state
+        groups: dict[tuple[str, ...], list[str]] = {}
+        unpriced: tuple[str, str] | None = None
+        for model in request.models:
+            offered = [hall for hall in halls if model in state.models_in_hall[hall]]
+            sold = tuple(hall for hall in offered if (model, state.halls[hall].region) in pricing.priced)
+            if sold:
+                groups.setdefault(sold, []).append(model)
+            elif offered and unpriced is None:
+                unpriced = (model, state.halls[offered[0]].region)
+        if not groups:
+            model, region = unpriced or (request.models[0], state.halls[halls[0]].region)
+            sku = pricing.sku(model, region)
+            what = self._describe(replace(request, models=(model,)))
+            return Refusal(
+                Reason.NOT_PRICED,
+                f"{sku} has no price yet: {what} in {region} cannot be billed, so it is not sold. Ask for another "
+                "shape or region, or ask the operator to price it.",
+                sku=sku,
+            )
+        if len(groups) == 1:
+            ((sold, models),) = groups.items()
+            if len(sold) == len(halls) and len(models) == len(request.models):
+                return [(request, halls)]
+        return [(replace(request, models=tuple(models)), list(sold)) for sold, models in groups.items()]
 
     @staticmethod
     def _over_quota(need: int, used: int, quota: int) -> Refused:

@@ -29,12 +29,14 @@ class Reason(StrEnum):
     VERSION_SKEW = "version_skew"
     FABRIC_SPLIT = "fabric_split"
     CC_TEE_UNKNOWN = "cc_tee_unknown"
+    NOT_PRICED = "not_priced"  # nothing runs without a price (docs/billing.md, "Nothing runs without a price")
 
 
 @dataclass(frozen=True)
 class Refusal:
     code: Reason
     message: str  # a sentence a customer understands
+    sku: str | None = None  # not_priced: the SKU that has no price
 
 
 @dataclass(frozen=True)

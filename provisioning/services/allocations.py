@@ -3,6 +3,11 @@
 Placement changes run inside ``placement_section`` (fleet_cache.py): decisions are serialized, the in-memory
 fleet is current, and every change is journaled for the other processes. The database is the last word on
 double booking: ``GpuClaim`` rows are unique per GPU memory slice, so even a wrong decision cannot commit.
+
+Nothing runs without a price: every new placement of a tenant's workload (a request, a job restarted after a
+fault, an idle endpoint woken) asks the price book, through the one function ``lifecycle`` installs with
+``price_source_set``, which pools sell its shape now (``priced_request``); the engine places only there, or refuses
+409 ``not_priced``. Provisioning knows nothing of money: it hands the request over and gets the pools back.
 """
 
 from __future__ import annotations
@@ -37,9 +42,8 @@ from provisioning.models import (
     PlacementJournal,
 )
 from provisioning.placement.catalog import CATALOG
-from provisioning.placement.decision import Share
+from provisioning.placement.decision import Device, Placement, Pricing, Refused, Request, Share, mig_milli
 from provisioning.placement.defragment import move_check
-from provisioning.placement.engine import Device, Placement, Refused, Request, mig_milli
 from provisioning.placement.isolation import Refusal
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
 from provisioning.placement.rungs import Performance, Rung
@@ -57,7 +61,8 @@ RELEASE = "provisioning.tasks.allocation_release"
 
 
 class PlacementRefused(ServiceError):
-    """The engine said no: 409 with the reason code (no_capacity, residency, ...), or 422 invalid_isolation."""
+    """The engine said no: 409 with the reason code (no_capacity, residency, not_priced, ...), or 422
+    invalid_isolation. A ``not_priced`` refusal names the SKU that has no price (``sku``)."""
 
     def __init__(self, refusal: Refused) -> None:
         first = refusal.reasons[0]
@@ -65,9 +70,32 @@ class PlacementRefused(ServiceError):
             first.code.value,
             first.message,
             status=422 if first.code == "invalid_isolation" else 409,
-            extra={"reasons": [{"code": r.code.value, "message": r.message} for r in refusal.reasons]},
+            extra={
+                "reasons": [{"code": r.code.value, "message": r.message} for r in refusal.reasons],
+                **({"sku": first.sku} if first.sku else {}),
+            },
         )
         self.reasons: tuple[Refusal, ...] = refusal.reasons
+
+
+# (request, at) -> which pools sell the request's shape at ``at``; installed by ``lifecycle`` (billing's price book).
+PriceSource = Callable[[Request, datetime], Pricing]
+_price_source: list[PriceSource] = []
+
+
+def price_source_set(source: PriceSource) -> None:
+    """Install the one function that reads the price book for placement (``lifecycle`` does, when apps are ready)."""
+    _price_source[:] = [source]
+
+
+def priced_request(spec: AllocationSpec, *, at: datetime) -> Request:
+    """The engine's request for ``spec``, carrying which pools sell its shape at ``at``: it is placed only there
+    (a shape without an effective price is refused ``not_priced``). Read before the placement section, so the
+    decisions it serializes wait for no price query."""
+    if not _price_source:
+        raise LookupError("no price source is installed (the lifecycle app installs it when Django starts)")
+    request = spec.to_request()
+    return replace(request, pricing=_price_source[0](request, at))
 
 
 @dataclass(frozen=True)
@@ -325,8 +353,9 @@ def allocation_request(
 ) -> Allocation:
     """Place and persist an allocation, or raise ``PlacementRefused`` with the engine's reasons. Whether the
     tenant may buy at all (standing, budget) and whether its workload is runnable are asked first by
-    ``lifecycle.services.customers.allocation_request``."""
-    request = spec.to_request()
+    ``lifecycle.services.customers.allocation_request``; whether its shape has a price now, here
+    (``priced_request``), since every placement asks it."""
+    request = priced_request(spec, at=timezone.now())
 
     def decide() -> Allocation:
         # The tenant's policy and quota as the caller read them (the API reads them with the caller's key,
@@ -591,6 +620,8 @@ def _restart_job(
     checkpoint (the work since is lost and done again) and starts again when the gang runs again. The lost work
     is kept per fault (``AllocationFault``) and summed on the allocation (``goodput_lost_ms``)."""
     current = AllocationState(allocation.state)
+    spec = AllocationSpec.from_json(allocation.spec)
+    request = priced_request(spec, at=fault.detected)  # placed again: where its shape has a price now
     with placement_section() as section:
         if not Allocation.objects.filter(pk=allocation.pk, state=current).update(
             state=S.RESTARTING, state_changed_at=fault.detected
@@ -607,8 +638,7 @@ def _restart_job(
             section.engine.release(old)
         section.journal("released", allocation=allocation)
         tenant = allocation.tenant
-        spec = AllocationSpec.from_json(allocation.spec)
-        result = section.engine.place(spec.to_request(), tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
+        result = section.engine.place(request, tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
         if isinstance(result, Refused):
             evidence = _fault_record(allocation, node, fault, checkpoint, lost_ms, "failed")
             Allocation.objects.filter(pk=allocation.pk).update(

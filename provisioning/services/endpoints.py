@@ -33,6 +33,7 @@ from provisioning.services.allocations import (
     AllocationSpec,
     allocation_transition,
     devices_take,
+    priced_request,
     stale_fleet_retry,
 )
 from provisioning.states import AllocationState
@@ -74,6 +75,7 @@ def endpoint_wake(*, allocation: Allocation, actor: Actor, at: datetime | None =
     _endpoint(allocation)
     now = at or timezone.now()
     spec = AllocationSpec.from_json(allocation.spec)
+    request = priced_request(spec, at=now)  # placed again: only where its shape has a price now
 
     def decide() -> bool:
         with placement_section() as section:
@@ -83,7 +85,7 @@ def endpoint_wake(*, allocation: Allocation, actor: Actor, at: datetime | None =
             if not woke:
                 return False
             tenant = allocation.tenant
-            result = section.engine.place(spec.to_request(), tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
+            result = section.engine.place(request, tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
             if isinstance(result, Refused):
                 raise EndpointNoCapacity(result)  # the section's transaction undoes the wake
             devices_take(section, allocation, result)

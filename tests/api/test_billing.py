@@ -13,6 +13,8 @@ from billing.services.accounts import budget_set, notify, price_set
 from tests.support import SYSTEM, assert_problem
 from tests.support.billing import H100, load_fleet, place, price, run, sku, stop
 
+pytestmark = pytest.mark.own_price_book  # the price list and offerings show exactly the prices set here
+
 
 @pytest.fixture
 def priced(db):

@@ -19,6 +19,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import Decimal
 from io import StringIO
 from typing import Any
@@ -30,8 +31,10 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 from time_machine import TimeMachineFixture
 
+from billing.models import PushState, UsageInterval, UsageRollup
 from compliance.selectors import audit_chain_verify
 from config.celery import app
+from lifecycle.management.commands.seed_demo import DEMO_ALLOCATIONS
 from provisioning.fleet_cache import FLEET, FleetCache, fleet_read
 from provisioning.models import Allocation, GpuClaim, Node, NodeHold
 from provisioning.placement.catalog import CATALOG
@@ -39,7 +42,8 @@ from provisioning.placement.engine import PlacementEngine
 from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
 from provisioning.placement.rungs import RUNGS, Rung
 
-pytestmark = pytest.mark.django_db(transaction=True)
+# seed_demo's own price book must price every shape the demo runs and offers: the suite's default one stays out.
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.own_price_book]
 
 URL = "/api/v1/allocations"
 H100, H200 = "H100-SXM-80GB", "H200-141GB"
@@ -500,3 +504,35 @@ def test_the_demo_endpoint_scales_to_zero_and_its_next_request_wakes_it(demo: De
     assert stopped.json()["state"] == "stopped", stopped.json()
     assert not GpuClaim.objects.filter(allocation=endpoint).exists()
     assert audit_chain_verify().ok
+
+
+def test_the_demos_usage_is_priced_closed_and_pushed_with_nothing_failed(
+    stripe_server: Any, demo: Demo, time_machine: TimeMachineFixture
+) -> None:
+    """``make run``'s billing path after ``seed_demo``: every workload the demo started is metered at a price (its
+    serverless MIG endpoint included); three hours on (the clock moved, nobody waits), the windows close into rollups
+    and the push to Stripe (the local fake) leaves none failed and none stale."""
+    call_command("migrate", "--noinput", verbosity=0)  # make run migrates on every start: a second run changes nothing
+    started = Allocation.objects.order_by("-running_since").values_list("running_since", flat=True).first()
+    assert started is not None
+    assert not UsageInterval.objects.filter(price=None).exists(), "a demo workload runs without a price"
+    assert set(UsageInterval.objects.values_list("allocation__name", flat=True)) == {a[1] for a in DEMO_ALLOCATIONS}
+
+    later = max(timezone.now(), started) + timedelta(hours=3)
+    time_machine.move_to(later)
+    now = later.isoformat()
+    call_command("stripe_sync_catalog", stdout=StringIO())
+    closed = StringIO()
+    call_command("billing_close_windows", "--now", now, stdout=closed, stderr=StringIO())
+    assert "rolled up" in closed.getvalue()
+    pushed = StringIO()
+    # The moved clock ticks on: rollups made a moment after ``later`` are due now. Exits 1 on a failed or stale one.
+    call_command("billing_push", stdout=pushed, stderr=StringIO())
+
+    rollups = UsageRollup.objects.all()
+    assert rollups.exists()
+    assert not rollups.filter(price=None).exists()
+    assert not rollups.filter(push_state__in=(PushState.FAILED, PushState.STALE)).exists(), pushed.getvalue()
+    assert set(rollups.values_list("push_state", flat=True)) <= {PushState.SENT, PushState.NOTHING}, pushed.getvalue()
+    inference = rollups.filter(sku__code="serverless/H100-SXM-80GB/mig-3g.40gb/eu-west")
+    assert inference.filter(push_state=PushState.SENT).exists()

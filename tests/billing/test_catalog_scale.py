@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import pytest
 import stripe
 from django.utils import timezone
 from time_machine import TimeMachineFixture
@@ -22,6 +23,8 @@ from billing.services.stripe_sync import account_subscriptions, stripe_account_s
 from tenancy.models import Tenant
 from tests.fakes.stripe import StripeServer
 from tests.support.billing import load_fleet, place, sku
+
+pytestmark = pytest.mark.own_price_book  # the 60 SKUs' prices are the whole catalog Stripe must hold
 
 MONTH = datetime(2027, 3, 1, tzinfo=UTC)
 NEXT = datetime(2027, 4, 1, tzinfo=UTC)

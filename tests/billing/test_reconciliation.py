@@ -35,6 +35,8 @@ from tests.fakes.stripe import StripeServer
 from tests.support import SYSTEM
 from tests.support.billing import load_fleet, place, price, run, stop
 
+pytestmark = pytest.mark.own_price_book  # May's price book is the whole catalog in Stripe
+
 MONTH = datetime(2027, 5, 1, tzinfo=UTC)
 NEXT = datetime(2027, 6, 1, tzinfo=UTC)
 DAY3 = MONTH + timedelta(days=3)

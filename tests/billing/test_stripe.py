@@ -38,6 +38,8 @@ from tests.fakes.stripe import StripeServer
 from tests.support import SYSTEM
 from tests.support.billing import load_fleet, place, price, run, stop
 
+pytestmark = pytest.mark.own_price_book  # the catalog synced to Stripe is the tests' own
+
 PAST = timedelta(days=90)  # prices start this long ago: before any usage a test makes
 
 

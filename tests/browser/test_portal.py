@@ -1,7 +1,8 @@
 """The portal in a real browser (Debian's Chromium through Playwright, against the live server): a new customer signs
 up, confirms the address, signs in, launches a container on a whole GPU and on a MIG slice, watches them run with
 the cost accruing, stops one, reads usage and the upcoming invoice, invites a member, creates and revokes an API
-key, sets a retention policy and closes the account; another tenant gets 404s, a viewer cannot launch.
+key, sets a retention policy and closes the account; a shape without a price is refused on the launch form; another
+tenant gets 404s, a viewer cannot launch.
 
 With ``LADDER_SCREENSHOTS=<folder>`` the walk saves a screenshot of each main page there (docs/portal/ holds the
 ones docs/portal.md shows)."""
@@ -145,6 +146,24 @@ def test_a_customer_buys_runs_is_billed_and_leaves(browser_page: Page, live_serv
     page.get_by_role("button", name="Close the account").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Initech Labs is closing")
     assert AccountClosure.objects.filter(tenant=tenant).exists()
+
+
+@pytest.mark.own_price_book  # only containers on whole H100s are priced
+def test_a_shape_without_a_price_is_refused_on_the_launch_form(
+    browser_page: Page, browser_login: Any, alice: Any
+) -> None:
+    load_fleet()
+    price("2.40", rung="container")
+    browser_login(alice)
+    page = browser_page
+    page.goto("/portal/launch?rung=serverless")
+    page.get_by_label("Name", exact=True).fill("inference")
+    page.get_by_label("GPU model", exact=True).select_option("H100-SXM-80GB")
+    page.get_by_label("MIG slice", exact=True).select_option("3g.40gb")
+    page.get_by_role("button", name=re.compile("^Launch")).click()
+    refusal = page.get_by_text(re.compile("serverless/H100-SXM-80GB/mig-3g.40gb/eu-west has no price yet"))
+    expect(refusal).to_be_visible()
+    assert not Allocation.objects.exists()
 
 
 def test_another_tenant_gets_404_and_a_viewer_cannot_launch(

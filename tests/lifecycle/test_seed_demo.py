@@ -5,10 +5,17 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 from rest_framework.test import APIClient
 
+from billing.selectors import priced_pools
 from compliance.selectors import audit_chain_verify
+from lifecycle.management.commands.seed_demo import DEMO_ALLOCATIONS
+from provisioning.models import Allocation
+from provisioning.placement.catalog import CATALOG
 from tenancy.models import ApiKey, Membership, Tenant
+
+pytestmark = pytest.mark.own_price_book  # the demo's price book is seed_demo's own
 
 
 def _seed_json():
@@ -58,3 +65,24 @@ def test_it_refuses_to_run_without_debug():
     with pytest.raises(CommandError, match="DEBUG"):
         call_command("seed_demo")
     assert not Tenant.objects.exists()
+
+
+@pytest.mark.django_db
+def test_it_prices_every_shape_its_fleet_offers_and_everything_it_runs():
+    """Nothing runs without a price: every offering of the demo fleet (each rung, model and region, every MIG profile
+    on the rungs that sell slices) has a price for its unit, and so has each workload the demo starts."""
+    data = _seed_json()
+    assert data["allocations"] == len(DEMO_ALLOCATIONS)
+    offerings = APIClient().get("/api/v1/offerings").json()
+    assert offerings
+    for row in offerings:
+        units = {"node" if row["rung"] == "bare_metal" else "gpu"}
+        if "mig" in row["performance_isolation"]:
+            units |= {f"mig:{profile}" for profile in CATALOG[row["gpu_model"]].mig_profiles}  # fenced halls' too
+        assert set(row["prices"]) == units, (row["rung"], row["gpu_model"], row["region"])
+    for allocation in Allocation.objects.select_related("gpu_model", "hall__region"):
+        spec = allocation.spec
+        pools = priced_pools(
+            rung=allocation.rung, mig_profile=spec["mig_profile"], models=[allocation.gpu_model.name], at=timezone.now()
+        )
+        assert (allocation.gpu_model.name, allocation.hall.region.code) in pools, allocation.name

@@ -1,5 +1,10 @@
 """Helpers for billing tests: a priced fleet, and allocations driven through their lifecycle at given times
-(the ledger's clock is injectable: ``allocation_transition(at=...)``, ``windows_close(now=...)``)."""
+(the ledger's clock is injectable: ``allocation_transition(at=...)``, ``windows_close(now=...)``).
+
+Nothing is placed without a price, so the suite's fleets come priced: ``tests/conftest.py`` prices every shape of
+each pool (GPU model x region) a test's fleet offers as its first node is saved (``price_pool``: the default price
+book, in force since ``PRICE_BOOK_SINCE``). A test that keeps a price book of its own (the price list, the Stripe
+catalog, ``seed_demo``'s) is marked ``own_price_book`` and prices what it places itself."""
 
 from __future__ import annotations
 
@@ -7,7 +12,10 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
+
 from billing.models import Sku, SkuPrice, Unit
+from billing.selectors import sku_shapes
 from provisioning.models import Allocation, GpuModel, Region
 from provisioning.services.allocations import AllocationSpec, allocation_request, allocation_transition
 from provisioning.services.fleet import fleet_load
@@ -18,6 +26,41 @@ from tests.support.fleet_documents import small_fleet
 H100 = "H100-SXM-80GB"
 # An hour boundary well in the past, so every test time is "past" for Stripe-less checks and prices.
 BASE = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+
+
+# The default price book's start: before any instant a test uses, on any clock.
+PRICE_BOOK_SINCE = datetime(2000, 1, 1, tzinfo=UTC)
+DEFAULT_PRICE = Decimal("1.00")  # per unit-hour, every shape
+
+
+def price_pool(model: GpuModel, region: Region) -> int:
+    """Price every shape a pool sells (``billing.selectors.sku_shapes``) that has no price yet, at ``DEFAULT_PRICE``
+    from ``PRICE_BOOK_SINCE``; returns the prices made. A handful of statements, however many shapes."""
+    shapes = sku_shapes(model)
+    have = set(Sku.objects.filter(gpu_model=model, region=region).values_list("rung", "unit", "mig_profile"))
+    Sku.objects.bulk_create(
+        Sku(
+            code=Sku.make_code(rung, model.name, unit, profile, region.code),
+            rung=rung,
+            gpu_model=model,
+            unit=unit,
+            mig_profile=profile,
+            region=region,
+            currency=settings.LADDER_BILLING_CURRENCY,
+        )
+        for rung, unit, profile in shapes
+        if (rung, unit, profile) not in have
+    )
+    wanted = set(shapes)
+    unpriced = [
+        sku
+        for sku in Sku.objects.filter(gpu_model=model, region=region, prices__isnull=True)
+        if (sku.rung, sku.unit, sku.mig_profile) in wanted
+    ]
+    SkuPrice.objects.bulk_create(
+        SkuPrice(sku=sku, unit_price_per_hour=DEFAULT_PRICE, effective_from=PRICE_BOOK_SINCE) for sku in unpriced
+    )
+    return len(unpriced)
 
 
 def at(minutes: float = 0, seconds: float = 0) -> datetime:

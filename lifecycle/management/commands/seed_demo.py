@@ -3,9 +3,9 @@
 Idempotent: tenants and accounts are created once; passwords are reset to the demo ones; each run issues a
 fresh demo API key per person (revoking the previous demo key), since a stored key's secret can never be
 shown again; the demo fleet goes through ``fleet_load``, so a second run leaves it unchanged; the demo price
-book is set once per SKU. Staff need a second factor for the admin and the consoles: each demo staff user gets a
-TOTP device with the known demo secret ``DEMO_TOTP_SECRET`` (enrolled once; ``manage.py demo_totp_code USERNAME``
-prints its current code). Refuses to run
+book prices every shape the demo fleet offers (nothing runs without a price), once per SKU. Staff need a
+second factor for the admin and the consoles: each demo staff user gets a TOTP device with the known demo secret
+``DEMO_TOTP_SECRET`` (enrolled once; ``manage.py demo_totp_code USERNAME`` prints its current code). Refuses to run
 with DEBUG off unless ``--force``: known passwords do not belong in production.
 """
 
@@ -25,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from billing.models import CostBasis, Unit
+from billing.selectors import sku_shapes
 from billing.services.accounts import cost_basis_add, price_set
 from billing.services.ledger import sku_get
 from compliance.models import DataAsset, TenantSecret
@@ -156,6 +157,8 @@ DEMO_RUNG_FACTOR = {  # bare metal first: it is priced per node
     Rung.JOB: Decimal("1.00"),
     Rung.SERVERLESS: Decimal("1.20"),
 }
+# A MIG slice's price over its share of the GPU's compute, on the rungs that sell slices.
+DEMO_MIG_PREMIUM = {Rung.CONTAINER: Decimal("1.10"), Rung.SERVERLESS: Decimal("1.25")}
 PYTORCH = "nvcr.io/nvidia/pytorch:25.01-py3"
 SSH = "ssh-key"  # stands for the demo SSH key's id in a workload below
 DEMO_SECRET = ("HF_TOKEN", "hf_demo-token-not-a-real-one")
@@ -334,31 +337,39 @@ class Command(BaseCommand):
         return 2
 
     def _price_book(self, actor: Actor) -> int:
-        """A demo price book for every rung, model and region in the demo fleet; prices are set once."""
+        """A demo price book for every shape the demo fleet offers (``sku_shapes``: every rung of every model in
+        every region, MIG slices on each rung that sells them): nothing runs without a price, so the demo's own
+        workloads and a newcomer's first launch must find one. Prices are set once per SKU."""
         created = 0
         now = timezone.now()
-        pairs = Node.objects.values_list("gpu_model", "hall__region").distinct()
+        pairs = Node.objects.values_list("gpu_model", "hall__region").order_by().distinct()
         for model_id, region_id in pairs:
             model, region = GpuModel.objects.get(pk=model_id), Region.objects.get(pk=region_id)
-            per_gpu = DEMO_GPU_HOUR[model.name]
-            units: list[tuple[str, str, str, Decimal]] = [
-                (rung, Unit.GPU, "", per_gpu * factor) for rung, factor in DEMO_RUNG_FACTOR.items()
-            ]
-            units[0] = (Rung.BARE_METAL, Unit.NODE, "", per_gpu * 8 * DEMO_RUNG_FACTOR[Rung.BARE_METAL])
-            for profile in model.mig_profiles:  # a slice costs its share of the GPU's compute, plus 10%
-                share = Decimal(int(profile.split("g.")[0])) / 7
-                units.append((Rung.CONTAINER, Unit.MIG, profile, per_gpu * share * Decimal("1.1")))
-            for rung, unit, profile, per_hour in units:
+            for rung, unit, profile in sku_shapes(model):
                 sku = sku_get(rung=rung, gpu_model=model, unit=unit, mig_profile=profile, region=region)
                 if not sku.prices.exists():
                     price_set(
                         sku=sku,
-                        unit_price_per_hour=per_hour.quantize(Decimal("0.0001")),
+                        unit_price_per_hour=self._demo_price(model.name, rung, unit, profile),
                         effective_from=now,
                         actor=actor,
                     )
                     created += 1
         return created
+
+    @staticmethod
+    def _demo_price(model: str, rung: str, unit: str, profile: str) -> Decimal:
+        """The demo list price per unit-hour: the model's GPU-hour times the rung's factor; a node is eight GPUs; a
+        MIG slice costs its share of the GPU's compute plus its premium (``DEMO_MIG_PREMIUM``)."""
+        per_gpu = DEMO_GPU_HOUR[model]
+        if unit == Unit.NODE:
+            per_hour = per_gpu * 8 * DEMO_RUNG_FACTOR[Rung(rung)]
+        elif unit == Unit.MIG:
+            share = Decimal(int(profile.split("g.")[0])) / 7
+            per_hour = per_gpu * share * DEMO_MIG_PREMIUM[Rung(rung)]
+        else:
+            per_hour = per_gpu * DEMO_RUNG_FACTOR[Rung(rung)]
+        return per_hour.quantize(Decimal("0.0001"))
 
     def _cost_book(self, actor: Actor) -> int:
         """What a GPU-hour costs in each demo hall from the start of this month (capex over four years, power at
