@@ -26,8 +26,9 @@ from provisioning.placement.offerings import offerings
 from provisioning.placement.rungs import RUNGS, SOFT_SHARING, Rung
 from provisioning.provisioners import allocations_reconcile, provisioner
 from provisioning.selectors import allocation_fabric, fragmentation_figures
-from provisioning.services.allocations import AllocationSpec, allocation_stop
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
+from provisioning.services.placing import AllocationSpec
+from provisioning.services.stopping import allocation_stop
 from provisioning.states import AllocationState
 from tenancy.models import Tenant
 from tenancy.roles import Action, StaffPermission
@@ -269,7 +270,7 @@ def placed_answer(allocation: Allocation) -> dict[str, Any]:
     A new allocation holds exactly the devices it was given (all active) and has no faults yet, so neither is read
     back. Kept equal to the serializer's answer by tests (test_the_answer_to_a_placement_is_what_reading_it_gives)."""
     hall = allocation.hall
-    devices = allocation.devices.all()  # the rows written (provisioning.services.allocations._remember_devices)
+    devices = allocation.devices.all()  # the rows written (provisioning.services.devices.devices_remember)
     return {
         "id": allocation.pk,
         "name": allocation.name,

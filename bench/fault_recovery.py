@@ -78,8 +78,8 @@ def trial(server: Any, tenant: Any) -> dict[str, Any]:
     from provisioning.kubernetes.driver import KubernetesProvisioner
     from provisioning.models import Allocation, Node
     from provisioning.provisioners import allocations_reconcile
-    from provisioning.services.allocations import allocation_stop
     from provisioning.services.fleet import node_undrain
+    from provisioning.services.stopping import allocation_stop
     from provisioning.states import AllocationState as S
     from tests.support.kubernetes import condition, gang_up, hosts_of, pinned, place
 

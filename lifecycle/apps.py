@@ -12,7 +12,7 @@ class LifecycleConfig(AppConfig):
         from lifecycle import receivers  # connects the receivers; importing it has no other effect
         from lifecycle.services.customers import placement_pricing
         from lifecycle.services.workloads import allocation_materials
-        from provisioning.services.allocations import price_source_set
+        from provisioning.services.placing import price_source_set
         from provisioning.services.workloads import materials_source_set
 
         del receivers

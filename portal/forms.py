@@ -13,7 +13,7 @@ from django.contrib.auth import password_validation
 from compliance.services.secrets import MAX_VALUE_BYTES
 from core.errors import ServiceError
 from provisioning.placement.rungs import DEFAULT_FRAMEWORK, SOFT_SHARING, Framework
-from provisioning.services.allocations import AllocationSpec
+from provisioning.services.placing import AllocationSpec
 from provisioning.workloads import CHECKPOINTS, Checkpoint, Port, SecretRef, Volume, Workload
 from tenancy.roles import TenantRole
 

@@ -63,7 +63,7 @@ from provisioning.placement.offerings import offerings
 from provisioning.placement.rungs import Rung, rung_facts
 from provisioning.provisioners import provisioner
 from provisioning.selectors import tenant_policy
-from provisioning.services.allocations import allocation_stop
+from provisioning.services.stopping import allocation_stop
 from provisioning.services.workloads import os_images
 from provisioning.states import WORKING
 from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey

@@ -28,7 +28,6 @@ from provisioning.events import workload_ended
 from provisioning.models import Allocation, Node, NodeState
 from provisioning.os_images import DEFAULT_OS_IMAGE
 from provisioning.placement.rungs import Rung
-from provisioning.services.allocations import allocation_stop, allocation_transition, nodes_sanitized
 from provisioning.services.attestation import (
     allocation_host,
     attestation_challenge,
@@ -37,7 +36,10 @@ from provisioning.services.attestation import (
     attestation_submit,
     attested,
 )
+from provisioning.services.devices import nodes_sanitized
 from provisioning.services.endpoints import endpoint_sleep
+from provisioning.services.stopping import allocation_stop
+from provisioning.services.transitions import allocation_transition
 from provisioning.services.workloads import os_images
 from provisioning.states import WORKING, AllocationState
 from provisioning.workload_access import Access, access

@@ -51,7 +51,7 @@ from core.tasks import enqueue
 from provisioning.models import Allocation, Region
 from provisioning.placement.isolation import region_allowed
 from provisioning.selectors import tenant_policy
-from provisioning.services.allocations import allocation_stop
+from provisioning.services.stopping import allocation_stop
 from provisioning.states import AllocationState as S
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant, TenantState

@@ -24,8 +24,9 @@ from lifecycle.services.workloads import workload_admit
 from provisioning.models import Allocation
 from provisioning.placement.decision import Pricing, Request
 from provisioning.placement.rungs import Rung
-from provisioning.services.allocations import AllocationSpec, allocation_stop
-from provisioning.services.allocations import allocation_request as place
+from provisioning.services.placing import AllocationSpec
+from provisioning.services.placing import allocation_request as place
+from provisioning.services.stopping import allocation_stop
 from provisioning.states import WORKING
 from provisioning.workloads import Workload
 from tenancy.models import Tenant

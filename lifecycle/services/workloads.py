@@ -40,8 +40,8 @@ from provisioning.models import Allocation
 from provisioning.os_images import DEFAULT_OS_IMAGE
 from provisioning.placement.rungs import Rung
 from provisioning.provisioners import provisioner
-from provisioning.services.allocations import AllocationSpec
 from provisioning.services.endpoints import endpoint_wake
+from provisioning.services.placing import AllocationSpec
 from provisioning.services.workloads import image_registries, os_images
 from provisioning.states import AllocationState as S
 from provisioning.workload_rules import WorkloadInvalid, image_parse, workload_check

@@ -53,15 +53,13 @@ from provisioning.kubernetes.status import exact_quantity, live_object, observed
 from provisioning.models import Allocation, Cluster, Node, NodeState
 from provisioning.placement.rungs import Rung
 from provisioning.provisioners import Provisioner
-from provisioning.services.allocations import (
-    allocation_checkpoint_record,
-    allocation_stop,
-    allocation_transition,
-    nodes_sanitized,
-)
 from provisioning.services.attestation import attestation_overdue, attestation_refuse, attested
+from provisioning.services.devices import nodes_sanitized
 from provisioning.services.endpoints import allocation_replicas_set, endpoint_sleep
+from provisioning.services.faults import allocation_checkpoint_record
 from provisioning.services.fleet import node_fault_recover
+from provisioning.services.stopping import allocation_stop
+from provisioning.services.transitions import allocation_transition
 from provisioning.states import AllocationState
 from provisioning.workload_output import LogLine, WorkloadEvent, log_text
 

@@ -41,7 +41,7 @@ from core.errors import Conflict, Invalid
 from provisioning.attestation_evidence import EvidenceError, seal, verified_claims
 from provisioning.models import Allocation, Attestation, AttestationChallenge, AttestationOutcome, Node
 from provisioning.placement.rungs import Rung
-from provisioning.services.allocations import allocation_transition
+from provisioning.services.transitions import allocation_transition
 from provisioning.services.workloads import workload_materials
 from provisioning.states import AllocationState
 from provisioning.workloads import Workload

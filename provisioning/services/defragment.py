@@ -26,7 +26,8 @@ from provisioning.models import Allocation, DefragmentRun
 from provisioning.placement.decision import Device
 from provisioning.placement.defragment import Move, Plan, movable_kind, plan_defragmentation
 from provisioning.placement.rungs import RUNGS
-from provisioning.services.allocations import LastCheckpoint, allocation_move
+from provisioning.services.faults import LastCheckpoint
+from provisioning.services.moves import allocation_move
 from provisioning.states import AllocationState
 
 S = AllocationState

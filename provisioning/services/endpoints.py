@@ -28,14 +28,9 @@ from provisioning.models import Allocation
 from provisioning.placement.decision import Refused
 from provisioning.placement.rungs import Rung
 from provisioning.selectors import tenant_policy
-from provisioning.services.allocations import (
-    PROVISION,
-    AllocationSpec,
-    allocation_transition,
-    devices_take,
-    priced_request,
-    stale_fleet_retry,
-)
+from provisioning.services.devices import devices_take
+from provisioning.services.placing import PROVISION, AllocationSpec, priced_request, stale_fleet_retry
+from provisioning.services.transitions import allocation_transition
 from provisioning.states import AllocationState
 
 S = AllocationState

@@ -40,7 +40,7 @@ from provisioning.models import (
 )
 from provisioning.placement.catalog import CATALOG
 from provisioning.selectors import VERSION_FIELDS
-from provisioning.services.allocations import LastCheckpoint, node_failed
+from provisioning.services.faults import LastCheckpoint, node_failed
 from provisioning.states import HOLDS_DEVICES
 
 # GPU UUIDs are derived from the hostname and index, so reloading a fleet never mints new ones.

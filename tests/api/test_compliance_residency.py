@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from compliance.services.assets import data_asset_delete
-from provisioning.services.allocations import AllocationSpec, allocation_request
+from provisioning.services.placing import AllocationSpec, allocation_request
 from tests.support import SYSTEM, assert_problem
 from tests.support.data import asset, regions
 

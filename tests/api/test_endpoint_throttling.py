@@ -24,7 +24,7 @@ from core.models import AuditEvent
 from lifecycle.services.customers import allocation_request
 from provisioning.models import Allocation
 from provisioning.provisioners import allocations_reconcile, provisioner
-from provisioning.services.allocations import AllocationSpec
+from provisioning.services.placing import AllocationSpec
 from provisioning.states import AllocationState as S
 from provisioning.workloads import Port, Workload
 from tenancy.models import Tenant

@@ -23,7 +23,7 @@ from billing.models import PushState, UsageRollup
 from compliance.services.audit import audit_checkpoint_take
 from core.metrics import PLACEMENT_DECISIONS
 from lifecycle.services.customers import allocation_request
-from provisioning.services.allocations import AllocationSpec, PlacementRefused
+from provisioning.services.placing import AllocationSpec, PlacementRefused
 from tests.support import ROOT, SYSTEM, assert_problem, redis_reachable, require
 from tests.support.billing import load_fleet, sku
 

@@ -18,7 +18,7 @@ from compliance.services.holds import AssetScope, legal_hold_create
 from core.models import AuditEvent
 from lifecycle.services.customers import allocation_request
 from provisioning.models import Allocation, Node
-from provisioning.services.allocations import AllocationSpec
+from provisioning.services.placing import AllocationSpec
 from provisioning.states import AllocationState as S
 from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM

@@ -24,7 +24,8 @@ from billing.selectors import invoice_for
 from billing.services.ledger import windows_close
 from provisioning.models import Node
 from provisioning.provisioners import SimulatedProvisioner
-from provisioning.services.allocations import allocation_transition, node_failed
+from provisioning.services.faults import node_failed
+from provisioning.services.transitions import allocation_transition
 from provisioning.states import AllocationState as S
 from tests.support import SYSTEM
 from tests.support.billing import BASE, at, load_fleet, place, price, run, stop
@@ -102,7 +103,7 @@ def test_goodput_lost_to_a_fault_is_on_the_row_of_the_hour_billing_stopped(acme,
     price("3.10", rung="job")
     job = run(place(acme, rung="job", gpus=2), at(0))
     node = Node.objects.filter(gpus__allocation_devices__allocation=job).distinct().get()
-    with mock.patch("provisioning.services.allocations.timezone.now", return_value=at(0, seconds=100)):
+    with mock.patch("provisioning.services.faults.timezone.now", return_value=at(0, seconds=100)):
         node_failed(node=node, actor=SYSTEM, last_checkpoint=SimulatedProvisioner().last_checkpoint)
     job.refresh_from_db()
     allocation_transition(allocation=job, to=S.PROVISIONING, actor=SYSTEM, at=at(70))

@@ -15,7 +15,8 @@ from billing.selectors import invoice_for, usage_rows
 from billing.services.ledger import windows_close
 from provisioning.models import Allocation, AllocationFault, Node
 from provisioning.provisioners import SimulatedProvisioner
-from provisioning.services.allocations import allocation_transition, node_failed
+from provisioning.services.faults import node_failed
+from provisioning.services.transitions import allocation_transition
 from provisioning.states import AllocationState as S
 from tests.support import SYSTEM
 from tests.support.billing import BASE, at, load_fleet, place, price, run, stop
@@ -72,7 +73,7 @@ def test_a_provider_fault_is_not_billed(acme):
     job = run(place(acme, rung="job", gpus=2), at(0))
     node = Node.objects.filter(gpus__allocation_devices__allocation=job).distinct().get()
     # The node dies after 100 s (last checkpoint at 60 s); the gang restarts elsewhere and runs again at 150 s.
-    with mock.patch("provisioning.services.allocations.timezone.now", return_value=at(0, seconds=100)):
+    with mock.patch("provisioning.services.faults.timezone.now", return_value=at(0, seconds=100)):
         assert node_failed(node=node, actor=SYSTEM, last_checkpoint=SimulatedProvisioner().last_checkpoint) == {
             "restarted": 1,
             "failed": 0,

@@ -28,7 +28,7 @@ from billing.services.reconcile import (
 from billing.services.stripe_push import PushReport, billing_push
 from billing.services.stripe_sync import stripe_account_sync
 from core.models import AuditEvent
-from provisioning.services.allocations import allocation_transition
+from provisioning.services.transitions import allocation_transition
 from provisioning.states import AllocationState as S
 from tenancy.models import Tenant
 from tests.fakes.stripe import StripeServer

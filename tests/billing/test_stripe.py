@@ -31,7 +31,7 @@ from billing.services.stripe_push import billing_push, push_lease
 from billing.services.stripe_sync import stripe_account_sync
 from lifecycle.services.closure import tenant_close
 from lifecycle.services.customers import tenant_signup
-from provisioning.services.allocations import allocation_transition
+from provisioning.services.transitions import allocation_transition
 from provisioning.states import AllocationState as S
 from tenancy.models import Tenant
 from tests.fakes.stripe import StripeServer

@@ -30,7 +30,7 @@ from lifecycle.services.customers import allocation_request, budget_enforce
 from provisioning.kubernetes.client import ClusterUnavailable
 from provisioning.models import Cluster
 from provisioning.provisioners import allocations_reconcile
-from provisioning.services.allocations import AllocationSpec
+from provisioning.services.placing import AllocationSpec
 from tests.api.test_metrics import value
 from tests.billing.test_stripe import hour_start, use
 from tests.fakes.kubernetes import K8sServer

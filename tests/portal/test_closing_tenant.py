@@ -16,7 +16,7 @@ from compliance.services.secrets import secret_create
 from core.models import AuditEvent
 from lifecycle.services.customers import allocation_request
 from provisioning.models import Allocation
-from provisioning.services.allocations import AllocationSpec
+from provisioning.services.placing import AllocationSpec
 from tenancy.models import ApiKey, Membership, SshKey, Tenant, TenantState
 from tenancy.services import api_key_create, ssh_key_add
 from tests.portal.test_access import public_key

@@ -14,7 +14,6 @@ from lifecycle.services.customers import allocation_request
 from provisioning.attestation_evidence import GuestKeys, b64e, open_sealed, sign
 from provisioning.models import Allocation, Attestation, AttestationChallenge, Node
 from provisioning.provisioners import SimulatedProvisioner, simulated_node_key, simulated_node_public_key
-from provisioning.services.allocations import AllocationSpec
 from provisioning.services.attestation import (
     Verdict,
     attestation_challenge,
@@ -24,6 +23,7 @@ from provisioning.services.attestation import (
     attested,
 )
 from provisioning.services.fleet import node_attestation_key_set
+from provisioning.services.placing import AllocationSpec
 from provisioning.states import AllocationState as S
 from provisioning.workloads import SecretRef, Workload
 from tests.support import SYSTEM, assert_problem

@@ -14,13 +14,14 @@ from billing.services.ledger import usage_close
 from core.models import AuditEvent
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, AllocationDevice, GpuClaim
-from provisioning.services.allocations import allocation_stop, allocation_transition
 from provisioning.services.endpoints import (
     EndpointNoCapacity,
     allocation_replicas_set,
     endpoint_sleep,
     endpoint_wake,
 )
+from provisioning.services.stopping import allocation_stop
+from provisioning.services.transitions import allocation_transition
 from provisioning.states import AllocationState as S
 from tests.support import SYSTEM
 from tests.support.billing import at, load_fleet, place, run

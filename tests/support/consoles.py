@@ -16,8 +16,8 @@ from billing.models import BillingAccount, PushState, UsageRollup
 from billing.selectors import month_of
 from billing.services.accounts import cost_basis_add
 from provisioning.models import CapacitySample, GpuModel, Hall, Node
-from provisioning.services.allocations import allocation_transition
 from provisioning.services.capacity import capacity_sample
+from provisioning.services.transitions import allocation_transition
 from provisioning.states import AllocationState
 from tests.support import SYSTEM
 from tests.support.billing import place, price, run, stop

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from provisioning.models import Allocation
-from provisioning.services.allocations import AllocationSpec, allocation_request
+from provisioning.services.placing import AllocationSpec, allocation_request
 from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM
 

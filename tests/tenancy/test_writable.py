@@ -41,7 +41,8 @@ from core.models import AuditEvent
 from lifecycle.services.closure import tenant_close
 from lifecycle.services.customers import allocation_request, budget_update
 from provisioning.models import Allocation
-from provisioning.services.allocations import AllocationSpec, allocation_stop
+from provisioning.services.placing import AllocationSpec
+from provisioning.services.stopping import allocation_stop
 from tenancy.models import ApiKey, Membership, SshKey, Tenant, TenantState
 from tenancy.roles import TenantRole
 from tenancy.services import (

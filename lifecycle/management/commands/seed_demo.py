@@ -36,9 +36,9 @@ from lifecycle.services.customers import allocation_request, tenant_signup
 from provisioning.models import Allocation, GpuModel, Hall, Node, Region
 from provisioning.placement.rungs import Rung
 from provisioning.provisioners import simulated_node_public_key
-from provisioning.services.allocations import AllocationSpec
 from provisioning.services.capacity import capacity_sample
 from provisioning.services.fleet import fleet_load, node_attestation_key_set
+from provisioning.services.placing import AllocationSpec
 from provisioning.workloads import Workload
 from tenancy.models import ApiKey, ApiKeyScope, SshKey, Tenant
 from tenancy.roles import StaffRole, TenantRole

@@ -15,7 +15,7 @@ from core.models import AuditEvent
 from lifecycle.services.closure import tenant_close
 from lifecycle.services.customers import allocation_request
 from provisioning.models import Allocation, Node
-from provisioning.services.allocations import AllocationSpec
+from provisioning.services.placing import AllocationSpec
 from tenancy.models import Tenant, TenantState
 from tests.support import SYSTEM
 from tests.support.consoles import signed_in, token

@@ -19,8 +19,10 @@ from provisioning.kubernetes.credentials import CredentialsError, unseal
 from provisioning.kubernetes.driver import KubernetesProvisioner
 from provisioning.models import Allocation, Attestation, Cluster, Node, NodeState
 from provisioning.provisioners import allocations_reconcile
-from provisioning.services.allocations import AllocationSpec, allocation_stop, node_failed
+from provisioning.services.faults import node_failed
 from provisioning.services.fleet import node_attestation_key_set
+from provisioning.services.placing import AllocationSpec
+from provisioning.services.stopping import allocation_stop
 from provisioning.states import AllocationState as S
 from provisioning.workloads import SecretRef, Workload
 from tests.fakes.kubernetes import K8sServer

@@ -15,7 +15,7 @@ from provisioning.events import workload_ended
 from provisioning.kubernetes.client import ClusterUnavailable, Kube
 from provisioning.kubernetes.driver import KubernetesProvisioner
 from provisioning.models import Allocation, Cluster
-from provisioning.services.allocations import allocation_stop
+from provisioning.services.stopping import allocation_stop
 from provisioning.states import AllocationState as S
 from provisioning.workload_output import LogLine, WorkloadEvent
 from provisioning.workloads import Checkpoint, Workload

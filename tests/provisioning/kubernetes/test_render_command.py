@@ -17,7 +17,7 @@ from provisioning.kubernetes.driver import KubernetesProvisioner
 from provisioning.models import Allocation
 from provisioning.os_images import os_catalog
 from provisioning.services import workloads as workload_services
-from provisioning.services.allocations import AllocationSpec, allocation_request
+from provisioning.services.placing import AllocationSpec, allocation_request
 from provisioning.workloads import Materials, Port, SecretRef, Workload
 from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM
