@@ -19,19 +19,19 @@ from api.serializers import StrictSerializer, refuse_body
 from api.workloads import AllocationWorkloadActions, WorkloadSerializer
 from billing.selectors import offerings_priced
 from lifecycle.services.customers import allocation_request
+from provisioning.domain.placement.catalog import GPU_MODEL_NAMES
+from provisioning.domain.placement.offerings import offerings
+from provisioning.domain.rungs import RUNGS, SOFT_SHARING, Rung
+from provisioning.domain.states import AllocationState
+from provisioning.drivers.base import allocations_reconcile, provisioner
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, AllocationDevice, AllocationFault, DefragmentRun, Node
-from provisioning.placement.catalog import GPU_MODEL_NAMES
-from provisioning.placement.offerings import offerings
-from provisioning.placement.rungs import RUNGS, SOFT_SHARING, Rung
-from provisioning.provisioners import allocations_reconcile, provisioner
 from provisioning.selectors import allocation_fabric, fragmentation_figures
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
 from provisioning.services.placing import AllocationSpec
 from provisioning.services.stopping import allocation_stop
-from provisioning.states import AllocationState
+from tenancy.domain.roles import Action, StaffPermission
 from tenancy.models import Tenant
-from tenancy.roles import Action, StaffPermission
 from tenancy.selectors import endpoint_calls_per_minute
 from tenancy.services import tenant_set_quota
 

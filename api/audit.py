@@ -22,8 +22,8 @@ from compliance.selectors import audit_chain_verify, audit_checkpoint_latest, ch
 from compliance.services.audit import audit_checkpoint_take
 from compliance.signing import audit_signer
 from core.models import AuditEvent
+from tenancy.domain.roles import StaffPermission
 from tenancy.models import Tenant
-from tenancy.roles import StaffPermission
 
 
 class ChangeSerializer(serializers.Serializer[Any]):

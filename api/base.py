@@ -31,8 +31,8 @@ from api.permissions import (
 from api.problems import Problem
 from core.actor import Actor
 from core.logs import context_bind
+from tenancy.domain.roles import Action, StaffPermission
 from tenancy.models import ApiKey, Membership, Tenant, TenantState
-from tenancy.roles import Action, StaffPermission
 from tenancy.selectors import membership_of
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"

@@ -30,7 +30,7 @@ from billing.services import accounts as services
 from billing.services.stripe_sync import stripe_invoice_preview
 from billing.services.webhooks import version_refusal, webhook_process
 from lifecycle.services.customers import budget_update
-from tenancy.roles import Action
+from tenancy.domain.roles import Action
 
 MODE_HELP = "`stripe` when invoices come from Stripe, `ledger_only` when they are local previews (no Stripe key)."
 

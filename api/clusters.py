@@ -13,9 +13,9 @@ from rest_framework.response import Response
 
 from api.base import StaffViewSet
 from api.serializers import StrictSerializer, refuse_body
-from provisioning.kubernetes.clusters import cluster_check, cluster_register, cluster_sync
+from provisioning.drivers.kubernetes.clusters import cluster_check, cluster_register, cluster_sync
 from provisioning.models import Cluster, Hall
-from tenancy.roles import StaffPermission
+from tenancy.domain.roles import StaffPermission
 
 
 class ClusterSerializer(serializers.ModelSerializer[Cluster]):

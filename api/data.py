@@ -28,7 +28,7 @@ from rest_framework.routers import SimpleRouter
 from api.base import LadderView, TenantScopedViewSet
 from api.permissions import IsTenantMember, TenantRoleAllows
 from api.serializers import IdField, StrictSerializer, refuse_body
-from compliance import retention
+from compliance.domain import retention
 from compliance.models import CATEGORY_CHOICES, AccountClosure, AssetState, DataAsset, RetentionPolicy
 from compliance.reports import residency_report
 from compliance.services.assets import (
@@ -45,8 +45,8 @@ from compliance.services.downloads import asset_download
 from compliance.services.sweep import retention_policy_set
 from core.ratelimit import credential_digest
 from lifecycle.services.closure import tenant_close
+from tenancy.domain.roles import Action
 from tenancy.models import Tenant
-from tenancy.roles import Action
 
 # --- data assets -------------------------------------------------------------------------------------------------
 

@@ -29,9 +29,9 @@ from api.permissions import HasStaffPermission
 from api.problems import Problem
 from api.serializers import StrictSerializer
 from billing.models import ExportJob, ExportState
-from compliance.verify_export import signature_header
+from compliance.domain.verify_export import signature_header
 from lifecycle.services.exports import ExportSpec, export_job_request, export_spec, export_write
-from tenancy.roles import StaffPermission
+from tenancy.domain.roles import StaffPermission
 
 PERMISSION = StaffPermission.USAGE_VIEW
 SIGNATURE_HEADER = "Ladder-Export-Signature"
@@ -236,5 +236,5 @@ class ExportJobDownloadView(FinanceView):
 class ExportJobSignatureView(FinanceView):
     @extend_schema(responses={200: OpenApiTypes.OBJECT, 409: OpenApiResponse(description="`export_not_ready`.")})
     def get(self, request: Request, pk: int) -> Response:
-        """The detached signature (``FILE.sig.json``): check it with ``python -m compliance.verify_export``."""
+        """The detached signature (``FILE.sig.json``): check it with ``python -m compliance.domain.verify_export``."""
         return Response(_done(_job(pk))[1])

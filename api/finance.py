@@ -16,13 +16,13 @@ from rest_framework.response import Response
 from api.base import StaffViewSet
 from api.serializers import StrictSerializer
 from billing import selectors
-from billing.margin import MarginReport
+from billing.domain.margin import MarginReport
 from billing.models import CostBasis
 from billing.services.accounts import COST_PARTS, cost_basis_add
+from core.domain.months import month_range
 from core.errors import Invalid
-from core.months import month_range
 from provisioning.models import GpuModel, Hall
-from tenancy.roles import StaffPermission
+from tenancy.domain.roles import StaffPermission
 
 
 def _money(value: Decimal) -> str:

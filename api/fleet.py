@@ -19,19 +19,19 @@ from api.base import LadderView, StaffViewSet
 from api.permissions import HasStaffPermission
 from api.serializers import StrictSerializer
 from core.errors import Invalid
-from provisioning.fleet_document import MAX_GPUS_PER_NODE
-from provisioning.kubernetes.clusters import node_diagnosis
+from provisioning.domain.fleet_document import MAX_GPUS_PER_NODE
+from provisioning.domain.placement.catalog import GPU_MODEL_NAMES
+from provisioning.domain.upgrades import PlanLimitError
+from provisioning.drivers.base import provisioner
+from provisioning.drivers.kubernetes.clusters import node_diagnosis
 from provisioning.models import Gpu, Hall, Node, NodeState, Region, VersionTarget
-from provisioning.placement.catalog import GPU_MODEL_NAMES
-from provisioning.provisioners import provisioner
 from provisioning.selectors import fleet_drift, fleet_upgrade_plan, version_skew
 from provisioning.services import fleet as services
-from provisioning.upgrades import PlanLimitError
-from tenancy.roles import StaffPermission
+from tenancy.domain.roles import StaffPermission
 
 # --- the fleet document -----------------------------------------------------------------------------------
 # These serializers describe the document in the OpenAPI schema only. The document is checked, whole, by
-# provisioning.fleet_document (the same rules as manage.py fleet_load), which names every problem's JSON path.
+# provisioning.domain.fleet_document (the same rules as manage.py fleet_load), which names every problem's JSON path.
 
 
 class FleetVersionsSerializer(StrictSerializer):

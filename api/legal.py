@@ -21,6 +21,7 @@ from api.base import LadderView, StaffViewSet, TenantOrStaffViewSet
 from api.data import ResidencyReportSerializer
 from api.permissions import HasStaffPermission
 from api.serializers import IdField, StrictSerializer
+from compliance.domain.retention import Category
 from compliance.models import (
     CATEGORY_CHOICES,
     ErasureItem,
@@ -31,7 +32,6 @@ from compliance.models import (
     LegalHold,
 )
 from compliance.reports import residency_report
-from compliance.retention import Category
 from compliance.services.assets import AssetScope
 from compliance.services.erasure import erasure_request_create
 from compliance.services.holds import (
@@ -41,8 +41,8 @@ from compliance.services.holds import (
     legal_hold_register,
     legal_hold_release,
 )
+from tenancy.domain.roles import Action, StaffPermission
 from tenancy.models import Tenant
-from tenancy.roles import Action, StaffPermission
 from tenancy.selectors import tenants_nameable
 
 RETRAIN_NEEDED = "retrain needed"

@@ -1,4 +1,4 @@
-"""Role-based permissions. The role table and the staff permissions live in ``tenancy.roles``.
+"""Role-based permissions. The role table and the staff permissions live in ``tenancy.domain.roles``.
 
 Whether the caller's tenant may change anything (a closing tenant only reads) is not asked here: the services ask
 ``tenancy.services.tenant_require_writable``, so the portal and the consoles refuse the same way."""
@@ -10,8 +10,8 @@ from typing import Any
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
+from tenancy.domain.roles import StaffPermission, role_allows
 from tenancy.models import ApiKey, ApiKeyScope
-from tenancy.roles import StaffPermission, role_allows
 from tenancy.selectors import staff_may
 
 

@@ -20,7 +20,7 @@ from api.base import LadderView, StaffViewSet
 from api.permissions import HasStaffPermission
 from api.problems import Problem
 from api.serializers import StrictSerializer, refuse_body
-from billing.metering import HOUR_MS, from_ms
+from billing.domain.metering import HOUR_MS, from_ms
 from billing.models import ReconciliationRun, UsageRollup
 from billing.services.reconcile import (
     NEEDS_A_PERSON,
@@ -31,9 +31,9 @@ from billing.services.reconcile import (
     usage_rollup_retry,
     usage_rollups_needing_a_person,
 )
-from core.months import MONTH
+from core.domain.months import MONTH
+from tenancy.domain.roles import StaffPermission
 from tenancy.models import Tenant
-from tenancy.roles import StaffPermission
 
 
 class ReconciliationView(LadderView):

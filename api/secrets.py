@@ -13,7 +13,7 @@ from api.base import TenantScopedViewSet
 from api.serializers import StrictSerializer
 from compliance.models import TenantSecret
 from compliance.services.secrets import MAX_VALUE_BYTES, secret_create, secret_delete, secret_update
-from tenancy.roles import Action
+from tenancy.domain.roles import Action
 
 
 class SecretSerializer(serializers.ModelSerializer[TenantSecret]):

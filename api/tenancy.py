@@ -15,8 +15,8 @@ from api.permissions import IsTenantMember, TenantRoleAllows
 from api.serializers import StrictSerializer
 from provisioning.models import Region
 from tenancy import services
+from tenancy.domain.roles import Action, TenantRole, role_allows
 from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey, Tenant
-from tenancy.roles import Action, TenantRole, role_allows
 from tenancy.selectors import api_keys_visible, endpoint_calls_per_minute
 
 # --- serializers ----------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Workloads at the API: the ``workload`` object of ``POST /api/v1/allocations``, an allocation's logs and events,
 the gateway's check of who may call a serverless endpoint, and the simulated fleet's endpoints themselves.
 
-The serializers check shapes and types; the rules per rung are ``provisioning.workload_rules.workload_check``'s (run
+The serializers check shapes and types; the rules per rung are
+``provisioning.domain.workload_rules.workload_check``'s (run
 by the lifecycle service), so the API and every other caller refuse the same things with the same words.
 """
 
@@ -27,14 +28,14 @@ from api.base import LadderView
 from api.serializers import StrictSerializer
 from core.models import AuditEvent
 from lifecycle.services.workloads import endpoint_call, gateway_authorize
+from provisioning.domain.rungs import DEFAULT_FRAMEWORK, Framework
+from provisioning.domain.states import WORKING
+from provisioning.domain.workload_output import LogLine
+from provisioning.domain.workload_rules import MAX_ARG_BYTES, MAX_ARGV, MAX_CLOUD_INIT_BYTES
+from provisioning.domain.workloads import CHECKPOINTS, Workload
+from provisioning.drivers.base import provisioner
+from provisioning.drivers.simulated import MAX_LINES
 from provisioning.models import Allocation
-from provisioning.placement.rungs import DEFAULT_FRAMEWORK, Framework
-from provisioning.provisioners import provisioner
-from provisioning.simulated import MAX_LINES
-from provisioning.states import WORKING
-from provisioning.workload_output import LogLine
-from provisioning.workload_rules import MAX_ARG_BYTES, MAX_ARGV, MAX_CLOUD_INIT_BYTES
-from provisioning.workloads import CHECKPOINTS, Workload
 
 # --- the workload object -------------------------------------------------------------------------------------
 

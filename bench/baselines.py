@@ -23,13 +23,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 
-from provisioning.placement.catalog import CATALOG
-from provisioning.placement.decision import Device, Placement, Request, Share, mig_milli
-from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import Refusal, TenantPolicy, may_join_mig_gpu
-from provisioning.placement.mig import EMPTY, MigKind, legal_starts, place
-from provisioning.placement.rungs import RUNGS
-from provisioning.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, FleetState, GpuSlot, NodeSlot
+from provisioning.domain.placement.catalog import CATALOG
+from provisioning.domain.placement.decision import Device, Placement, Request, Share, mig_milli
+from provisioning.domain.placement.engine import PlacementEngine
+from provisioning.domain.placement.isolation import Refusal, TenantPolicy, may_join_mig_gpu
+from provisioning.domain.placement.mig import EMPTY, MigKind, legal_starts, place
+from provisioning.domain.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, FleetState, GpuSlot, NodeSlot
+from provisioning.domain.rungs import RUNGS
 
 MigChoice = tuple[GpuSlot, MigKind, int]  # GPU, kind on that GPU's model, start
 Partly = tuple[GpuSlot, MigKind, tuple[int, ...]]  # a partly used GPU where the kind fits, and its legal starts

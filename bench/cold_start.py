@@ -119,10 +119,10 @@ def held_in_engine(allocation_id: int) -> int:
 
 def asleep(allocation: Any) -> int:
     """Checks the endpoint holds nothing while idle; returns the moment it went idle (epoch ms)."""
-    from billing.metering import to_ms
+    from billing.domain.metering import to_ms
     from billing.models import UsageInterval
+    from provisioning.domain.states import AllocationState as S
     from provisioning.models import AllocationDevice, GpuClaim
-    from provisioning.states import AllocationState as S
 
     allocation.refresh_from_db()
     check(allocation.state == S.IDLE, f"endpoint {allocation.pk} did not go idle: {allocation.state}")
@@ -137,11 +137,11 @@ def asleep(allocation: Any) -> int:
 def woken(allocation: Any, idle_ms: int, held_ms: float) -> int:
     """Checks the endpoint runs again, holding its devices, its cold start recorded and audited, and no usage
     between the moment it went idle and the moment it ran again; returns ``cold_start_ms``."""
-    from billing.metering import to_ms
+    from billing.domain.metering import to_ms
     from billing.models import UsageInterval
     from core.models import AuditEvent
+    from provisioning.domain.states import AllocationState as S
     from provisioning.models import GpuClaim
-    from provisioning.states import AllocationState as S
 
     allocation.refresh_from_db()
     check(allocation.state == S.RUNNING, f"endpoint {allocation.pk} is {allocation.state} after its first request")
@@ -165,8 +165,8 @@ def woken(allocation: Any, idle_ms: int, held_ms: float) -> int:
 def simulated(url: str, tenant: Any, key: str, trials: int, delay: float) -> list[dict[str, float]]:
     from django.conf import settings
 
-    from provisioning.provisioners import allocations_reconcile
-    from provisioning.states import AllocationState as S
+    from provisioning.domain.states import AllocationState as S
+    from provisioning.drivers.base import allocations_reconcile
     from tests.support.kubernetes import place
 
     settings.LADDER_PROVISIONER = "simulated"
@@ -229,9 +229,9 @@ def controller(server: Any, allocation: Any, delay: float, seen: dict[str, float
 def kubernetes(server: Any, url: str, tenant: Any, key: str, trials: int, delay: float) -> list[dict[str, float]]:
     from django.conf import settings
 
-    from provisioning.kubernetes.driver import KubernetesProvisioner
-    from provisioning.provisioners import allocations_reconcile
-    from provisioning.states import AllocationState as S
+    from provisioning.domain.states import AllocationState as S
+    from provisioning.drivers.base import allocations_reconcile
+    from provisioning.drivers.kubernetes.driver import KubernetesProvisioner
     from tests.support.kubernetes import place
 
     settings.LADDER_PROVISIONER = "kubernetes"

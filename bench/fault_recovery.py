@@ -61,7 +61,7 @@ def fleet(server: Any, nodes: int) -> Any:
 
 def busy(server: Any, tenant: Any, count: int) -> None:
     """Single-GPU containers running beside the gangs: work reconciliation reads on every run."""
-    from provisioning.kubernetes.driver import KubernetesProvisioner
+    from provisioning.drivers.kubernetes.driver import KubernetesProvisioner
     from tests.support.kubernetes import place
 
     driver = KubernetesProvisioner()
@@ -75,12 +75,12 @@ def busy(server: Any, tenant: Any, count: int) -> None:
 
 def trial(server: Any, tenant: Any) -> dict[str, Any]:
     from core.actor import Actor
-    from provisioning.kubernetes.driver import KubernetesProvisioner
+    from provisioning.domain.states import AllocationState as S
+    from provisioning.drivers.base import allocations_reconcile
+    from provisioning.drivers.kubernetes.driver import KubernetesProvisioner
     from provisioning.models import Allocation, Node
-    from provisioning.provisioners import allocations_reconcile
     from provisioning.services.fleet import node_undrain
     from provisioning.services.stopping import allocation_stop
-    from provisioning.states import AllocationState as S
     from tests.support.kubernetes import condition, gang_up, hosts_of, pinned, place
 
     actor = Actor.system("bench")

@@ -35,11 +35,11 @@ from itertools import accumulate
 from typing import NamedTuple
 
 from bench.baselines import MigChoice, Partly, _Baseline
-from provisioning.placement.catalog import CATALOG
-from provisioning.placement.decision import Placement, Refused, Request
-from provisioning.placement.isolation import TenantPolicy
-from provisioning.placement.mig import COMPUTE_SLICES, EMPTY, MigKind, MigState, legal_starts, place
-from provisioning.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, FleetState, GpuSlot, NodeSlot
+from provisioning.domain.placement.catalog import CATALOG
+from provisioning.domain.placement.decision import Placement, Refused, Request
+from provisioning.domain.placement.isolation import TenantPolicy
+from provisioning.domain.placement.mig import COMPUTE_SLICES, EMPTY, MigKind, MigState, legal_starts, place
+from provisioning.domain.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, FleetState, GpuSlot, NodeSlot
 
 REBUILD_EVERY = 64
 

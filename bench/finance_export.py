@@ -144,9 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="ladder-bench-export-"))
     setup_django(args.database, args.server, args.name, folder)
-    from billing.exports import PARALLEL_MIN_ROWS
+    from billing.selectors.exports import PARALLEL_MIN_ROWS
+    from compliance.domain.verify_export import verify_export
     from compliance.signing import audit_signer
-    from compliance.verify_export import verify_export
     from lifecycle.services.exports import export_workers
 
     workers = args.workers or export_workers()
@@ -183,7 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                 path = folder / signature["file"]
                 verify_export(path, signature, audit_signer().public_key)
                 path.unlink()
-    # Python allocations are bounded by one chunk (billing.exports.CHUNK rows): shown at a tenth and a quarter of
+    # Python allocations are bounded by one chunk (billing.selectors.exports.CHUNK rows): shown at a tenth and a
+    # quarter of
     # the hours (both a chunk or more from 200,000 rows on).
     print("tracemalloc peak (untimed runs, one process):")
     for detail in (False, True):

@@ -1,6 +1,6 @@
 """Gang decision latency on synthetic fleets with RDMA fabrics and a rolling upgrade half done.
 
-Run from the repository root (pure Python over ``provisioning.placement``, no Django)::
+Run from the repository root (pure Python over ``provisioning.domain.placement``, no Django)::
 
     python -m bench.gangs [--gpus 10000 50000] [--requests 400] [--seed 0] [--json]
 
@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from time import perf_counter
 
 from bench.trace import HALLS, NODES_PER_DOMAIN, VERSIONS
-from provisioning.placement.decision import Placement, Request
-from provisioning.placement.engine import POLICIES, PlacementEngine
-from provisioning.placement.isolation import TenantPolicy
-from provisioning.placement.rungs import Rung
-from provisioning.placement.state import FleetState
+from provisioning.domain.placement.decision import Placement, Request
+from provisioning.domain.placement.engine import POLICIES, PlacementEngine
+from provisioning.domain.placement.isolation import TenantPolicy
+from provisioning.domain.placement.state import FleetState
+from provisioning.domain.rungs import Rung
 
 H100 = "H100-SXM-80GB"
 PREVIOUS = ("570.172.08", *VERSIONS[1:])  # the driver before the upgrade

@@ -40,7 +40,7 @@ Row = dict[str, object]
 
 def load_catalog(rows: int, window_ms: int) -> None:
     """Tenants, SKUs priced since 30 days before W, and ``rows`` allocations (tenant i % 1000, SKU i / 1000 % 4)."""
-    from billing.metering import from_ms
+    from billing.domain.metering import from_ms
     from billing.models import Sku, SkuPrice
     from provisioning.models import GpuModel, Hall, Region
 
@@ -93,7 +93,7 @@ def run_pipeline(rows: int, window_ms: int, grace_ms: int, traced: bool) -> tupl
     """One ``windows_close`` over ``rows`` open intervals: timed, or ``traced`` (tracemalloc peak only)."""
     from django.db import transaction
 
-    from billing.metering import from_ms
+    from billing.domain.metering import from_ms
     from billing.services import ledger
 
     load_intervals(rows, window_ms)
@@ -211,7 +211,7 @@ def run_push(count: int, rate: float) -> tuple[Row, list[str]]:
     from django.db.models import Sum
     from django.utils import timezone
 
-    from billing.metering import to_ms, window_of
+    from billing.domain.metering import to_ms, window_of
     from billing.models import BillingAccount, SkuPrice, UsageRollup
     from billing.services.stripe_push import billing_push
     from billing.services.stripe_sync import stripe_account_sync, stripe_client, stripe_sync_catalog

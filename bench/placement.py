@@ -1,6 +1,6 @@
 """The placement benchmark: replay the public Alibaba GPU trace through the engine and its baselines.
 
-Run from the repository root (pure Python over ``provisioning.placement``, no Django)::
+Run from the repository root (pure Python over ``provisioning.domain.placement``, no Django)::
 
     python -m bench.placement [--nodes NODES.csv] [--pods PODS.csv] [--policy ladder|first-fit|best-fit|fgd|random]
                               [--sharing mig|tenant|unsafe] [--seeds 5] [--no-share-ratio 0.0] [--json]

@@ -47,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         STRIPE_API_BASE=stripe_server.url,
         STRIPE_METER_EVENTS_PER_SECOND="100000",
     )
-    from billing.metering import to_ms
+    from billing.domain.metering import to_ms
     from billing.models import PushState, Sku, SkuPrice, UsageRollup
     from billing.services.reconcile import reconciliation_month
     from billing.services.stripe_push import billing_push

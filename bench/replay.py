@@ -27,13 +27,13 @@ from time import perf_counter
 from bench.baselines import make_engine
 from bench.fgd import FGDEngine, task_of
 from bench.trace import TENANTS, Pod, TraceNode, build_fleet
-from provisioning.placement.catalog import CATALOG
-from provisioning.placement.decision import Placement, Request, Share
-from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import Reason, TenantPolicy
-from provisioning.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind, smallest_covering, stranded_compute
-from provisioning.placement.rungs import Performance, Rung
-from provisioning.placement.state import FULL_SHARE, FleetState
+from provisioning.domain.placement.catalog import CATALOG
+from provisioning.domain.placement.decision import Placement, Request, Share
+from provisioning.domain.placement.engine import PlacementEngine
+from provisioning.domain.placement.isolation import Reason, TenantPolicy
+from provisioning.domain.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind, smallest_covering, stranded_compute
+from provisioning.domain.placement.state import FULL_SHARE, FleetState
+from provisioning.domain.rungs import Performance, Rung
 
 SHARINGS = ("mig", "tenant", "unsafe")
 UNSAFE_TENANT = 0

@@ -31,7 +31,7 @@ def django_setup(database: str, *, provisioner: str) -> None:
 def hall_load(server: Any, nodes: Sequence[dict[str, Any]], actor: Any) -> None:
     """The hall ``bench-1a`` of region ``bench`` with ``nodes`` (fleet-document entries), every shape it offers
     priced (nothing runs without a price), its cluster the fake API server, and every host a Ready Node there."""
-    from provisioning.kubernetes.clusters import cluster_register
+    from provisioning.drivers.kubernetes.clusters import cluster_register
     from provisioning.models import GpuModel, Hall, Region
     from provisioning.services.fleet import fleet_load
     from tests.support.billing import price_pool

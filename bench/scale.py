@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from bench.baselines import make_engine
 from bench.replay import Plan, Planner, Run, apply, measure
 from bench.trace import HALLS, NODES_PER_DOMAIN, VERSIONS
-from provisioning.placement.mig import MigKind
-from provisioning.placement.state import FULL_SHARE, FleetState
+from provisioning.domain.placement.mig import MigKind
+from provisioning.domain.placement.state import FULL_SHARE, FleetState
 
 H100 = "H100-SXM-80GB"
 SIZES = (1_000, 10_000, 50_000)

@@ -25,8 +25,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from provisioning.placement.isolation import HallInfo
-from provisioning.placement.state import FleetState
+from provisioning.domain.placement.isolation import HallInfo
+from provisioning.domain.placement.state import FleetState
 
 REPO = Path(__file__).resolve().parents[1]
 # Fetched by `make bench-data` and checked against the SHA-256 sums committed beside them (see the README there).

@@ -1,8 +1,9 @@
 """The price book, the usage ledger (intervals and hourly rollups, which are also the Stripe outbox), the Stripe
 mirror (accounts, invoices, processed webhook events) and budgets.
 
-Time in the ledger is integer epoch milliseconds and quantities integer milli-unit-seconds (``billing.metering``);
-money is ``Decimal`` (``billing.pricing``). Rows change only through ``billing.services.accounts``.
+Time in the ledger is integer epoch milliseconds and quantities integer milli-unit-seconds
+(``billing.domain.metering``);
+money is ``Decimal`` (``billing.domain.pricing``). Rows change only through ``billing.services.accounts``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from billing.metering import from_ms
+from billing.domain.metering import from_ms
+from provisioning.domain.rungs import BillingUnit, Rung, rung_facts
 from provisioning.models import Allocation, GpuModel, Hall, Region
-from provisioning.placement.rungs import BillingUnit, Rung, rung_facts
 from tenancy.models import Tenant, TenantOwned
 
 currency_validator = RegexValidator(r"^[a-z]{3}$", "A currency is a three-letter ISO code in lower case (usd, eur).")
@@ -196,7 +197,7 @@ class UsageInterval(TenantOwned):
             models.Index(fields=["window_ms"], condition=Q(batch=None, end_ms__isnull=False), name="usage_unrolled"),
             models.Index(fields=["tenant", "window_ms"], name="usage_by_tenant"),
             # The detail export's order and every column it reads: the database walks it without sorting or
-            # reading the table (billing.exports).
+            # reading the table (billing.selectors.exports).
             models.Index(
                 fields=["tenant", "sku", "window_ms", "allocation", "price", "batch", "quantity_milli"],
                 condition=Q(batch__isnull=False),
@@ -249,7 +250,7 @@ class UsageRollup(TenantOwned):
                 fields=["window_ms", "id"], condition=Q(push_state__in=["pending", "sending"]), name="rollup_outbox"
             ),
             # The summary export's order and every column it reads (and the detail export's late adjustments):
-            # the database walks it without sorting or reading the table (billing.exports).
+            # the database walks it without sorting or reading the table (billing.selectors.exports).
             models.Index(
                 fields=["tenant", "sku", "window_ms", "price", "seq", "quantity_milli", "closed_at", "batch"],
                 name="rollup_export",
@@ -353,7 +354,7 @@ class ReconciliationState(models.TextChoices):
 
 
 class ReconciliationRun(models.Model):
-    """A month's reconciliation as it was computed (``billing.reconcile``): started by finance staff (POST) or by
+    """A month's reconciliation as it was computed (``billing.domain.reconcile``): started by finance staff (POST) or by
     the monthly beat once the month's invoices are final, run by a task, read by GETs (which never call Stripe)."""
 
     month = models.CharField(max_length=7, help_text="YYYY-MM (UTC).")

@@ -4,7 +4,7 @@ its keys, retention, legal holds and erasure."""
 from django.db import models
 from django.utils import timezone
 
-from compliance import retention
+from compliance.domain import retention
 from tenancy.models import TenantOwned
 
 
@@ -12,7 +12,7 @@ class AuditCheckpoint(models.Model):
     """The chain head at ``seq`` (its ``hash``), signed with the audit signing key (Ed25519) at ``at``.
 
     A checkpoint vouches for every event up to ``seq``: the hash of each commits to all before it. The signature
-    (base64) covers ``compliance.verify.checkpoint_payload``; ``key_id`` names the key that made it.
+    (base64) covers ``compliance.domain.verify.checkpoint_payload``; ``key_id`` names the key that made it.
     """
 
     seq = models.BigIntegerField(unique=True)

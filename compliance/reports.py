@@ -1,6 +1,6 @@
 """The residency report: where a tenant's compute ran (from its allocation history) and where its data lives
 (from the asset registry), each place judged against the tenant's residency as it stands now, through the same
-rules placement and asset registration use (``provisioning.placement.isolation``)."""
+rules placement and asset registration use (``provisioning.domain.placement.isolation``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from django.db.models import Count, Max, Min, Sum
 
 from compliance.models import AssetState, DataAsset
 from compliance.services.assets import region_info
+from provisioning.domain.placement.isolation import HallInfo, hall_allowed, region_allowed
 from provisioning.models import Allocation, Hall, Region
-from provisioning.placement.isolation import HallInfo, hall_allowed, region_allowed
 from provisioning.selectors import tenant_policy
 from tenancy.models import Tenant
 

@@ -1,8 +1,8 @@
 """Reads of the audit log, and the fast walk of its chain.
 
-``audit_chain_verify`` checks what ``core.chain.verify`` checks, with the same results and messages, ~3x
+``audit_chain_verify`` checks what ``core.domain.chain.verify`` checks, with the same results and messages, ~3x
 faster (``bench/compliance/chain.py``): rows are tuples, not dicts; each event's canonical encoding is spelled by one
-template (``compliance.verify.canonical_event``, checked against ``chain.event_hash`` by the tests, which also
+template (``compliance.domain.verify.canonical_event``, checked against ``chain.event_hash`` by the tests, which also
 decides whenever the two disagree); on PostgreSQL the rows stream through binary ``COPY ... TO STDOUT`` with the
 times spelled by the server, so the client builds no datetime; elsewhere the ORM streams them in chunks. Memory
 stays flat however long the chain is.
@@ -21,9 +21,9 @@ from django.db import connection
 from django.db.models import Count, Max, Q, TextField
 from django.db.models.functions import Cast
 
+from compliance.domain.verify import canonical_event
 from compliance.models import AssetState, AuditCheckpoint, DataAsset
-from compliance.verify import canonical_event
-from core.chain import GENESIS_HASH, HASHED_FIELDS, VerifyResult, check_head, event_hash, format_time
+from core.domain.chain import GENESIS_HASH, HASHED_FIELDS, VerifyResult, check_head, event_hash, format_time
 from core.models import AuditChainHead, AuditEvent
 from core.progress import QUIET, Progress
 
@@ -40,12 +40,12 @@ if [_WALKED[i] for i in (SEQ, AT, TENANT_ID, DATA, PREV_HASH, HASH)] != [
     "prev_hash",
     "hash",
 ]:
-    raise ImportError("compliance.selectors' rows no longer match core.chain.HASHED_FIELDS")
+    raise ImportError("compliance.selectors' rows no longer match core.domain.chain.HASHED_FIELDS")
 _loads = json.JSONDecoder().decode
 
 
 def encode_row(row: Row) -> str:
-    """The canonical encoding of a walked row (``compliance.verify.canonical_event``)."""
+    """The canonical encoding of a walked row (``compliance.domain.verify.canonical_event``)."""
     seq, at, actor_type, actor_id, actor_label, prefix, tenant_id, action, target_type, target_id = row[:DATA]
     return canonical_event(
         seq,
@@ -138,7 +138,7 @@ def chain_rows(lo: int = 1, hi: int | None = None, *, chunk_size: int = 5000) ->
 
 
 def verify_rows(rows: Iterator[Row], *, head: tuple[int, str] | None = None) -> VerifyResult:
-    """``core.chain.verify`` over walked rows: the same checks, in the same order, with the same reasons."""
+    """``core.domain.chain.verify`` over walked rows: the same checks, in the same order, with the same reasons."""
     expected_seq = 1
     prev_hash = GENESIS_HASH
     count = 0

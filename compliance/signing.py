@@ -7,7 +7,7 @@ HKDF-SHA256 (info ``ladder audit signing``): the embedded default then signs wit
 
 Everything here is pure apart from ``audit_signer()``, the one function that reads settings (the key through
 ``core.keys``: in the environment, or wrapped by Vault's transit). The payloads that
-are signed are defined by the offline verifier (``compliance.verify``), so both sides spell them one way.
+are signed are defined by the offline verifier (``compliance.domain.verify``), so both sides spell them one way.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 
-from compliance.verify import checkpoint_payload, key_id, seal_payload
-from core.chain import format_time
+from compliance.domain.verify import checkpoint_payload, key_id, seal_payload
+from core.domain.chain import format_time
 from core.keys import key_setting
 
 HKDF_INFO = b"ladder audit signing"

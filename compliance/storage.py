@@ -1,6 +1,6 @@
 """Where encrypted data-asset blobs are kept: a local directory or an S3 bucket, one place per region.
 
-Everything stored here is ciphertext (``compliance.envelope`` encrypts before, decrypts after); this module never
+Everything stored here is ciphertext (``compliance.domain.envelope`` encrypts before, decrypts after); this module never
 sees plaintext and needs no keys. ``blob_put`` writes under ``settings.LADDER_STORAGE_URL`` with its
 ``{region}`` placeholder filled in, so each region's data lands in its own directory or bucket (residency), and
 returns the blob's full location URI. That URI is what callers store: ``blob_get``, ``blob_delete`` and

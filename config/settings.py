@@ -281,7 +281,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
-        "GpuModelEnum": "provisioning.placement.catalog.GPU_MODEL_NAMES",
+        "GpuModelEnum": "provisioning.domain.placement.catalog.GPU_MODEL_NAMES",
         "ReconciliationStateEnum": "billing.models.ReconciliationState",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -419,7 +419,7 @@ LADDER_SERVERLESS_IDLE_SECONDS: float = env("LADDER_SERVERLESS_IDLE_SECONDS")
 # The first request to an idle endpoint is held this long at most while it wakes (then 503 endpoint_waking).
 LADDER_SERVERLESS_WAKE_WAIT_SECONDS: float = env("LADDER_SERVERLESS_WAKE_WAIT_SECONDS")
 # Node conditions that mean a GPU node is failing (Kubernetes driver; comma-separated ``Type`` or ``Type=Status``);
-# empty: provisioning.kubernetes.health's DEFAULT_FAULT_CONDITIONS (NVSentinel, node-problem-detector).
+# empty: provisioning.drivers.kubernetes.health's DEFAULT_FAULT_CONDITIONS (NVSentinel, node-problem-detector).
 LADDER_NODE_FAULT_CONDITIONS: list[str] = env("LADDER_NODE_FAULT_CONDITIONS")
 # A node's Ready condition False or Unknown this long counts as a fault (a kubelet restart does not).
 LADDER_NODE_NOT_READY_GRACE_SECONDS: float = env("LADDER_NODE_NOT_READY_GRACE_SECONDS")
@@ -439,11 +439,11 @@ LADDER_SSH_GATEWAY_PORT: int = env("LADDER_SSH_GATEWAY_PORT")
 # every workload with SSH trusts it for the gateway's login, so a hall gateway reaches the sidecar, VM or host
 # after checking the caller's key. Empty: workloads trust only the tenant's keys (no gateway hop).
 LADDER_SSH_GATEWAY_CA: str = env("LADDER_SSH_GATEWAY_CA")
-# Registries a workload's image may come from (comma-separated hosts); empty: provisioning.workload_rules'
+# Registries a workload's image may come from (comma-separated hosts); empty: provisioning.domain.workload_rules'
 # DEFAULT_REGISTRIES.
 LADDER_IMAGE_REGISTRIES: list[str] = env("LADDER_IMAGE_REGISTRIES")
 # The operating systems offered on the VM and bare-metal rungs: JSON, a list of objects with the fields of
-# provisioning.os_images.OsImage; empty: its OS_IMAGES.
+# provisioning.domain.os_images.OsImage; empty: its OS_IMAGES.
 LADDER_OS_IMAGES: str = env("LADDER_OS_IMAGES")
 # The simulated provisioner's workloads print a line this often.
 LADDER_SIM_LOG_SECONDS: float = env("LADDER_SIM_LOG_SECONDS")

@@ -1,6 +1,6 @@
 """The audit record: every service that changes something appends an event here, in its own transaction.
 
-The chain (``core/chain.py``) makes the log tamper-evident; ``compliance`` verifies it, signs checkpoints and
+The chain (``core/domain/chain.py``) makes the log tamper-evident; ``compliance`` verifies it, signs checkpoints and
 exports bundles. ``tenant`` is the tenant the change concerns (any model instance with a ``pk``), or none.
 """
 
@@ -15,7 +15,7 @@ from django.db.models import Model
 from django.utils import timezone
 
 from core.actor import Actor
-from core.chain import canonical_json, event_hash
+from core.domain.chain import canonical_json, event_hash
 from core.locks import lock_singleton
 from core.models import AuditChainHead, AuditEvent
 from core.sql import InsertStatement

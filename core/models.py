@@ -8,7 +8,7 @@ events removed from the end of the chain are detected. The tables keep the names
 
 from django.db import models
 
-from core.chain import GENESIS_HASH
+from core.domain.chain import GENESIS_HASH
 
 
 class ActorType(models.TextChoices):

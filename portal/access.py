@@ -20,8 +20,8 @@ from core.actor import Actor
 from core.errors import ServiceError
 from portal.forms import SecretForm, SecretValueForm, SshKeyForm, error_onto
 from portal.views import member
+from tenancy.domain.roles import Action, role_allows
 from tenancy.models import Membership, SshKey
-from tenancy.roles import Action, role_allows
 from tenancy.services import ssh_key_add, ssh_key_remove
 
 

@@ -12,10 +12,10 @@ from django.contrib.auth import password_validation
 
 from compliance.services.secrets import MAX_VALUE_BYTES
 from core.errors import ServiceError
-from provisioning.placement.rungs import DEFAULT_FRAMEWORK, SOFT_SHARING, Framework
+from provisioning.domain.rungs import DEFAULT_FRAMEWORK, SOFT_SHARING, Framework
+from provisioning.domain.workloads import CHECKPOINTS, Checkpoint, Port, SecretRef, Volume, Workload
 from provisioning.services.placing import AllocationSpec
-from provisioning.workloads import CHECKPOINTS, Checkpoint, Port, SecretRef, Volume, Workload
-from tenancy.roles import TenantRole
+from tenancy.domain.roles import TenantRole
 
 
 class SignupForm(forms.Form):

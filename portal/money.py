@@ -12,8 +12,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
+from billing.domain.pricing import from_minor
 from billing.models import BudgetAlert, Invoice, Notification
-from billing.pricing import from_minor
 from billing.selectors import invoice_previews, month_of, stripe_enabled
 from billing.services.accounts import BUDGET_THRESHOLDS, billing_account
 from core.actor import Actor
@@ -21,8 +21,8 @@ from core.errors import ServiceError
 from lifecycle.services.customers import budget_update
 from portal.forms import BudgetForm, error_onto
 from portal.views import cost_figures, member
+from tenancy.domain.roles import Action, role_allows
 from tenancy.models import Membership
-from tenancy.roles import Action, role_allows
 
 
 def _invoices(membership: Membership) -> list[dict[str, Any]]:

@@ -15,8 +15,8 @@ from billing.services.accounts import billing_account
 from billing.services.stripe_sync import payment_method_setup
 from core.errors import ServiceError
 from portal.views import member
+from tenancy.domain.roles import Action
 from tenancy.models import Membership
-from tenancy.roles import Action
 
 
 @member(Action.BUDGET_MANAGE)

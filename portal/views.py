@@ -28,10 +28,10 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from billing.pricing import round_money
+from billing.domain.pricing import round_money
 from billing.selectors import invoice_upcoming, month_of, offerings_priced, usage_rows
 from billing.services.accounts import billing_account
-from compliance import retention
+from compliance.domain import retention
 from compliance.models import DataAsset, ErasureItem, ErasureOutcome, ErasureRequest, TenantSecret
 from compliance.reports import residency_report
 from compliance.services.assets import region_info, retention_keep_days
@@ -55,19 +55,19 @@ from portal.forms import (
     error_onto,
 )
 from portal.signup import invitation_send
+from provisioning.domain.placement.catalog import CATALOG
+from provisioning.domain.placement.isolation import region_allowed
+from provisioning.domain.placement.offerings import offerings
+from provisioning.domain.rungs import Rung, rung_facts
+from provisioning.domain.states import WORKING
+from provisioning.drivers.base import provisioner
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, Region
-from provisioning.placement.catalog import CATALOG
-from provisioning.placement.isolation import region_allowed
-from provisioning.placement.offerings import offerings
-from provisioning.placement.rungs import Rung, rung_facts
-from provisioning.provisioners import provisioner
 from provisioning.selectors import tenant_policy
 from provisioning.services.stopping import allocation_stop
 from provisioning.services.workloads import os_images
-from provisioning.states import WORKING
+from tenancy.domain.roles import Action, TenantRole, role_allows
 from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey
-from tenancy.roles import Action, TenantRole, role_allows
 from tenancy.services import api_key_create, api_key_revoke, member_change_role, member_invite, member_remove
 from tenancy.totp import second_factor_passed
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from provisioning.placement.rungs import RUNGS as TABLE
-from provisioning.placement.rungs import Performance, Security
+from provisioning.domain.rungs import RUNGS as TABLE
+from provisioning.domain.rungs import Performance, Security
 
 PERFORMANCE: dict[str, str] = {
     Performance.WHOLE_GPU: "Whole GPUs: every SM and all the memory of each GPU are yours alone.",

@@ -19,13 +19,13 @@ from django.db import connection, transaction
 
 from core.locks import lock_singleton
 from core.tasks import tasks_held
+from provisioning.domain.placement.decision import Device, Placement
+from provisioning.domain.placement.engine import PlacementEngine
+from provisioning.domain.placement.isolation import HallInfo
+from provisioning.domain.placement.state import FleetState
+from provisioning.domain.rungs import Performance, Rung, Security
+from provisioning.domain.states import HOLDS_DEVICES
 from provisioning.models import Allocation, GpuModel, Hall, Node, NodeHold, PlacementJournal, PlacementLock
-from provisioning.placement.decision import Device, Placement
-from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.isolation import HallInfo
-from provisioning.placement.rungs import Performance, Rung, Security
-from provisioning.placement.state import FleetState
-from provisioning.states import HOLDS_DEVICES
 
 
 def placement_of(allocation: Allocation, held_nodes: tuple[int, ...]) -> Placement:

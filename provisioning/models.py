@@ -12,10 +12,10 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.utils import timezone
 
-from provisioning.fleet_document import JURISDICTION_RE, MAX_GPUS_PER_NODE
-from provisioning.placement.rungs import Performance, Rung, Security
-from provisioning.states import AllocationState
-from provisioning.workloads import WorkloadSpec, workload_spec
+from provisioning.domain.fleet_document import JURISDICTION_RE, MAX_GPUS_PER_NODE
+from provisioning.domain.rungs import Performance, Rung, Security
+from provisioning.domain.states import AllocationState
+from provisioning.domain.workloads import WorkloadSpec, workload_spec
 from tenancy.models import TenantOwned
 
 # A jurisdiction is a short upper-case name: "EU", "US", "UK", "CH", "APAC"...
@@ -52,7 +52,7 @@ class Hall(models.Model):
 
 
 class GpuModel(models.Model):
-    """A row per entry of ``provisioning.placement.catalog.CATALOG``, kept in step by ``gpu_models_sync``."""
+    """A row per entry of ``provisioning.domain.placement.catalog.CATALOG``, kept in step by ``gpu_models_sync``."""
 
     name = models.CharField(max_length=64, unique=True)
     memory_gb = models.PositiveIntegerField()
@@ -68,7 +68,7 @@ class GpuModel(models.Model):
 
 class VersionTarget(models.Model):
     """The versions an operator wants every node of one GPU model to run; nodes that differ are drift
-    (``selectors.fleet_drift``) and a rolling upgrade drains them (``provisioning.upgrades``).
+    (``selectors.fleet_drift``) and a rolling upgrade drains them (``provisioning.domain.upgrades``).
 
     One row per GPU model, not one for the fleet: firmware (the VBIOS) is built per GPU model, and a new model often
     needs a newer driver and CUDA than an old one supports (a B200 needs a driver an H100 fleet may not run yet),
@@ -97,7 +97,7 @@ class ClusterHealth(models.TextChoices):
 
 
 class Cluster(models.Model):
-    """The Kubernetes cluster of one hall. ``credentials`` is sealed (``provisioning.kubernetes.credentials``):
+    """The Kubernetes cluster of one hall. ``credentials`` is sealed (``provisioning.drivers.kubernetes.credentials``):
     ``{"kubeconfig": "..."}`` or ``{"token": "...", "ca_cert": "..."}``."""
 
     hall = models.OneToOneField(Hall, on_delete=models.PROTECT, related_name="cluster")
@@ -246,7 +246,9 @@ class Allocation(TenantOwned):
     )
     spec = models.JSONField(help_text="The request as asked for; a job is placed again from it after a failure.")
     workload = models.JSONField(
-        null=True, blank=True, help_text="What runs on it (provisioning.workloads.Workload.to_json); null: nothing."
+        null=True,
+        blank=True,
+        help_text="What runs on it (provisioning.domain.workloads.Workload.to_json); null: nothing.",
     )
     quota_milli = models.PositiveIntegerField(help_text="What the allocation counts against the GPU quota.")
     provisioner = models.CharField(max_length=32)
@@ -284,7 +286,8 @@ class Allocation(TenantOwned):
 
     @property
     def workload_spec(self) -> WorkloadSpec:
-        """The workload typed, with the facts of its rung and framework (``provisioning.workloads.WorkloadSpec``):
+        """The workload typed, with the facts of its rung and framework
+        (``provisioning.domain.workloads.WorkloadSpec``):
         what every module asks of an allocation's workload, instead of reading the stored form."""
         return workload_spec(self.rung, self.workload)
 
@@ -479,7 +482,7 @@ class DefragmentRun(models.Model):
 
 class CapacitySample(models.Model):
     """The fleet's capacity of one GPU model in one hall at a moment, and how much of it was allocated, idle or
-    stranded (the placement engine's figures, ``provisioning.placement.fragmentation``). A sample stands for the
+    stranded (the placement engine's figures, ``provisioning.domain.placement.fragmentation``). A sample stands for the
     ``seconds`` before it, so summing ``gpus x seconds`` over a month gives the GPU-hours the hall had; finance
     prices them with the cost basis to find the cost of idle and stranded capacity (docs/finance.md)."""
 

@@ -13,15 +13,15 @@ from typing import Any, NamedTuple
 
 from django.db.models import Count
 
-from provisioning.fabric import FabricRefused, fabric_of
-from provisioning.fleet_document import Rdma
+from provisioning.domain.fabric import FabricRefused, fabric_of
+from provisioning.domain.fleet_document import Rdma
+from provisioning.domain.placement.fragmentation import fragmentation
+from provisioning.domain.placement.isolation import TenantPolicy
+from provisioning.domain.placement.state import FleetState
+from provisioning.domain.rungs import rung_facts
+from provisioning.domain.states import HOLDS_DEVICES, TERMINAL, AllocationState
+from provisioning.domain.upgrades import PlanAllocation, PlanDomain, PlanNode, upgrade_plan, wave_gpu_limit
 from provisioning.models import Allocation, AllocationDevice, Cluster, Node, NodeState, VersionTarget
-from provisioning.placement.fragmentation import fragmentation
-from provisioning.placement.isolation import TenantPolicy
-from provisioning.placement.rungs import rung_facts
-from provisioning.placement.state import FleetState
-from provisioning.states import HOLDS_DEVICES, TERMINAL, AllocationState
-from provisioning.upgrades import PlanAllocation, PlanDomain, PlanNode, upgrade_plan, wave_gpu_limit
 from tenancy.models import Tenant
 
 UNKNOWN = "unknown"
@@ -71,7 +71,7 @@ def clusters_reconciled() -> list[tuple[str, str, datetime | None]]:
 
 
 def allocation_fabric(allocation: Allocation) -> dict[str, Any] | None:
-    """The RDMA fabric the allocation's nodes meet on, as ``provisioning.fabric.Fabric.as_json`` states it (the
+    """The RDMA fabric the allocation's nodes meet on, as ``provisioning.domain.fabric.Fabric.as_json`` states it (the
     tenant's partition key or VLAN, the NICs per node); None unless it is a job or bare metal on two nodes or
     more, every one with RDMA NICs. Its devices now, else the ones it last held (as the devices it shows); a
     combination the driver refuses (``FabricRefused``) is none: the allocation fails with the reason."""
@@ -198,7 +198,7 @@ def domain_skew(nodes: Sequence[Node]) -> tuple[FieldSkew, ...]:
 def version_skew() -> list[DomainSkew]:
     """Every NVLink domain (within its hall) with the versions its nodes do not all share (``domain_skew``); the
     domains with skew first, then by hall and domain. The operators' console and ``/api/v1/ops/fleet/skew`` show
-    it. Placement needs no norm: a multi-node gang keeps to one exact version set (provisioning.placement)."""
+    it. Placement needs no norm: a multi-node gang keeps to one exact version set (provisioning.domain.placement)."""
     domains: dict[tuple[str, str], list[Node]] = defaultdict(list)
     for node in Node.objects.select_related("hall").order_by("hall__code", "nvlink_domain", "hostname"):
         domains[(node.hall.code, node.nvlink_domain)].append(node)
@@ -208,7 +208,7 @@ def version_skew() -> list[DomainSkew]:
 
 
 def fragmentation_figures(state: FleetState) -> list[dict[str, Any]]:
-    """How usable the free capacity is, per GPU model and hall (``provisioning.placement.fragmentation``), as the
+    """How usable the free capacity is, per GPU model and hall (``provisioning.domain.placement.fragmentation``), as the
     API's ``/api/v1/ops/fragmentation`` and defragmentation plans and the operators' console give it; the largest
     gang per NVLink domain by domain. The caller reads ``state`` under the fleet cache."""
     return [
@@ -268,7 +268,8 @@ DEFAULT_WAVE_SHARE = 0.1  # of the fleet's GPUs, when the operator gives no limi
 
 def fleet_upgrade_plan(*, max_share: float | None = None, max_domains: int | None = None) -> dict[str, Any]:
     """The rolling upgrade as the API and ``manage.py fleet_upgrade_plan`` show it: waves of whole drifting NVLink
-    domains (``provisioning.upgrades``), each within ``max_share`` of the fleet's GPUs and ``max_domains`` domains;
+    domains (``provisioning.domain.upgrades``), each within ``max_share`` of the fleet's GPUs and ``max_domains``
+    domains;
     with neither limit, a tenth of the fleet. Raises ``PlanLimitError`` for limits no drifting domain fits."""
     if max_share is None and max_domains is None:
         max_share = DEFAULT_WAVE_SHARE

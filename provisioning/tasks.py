@@ -5,9 +5,9 @@ from datetime import timedelta
 from celery import shared_task
 from django.utils import timezone
 
+from provisioning.drivers.base import allocations_reconcile as reconcile
+from provisioning.drivers.base import provisioner
 from provisioning.fleet_cache import journal_prune
-from provisioning.provisioners import allocations_reconcile as reconcile
-from provisioning.provisioners import provisioner
 from provisioning.services.capacity import capacity_sample as sample
 from provisioning.services.defragment import defragment_advance as advance
 from provisioning.services.defragment import defragment_advance_open

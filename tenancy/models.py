@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from tenancy.roles import TenantRole
+from tenancy.domain.roles import TenantRole
 
 
 class TenantState(models.TextChoices):

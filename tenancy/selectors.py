@@ -9,8 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 
+from tenancy.domain.roles import StaffPermission
 from tenancy.models import ApiKey, Membership, Tenant
-from tenancy.roles import StaffPermission
 
 
 def membership_of(user: Any) -> Membership | None:

@@ -18,10 +18,10 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Forbidden, Invalid
 from core.sql import Columns
-from tenancy import ssh
+from tenancy.domain import ssh
+from tenancy.domain.roles import STAFF_PERMISSIONS, Action, StaffRole, TenantRole, may_assign_role, role_allows
 from tenancy.locks import lock_api_keys, lock_tenant
 from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey, Tenant, TenantState
-from tenancy.roles import STAFF_PERMISSIONS, Action, StaffRole, TenantRole, may_assign_role, role_allows
 
 User = get_user_model()
 

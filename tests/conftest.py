@@ -17,10 +17,10 @@ from pytest_django.live_server_helper import LiveServer
 from rest_framework.test import APIClient
 
 from lifecycle.services.customers import tenant_signup
-from provisioning.kubernetes.clusters import cluster_register
+from provisioning.drivers.kubernetes.clusters import cluster_register
 from provisioning.models import Hall, Node
+from tenancy.domain.roles import StaffRole, TenantRole
 from tenancy.models import ApiKeyScope, Tenant
-from tenancy.roles import StaffRole, TenantRole
 from tenancy.services import api_key_create, member_invite, staff_user_create
 from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM, require_postgres

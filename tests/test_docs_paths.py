@@ -13,7 +13,7 @@ path. What counts as a path is decided by these rules, never by a list of except
   name, with a dot after its first character (``nvidia.com/gpu``, ``resource.k8s.io/v1``,
   ``nvcr.io/nvidia/pytorch``).
 - A word with a slash is a path when its first segment is a top-level entry of the repository
-  (``provisioning/placement/engine.py``, ``.ci/run``), when it ends with ``/`` (a folder: write folders so), or
+  (``provisioning/domain/placement/engine.py``, ``.ci/run``), when it ends with ``/`` (a folder: write folders so), or
   when it ends with the extension of a kind of file the repository holds (``.py``, ``.md``, ``.yaml``, ...). Any
   other slashed word names something else: an API group and version (``apps/v1``), a MIME type, a fabric
   (``eu-west-1a/ib-0``), a SKU.
@@ -21,7 +21,7 @@ path. What counts as a path is decided by these rules, never by a list of except
   (``engine.py``, ``api.md``); inside a longer span (a command) a bare word is an argument (``python train.py``).
 - Resolving: a path starting at a top-level entry is read from the repository root. Any other path is written
   relative to a folder the text names (``services/ledger.py`` on billing's page, ``overlays/dev/`` beside
-  ``deploy/kustomize/``, ``engine.py`` beside ``provisioning/placement/``): it exists when some file or folder of
+  ``deploy/kustomize/``, ``engine.py`` beside ``provisioning/domain/placement/``): it exists when some file or folder of
   the repository ends with it. A path ending with ``/`` must be a folder. A link target is read relative to its
   page.
 - What the repository's ``.gitignore`` files ignore is made at run time (``var/beat_inline.log``, ``db.sqlite3``,
@@ -253,7 +253,7 @@ def test_every_link_to_a_heading_finds_it() -> None:
 
 
 EXAMPLE = """\
-`provisioning/placement/engine.py` exists; `provisioning/gone.py` does not.
+`provisioning/domain/placement/engine.py` exists; `provisioning/gone.py` does not.
 Not paths: `/api/v1/allocations/{id}` `apps/v1` `application/json` `nvidia.com/gpu` `eu-west-1a/ib-0` `ldr-<id>`
 `tests/<app>/…` `render*.py` `https://example.com/gone.py` `nvcr.io/nvidia/pytorch:25.01-py3` `python gone.py`.
 `placement/engine.py` beside its package; `placement/gone.py` beside none. `engine.py` alone; `gone.md` alone.

@@ -1,8 +1,8 @@
-"""What a rung is and offers is written in one place: the table of rungs (``provisioning/placement/rungs.py``).
+"""What a rung is and offers is written in one place: the table of rungs (``provisioning/domain/rungs.py``).
 
 The application code names a rung by a member of ``Rung`` or asks the table (``rung_facts``), never by its name
 as a string; and it asks an allocation's workload for its framework through the typed spec
-(``provisioning.workloads.WorkloadSpec``, ``Allocation.workload_spec``), never by reading the stored form. Only
+(``provisioning.domain.workloads.WorkloadSpec``, ``Allocation.workload_spec``), never by reading the stored form. Only
 string constants count (``ast``), so docstrings and comments may say "job" or "container" freely; migrations and
 tests are not read.
 """
@@ -13,17 +13,17 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from provisioning.placement.rungs import Rung
+from provisioning.domain.rungs import Rung
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("api", "billing", "compliance", "config", "core", "lifecycle", "portal", "provisioning", "tenancy")
-TABLE = "provisioning/placement/rungs.py"  # the one place rung names are written
-SPEC = "provisioning/workloads.py"  # the typed spec of a workload, and the parser of its stored form
+TABLE = "provisioning/domain/rungs.py"  # the one place rung names are written
+SPEC = "provisioning/domain/workloads.py"  # the typed spec of a workload, and the parser of its stored form
 RUNG_NAMES = frozenset(r.value for r in Rung)
 
 # (file, enclosing function, string): why the word there is not a rung. Every entry must still be found.
 NOT_A_RUNG = {
-    ("provisioning/kubernetes/client.py", "Kube.pod_log", "container"): "the pod log API's query parameter",
+    ("provisioning/drivers/kubernetes/client.py", "Kube.pod_log", "container"): "the pod log API's query parameter",
 }
 # (file, enclosing function): why a "framework" read there is not of a stored workload.
 NOT_THE_WORKLOAD = {
@@ -147,6 +147,8 @@ class Kube:
     def other(self):
         return "container"
 """
-    found, excused = offences("provisioning/kubernetes/client.py", source)
-    assert excused == {("provisioning/kubernetes/client.py", "Kube.pod_log", "container")}
-    assert found == ["provisioning/kubernetes/client.py:7: the rung 'container' as a string; use Rung or rung_facts()"]
+    found, excused = offences("provisioning/drivers/kubernetes/client.py", source)
+    assert excused == {("provisioning/drivers/kubernetes/client.py", "Kube.pod_log", "container")}
+    assert found == [
+        "provisioning/drivers/kubernetes/client.py:7: the rung 'container' as a string; use Rung or rung_facts()"
+    ]

@@ -1,14 +1,14 @@
 """The audit chain benchmark (``python -m bench.compliance --part chain``; the parts: ``__main__.py``).
 
 ``--part chain [--events 1000000]``: 1,000 tenants and ``--events`` chained audit events (hashed in Python with
-``core.chain``, written with COPY) and one signed checkpoint. Then it times:
+``core.domain.chain``, written with COPY) and one signed checkpoint. Then it times:
 
 a. ``audit_chain_verify()``: the walk of the whole chain in the database (events/s); and, for comparison, the
    walk as it was first written (``chain.verify`` over the ORM's ``.values()`` iterator);
-b. ``core.chain.verify`` over the same events already in memory (events/s);
+b. ``core.domain.chain.verify`` over the same events already in memory (events/s);
 c. ``audit_export`` of everything and of one tenant (records/s; the ``tracemalloc`` peak in a second, untimed
    run; and ``manage.py audit_export`` in a process of its own, for its peak RSS next to ``manage.py check``'s);
-d. ``python -m compliance.verify`` on each bundle, as a subprocess without Django settings (records/s, its peak
+d. ``python -m compliance.domain.verify`` on each bundle, as a subprocess without Django settings (records/s, its peak
    RSS), and once more on a copy of the tenant bundle with one event's data changed (must exit 1 naming it).
 """
 
@@ -38,7 +38,7 @@ TARGET = 100_000
 
 def make_events(count: int, first_tenant: int) -> list[dict[str, Any]]:
     """``count`` chained events of four kinds, linked exactly as ``audit_record`` links them."""
-    from core.chain import GENESIS_HASH, event_hash
+    from core.domain.chain import GENESIS_HASH, event_hash
 
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=30)
     events: list[dict[str, Any]] = []
@@ -79,7 +79,7 @@ def load_events(events: list[dict[str, Any]]) -> None:
     from django.db import connection
     from psycopg.types.json import Jsonb
 
-    from core.chain import HASHED_FIELDS
+    from core.domain.chain import HASHED_FIELDS
 
     columns = ", ".join("tenant_id" if f == "tenant_id" else f for f in (*HASHED_FIELDS, "hash"))
     connection.ensure_connection()
@@ -98,7 +98,7 @@ def load_events(events: list[dict[str, Any]]) -> None:
 
 def run_verifications(events: list[dict[str, Any]], failed: list[str]) -> list[Row]:
     from compliance.selectors import audit_chain_verify
-    from core.chain import HASHED_FIELDS, verify
+    from core.domain.chain import HASHED_FIELDS, verify
     from core.models import AuditChainHead, AuditEvent
 
     total = AuditEvent.objects.count()
@@ -202,9 +202,9 @@ def run_peak(target: str, args: Sequence[str], env: dict[str, str]) -> tuple[int
 
 
 def run_offline(path: Path, key: Path) -> tuple[int, str, float, float]:
-    """``python -m compliance.verify`` without Django settings, database or secret."""
+    """``python -m compliance.domain.verify`` without Django settings, database or secret."""
     env = {k: v for k, v in os.environ.items() if k not in {"DJANGO_SETTINGS_MODULE", "DATABASE_URL", "SECRET_KEY"}}
-    return run_peak("compliance.verify", [str(path), "--public-key", str(key)], env)
+    return run_peak("compliance.domain.verify", [str(path), "--public-key", str(key)], env)
 
 
 def tamper(source: Path, target: Path) -> int:
@@ -288,7 +288,7 @@ def chain_part(args: argparse.Namespace) -> int:
                 "exit": code,
             }
         )
-    code, output, seconds, rss = run_peak("compliance.verify", ["--help"], dict(os.environ))
+    code, output, seconds, rss = run_peak("compliance.domain.verify", ["--help"], dict(os.environ))
     offline.append(
         {
             "bundle": "(none: --help, for the imports)",
@@ -339,7 +339,7 @@ def chain_part(args: argparse.Namespace) -> int:
     print(f"\naudit_chain_verify: {walk:,.0f} events/s (target >= {TARGET:,}: target {verdict})")
     print("\nExport (manage.py audit_export's service; the database walk checks every hash on the way)\n")
     print(table(exports))
-    print("\nOffline verification (python -m compliance.verify, a subprocess without Django)\n")
+    print("\nOffline verification (python -m compliance.domain.verify, a subprocess without Django)\n")
     print(table(offline))
     print(f"\ntampered bundle: {output}")
     for path in workdir.iterdir():

@@ -59,7 +59,7 @@ ASSET_COLUMNS = (
     "shred_reason",
 )
 # The first active hold (lowest id, the one ``retention.Holds.first`` names) whose scope covers asset ``a``,
-# written from the hold scopes in SQL rather than asked of ``compliance.retention``.
+# written from the hold scopes in SQL rather than asked of ``compliance.domain.retention``.
 COVERING = (
     "SELECT min(h.id) FROM compliance_legalhold h WHERE h.state = 'active' AND h.tenant_id = a.tenant_id"
     " AND (jsonb_array_length(h.categories) = 0 OR h.categories ? a.category)"

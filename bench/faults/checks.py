@@ -8,7 +8,7 @@
   one counts.
 - ``allocations``: every allocation a client was told was placed exists, holding the devices the answer named;
   every one it was told was stopping is stopping or stopped; no GPU is held by two live allocations.
-- ``stripe_matches_ledger``: as reconciliation compares them (``billing/reconcile.py``, links 1 and 2): every
+- ``stripe_matches_ledger``: as reconciliation compares them (``billing/domain/reconcile.py``, links 1 and 2): every
   rollup was sent (none pending, failed or stale), Stripe's meters hold exactly what the outbox marked sent per
   customer and meter, and every rollup's event is in Stripe once.
 """

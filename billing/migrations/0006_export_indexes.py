@@ -1,4 +1,4 @@
-"""The export indexes (billing.exports): built with CREATE INDEX CONCURRENTLY on PostgreSQL, so metering goes on
+"""The export indexes (billing.selectors.exports): built with CREATE INDEX CONCURRENTLY on PostgreSQL, so metering goes on
 writing while they build on a large ledger; a plain CREATE INDEX elsewhere."""
 
 from typing import Any

@@ -26,15 +26,15 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Max
 
-from billing import metering
-from billing.metering import HOUR_MS, to_ms, window_of
+from billing.domain import metering
+from billing.domain.metering import HOUR_MS, to_ms, window_of
+from billing.domain.pricing import amount
 from billing.models import MeteringLock, MeterTotal, PushState, Sku, SkuPrice, Unit, UsageInterval, UsageRollup
-from billing.pricing import amount
 from billing.selectors import PriceBook
 from core.locks import lock_singleton
 from core.progress import QUIET, Progress
+from provisioning.domain.rungs import rung_facts
 from provisioning.models import Allocation, AllocationDevice
-from provisioning.placement.rungs import rung_facts
 
 # --- the price book as the ledger needs it ---------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 ``reconciliation_month`` reads the ledger's rollups (quantities, amounts, and the outbox state of each), and, when
 Stripe is on, Stripe's side through the official client: each meter's event summary for the month per customer
 (``GET /v1/billing/meters/{id}/event_summaries``) and the month's invoices of every subscription of the tenant.
-The comparison itself is ``billing.reconcile`` (pure). It only reads: nothing here writes to the database or to
+The comparison itself is ``billing.domain.reconcile`` (pure). It only reads: nothing here writes to the database or to
 Stripe. Without ``STRIPE_API_KEY`` it compares the ledger with the outbox only and says so (``mode``).
 
 ``usage_rollup_retry`` puts a ``failed`` push back in the outbox (audited, idempotent);
@@ -23,7 +23,9 @@ from django.db import transaction
 from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
-from billing.metering import to_ms
+from billing.domain.metering import to_ms
+from billing.domain.pricing import exponent, stripe_unit_amount
+from billing.domain.reconcile import Key, Line, Result, reconcile
 from billing.models import (
     BillingAccount,
     PushState,
@@ -33,15 +35,13 @@ from billing.models import (
     SkuPrice,
     UsageRollup,
 )
-from billing.pricing import exponent, stripe_unit_amount
-from billing.reconcile import Key, Line, Result, reconcile
 from billing.selectors import stripe_enabled
 from billing.services.stripe_push import DEDUP_WINDOW, STALE_MARGIN_MS, STRIPE_MAX_AGE_MS
 from billing.services.stripe_sync import account_items, stripe_client
 from core.actor import Actor
 from core.audit import audit_record
+from core.domain.months import month_end, month_of, month_start, month_text
 from core.errors import Conflict, Invalid, ServiceError, Unavailable
-from core.months import month_end, month_of, month_start, month_text
 from core.tasks import enqueue
 from tenancy.models import Tenant
 

@@ -29,7 +29,7 @@ from django.db.models import Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from billing.metering import DAY_MS, to_ms
+from billing.domain.metering import DAY_MS, to_ms
 from billing.models import BillingAccount, PushState, UsageRollup
 from billing.selectors import stripe_enabled
 from billing.services.stripe_sync import account_items, stripe_account_sync, stripe_client

@@ -21,8 +21,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from billing.domain.pricing import stripe_unit_amount
 from billing.models import BillingAccount, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
-from billing.pricing import stripe_unit_amount
 from billing.selectors import stripe_enabled
 from billing.services.accounts import billing_account
 from core.actor import Actor

@@ -3,7 +3,7 @@ by which anything is deleted.
 
 Every deletion (retention, a tenant's delete, an erasure request, account closure) goes through ``assets_schedule``
 then, after the waiting period, ``assets_shred``; both run under the tenant's row lock, which legal holds take
-too, so a hold placed while a deletion runs is always seen by it. Content is encrypted (``compliance.envelope``)
+too, so a hold placed while a deletion runs is always seen by it. Content is encrypted (``compliance.domain.envelope``)
 before it reaches storage (``compliance.storage``); shredding destroys the wrapped data key, so what storage still
 holds (a backup, a lagging replica) can no longer be read.
 
@@ -26,14 +26,15 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from compliance import envelope, retention, storage
+from compliance import storage
+from compliance.domain import envelope, retention
 from compliance.models import AssetState, DataAsset, HoldState, LegalHold, RetentionPolicy, ShredReason, TenantKey
 from core.actor import Actor
 from core.audit import audit_record, audit_record_many
 from core.errors import Conflict, Invalid, ServiceError
 from core.keys import key_setting
+from provisioning.domain.placement.isolation import RegionInfo, region_allowed
 from provisioning.models import Hall, Region
-from provisioning.placement.isolation import RegionInfo, region_allowed
 from provisioning.selectors import tenant_policy
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant

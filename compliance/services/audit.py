@@ -15,13 +15,13 @@ from typing import Any, BinaryIO
 from django.db import transaction
 from django.utils import timezone
 
+from compliance.domain.verify import BUNDLE_FORMAT, BUNDLE_VERSION, checkpoint_payload, signature_valid
 from compliance.models import AuditCheckpoint
 from compliance.selectors import AT, DATA, HASH, PREV_HASH, SEQ, TENANT_ID, Row, chain_rows, encode_row, row_hash
 from compliance.signing import Signer, audit_signer
-from compliance.verify import BUNDLE_FORMAT, BUNDLE_VERSION, checkpoint_payload, signature_valid
 from core.actor import Actor
 from core.audit import audit_record
-from core.chain import GENESIS_HASH, HASHED_FIELDS, format_time
+from core.domain.chain import GENESIS_HASH, HASHED_FIELDS, format_time
 from core.locks import lock_singleton
 from core.models import AuditChainHead, AuditEvent
 from core.progress import QUIET, Progress
@@ -170,7 +170,7 @@ def audit_export_stream(
     progress: Progress = QUIET,
 ) -> Generator[bytes, None, None]:
     """A bundle of the events selected (a tenant's; ``since <= at < until``), as chunks of bytes; see
-    ``compliance.verify`` for the format. Streamed: memory does not grow with the number of events. ``report``,
+    ``compliance.domain.verify`` for the format. Streamed: memory does not grow with the number of events. ``report``,
     when given, is filled in as the bundle is made.
 
     The bundle ends at the first checkpoint at or after the last selected event (one is taken when there is none

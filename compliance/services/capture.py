@@ -14,8 +14,8 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from compliance.domain.retention import Category
 from compliance.models import CapturePolicy, DataAsset
-from compliance.retention import Category
 from compliance.services.assets import data_asset_create, retention_keep_days
 from core.actor import Actor
 from core.audit import audit_record

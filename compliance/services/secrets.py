@@ -1,6 +1,6 @@
 """A tenant's secrets: write-only values under the tenant's key.
 
-Each value is encrypted under a fresh data key, wrapped by the tenant key (``compliance/envelope.py``), and bound
+Each value is encrypted under a fresh data key, wrapped by the tenant key (``compliance/domain/envelope.py``), and bound
 to the tenant, the name and the version, so a row copied to another tenant or name does not open. A value is never
 written to the audit log, a log line, an API answer or an error message: events carry the name and version only.
 Shredding the tenant key (account closure) makes every secret unreadable with the rest of the tenant's data.
@@ -14,15 +14,15 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.utils import timezone
 
-from compliance import envelope
+from compliance.domain import envelope
 from compliance.models import TenantSecret
 from compliance.services.assets import tenant_key
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid
+from provisioning.domain.states import HOLDS_DEVICES
+from provisioning.domain.workloads import Workload
 from provisioning.models import Allocation
-from provisioning.states import HOLDS_DEVICES
-from provisioning.workloads import Workload
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
 from tenancy.services import tenant_require_writable

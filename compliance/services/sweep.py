@@ -10,7 +10,7 @@ waits for the first's batch and then finds it done. Per batch it
    asks them to: their other data expires at once);
 
 and at the end closes the accounts whose closure period is over, shredding the tenant key once nothing under it
-remains and no hold covers the tenant. ``compliance.retention.decide`` makes every decision.
+remains and no hold covers the tenant. ``compliance.domain.retention.decide`` makes every decision.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from compliance import retention
+from compliance.domain import retention
 from compliance.models import (
     AccountClosure,
     AssetState,

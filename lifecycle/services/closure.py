@@ -33,9 +33,9 @@ from django.db.models import F
 from django.utils import timezone
 
 from billing.selectors import invoice_upcoming
-from compliance import retention
+from compliance.domain import retention
+from compliance.domain.retention import Category
 from compliance.models import AccountClosure, AssetState, ClosureStep, DataAsset, ShredReason
-from compliance.retention import Category
 from compliance.services.assets import (
     assets_schedule,
     data_asset_content,
@@ -48,11 +48,11 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict
 from core.tasks import enqueue
+from provisioning.domain.placement.isolation import region_allowed
+from provisioning.domain.states import AllocationState as S
 from provisioning.models import Allocation, Region
-from provisioning.placement.isolation import region_allowed
 from provisioning.selectors import tenant_policy
 from provisioning.services.stopping import allocation_stop
-from provisioning.states import AllocationState as S
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant, TenantState
 from tenancy.services import tenant_require_writable

@@ -21,14 +21,14 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.metrics import BUDGET_HARD_STOPS
 from lifecycle.services.workloads import workload_admit
+from provisioning.domain.placement.decision import Pricing, Request
+from provisioning.domain.rungs import Rung
+from provisioning.domain.states import WORKING
+from provisioning.domain.workloads import Workload
 from provisioning.models import Allocation
-from provisioning.placement.decision import Pricing, Request
-from provisioning.placement.rungs import Rung
 from provisioning.services.placing import AllocationSpec
 from provisioning.services.placing import allocation_request as place
 from provisioning.services.stopping import allocation_stop
-from provisioning.states import WORKING
-from provisioning.workloads import Workload
 from tenancy.models import Tenant
 from tenancy.services import tenant_create, tenant_require_writable
 

@@ -1,6 +1,7 @@
-"""Finance exports, where billing meets compliance: FOCUS rows from the ledger (``billing.exports``) written to CSV
-or Parquet (``billing.focus_files``) and signed with the audit signing key (``compliance.signing``), with the
-detached signature ``FILE.sig.json`` that ``python -m compliance.verify_export`` checks offline.
+"""Finance exports, where billing meets compliance: FOCUS rows from the ledger (``billing.selectors.exports``)
+written to CSV
+or Parquet (``billing.domain.focus_files``) and signed with the audit signing key (``compliance.signing``), with the
+detached signature ``FILE.sig.json`` that ``python -m compliance.domain.verify_export`` checks offline.
 
 Used by ``manage.py billing_export``, by ``GET /api/v1/finance/exports`` (a small range, streamed from a temporary
 file) and by export jobs (``POST``; the task ``lifecycle.tasks.export_job_run`` writes to ``LADDER_EXPORT_DIR``).
@@ -18,12 +19,13 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from billing import exports, focus, focus_files
-from billing.metering import to_ms
+from billing.domain import focus, focus_files
+from billing.domain.metering import to_ms
 from billing.models import ExportJob
+from billing.selectors import exports
 from billing.services import exports as jobs
+from compliance.domain.verify_export import SIGNATURE_FORMAT, SIGNATURE_VERSION, export_payload
 from compliance.signing import audit_signer
-from compliance.verify_export import SIGNATURE_FORMAT, SIGNATURE_VERSION, export_payload
 from core.actor import Actor
 from core.errors import Invalid
 from core.tasks import enqueue
@@ -98,7 +100,7 @@ def export_workers() -> int:
 def export_write(*, spec: ExportSpec, path: Path, now: datetime | None = None, workers: int = 1) -> dict[str, Any]:
     """Write the export to ``path`` and its signature beside it (``path`` + ``.sig.json``); returns the signature.
     Both are written under temporary names and renamed into place, so a reader never sees half a file. ``workers``:
-    see ``billing.exports.write``."""
+    see ``billing.selectors.exports.write``."""
     first_ms, stop_ms = spec.range_ms()
     partial = path.with_name(path.name + ".part")
     try:

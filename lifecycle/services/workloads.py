@@ -1,7 +1,8 @@
 """A tenant's workload across the apps: admitted before placement, resolved when a driver renders it, and what it
 wrote kept as the tenant's governed data when it ends.
 
-- ``workload_admit``: the spec's own rules (``provisioning.workload_rules``), then what it names: the tenant's SSH keys
+- ``workload_admit``: the spec's own rules (``provisioning.domain.workload_rules``), then what it names: the
+tenant's SSH keys
   (tenancy), secrets and datasets (compliance). Datasets pin the placement to their region: a request that names
   another region is refused 409 ``residency``.
 - ``allocation_materials``: secret values, pull credentials, SSH public keys, signed dataset links and the OS
@@ -26,8 +27,8 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from compliance.domain.retention import Category
 from compliance.models import AssetState, DataAsset, TenantSecret
-from compliance.retention import Category
 from compliance.services.assets import data_asset_create
 from compliance.services.capture import inference_payload_capture, kept
 from compliance.services.downloads import asset_download_url
@@ -35,17 +36,17 @@ from compliance.services.secrets import secret_values
 from core.actor import Actor
 from core.errors import Conflict, Invalid, ServiceError, TooManyRequests, Unavailable
 from core.ratelimit import retry_after_seconds, window_take
-from provisioning.fleet_document import MAX_GPUS_PER_NODE
+from provisioning.domain.fleet_document import MAX_GPUS_PER_NODE
+from provisioning.domain.os_images import DEFAULT_OS_IMAGE
+from provisioning.domain.rungs import Rung
+from provisioning.domain.states import AllocationState as S
+from provisioning.domain.workload_rules import WorkloadInvalid, image_parse, workload_check
+from provisioning.domain.workloads import Materials, Workload, WorkloadSpec
+from provisioning.drivers.base import provisioner
 from provisioning.models import Allocation
-from provisioning.os_images import DEFAULT_OS_IMAGE
-from provisioning.placement.rungs import Rung
-from provisioning.provisioners import provisioner
 from provisioning.services.endpoints import endpoint_wake
 from provisioning.services.placing import AllocationSpec
 from provisioning.services.workloads import image_registries, os_images
-from provisioning.states import AllocationState as S
-from provisioning.workload_rules import WorkloadInvalid, image_parse, workload_check
-from provisioning.workloads import Materials, Workload, WorkloadSpec
 from tenancy.models import SshKey, Tenant
 from tenancy.selectors import endpoint_calls_per_minute
 from tenancy.services import api_key_authenticate

@@ -15,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
+from compliance.domain.verify import checkpoint_payload, signature_valid
 from compliance.models import ErasureItem, ErasureOutcome, ErasureRequest, HoldState, LegalHold
 from compliance.reports import residency_report
 from compliance.selectors import audit_chain_verify, audit_checkpoint_latest, changes_of
@@ -28,15 +29,14 @@ from compliance.services.holds import (
     legal_hold_release,
 )
 from compliance.signing import audit_signer
-from compliance.verify import checkpoint_payload, signature_valid
-from core.chain import format_time
+from core.domain.chain import format_time
 from core.errors import ServiceError
 from core.models import AuditEvent
 from portal.consoles.forms import AuditSearchForm, BundleForm, CheckpointForm, HoldPlaceForm, HoldScopeForm, ReasonForm
 from portal.consoles.frame import Console, Page, actor, already_done, forbidden, mark_done, register, staff_page
 from portal.forms import error_onto
+from tenancy.domain.roles import StaffPermission
 from tenancy.models import Tenant
-from tenancy.roles import StaffPermission
 from tenancy.selectors import staff_may
 
 CONSOLE = register(
@@ -182,7 +182,7 @@ def _bundle_name(tenant: Tenant | None, since: datetime | None, until: datetime 
 @staff_page(CONSOLE, StaffPermission.AUDIT_VIEW)
 def bundle(request: HttpRequest) -> HttpResponseBase:
     """A signed bundle of the audit log for a tenant and a time range, streamed as it is made (a POST: it may
-    sign a checkpoint to end at). ``python -m compliance.verify`` checks it offline."""
+    sign a checkpoint to end at). ``python -m compliance.domain.verify`` checks it offline."""
     form = BundleForm(request.POST or None, tenants=_tenant_choices())
     if request.method == "POST" and form.is_valid():
         tenant = _tenant(form.cleaned_data["tenant"])

@@ -17,8 +17,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils import timezone
 
-from billing.margin import MarginReport
-from billing.metering import from_ms
+from billing.domain.margin import MarginReport
+from billing.domain.metering import from_ms
 from billing.models import ExportJob, ExportState, ReconciliationRun, UsageRollup
 from billing.selectors import budgets_standing, margin_report
 from billing.services.reconcile import (
@@ -27,14 +27,14 @@ from billing.services.reconcile import (
     usage_rollup_retry,
     usage_rollups_needing_a_person,
 )
+from core.domain.months import MonthError, month_range, month_text
 from core.errors import ServiceError
-from core.months import MonthError, month_range, month_text
 from lifecycle.services.exports import export_job_request, export_spec
 from portal.consoles.forms import ExportForm, MonthRangeForm, ReconcileForm, RetryForm
 from portal.consoles.frame import Console, Page, actor, already_done, mark_done, register, staff_page
 from portal.forms import error_onto
+from tenancy.domain.roles import StaffPermission
 from tenancy.models import Tenant
-from tenancy.roles import StaffPermission
 from tenancy.selectors import staff_may
 
 CONSOLE = register(

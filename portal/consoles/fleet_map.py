@@ -3,7 +3,7 @@ segments that occupy it (a whole GPU; MIG instances by start position and memory
 side), with who holds each and a sentence saying so for screen readers. One read of the fleet in four queries,
 whatever its size.
 
-MIG geometry is NVIDIA's (``provisioning.placement.mig``): eight memory slices, an instance occupying its
+MIG geometry is NVIDIA's (``provisioning.domain.placement.mig``): eight memory slices, an instance occupying its
 profile's memory slices from its start. The drawing uses the same eight columns for every GPU, so a soft share is
 drawn to the nearest eighth (the sentence gives it exactly)."""
 
@@ -16,8 +16,8 @@ from typing import Any
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from provisioning.domain.placement.mig import GEOMETRY, MEMORY_SLICES, MigKind
 from provisioning.models import AllocationDevice, Gpu, Node
-from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES, MigKind
 
 PALETTE = 12  # tenant colours (CSS classes t0..t11); tenants beyond share colours, the legend and text tell apart
 STATES = ["ready", "draining", "quarantined", "sanitizing", "maintenance", "failed", "registering"]

@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 
-from compliance.retention import Category
+from compliance.domain.retention import Category
 from portal.consoles.frame import new_token
 
 CATEGORIES = [(c.value, c.value) for c in Category]
@@ -123,7 +123,7 @@ class QuotaForm(OnceForm):
 
 # --- finance ----------------------------------------------------------------------------------------------------
 
-# Months are read by core.months (the API's reading): a refusal lands on the field it names.
+# Months are read by core.domain.months (the API's reading): a refusal lands on the field it names.
 
 
 class MonthRangeForm(forms.Form):

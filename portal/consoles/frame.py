@@ -2,7 +2,7 @@
 staff user lands after signing in, and the one-time token that makes a form sent twice act once.
 
 A console is registered by its module (``register``): a name, a title, the permission that opens it and its pages,
-each with the permission it needs (``tenancy.roles.StaffPermission``, the registry the staff groups are granted
+each with the permission it needs (``tenancy.domain.roles.StaffPermission``, the registry the staff groups are granted
 from and the API's staff views check). A page is for signed-in staff (``is_staff``) whose groups grant both; anyone
 else gets a plain 403, tenant members included. What a page does beyond reading is named in
 ``staff_page(..., acting=...)``; what it draws for that asks ``tenancy.selectors.staff_may`` with the same name. A new
@@ -26,7 +26,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from core.actor import Actor
-from tenancy.roles import StaffPermission
+from tenancy.domain.roles import StaffPermission
 from tenancy.selectors import staff_may
 from tenancy.totp import staff_second_factor_passed, totp_device
 

@@ -21,15 +21,15 @@ from portal.consoles.fleet_map import PALETTE, STATES, fleet_map
 from portal.consoles.forms import DefragmentStartForm, QuotaForm, ReasonForm
 from portal.consoles.frame import Console, Page, actor, already_done, mark_done, register, staff_page
 from portal.forms import error_onto
+from provisioning.domain.states import HOLDS_DEVICES
+from provisioning.drivers.kubernetes.clusters import node_diagnosis
 from provisioning.fleet_cache import fleet_read
-from provisioning.kubernetes.clusters import node_diagnosis
 from provisioning.models import Allocation, DefragmentRun, Node
 from provisioning.selectors import VERSION_FIELDS, fragmentation_figures, version_skew
 from provisioning.services import fleet as fleet_services
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
-from provisioning.states import HOLDS_DEVICES
+from tenancy.domain.roles import StaffPermission
 from tenancy.models import Tenant
-from tenancy.roles import StaffPermission
 from tenancy.selectors import endpoint_calls_per_minute, staff_may
 from tenancy.services import tenant_set_quota
 

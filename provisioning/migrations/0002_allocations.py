@@ -4,7 +4,7 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
 
-import provisioning.states
+import provisioning.domain.states
 
 
 class Migration(migrations.Migration):
@@ -83,7 +83,7 @@ class Migration(migrations.Migration):
                             ("stopped", "stopped"),
                             ("failed", "failed"),
                         ],
-                        default=provisioning.states.AllocationState["PLACED"],
+                        default=provisioning.domain.states.AllocationState["PLACED"],
                         max_length=16,
                     ),
                 ),

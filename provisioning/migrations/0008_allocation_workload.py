@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
             name="workload",
             field=models.JSONField(
                 blank=True,
-                help_text="What runs on it (provisioning.workloads.Workload.to_json); null: nothing.",
+                help_text="What runs on it (provisioning.domain.workloads.Workload.to_json); null: nothing.",
                 null=True,
             ),
         ),

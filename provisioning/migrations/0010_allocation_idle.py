@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-import provisioning.states
+import provisioning.domain.states
 
 
 class Migration(migrations.Migration):
@@ -46,7 +46,7 @@ class Migration(migrations.Migration):
                     ("stopped", "stopped"),
                     ("failed", "failed"),
                 ],
-                default=provisioning.states.AllocationState["PLACED"],
+                default=provisioning.domain.states.AllocationState["PLACED"],
                 max_length=16,
             ),
         ),

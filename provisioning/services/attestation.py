@@ -38,13 +38,13 @@ from django.utils.module_loading import import_string
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid
-from provisioning.attestation_evidence import EvidenceError, seal, verified_claims
+from provisioning.domain.attestation_evidence import EvidenceError, seal, verified_claims
+from provisioning.domain.rungs import Rung
+from provisioning.domain.states import AllocationState
+from provisioning.domain.workloads import Workload
 from provisioning.models import Allocation, Attestation, AttestationChallenge, AttestationOutcome, Node
-from provisioning.placement.rungs import Rung
 from provisioning.services.transitions import allocation_transition
 from provisioning.services.workloads import workload_materials
-from provisioning.states import AllocationState
-from provisioning.workloads import Workload
 
 Outcome = AttestationOutcome
 S = AllocationState

@@ -9,10 +9,10 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 
+from provisioning.domain.placement.fragmentation import fragmentation
+from provisioning.domain.placement.mig import COMPUTE_SLICES
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import CapacitySample, GpuModel, Hall
-from provisioning.placement.fragmentation import fragmentation
-from provisioning.placement.mig import COMPUTE_SLICES
 
 
 def capacity_sample(*, now: datetime) -> int:

@@ -1,7 +1,8 @@
 """Carrying out a defragmentation plan: one move at a time, each checked again just before it runs, all audited.
 
 An operator's ``POST /api/v1/ops/defragment`` without ``dry_run`` starts a run: the plan of that moment
-(``provisioning.placement.defragment``) is stored as its steps, and the task ``defragment_advance`` (queued at the
+(``provisioning.domain.placement.defragment``) is stored as its steps, and the task ``defragment_advance`` (queued
+at the
 start, then run by the beat every ``LADDER_RECONCILE_EVERY_SECONDS``) carries them out in order. A step moves its
 allocation (``allocation_move``: still running on the planned devices, the targets still free for it) and waits
 until the allocation runs again on its new devices before the next step starts, so at most one tenant's work is
@@ -21,14 +22,14 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict
 from core.tasks import enqueue
+from provisioning.domain.placement.decision import Device
+from provisioning.domain.placement.defragment import Move, Plan, movable_kind, plan_defragmentation
+from provisioning.domain.rungs import RUNGS
+from provisioning.domain.states import AllocationState
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, DefragmentRun
-from provisioning.placement.decision import Device
-from provisioning.placement.defragment import Move, Plan, movable_kind, plan_defragmentation
-from provisioning.placement.rungs import RUNGS
 from provisioning.services.faults import LastCheckpoint
 from provisioning.services.moves import allocation_move
-from provisioning.states import AllocationState
 
 S = AllocationState
 ADVANCE = "provisioning.tasks.defragment_advance"

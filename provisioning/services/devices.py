@@ -16,12 +16,12 @@ from django.utils import timezone
 
 from core.actor import Actor
 from core.audit import audit_record
+from provisioning.domain.placement.catalog import CATALOG
+from provisioning.domain.placement.decision import Placement
+from provisioning.domain.placement.mig import GEOMETRY, MEMORY_SLICES
+from provisioning.domain.rungs import Rung
 from provisioning.fleet_cache import PlacementSection, placement_section
 from provisioning.models import Allocation, AllocationDevice, GpuClaim, Node, NodeHold, NodeState
-from provisioning.placement.catalog import CATALOG
-from provisioning.placement.decision import Placement
-from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
-from provisioning.placement.rungs import Rung
 from tenancy.models import Tenant
 
 # --- claims: the database's guard ---------------------------------------------------------------------------

@@ -22,16 +22,16 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Unavailable
 from core.tasks import enqueue
+from provisioning.domain.placement.decision import Refused
+from provisioning.domain.rungs import Rung
+from provisioning.domain.states import AllocationState
 from provisioning.events import allocation_scaled
 from provisioning.fleet_cache import placement_section
 from provisioning.models import Allocation
-from provisioning.placement.decision import Refused
-from provisioning.placement.rungs import Rung
 from provisioning.selectors import tenant_policy
 from provisioning.services.devices import devices_take
 from provisioning.services.placing import PROVISION, AllocationSpec, priced_request, stale_fleet_retry
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import AllocationState
 
 S = AllocationState
 # How long a caller refused for want of capacity is told to wait before trying again (seconds).

@@ -16,15 +16,15 @@ from django.utils import timezone
 from core.actor import Actor
 from core.audit import audit_record
 from core.tasks import enqueue
+from provisioning.domain.placement.decision import Refused
+from provisioning.domain.states import HOLDS_DEVICES, AllocationState, can_move
 from provisioning.events import allocation_stopped
 from provisioning.fleet_cache import placement_section
 from provisioning.models import Allocation, AllocationFault, Node
-from provisioning.placement.decision import Refused
 from provisioning.selectors import tenant_policy
 from provisioning.services.devices import devices_release, devices_take, hosts_left_sanitize
 from provisioning.services.placing import PROVISION, AllocationSpec, priced_request
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import HOLDS_DEVICES, AllocationState, can_move
 
 S = AllocationState
 

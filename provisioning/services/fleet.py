@@ -1,7 +1,7 @@
 """Every write to the fleet inventory: loading a fleet document and the operators' node state changes.
 
 Each service owns its transaction and audits its change. The rules of the fleet document live in the pure
-module ``provisioning.fleet_document``; here they meet the database.
+module ``provisioning.domain.fleet_document``; here they meet the database.
 """
 
 from __future__ import annotations
@@ -18,13 +18,15 @@ from django.utils import timezone
 
 from core.actor import Actor
 from core.audit import audit_record
-from core.chain import canonical_json
+from core.domain.chain import canonical_json
 from core.errors import Conflict, Invalid
 from core.progress import QUIET, Progress
-from provisioning.attestation_evidence import EvidenceError, public_key_check
+from provisioning.domain.attestation_evidence import EvidenceError, public_key_check
+from provisioning.domain.fleet_document import FleetSpec, NodeSpec, Reason, Registered, check, check_against_fleet
+from provisioning.domain.json_source import SourceMap
+from provisioning.domain.placement.catalog import CATALOG
+from provisioning.domain.states import HOLDS_DEVICES
 from provisioning.fleet_cache import journal_fleet_changed, lock_placement, placement_section
-from provisioning.fleet_document import FleetSpec, NodeSpec, Reason, Registered, check, check_against_fleet
-from provisioning.json_source import SourceMap
 from provisioning.locks import lock_fleet, lock_nodes
 from provisioning.models import (
     NODE_TRANSITIONS,
@@ -38,10 +40,8 @@ from provisioning.models import (
     Region,
     VersionTarget,
 )
-from provisioning.placement.catalog import CATALOG
 from provisioning.selectors import VERSION_FIELDS
 from provisioning.services.faults import LastCheckpoint, node_failed
-from provisioning.states import HOLDS_DEVICES
 
 # GPU UUIDs are derived from the hostname and index, so reloading a fleet never mints new ones.
 GPU_UUID_NAMESPACE = uuid.UUID("6f1d7c2e-3b8a-5e4f-9a0b-1c2d3e4f5a6b")
@@ -373,7 +373,8 @@ def node_fault_recover(
     actor: Actor,
     last_checkpoint: LastCheckpoint,
 ) -> dict[str, int] | None:
-    """The cluster reports the node failing (``provisioning.kubernetes.health``): quarantine it, audited with the
+    """The cluster reports the node failing (``provisioning.drivers.kubernetes.health``): quarantine it, audited
+    with the
     condition that said so, then recover what ran on it as for a failed node (``node_failed``: jobs restart from
     their checkpoint elsewhere, the rest fails). None when there was nothing to do, so a second look at the same
     fault changes nothing.

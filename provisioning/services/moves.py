@@ -11,15 +11,15 @@ from django.utils import timezone
 from core.actor import Actor
 from core.audit import audit_record
 from core.tasks import enqueue
+from provisioning.domain.placement.decision import Device
+from provisioning.domain.placement.defragment import move_check
+from provisioning.domain.states import AllocationState
 from provisioning.events import allocation_stopped
 from provisioning.fleet_cache import placement_section
 from provisioning.models import Allocation
-from provisioning.placement.decision import Device
-from provisioning.placement.defragment import move_check
 from provisioning.services.devices import devices_release, devices_take, hosts_left_sanitize
 from provisioning.services.faults import FaultAt, LastCheckpoint, goodput_stop
 from provisioning.services.placing import PROVISION
-from provisioning.states import AllocationState
 
 S = AllocationState
 

@@ -30,17 +30,17 @@ from core.metrics import placement_observed
 from core.sql import InsertStatement
 from core.tasks import enqueue
 from provisioning import fleet_cache
+from provisioning.domain.placement.catalog import CATALOG
+from provisioning.domain.placement.decision import Placement, Pricing, Refused, Request, Share, mig_milli
+from provisioning.domain.placement.isolation import Refusal
+from provisioning.domain.placement.state import FULL_SHARE
+from provisioning.domain.rungs import Performance, Rung
+from provisioning.domain.states import AllocationState
+from provisioning.domain.workloads import Workload
 from provisioning.fleet_cache import PlacementSection, placement_section, placement_to_json
 from provisioning.models import Allocation, AllocationDevice, GpuClaim, PlacementJournal
-from provisioning.placement.catalog import CATALOG
-from provisioning.placement.decision import Placement, Pricing, Refused, Request, Share, mig_milli
-from provisioning.placement.isolation import Refusal
-from provisioning.placement.rungs import Performance, Rung
-from provisioning.placement.state import FULL_SHARE
 from provisioning.selectors import tenant_policy
 from provisioning.services.devices import device_rows, devices_remember, holds_take, slice_claims
-from provisioning.states import AllocationState
-from provisioning.workloads import Workload
 from tenancy.models import Tenant
 
 S = AllocationState

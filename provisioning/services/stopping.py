@@ -8,9 +8,9 @@ from datetime import datetime
 from core.actor import Actor
 from core.errors import Conflict
 from core.tasks import enqueue
+from provisioning.domain.states import AllocationState
 from provisioning.models import Allocation
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import AllocationState
 from tenancy.services import tenant_require_writable
 
 S = AllocationState

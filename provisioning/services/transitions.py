@@ -1,5 +1,6 @@
 """The allocation state machine: every move from one state to another is a compare-and-swap on the current state
-(``provisioning.states`` says which moves exist), opening or closing usage and giving the devices back as it goes.
+(``provisioning.domain.states`` says which moves exist), opening or closing usage and giving the devices back as it
+goes.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from django.utils import timezone
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict
+from provisioning.domain.rungs import Rung
+from provisioning.domain.states import HOLDS_DEVICES, AllocationState, can_move
 from provisioning.events import allocation_started, allocation_stopped
 from provisioning.fleet_cache import placement_section
 from provisioning.models import Allocation, AllocationFault
-from provisioning.placement.rungs import Rung
 from provisioning.services.devices import devices_release, hosts_left_sanitize
-from provisioning.states import HOLDS_DEVICES, AllocationState, can_move
 
 S = AllocationState
 

@@ -13,10 +13,10 @@ from functools import lru_cache
 
 from django.conf import settings
 
+from provisioning.domain.os_images import OsImage, os_catalog
+from provisioning.domain.workload_rules import DEFAULT_REGISTRIES
+from provisioning.domain.workloads import Materials, Workload
 from provisioning.models import Allocation
-from provisioning.os_images import OsImage, os_catalog
-from provisioning.workload_rules import DEFAULT_REGISTRIES
-from provisioning.workloads import Materials, Workload
 
 # (allocation, workload) -> Materials; with ``released=True``, what a verified confidential guest is handed.
 MaterialsSource = Callable[..., Materials]

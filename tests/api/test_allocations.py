@@ -5,8 +5,8 @@ import copy
 import pytest
 from django.test import override_settings
 
+from provisioning.drivers.base import SimulatedProvisioner
 from provisioning.models import Allocation, GpuClaim, Node
-from provisioning.provisioners import SimulatedProvisioner
 from provisioning.services.fleet import fleet_load, node_fail
 from tests.support import SYSTEM, assert_problem
 from tests.support.fleet_documents import node, small_fleet

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from billing.metering import to_ms, window_of
+from billing.domain.metering import to_ms, window_of
 from billing.models import Unit
 from billing.services.accounts import budget_set, notify, price_set
 from tests.support import SYSTEM, assert_problem

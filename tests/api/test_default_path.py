@@ -35,12 +35,12 @@ from billing.models import PushState, UsageInterval, UsageRollup
 from compliance.selectors import audit_chain_verify
 from config.celery import app
 from lifecycle.management.commands.seed_demo import DEMO_ALLOCATIONS
+from provisioning.domain.placement.catalog import CATALOG
+from provisioning.domain.placement.engine import PlacementEngine
+from provisioning.domain.placement.mig import GEOMETRY, MEMORY_SLICES
+from provisioning.domain.rungs import RUNGS, Rung
 from provisioning.fleet_cache import FLEET, FleetCache, fleet_read
 from provisioning.models import Allocation, GpuClaim, Node, NodeHold
-from provisioning.placement.catalog import CATALOG
-from provisioning.placement.engine import PlacementEngine
-from provisioning.placement.mig import GEOMETRY, MEMORY_SLICES
-from provisioning.placement.rungs import RUNGS, Rung
 
 # seed_demo's own price book must price every shape the demo runs and offers: the suite's default one stays out.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.own_price_book]

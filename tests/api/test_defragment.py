@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from billing.models import UsageInterval
 from core.models import AuditEvent
+from provisioning.drivers.base import SimulatedProvisioner
 from provisioning.models import Allocation, DefragmentRun, Node
-from provisioning.provisioners import SimulatedProvisioner
 from provisioning.services.defragment import defragment_advance
 from provisioning.services.fleet import fleet_load, node_drain
 from provisioning.tasks import defragment_runs_advance

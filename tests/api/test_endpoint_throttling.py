@@ -22,11 +22,11 @@ from rest_framework.test import APIClient
 from api.throttling import PerKeyThrottle
 from core.models import AuditEvent
 from lifecycle.services.customers import allocation_request
+from provisioning.domain.states import AllocationState as S
+from provisioning.domain.workloads import Port, Workload
+from provisioning.drivers.base import allocations_reconcile, provisioner
 from provisioning.models import Allocation
-from provisioning.provisioners import allocations_reconcile, provisioner
 from provisioning.services.placing import AllocationSpec
-from provisioning.states import AllocationState as S
-from provisioning.workloads import Port, Workload
 from tenancy.models import Tenant
 from tenancy.services import api_key_create
 from tests.support import SYSTEM, assert_problem

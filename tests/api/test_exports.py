@@ -16,8 +16,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from billing.models import ExportJob
-from compliance.verify import load_public_key
-from compliance.verify_export import verify_export
+from compliance.domain.verify import load_public_key
+from compliance.domain.verify_export import verify_export
 from core.models import AuditEvent
 from lifecycle.services.exports import ExportSpec, export_job_request
 from tests.api.test_reads_never_write import WRITES, session

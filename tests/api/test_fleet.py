@@ -9,7 +9,7 @@ from core.actor import Actor
 from core.models import AuditEvent
 from provisioning.models import Node, NodeState, Region
 from provisioning.services.fleet import fleet_load
-from tenancy.roles import STAFF_PERMISSIONS, StaffRole
+from tenancy.domain.roles import STAFF_PERMISSIONS, StaffRole
 from tests.support import assert_problem
 from tests.support.fleet_documents import SMALL_FLEET_NODES, changed, node, small_fleet
 

@@ -11,8 +11,8 @@ from time_machine import TimeMachineFixture
 
 from billing.models import Unit
 from billing.services.accounts import price_set
+from provisioning.drivers.base import SimulatedProvisioner
 from provisioning.models import Allocation, GpuClaim, Node
-from provisioning.provisioners import SimulatedProvisioner
 from provisioning.services.fleet import fleet_load, node_fail
 from tests.support import SYSTEM, assert_problem
 from tests.support.billing import price, sku

@@ -17,9 +17,9 @@ from compliance.services.erasure import erasure_request_create
 from compliance.services.holds import AssetScope, legal_hold_create
 from core.models import AuditEvent
 from lifecycle.services.customers import allocation_request
+from provisioning.domain.states import AllocationState as S
 from provisioning.models import Allocation, Node
 from provisioning.services.placing import AllocationSpec
-from provisioning.states import AllocationState as S
 from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM
 from tests.support.data import asset

@@ -11,11 +11,11 @@ import pytest
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
-from billing.metering import HOUR_MS, from_ms, to_ms
+from billing.domain.metering import HOUR_MS, from_ms, to_ms
 from billing.models import PushState, Sku, SkuPrice, UsageRollup
 from core.models import AuditEvent
+from tenancy.domain.roles import STAFF_PERMISSIONS, StaffRole
 from tenancy.models import Tenant
-from tenancy.roles import STAFF_PERMISSIONS, StaffRole
 from tests.support import assert_problem
 from tests.support.billing import load_fleet, sku
 

@@ -3,8 +3,8 @@ and the cross-tenant rule."""
 
 import pytest
 
+from compliance.domain.retention import LEGAL_MINIMUM_DAYS, SEVEN_YEARS_DAYS, Category
 from compliance.models import RetentionPolicy
-from compliance.retention import LEGAL_MINIMUM_DAYS, SEVEN_YEARS_DAYS, Category
 from core.models import AuditEvent
 from tests.support import assert_problem, teammate
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from core.models import AuditEvent
+from provisioning.domain.states import AllocationState as S
+from provisioning.drivers.base import allocations_reconcile
 from provisioning.models import Allocation, GpuClaim
-from provisioning.provisioners import allocations_reconcile
-from provisioning.states import AllocationState as S
 from tenancy.services import api_key_create
 from tests.support import SYSTEM
 from tests.support.billing import load_fleet, place

@@ -14,7 +14,7 @@ from api.throttling import PerKeyThrottle
 from compliance.services.assets import data_asset_create
 from compliance.services.downloads import asset_download_url
 from lifecycle.services.customers import allocation_request
-from provisioning.provisioners import SimulatedProvisioner
+from provisioning.drivers.base import SimulatedProvisioner
 from provisioning.services.attestation import attestation_credential
 from provisioning.services.placing import AllocationSpec
 from tests.support import SYSTEM, assert_problem

@@ -17,8 +17,8 @@ from django.test import override_settings
 from compliance.models import DataAsset
 from compliance.services.assets import data_asset_content
 from core.models import AuditEvent
+from provisioning.drivers.base import allocations_reconcile
 from provisioning.models import Allocation
-from provisioning.provisioners import allocations_reconcile
 from provisioning.services.fleet import fleet_load
 from tests.support import SYSTEM, assert_problem
 from tests.support.attestation import simulated_keys_registered
@@ -437,7 +437,7 @@ def test_workloads_with_ssh_trust_the_gateways_ca_for_their_own_principal_only(
     api: Any, alice: Any, fleet: Any, owned: dict[str, Any], settings: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     from lifecycle.services.workloads import allocation_materials
-    from provisioning.workloads import Workload
+    from provisioning.domain.workloads import Workload
 
     settings.LADDER_SSH_GATEWAY_CA = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGatewayCA hall-ca"
     made = launch(api(alice), "container", workload_of("container", owned["key"]), django_capture_on_commit_callbacks)

@@ -66,8 +66,8 @@ def test_gpu_spec_names_trace_models_and_the_request_gets_their_catalog_models()
 
 def test_fgd_measures_a_node_as_the_paper_does():
     from bench.fgd import FGDEngine, Task
-    from provisioning.placement.isolation import HallInfo
-    from provisioning.placement.state import FleetState
+    from provisioning.domain.placement.isolation import HallInfo
+    from provisioning.domain.placement.state import FleetState
 
     state = FleetState()
     state.add_hall(HallInfo("h", "r", "EU", None))
@@ -90,10 +90,10 @@ def test_fgd_measures_a_node_as_the_paper_does():
 
 def test_the_gang_benchmark_places_gangs_inside_one_group_and_prints_one_json_object():
     from bench.gangs import gang_fleet, gang_run
-    from provisioning.placement.decision import Placement, Request
-    from provisioning.placement.engine import PlacementEngine
-    from provisioning.placement.isolation import TenantPolicy
-    from provisioning.placement.rungs import Rung
+    from provisioning.domain.placement.decision import Placement, Request
+    from provisioning.domain.placement.engine import PlacementEngine
+    from provisioning.domain.placement.isolation import TenantPolicy
+    from provisioning.domain.rungs import Rung
 
     state = gang_fleet(2_048, mixed=True)
     assert len({n.gang_group for n in state.nodes.values()}) > 4  # fabrics x version sets: gangs have a choice

@@ -9,9 +9,9 @@ from django.test import override_settings
 from billing.models import BudgetAlert, Notification
 from billing.services.accounts import PaymentRequired, admission_check, budget_set
 from lifecycle.services.customers import budget_enforce
+from provisioning.domain.states import AllocationState as S
+from provisioning.drivers.base import SimulatedProvisioner, allocations_reconcile
 from provisioning.models import Allocation
-from provisioning.provisioners import SimulatedProvisioner, allocations_reconcile
-from provisioning.states import AllocationState as S
 from tests.support import SYSTEM, assert_problem
 from tests.support.billing import at, load_fleet, place, price, run
 

@@ -13,7 +13,7 @@ import stripe
 from django.utils import timezone
 from time_machine import TimeMachineFixture
 
-from billing.metering import HOUR_MS, quantity, to_ms
+from billing.domain.metering import HOUR_MS, quantity, to_ms
 from billing.models import BillingAccount, PushState, Sku, SkuPrice, Unit, UsageInterval, UsageRollup
 from billing.selectors import invoice_for
 from billing.services import stripe_sync

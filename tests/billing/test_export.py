@@ -15,18 +15,18 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-from billing.exports import export_batches
-from billing.focus_files import SCHEMA, write_parquet
-from billing.metering import to_ms
+from billing.domain.focus_files import SCHEMA, write_parquet
+from billing.domain.metering import to_ms
+from billing.domain.pricing import round_money
 from billing.models import UsageInterval, UsageRollup
-from billing.pricing import round_money
 from billing.selectors import invoice_for
+from billing.selectors.exports import export_batches
 from billing.services.ledger import windows_close
+from provisioning.domain.states import AllocationState as S
+from provisioning.drivers.base import SimulatedProvisioner
 from provisioning.models import Node
-from provisioning.provisioners import SimulatedProvisioner
 from provisioning.services.faults import node_failed
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import AllocationState as S
 from tests.support import SYSTEM
 from tests.support.billing import BASE, at, load_fleet, place, price, run, stop
 from tests.support.exports import MONTH, MONTH_END, cost, generated_month, read_csv

@@ -1,4 +1,5 @@
-"""A large export written by several processes (billing.exports.write): the rows are split into contiguous runs of
+"""A large export written by several processes (billing.selectors.exports.write): the rows are split into
+contiguous runs of
 tenant x SKU of about equal size, and the file the parts make is the file one process writes, byte for byte (CSV)
 and value for value in the same row groups (Parquet). The workers are forked and read what is committed, so these
 tests commit (transactional_db); an export inside a transaction is written by one process."""
@@ -17,8 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import core.tasks
-from billing import exports, focus_files
-from billing.metering import to_ms
+from billing.domain import focus_files
+from billing.domain.metering import to_ms
+from billing.selectors import exports
 from tests.support.exports import MONTH, generated_month
 
 FIRST_MS = to_ms(MONTH)

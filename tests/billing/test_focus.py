@@ -1,4 +1,4 @@
-"""FOCUS rows (billing.focus), without a database: every row has its required columns, its charge period lies in
+"""FOCUS rows (billing.domain.focus), without a database: every row has its required columns, its charge period lies in
 its billing period, and the rows' costs add up exactly to the ledger's amount, so they round to the invoice."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing import focus, focus_columns, focus_files
-from billing.focus_files import write_csv
-from billing.pricing import amount, invoice_lines, round_money
+from billing.domain import focus, focus_columns, focus_files
+from billing.domain.focus_files import write_csv
+from billing.domain.pricing import amount, invoice_lines, round_money
 
 TENANT = focus.Tenant(7, "acme", 'Acme, "Robotics"')
 GPU = focus.Sku("container/H100/gpu/eu-west", "container", "gpu", "", "H100", "eu-west", "EU West", "usd")
@@ -71,7 +71,7 @@ def test_it_computes_the_exact_amount_as_billing_pricing_does(q, micros):
     exact = Fraction(q) * Fraction(per_hour) / 3_600_000
     units = focus.cost_units(q, micros)
     assert abs(Fraction(units, 10**16) - exact) <= Fraction(1, 2 * 10**16)
-    # billing.pricing's Decimal amount (28 digits) rounds to the same cents where it is exact enough to say.
+    # billing.domain.pricing's Decimal amount (28 digits) rounds to the same cents where it is exact enough to say.
     assert round_money(focus.exact_amount(q, per_hour), "usd") == round_money(
         Decimal(exact.numerator) / Decimal(exact.denominator), "usd"
     ) or abs(amount(q, per_hour) - focus.exact_amount(q, per_hour)) < Decimal("1e-15")

@@ -1,5 +1,5 @@
-"""The columnar writers (billing.focus_columns, billing.focus_files) against the row-by-row reference
-(billing.focus.Rows), on generated ledgers: the CSV text byte for byte, the Parquet values exactly, summary and
+"""The columnar writers (billing.domain.focus_columns, billing.domain.focus_files) against the row-by-row reference
+(billing.domain.focus.Rows), on generated ledgers: the CSV text byte for byte, the Parquet values exactly, summary and
 detail, whatever the batch size (the cost carry goes on across batches)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from billing import focus, focus_columns, focus_files
+from billing.domain import focus, focus_columns, focus_files
 
 OCT = 1_790_812_800_000  # 2026-10-01T00:00:00Z
 HOUR = focus.HOUR_MS

@@ -9,15 +9,15 @@ from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from billing.metering import to_ms
+from billing.domain.metering import to_ms
 from billing.models import MeteringLock, MeterTotal, Unit, UsageInterval, UsageRollup
 from billing.selectors import invoice_for, usage_rows
 from billing.services.ledger import windows_close
+from provisioning.domain.states import AllocationState as S
+from provisioning.drivers.base import SimulatedProvisioner
 from provisioning.models import Allocation, AllocationFault, Node
-from provisioning.provisioners import SimulatedProvisioner
 from provisioning.services.faults import node_failed
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import AllocationState as S
 from tests.support import SYSTEM
 from tests.support.billing import BASE, at, load_fleet, place, price, run, stop
 

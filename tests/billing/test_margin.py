@@ -1,4 +1,5 @@
-"""Revenue and margin: the pure arithmetic (billing.margin), then the report the ledger, capacity samples and cost
+"""Revenue and margin: the pure arithmetic (billing.domain.margin), then the report the ledger, capacity samples
+and cost
 book make (billing.selectors.margin_report)."""
 
 from __future__ import annotations
@@ -9,8 +10,8 @@ from decimal import Decimal
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing.margin import Basis, CostBook, Held, Revenue, Sample, margin
-from billing.metering import to_ms
+from billing.domain.margin import Basis, CostBook, Held, Revenue, Sample, margin
+from billing.domain.metering import to_ms
 from billing.models import Unit
 from billing.selectors import margin_report
 from billing.services.accounts import cost_basis_add

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing.metering import HOUR_MS, from_ms, meter_values, quantity, split, to_ms, window_of
-from billing.pricing import amount, from_minor, invoice_lines, round_money, stripe_unit_amount, unit_hours
+from billing.domain.metering import HOUR_MS, from_ms, meter_values, quantity, split, to_ms, window_of
+from billing.domain.pricing import amount, from_minor, invoice_lines, round_money, stripe_unit_amount, unit_hours
 
 T0 = to_ms(datetime(2026, 11, 30, 10, 0, tzinfo=UTC))
 

@@ -1,4 +1,4 @@
-"""The pure comparison (``billing.reconcile``): a month whose ledger went to Stripe as the pusher sends it (whole
+"""The pure comparison (``billing.domain.reconcile``): a month whose ledger went to Stripe as the pusher sends it (whole
 unit-seconds carried per SKU, each invoice line rounded once) is clean whatever the usage; each way the chain can
 break is found with its cause; anything else is unexplained."""
 
@@ -9,9 +9,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing.metering import meter_values
-from billing.pricing import amount, stripe_unit_amount
-from billing.reconcile import Cause, Key, Line, Stage, reconcile
+from billing.domain.metering import meter_values
+from billing.domain.pricing import amount, stripe_unit_amount
+from billing.domain.reconcile import Cause, Key, Line, Stage, reconcile
 
 PRICES = st.sampled_from([Decimal("2.50"), Decimal("0.90"), Decimal("3.60"), Decimal("31.337"), Decimal("0.013")])
 

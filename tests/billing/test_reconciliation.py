@@ -28,8 +28,8 @@ from billing.services.reconcile import (
 from billing.services.stripe_push import PushReport, billing_push
 from billing.services.stripe_sync import stripe_account_sync
 from core.models import AuditEvent
+from provisioning.domain.states import AllocationState as S
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import AllocationState as S
 from tenancy.models import Tenant
 from tests.fakes.stripe import StripeServer
 from tests.support import SYSTEM

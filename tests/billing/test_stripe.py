@@ -22,8 +22,8 @@ from django.db import connection
 from django.db.models import Sum
 from django.utils import timezone
 
+from billing.domain.pricing import stripe_unit_amount
 from billing.models import BillingAccount, PushState, Sku, SkuPrice, Unit, UsageRollup
-from billing.pricing import stripe_unit_amount
 from billing.selectors import invoice_upcoming, month_of
 from billing.services import stripe_push, stripe_sync
 from billing.services.ledger import windows_close
@@ -31,8 +31,8 @@ from billing.services.stripe_push import billing_push, push_lease
 from billing.services.stripe_sync import stripe_account_sync
 from lifecycle.services.closure import tenant_close
 from lifecycle.services.customers import tenant_signup
+from provisioning.domain.states import AllocationState as S
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import AllocationState as S
 from tenancy.models import Tenant
 from tests.fakes.stripe import StripeServer
 from tests.support import SYSTEM

@@ -21,8 +21,8 @@ from billing.services import stripe_sync
 from billing.services.ledger import windows_close
 from billing.tasks import billing_push
 from config.celery import app
+from provisioning.domain.states import AllocationState as S
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import AllocationState as S
 from tests.fakes.stripe import StripeServer
 from tests.support import SYSTEM, redis_reachable, require
 from tests.support.billing import load_fleet, place, price, stop

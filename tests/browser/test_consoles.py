@@ -18,9 +18,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import Page, expect
 
+from compliance.domain.verify import verify_bundle
 from compliance.models import HoldState, LegalHold
 from compliance.signing import audit_signer
-from compliance.verify import verify_bundle
 from core.models import AuditEvent
 from lifecycle.services.customers import tenant_signup
 from provisioning.models import Node

@@ -20,8 +20,8 @@ from django.test import override_settings
 from playwright.sync_api import Page, expect
 
 from compliance.models import AccountClosure, RetentionPolicy
+from provisioning.drivers.base import allocations_reconcile
 from provisioning.models import Allocation
-from provisioning.provisioners import allocations_reconcile
 from tenancy.models import ApiKey, Membership, Tenant
 from tests.support import teammate
 from tests.support.billing import load_fleet, place, price

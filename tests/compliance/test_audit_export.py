@@ -1,4 +1,4 @@
-"""``manage.py audit_export`` and ``python -m compliance.verify``: bundles that verify offline, and every way of
+"""``manage.py audit_export`` and ``python -m compliance.domain.verify``: bundles that verify offline, and every way of
 tampering with one that must fail, naming the event."""
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compliance import selectors
+from compliance.domain.verify import BundleError, canonical_event, load_public_key, verify_bundle
 from compliance.models import AuditCheckpoint
 from compliance.selectors import audit_chain_verify, chain_rows, row_hash
 from compliance.services.audit import audit_checkpoint_take
 from compliance.signing import Signer, audit_signer
-from compliance.verify import BundleError, canonical_event, load_public_key, verify_bundle
 from core.audit import audit_record
-from core.chain import GENESIS_HASH, HASHED_FIELDS, canonical_json, event_hash, format_time
+from core.domain.chain import GENESIS_HASH, HASHED_FIELDS, canonical_json, event_hash, format_time
 from core.models import AuditChainHead, AuditEvent
 from tests.support import ROOT, SYSTEM
 from tests.support.audit_tamper import tamper_update
@@ -69,13 +69,13 @@ def export(path: Path, *args: str) -> str:
 
 
 def verify_offline(bundle: Path, key: Path, *, block_django: bool = False) -> subprocess.CompletedProcess[str]:
-    """``python -m compliance.verify`` in a fresh process with no Django settings, no database and no secret."""
+    """``python -m compliance.domain.verify`` in a fresh process with no Django settings, no database and no secret."""
     env = {k: v for k, v in os.environ.items() if k not in {"DJANGO_SETTINGS_MODULE", "DATABASE_URL", "SECRET_KEY"}}
     if block_django:  # importing Django at all would fail
-        code = "import runpy, sys; sys.modules['django'] = None; runpy.run_module('compliance.verify', run_name='__main__')"  # noqa: E501
+        code = "import runpy, sys; sys.modules['django'] = None; runpy.run_module('compliance.domain.verify', run_name='__main__')"  # noqa: E501
         command = [sys.executable, "-c", code, str(bundle), "--public-key", str(key)]
     else:
-        command = [sys.executable, "-m", "compliance.verify", str(bundle), "--public-key", str(key)]
+        command = [sys.executable, "-m", "compliance.domain.verify", str(bundle), "--public-key", str(key)]
     return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
 
 
@@ -485,7 +485,7 @@ def test_the_key_may_be_the_apis_json_answer(api, bundle, tmp_path):
 
 
 def test_the_verifier_imports_no_django():
-    code = "import sys, compliance.verify; print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))"
+    code = "import sys, compliance.domain.verify; print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))"
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     done = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True)
     assert done.stdout.strip() == "[]", done.stderr

@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings as django_settings
 from django.db import transaction
 
+from compliance.domain.verify import checkpoint_payload, key_id, load_public_key, signature_valid
 from compliance.models import AuditCheckpoint
 from compliance.selectors import audit_chain_verify
 from compliance.services.audit import CHECKPOINT_ACTION, audit_checkpoint_take
@@ -30,9 +31,8 @@ from compliance.signing import (
     signing_key_id,
 )
 from compliance.tasks import audit_checkpoint_scheduled
-from compliance.verify import checkpoint_payload, key_id, load_public_key, signature_valid
 from core.audit import audit_record
-from core.chain import format_time
+from core.domain.chain import format_time
 from core.models import AuditChainHead, AuditEvent
 from tests.support import ROOT, SYSTEM, assert_problem
 

@@ -6,7 +6,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from compliance import envelope, storage
+from compliance import storage
+from compliance.domain import envelope
 from compliance.models import AssetState, DataAsset, TenantKey
 from compliance.services.assets import AssetScope, data_asset_content, data_asset_delete, data_asset_shred_cancel
 from compliance.services.holds import legal_hold_create, legal_hold_release

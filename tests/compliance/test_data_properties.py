@@ -18,7 +18,7 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compliance import retention
+from compliance.domain import retention
 from compliance.models import AssetState, DataAsset, ErasureOutcome, HoldState, LegalHold
 from compliance.services.assets import AssetScope, data_asset_delete
 from compliance.services.erasure import erasure_request_create

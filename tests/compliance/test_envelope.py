@@ -1,4 +1,4 @@
-"""Envelope encryption (compliance/envelope.py) without a database: round trips, owner binding, tamper and
+"""Envelope encryption (compliance/domain/envelope.py) without a database: round trips, owner binding, tamper and
 truncation detection, crypto-shredding, and master-key rotation."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compliance.envelope import (
+from compliance.domain.envelope import (
     DEFAULT_CHUNK_SIZE,
     TAG_BYTES,
     ContentInvalid,

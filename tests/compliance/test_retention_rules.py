@@ -1,4 +1,5 @@
-"""The pure retention rules (``compliance.retention``): legal minimums, the longest rule, hold scopes, decisions."""
+"""The pure retention rules (``compliance.domain.retention``): legal minimums, the longest rule, hold scopes,
+decisions."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -6,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compliance import retention
-from compliance.retention import Decision, Holds, HoldScope, Rule, RuleInvalid
+from compliance.domain import retention
+from compliance.domain.retention import Decision, Holds, HoldScope, Rule, RuleInvalid
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

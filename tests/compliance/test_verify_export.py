@@ -1,4 +1,4 @@
-"""Signed finance exports, checked offline (python -m compliance.verify_export) with only the file, its signature
+"""Signed finance exports, checked offline (python -m compliance.domain.verify_export) with only the file, its signature
 and the public key the API publishes: a true export passes; a changed byte, a changed claim, another key, a
 truncated file fail, each naming why."""
 
@@ -14,8 +14,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.core.management import call_command
 
+from compliance.domain.verify_export import main
 from compliance.signing import Signer
-from compliance.verify_export import main
 from tests.support import ROOT
 from tests.support.exports import generated_month
 
@@ -106,7 +106,7 @@ def test_the_checker_runs_without_django(signed):
     paths, key = signed
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     result = subprocess.run(
-        [sys.executable, "-m", "compliance.verify_export", str(paths["parquet"]), "--public-key", str(key)],
+        [sys.executable, "-m", "compliance.domain.verify_export", str(paths["parquet"]), "--public-key", str(key)],
         cwd=ROOT,
         env=env,
         capture_output=True,

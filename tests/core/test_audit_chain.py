@@ -1,4 +1,4 @@
-"""The audit hash chain (core/chain.py) on its own, without a database: what verify() accepts and catches."""
+"""The audit hash chain (core/domain/chain.py) on its own, without a database: what verify() accepts and catches."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from core.chain import (
+from core.domain.chain import (
     GENESIS_HASH,
     HASHED_FIELDS,
     VerifyResult,

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from compliance.selectors import audit_chain_verify
 from core.audit import audit_record
-from core.chain import GENESIS_HASH, HASHED_FIELDS, event_hash
+from core.domain.chain import GENESIS_HASH, HASHED_FIELDS, event_hash
 from core.models import AuditChainHead, AuditEvent
 from lifecycle.services.customers import tenant_signup
+from tenancy.domain.roles import StaffRole, TenantRole
 from tenancy.models import ApiKeyScope
-from tenancy.roles import StaffRole, TenantRole
 from tenancy.services import api_key_create, member_invite, staff_user_create
 from tests.support import SYSTEM
 from tests.support.audit_tamper import tamper_delete, tamper_update

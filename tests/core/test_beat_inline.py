@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
+from provisioning.domain.states import AllocationState as S
 from provisioning.models import Allocation
-from provisioning.states import AllocationState as S
 from tests.support.billing import load_fleet, place
 
 

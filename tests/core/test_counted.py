@@ -27,9 +27,9 @@ from core.metrics import (
 )
 from core.models import AuditEvent
 from lifecycle.services.customers import allocation_request, budget_enforce
-from provisioning.kubernetes.client import ClusterUnavailable
+from provisioning.drivers.base import allocations_reconcile
+from provisioning.drivers.kubernetes.client import ClusterUnavailable
 from provisioning.models import Cluster
-from provisioning.provisioners import allocations_reconcile
 from provisioning.services.placing import AllocationSpec
 from tests.api.test_metrics import value
 from tests.billing.test_stripe import hour_start, use

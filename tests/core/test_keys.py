@@ -19,7 +19,7 @@ from compliance.services.assets import master_ring, tenant_key
 from compliance.services.secrets import secret_create, secret_values
 from compliance.signing import audit_signer, signer_for
 from core.keys import KeySourceError, key_setting, keys_load, unwrap
-from provisioning.kubernetes.credentials import seal, unseal
+from provisioning.drivers.kubernetes.credentials import seal, unseal
 from tests.fakes.vault import VaultServer
 from tests.support import ROOT, SYSTEM
 

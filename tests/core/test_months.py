@@ -1,4 +1,4 @@
-"""core.months: the one reading of ``YYYY-MM`` and of a range of months (the finance API and console, the
+"""core.domain.months: the one reading of ``YYYY-MM`` and of a range of months (the finance API and console, the
 reconciliation's API, console and command). Pure: no database, no clock."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.errors import Invalid
-from core.months import (
+from core.domain.months import (
     FIRST_YEAR,
     LAST_YEAR,
     MAX_MONTHS,
@@ -21,6 +20,7 @@ from core.months import (
     month_start,
     month_text,
 )
+from core.errors import Invalid
 
 NOW = datetime(2026, 11, 17, 15, 4, 5, tzinfo=UTC)
 

@@ -17,8 +17,8 @@ from billing.models import PushState, Sku, UsageRollup
 from billing.services import stripe_sync
 from billing.services.ledger import windows_close
 from core.progress import QUIET, Progress, duration, line
+from provisioning.domain.states import AllocationState as S
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import AllocationState as S
 from tenancy.models import Tenant
 from tests.fakes.stripe import StripeServer
 from tests.support import SYSTEM

@@ -12,12 +12,12 @@ import uuid
 import pytest
 from django.utils import timezone
 
+from compliance.domain.retention import Category
 from compliance.models import ClosureStep, DataAsset
-from compliance.retention import Category
 from core.models import AuditEvent
 from lifecycle.services.closure import STALLED_AFTER, closures_resume, tenant_close
+from provisioning.domain.states import AllocationState as S
 from provisioning.models import Allocation
-from provisioning.states import AllocationState as S
 from tenancy.models import TenantState
 from tests.support import SYSTEM, redis_reachable, require
 from tests.support.billing import load_fleet, place

@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 from billing.selectors import priced_pools
 from compliance.selectors import audit_chain_verify
 from lifecycle.management.commands.seed_demo import DEMO_ALLOCATIONS
+from provisioning.domain.placement.catalog import CATALOG
 from provisioning.models import Allocation
-from provisioning.placement.catalog import CATALOG
 from tenancy.models import ApiKey, Membership, Tenant
 
 pytestmark = pytest.mark.own_price_book  # the demo's price book is seed_demo's own

@@ -13,8 +13,8 @@ from django.test import Client, override_settings
 
 from compliance.models import AccountClosure, RetentionPolicy
 from core.models import AuditEvent
+from provisioning.drivers.base import allocations_reconcile
 from provisioning.models import Allocation
-from provisioning.provisioners import allocations_reconcile
 from provisioning.services.fleet import fleet_load
 from tenancy.models import ApiKey, Membership, Tenant
 from tests.support import SYSTEM, teammate

@@ -10,12 +10,12 @@ from django.db import IntegrityError, connection, transaction
 
 from core.models import AuditEvent
 from provisioning import fleet_cache
+from provisioning.domain.states import AllocationState
 from provisioning.models import Allocation, Gpu, GpuClaim
 from provisioning.services.fleet import fleet_load
 from provisioning.services.placing import AllocationSpec, PlacementRefused, allocation_request
 from provisioning.services.stopping import allocation_stop
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import AllocationState
 from tenancy.models import Tenant
 from tests.support import SYSTEM
 from tests.support.fleet_documents import node

@@ -11,9 +11,11 @@ from django.utils import timezone
 from compliance.services.secrets import secret_create
 from core.models import AuditEvent
 from lifecycle.services.customers import allocation_request
-from provisioning.attestation_evidence import GuestKeys, b64e, open_sealed, sign
+from provisioning.domain.attestation_evidence import GuestKeys, b64e, open_sealed, sign
+from provisioning.domain.states import AllocationState as S
+from provisioning.domain.workloads import SecretRef, Workload
+from provisioning.drivers.base import SimulatedProvisioner, simulated_node_key, simulated_node_public_key
 from provisioning.models import Allocation, Attestation, AttestationChallenge, Node
-from provisioning.provisioners import SimulatedProvisioner, simulated_node_key, simulated_node_public_key
 from provisioning.services.attestation import (
     Verdict,
     attestation_challenge,
@@ -24,8 +26,6 @@ from provisioning.services.attestation import (
 )
 from provisioning.services.fleet import node_attestation_key_set
 from provisioning.services.placing import AllocationSpec
-from provisioning.states import AllocationState as S
-from provisioning.workloads import SecretRef, Workload
 from tests.support import SYSTEM, assert_problem
 from tests.support.billing import load_fleet
 

@@ -17,10 +17,10 @@ from django.db import transaction
 from compliance.selectors import audit_chain_verify
 from core.actor import Actor
 from core.models import AuditEvent
-from provisioning.fleet_document import check, format_path
-from provisioning.json_source import parse_text
+from provisioning.domain.fleet_document import check, format_path
+from provisioning.domain.json_source import parse_text
+from provisioning.domain.placement.catalog import CATALOG
 from provisioning.models import Gpu, GpuModel, Hall, Node, NodeState, Region
-from provisioning.placement.catalog import CATALOG
 from provisioning.services.fleet import FleetDocumentInvalid, fleet_load, gpu_models_sync, gpu_uuid
 from tests.support.fleet_documents import (
     DELETE,

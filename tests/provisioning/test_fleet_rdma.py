@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from core.actor import Actor
-from provisioning.fleet_document import Nic, Rdma, check, format_path
+from provisioning.domain.fleet_document import Nic, Rdma, check, format_path
 from provisioning.models import Node
 from provisioning.services.fleet import FleetDocumentInvalid, fleet_load
 from tests.support.fleet_documents import DELETE, changed, small_fleet

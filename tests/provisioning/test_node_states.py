@@ -12,8 +12,8 @@ from django.db import connection
 from core.actor import Actor
 from core.errors import Conflict
 from core.models import AuditEvent
+from provisioning.drivers.base import SimulatedProvisioner
 from provisioning.models import NODE_TRANSITIONS, Node, NodeState
-from provisioning.provisioners import SimulatedProvisioner
 from provisioning.services.fleet import fleet_load, node_drain, node_fail, node_quarantine, node_undrain
 from tests.support.fleet_documents import small_fleet
 

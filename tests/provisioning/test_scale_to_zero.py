@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from billing.metering import to_ms
+from billing.domain.metering import to_ms
 from billing.models import UsageInterval
 from billing.services.ledger import usage_close
 from core.models import AuditEvent
+from provisioning.domain.states import AllocationState as S
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, AllocationDevice, GpuClaim
 from provisioning.services.endpoints import (
@@ -22,7 +23,6 @@ from provisioning.services.endpoints import (
 )
 from provisioning.services.stopping import allocation_stop
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import AllocationState as S
 from tests.support import SYSTEM
 from tests.support.billing import at, load_fleet, place, run
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from provisioning.drivers.base import SimulatedProvisioner
 from provisioning.models import Allocation, Node
-from provisioning.provisioners import SimulatedProvisioner
 from provisioning.services.fleet import fleet_load, node_fail
 from tests.api.test_workloads import public_key
 from tests.support import SYSTEM

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from provisioning.upgrades import (
+from provisioning.domain.upgrades import (
     PlanAllocation,
     PlanDomain,
     PlanLimitError,

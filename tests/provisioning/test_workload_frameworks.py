@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from provisioning.os_images import os_catalog
-from provisioning.workload_access import access
-from provisioning.workload_rules import DEFAULT_REGISTRIES, WorkloadInvalid, workload_check
-from provisioning.workloads import Checkpoint, Port, Workload
+from provisioning.domain.os_images import os_catalog
+from provisioning.domain.workload_access import access
+from provisioning.domain.workload_rules import DEFAULT_REGISTRIES, WorkloadInvalid, workload_check
+from provisioning.domain.workloads import Checkpoint, Port, Workload
 
 IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from provisioning.domain.rungs import Framework, Rung
+from provisioning.domain.workloads import Checkpoint, Workload, WorkloadSpec, workload_spec
 from provisioning.models import Allocation
-from provisioning.placement.rungs import Framework, Rung
 from provisioning.services.fleet import fleet_load
-from provisioning.workloads import Checkpoint, Workload, WorkloadSpec, workload_spec
 from tests.provisioning.test_slurm_hosts import slurm_cluster
 from tests.support import SYSTEM
 from tests.support.fleet_documents import node, small_fleet

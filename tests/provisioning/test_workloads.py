@@ -10,12 +10,12 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from provisioning import simulated
-from provisioning.os_images import OS_IMAGES, os_catalog
-from provisioning.user_data import os_user_data
-from provisioning.workload_access import access
-from provisioning.workload_rules import DEFAULT_REGISTRIES, WorkloadInvalid, image_parse, workload_check
-from provisioning.workloads import Checkpoint, Materials, Port, SecretRef, Volume, Workload
+from provisioning.domain.os_images import OS_IMAGES, os_catalog
+from provisioning.domain.user_data import os_user_data
+from provisioning.domain.workload_access import access
+from provisioning.domain.workload_rules import DEFAULT_REGISTRIES, WorkloadInvalid, image_parse, workload_check
+from provisioning.domain.workloads import Checkpoint, Materials, Port, SecretRef, Volume, Workload
+from provisioning.drivers import simulated
 
 CATALOG = os_catalog()
 T0 = datetime(2026, 3, 1, 12, tzinfo=UTC)

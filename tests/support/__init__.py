@@ -13,8 +13,8 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from core.actor import Actor
+from tenancy.domain.roles import TenantRole
 from tenancy.models import Tenant
-from tenancy.roles import TenantRole
 from tenancy.services import member_invite
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository

@@ -8,9 +8,9 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rest_framework.test import APIClient
 
-from provisioning.attestation_evidence import GuestKeys, b64e, open_sealed, sign
+from provisioning.domain.attestation_evidence import GuestKeys, b64e, open_sealed, sign
+from provisioning.drivers.base import simulated_node_public_key
 from provisioning.models import Node
-from provisioning.provisioners import simulated_node_public_key
 from provisioning.services.attestation import attestation_credential
 from provisioning.services.fleet import node_attestation_key_set
 from tests.support import SYSTEM

@@ -16,11 +16,11 @@ from django.conf import settings
 
 from billing.models import Sku, SkuPrice, Unit
 from billing.selectors import sku_shapes
+from provisioning.domain.states import AllocationState as S
 from provisioning.models import Allocation, GpuModel, Region
 from provisioning.services.fleet import fleet_load
 from provisioning.services.placing import AllocationSpec, allocation_request
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import AllocationState as S
 from tests.support import SYSTEM
 from tests.support.fleet_documents import small_fleet
 

@@ -11,14 +11,14 @@ from typing import Any
 from django.test import Client
 from django.utils import timezone
 
-from billing.metering import HOUR_MS, to_ms
+from billing.domain.metering import HOUR_MS, to_ms
 from billing.models import BillingAccount, PushState, UsageRollup
 from billing.selectors import month_of
 from billing.services.accounts import cost_basis_add
+from provisioning.domain.states import AllocationState
 from provisioning.models import CapacitySample, GpuModel, Hall, Node
 from provisioning.services.capacity import capacity_sample
 from provisioning.services.transitions import allocation_transition
-from provisioning.states import AllocationState
 from tests.support import SYSTEM
 from tests.support.billing import place, price, run, stop
 from tests.support.fleet_documents import node

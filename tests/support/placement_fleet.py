@@ -1,7 +1,7 @@
 """Small in-memory fleets for the placement engine's tests and properties."""
 
-from provisioning.placement.isolation import HallInfo, TenantPolicy
-from provisioning.placement.state import FleetState
+from provisioning.domain.placement.isolation import HallInfo, TenantPolicy
+from provisioning.domain.placement.state import FleetState
 
 VERSIONS = ("580.65", "13.0", "2.27", "96.00")
 OLD = ("570.10", "12.8", "2.21", "95.00")

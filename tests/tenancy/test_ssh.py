@@ -9,7 +9,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
-from tenancy.ssh import SshKeyError, parse
+from tenancy.domain.ssh import SshKeyError, parse
 
 
 def public(key) -> str:

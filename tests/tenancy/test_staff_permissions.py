@@ -1,4 +1,4 @@
-"""One registry of staff permissions (``tenancy.roles.StaffPermission``): each staff role is granted exactly what
+"""One registry of staff permissions (``tenancy.domain.roles.StaffPermission``): each staff role is granted exactly what
 ``STAFF_PERMISSIONS`` lists for it, every name in the registry is a real Django permission, and every staff view of
 the API and every console page asks for a name from the registry."""
 
@@ -11,7 +11,7 @@ from django.contrib.auth.models import Group, Permission
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from portal.consoles.frame import CONSOLES
-from tenancy.roles import STAFF_PERMISSIONS, StaffPermission, StaffRole
+from tenancy.domain.roles import STAFF_PERMISSIONS, StaffPermission, StaffRole
 from tenancy.selectors import staff_may
 from tenancy.services import staff_groups_ensure
 

@@ -43,8 +43,8 @@ from lifecycle.services.customers import allocation_request, budget_update
 from provisioning.models import Allocation
 from provisioning.services.placing import AllocationSpec
 from provisioning.services.stopping import allocation_stop
+from tenancy.domain.roles import TenantRole
 from tenancy.models import ApiKey, Membership, SshKey, Tenant, TenantState
-from tenancy.roles import TenantRole
 from tenancy.services import (
     TenantNotActive,
     api_key_create,

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from billing.reconcile import Cause
+from billing.domain.reconcile import Cause
 from billing.services.reconcile import Reconciliation, reconciliation_as_json, reconciliation_month
 from core.errors import ServiceError
 from tenancy.models import Tenant

@@ -1,5 +1,6 @@
 """``manage.py audit_export --out FILE [--tenant SLUG] [--from ISO] [--to ISO]``: a bundle of the audit log that
-``python -m compliance.verify FILE --public-key KEYFILE`` verifies offline (format: ``compliance/verify.py``). On a
+``python -m compliance.domain.verify FILE --public-key KEYFILE`` verifies offline (format:
+``compliance/domain/verify.py``). On a
 terminal, the events written so far show on stderr meanwhile (``core/progress.py``)."""
 
 from __future__ import annotations

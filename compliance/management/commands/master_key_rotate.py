@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from compliance.envelope import EnvelopeError
+from compliance.domain.envelope import EnvelopeError
 from compliance.services.assets import master_key_rotate, master_ring
 from core.actor import Actor
 

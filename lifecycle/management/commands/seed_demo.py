@@ -33,15 +33,15 @@ from compliance.services.assets import data_asset_create
 from compliance.services.secrets import secret_create
 from core.actor import Actor
 from lifecycle.services.customers import allocation_request, tenant_signup
+from provisioning.domain.rungs import Rung
+from provisioning.domain.workloads import Workload
+from provisioning.drivers.base import simulated_node_public_key
 from provisioning.models import Allocation, GpuModel, Hall, Node, Region
-from provisioning.placement.rungs import Rung
-from provisioning.provisioners import simulated_node_public_key
 from provisioning.services.capacity import capacity_sample
 from provisioning.services.fleet import fleet_load, node_attestation_key_set
 from provisioning.services.placing import AllocationSpec
-from provisioning.workloads import Workload
+from tenancy.domain.roles import StaffRole, TenantRole
 from tenancy.models import ApiKey, ApiKeyScope, SshKey, Tenant
-from tenancy.roles import StaffRole, TenantRole
 from tenancy.services import api_key_create, api_key_revoke, member_invite, ssh_key_add, staff_user_create
 from tenancy.totp import staff_totp_enrol, totp_device, totp_secret
 

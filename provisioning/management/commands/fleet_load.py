@@ -1,4 +1,4 @@
-"""``manage.py fleet_load FILE.json``: load a fleet document (format in ``provisioning/fleet_document.py``).
+"""``manage.py fleet_load FILE.json``: load a fleet document (format in ``provisioning/domain/fleet_document.py``).
 
 Prints the counts (on a terminal, the nodes loaded so far on stderr meanwhile: ``core/progress.py``). A document
 with problems is refused whole: each reason goes to stderr on its own line as ``FILE:LINE: path: message`` and the
@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.actor import Actor
 from core.progress import Progress
-from provisioning.json_source import JsonSyntaxError, parse_text
+from provisioning.domain.json_source import JsonSyntaxError, parse_text
 from provisioning.services.fleet import FleetDocumentInvalid, fleet_load
 
 

@@ -1,5 +1,5 @@
 """``manage.py fleet_sync --cluster NAME``: import a cluster's GPU nodes into its hall from their Node objects and
-GPU operator labels (``provisioning/kubernetes/sync.py``). Prints what was imported and what was skipped, and
+GPU operator labels (``provisioning/drivers/kubernetes/sync.py``). Prints what was imported and what was skipped, and
 why; a cluster that does not answer is an error naming it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.actor import Actor
 from core.errors import ServiceError
-from provisioning.kubernetes.clusters import cluster_sync
+from provisioning.drivers.kubernetes.clusters import cluster_sync
 from provisioning.models import Cluster
 from provisioning.services.fleet import FleetDocumentInvalid
 

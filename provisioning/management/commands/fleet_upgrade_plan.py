@@ -10,8 +10,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from provisioning.domain.upgrades import PlanLimitError
 from provisioning.selectors import fleet_upgrade_plan
-from provisioning.upgrades import PlanLimitError
 
 
 class Command(BaseCommand):

@@ -10,12 +10,12 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from provisioning.kubernetes import render
-from provisioning.kubernetes.desired import allocation_shape, tenant_shape
+from provisioning.domain.rungs import Rung
+from provisioning.domain.workloads import Workload
+from provisioning.drivers.kubernetes import render
+from provisioning.drivers.kubernetes.desired import allocation_shape, tenant_shape
 from provisioning.models import Allocation, Node
-from provisioning.placement.rungs import Rung
 from provisioning.services.workloads import os_images
-from provisioning.workloads import Workload
 from tenancy.models import Tenant
 
 

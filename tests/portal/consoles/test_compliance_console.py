@@ -13,12 +13,12 @@ from typing import Any
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
+from compliance.domain.verify import verify_bundle
 from compliance.models import AuditCheckpoint, HoldState, LegalHold
 from compliance.services.assets import AssetScope
 from compliance.services.erasure import erasure_request_create
 from compliance.services.holds import legal_hold_create
 from compliance.signing import audit_signer
-from compliance.verify import verify_bundle
 from core.models import AuditEvent
 from tenancy.services import Residency, tenant_update
 from tests.support import SYSTEM

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from billing.models import BillingAccount, ExportJob, PushState, ReconciliationRun, UsageRollup
 from billing.services.accounts import cost_basis_add
 from billing.services.ledger import windows_close
-from compliance.verify_export import verify_export
+from compliance.domain.verify_export import verify_export
 from core.models import AuditEvent
 from provisioning.models import CapacitySample, GpuModel, Hall
 from tests.api.test_reconciliation import rollup

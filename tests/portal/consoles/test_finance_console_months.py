@@ -1,4 +1,4 @@
-"""The finance console reads months as the API does (core.months): a month it cannot read is refused on the field
+"""The finance console reads months as the API does (core.domain.months): a month it cannot read is refused on the field
 that holds it, in the same words the API's problem gives."""
 
 from __future__ import annotations

@@ -1,0 +1,473 @@
+"""Reads of the ledger: usage by window or day (closed pieces plus the open window so far), the upcoming
+invoice priced from the price book, a month's spend, the public price list, and finance's revenue and margin."""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Count, Max, Min, Sum
+
+from billing.domain import metering
+from billing.domain.margin import Basis, CostBook, Held, MarginReport, Revenue, Sample, margin
+from billing.domain.metering import DAY_MS, HOUR_MS, to_ms
+from billing.domain.pricing import amount, invoice_lines, round_money, unit_hours, unit_seconds
+from billing.models import BillingAccount, BudgetAlert, CostBasis, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
+from core.domain import months
+from provisioning.domain.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
+from provisioning.domain.placement.offerings import Offering
+from provisioning.domain.rungs import RUNGS, Performance, Rung
+from provisioning.models import CapacitySample, GpuModel, Hall, Node, Region
+from tenancy.models import Tenant
+
+# (sku id, window start ms, price or None, quantity in milli-unit-seconds)
+Usage = tuple[int, int, SkuPrice | None, int]
+
+
+@dataclass(frozen=True)
+class PriceBook:
+    """Price versions per SKU, ordered by start (epoch ms)."""
+
+    starts: dict[int, list[int]]
+    prices: dict[int, list[SkuPrice]]
+
+    @classmethod
+    def load(cls, sku_ids: Iterable[int]) -> PriceBook:
+        starts: dict[int, list[int]] = defaultdict(list)
+        prices: dict[int, list[SkuPrice]] = defaultdict(list)
+        for price in SkuPrice.objects.filter(sku_id__in=set(sku_ids)).order_by("sku_id", "effective_from"):
+            starts[price.sku_id].append(to_ms(price.effective_from))
+            prices[price.sku_id].append(price)
+        return cls(starts, prices)
+
+    def at(self, sku_id: int, ms: int) -> SkuPrice | None:
+        index = bisect.bisect_right(self.starts.get(sku_id, []), ms) - 1
+        return self.prices[sku_id][index] if index >= 0 else None
+
+    def changes(self, sku_id: int, start_ms: int, end_ms: int) -> list[int]:
+        return [s for s in self.starts.get(sku_id, []) if start_ms < s < end_ms]
+
+
+def usage_pieces(*, tenant: Tenant, first_ms: int, stop_ms: int, now: datetime) -> Iterator[Usage]:
+    """Every piece of the tenant's usage whose window starts in ``[from, to)``: the closed ones summed per SKU,
+    window and price, and the open intervals measured up to ``now`` (the open window so far)."""
+    closed = (
+        UsageInterval.objects.filter(
+            tenant=tenant, end_ms__isnull=False, window_ms__gte=first_ms, window_ms__lt=stop_ms
+        )
+        .values("sku_id", "window_ms", "price_id")
+        .annotate(q=Sum("quantity_milli"))
+    )
+    rows = list(closed)
+    prices = {p.pk: p for p in SkuPrice.objects.filter(pk__in={r["price_id"] for r in rows} - {None})}
+    for r in rows:
+        yield r["sku_id"], r["window_ms"], prices.get(r["price_id"]), r["q"]
+    open_rows = list(UsageInterval.objects.filter(tenant=tenant, end_ms=None))
+    if not open_rows:
+        return
+    book = PriceBook.load(r.sku_id for r in open_rows)
+    now_ms = to_ms(now)
+    for row in open_rows:
+        end = max(now_ms, row.start_ms)
+        for piece in metering.split(row.start_ms, end, book.changes(row.sku_id, row.start_ms, end)):
+            if first_ms <= piece.window_ms < stop_ms:
+                q = metering.quantity(row.units_milli, piece.start_ms, piece.end_ms)
+                yield row.sku_id, piece.window_ms, book.at(row.sku_id, piece.start_ms), q
+
+
+@dataclass(frozen=True)
+class UsageRow:
+    sku: str
+    window_start: datetime
+    gpu_seconds: Decimal  # unit-seconds of the SKU
+    amount: Decimal
+    currency: str
+
+
+def usage_rows(*, tenant: Tenant, start: datetime, end: datetime, granularity: str, now: datetime) -> list[UsageRow]:
+    bucket_ms = HOUR_MS if granularity == "hour" else DAY_MS
+    first = to_ms(start)
+    first -= first % bucket_ms
+    quantities: dict[tuple[int, int], int] = defaultdict(int)
+    money: dict[tuple[int, int], Decimal] = defaultdict(Decimal)
+    for sku_id, window_ms, price, q in usage_pieces(tenant=tenant, first_ms=first, stop_ms=to_ms(end), now=now):
+        key = (sku_id, window_ms - window_ms % bucket_ms)
+        quantities[key] += q
+        if price is not None:
+            money[key] += amount(q, price.unit_price_per_hour)
+    skus = {s.pk: s for s in Sku.objects.filter(pk__in={k[0] for k in quantities})}
+    return [
+        UsageRow(
+            sku=skus[sku_id].code,
+            window_start=metering.from_ms(bucket),
+            gpu_seconds=unit_seconds(q),
+            amount=round_money(money[(sku_id, bucket)], skus[sku_id].currency),
+            currency=skus[sku_id].currency,
+        )
+        for (sku_id, bucket), q in sorted(quantities.items(), key=lambda item: (item[0][1], skus[item[0][0]].code))
+    ]
+
+
+def month_of(now: datetime) -> tuple[datetime, datetime]:
+    """The calendar month (UTC) containing ``now``: the billing period."""
+    start = months.month_of(now)
+    return start, months.month_end(start)
+
+
+@dataclass(frozen=True)
+class InvoicePreview:
+    period_start: datetime
+    period_end: datetime
+    currency: str
+    lines: list[dict[str, Any]]
+    total: Decimal
+
+
+def invoice_for(*, tenant: Tenant, start: datetime, end: datetime, now: datetime) -> InvoicePreview:
+    """The tenant's usage with windows in ``[start, end)`` (open usage measured to ``now``), priced from the price
+    book: one line per SKU and price, each rounded once."""
+    currency = billing_currency(tenant)
+    usage = usage_pieces(tenant=tenant, first_ms=to_ms(start), stop_ms=to_ms(end), now=now)
+    priced = [(sku_id, price.unit_price_per_hour, q) for sku_id, _, price, q in usage if price is not None]
+    codes = dict(Sku.objects.filter(pk__in={p[0] for p in priced}).values_list("pk", "code"))
+    lines, total = invoice_lines(((codes[s], price, q) for s, price, q in priced), currency)
+    return InvoicePreview(
+        period_start=start,
+        period_end=end,
+        currency=currency,
+        lines=[
+            {
+                "sku": line.sku,
+                "quantity": unit_hours(line.quantity_milli),
+                "unit_price": line.unit_price,
+                "amount": line.amount,
+            }
+            for line in lines
+        ],
+        total=total,
+    )
+
+
+def invoice_upcoming(*, tenant: Tenant, now: datetime) -> InvoicePreview:
+    """This month's usage so far (the billing period is the calendar month, UTC)."""
+    start, end = month_of(now)
+    return invoice_for(tenant=tenant, start=start, end=end, now=now)
+
+
+def invoice_previews(*, tenant: Tenant, now: datetime) -> list[InvoicePreview]:
+    """Ledger-only mode's invoices: one preview per month with usage, newest first."""
+    first = UsageInterval.objects.filter(tenant=tenant).order_by("window_ms").values_list("window_ms", flat=True)[:1]
+    if not first:
+        return []
+    start = month_of(metering.from_ms(first[0]))[0]
+    previews = []
+    while start <= now:
+        end = month_of(start)[1]
+        previews.append(invoice_for(tenant=tenant, start=start, end=end, now=now))
+        start = end
+    return previews[::-1]
+
+
+def stripe_enabled() -> bool:
+    return bool(settings.STRIPE_API_KEY)
+
+
+def month_spend(*, tenant: Tenant, now: datetime) -> Decimal:
+    return invoice_upcoming(tenant=tenant, now=now).total
+
+
+def billing_currency(tenant: Tenant) -> str:
+    account = BillingAccount.objects.filter(tenant=tenant).only("currency").first()
+    return account.currency if account else settings.LADDER_BILLING_CURRENCY
+
+
+def prices_current(*, now: datetime) -> list[tuple[Sku, SkuPrice, SkuPrice | None]]:
+    """Every priced SKU with its price now (or its first future price) and the next scheduled change."""
+    result = []
+    skus = Sku.objects.filter(prices__isnull=False).distinct().select_related("gpu_model", "region")
+    by_sku: dict[int, list[SkuPrice]] = defaultdict(list)
+    for price in SkuPrice.objects.order_by("sku_id", "effective_from"):
+        by_sku[price.sku_id].append(price)
+    for sku in skus:
+        versions = by_sku[sku.pk]
+        past = [p for p in versions if p.effective_from <= now]
+        future = [p for p in versions if p.effective_from > now]
+        current = past[-1] if past else future.pop(0)
+        result.append((sku, current, future[0] if future else None))
+    return result
+
+
+_PRICED_POOLS: list[str] = []  # the statement, built once per process (``_priced_pools_sql``)
+
+
+def _priced_pools_sql() -> str:
+    """``SkuPrice.objects.filter(effective_from__lte=, sku__rung=, sku__unit=, sku__mig_profile=)`` as the (model
+    name, region code) pairs, in plain SQL spelled from the models: asked before every placement, where compiling
+    the four-table join cost more CPU than the rest of the read (the way ``core/sql.py`` does it)."""
+    if not _PRICED_POOLS:
+        quote = connection.ops.quote_name
+
+        def column(model: Any, name: str) -> str:
+            return quote(str(model._meta.get_field(name).column))
+
+        def table(model: Any) -> str:
+            return quote(model._meta.db_table)
+
+        _PRICED_POOLS.append(
+            f"SELECT DISTINCT m.{column(GpuModel, 'name')}, r.{column(Region, 'code')} "  # noqa: S608 - names from models
+            f"FROM {table(SkuPrice)} p JOIN {table(Sku)} s ON s.{column(Sku, 'id')} = p.{column(SkuPrice, 'sku')} "
+            f"JOIN {table(GpuModel)} m ON m.{column(GpuModel, 'id')} = s.{column(Sku, 'gpu_model')} "
+            f"JOIN {table(Region)} r ON r.{column(Region, 'id')} = s.{column(Sku, 'region')} "
+            f"WHERE p.{column(SkuPrice, 'effective_from')} <= %s AND s.{column(Sku, 'rung')} = %s "
+            f"AND s.{column(Sku, 'unit')} = %s AND s.{column(Sku, 'mig_profile')} = %s"
+        )
+    return _PRICED_POOLS[0]
+
+
+def priced_pools(
+    *, rung: str, mig_profile: str | None, models: Iterable[str], at: datetime
+) -> frozenset[tuple[str, str]]:
+    """The (GPU model, region) pools of ``models`` whose SKU for this shape (``Sku.unit_for``) has a price in effect
+    at ``at``. A price that starts later does not count yet: placement asks this, and nothing runs without a price."""
+    unit, profile = Sku.unit_for(rung, mig_profile)
+    wanted = set(models)
+    moment = connection.ops.adapt_datetimefield_value(at)
+    with connection.cursor() as cursor:
+        cursor.execute(_priced_pools_sql(), [moment, rung, unit, profile])
+        return frozenset((model, region) for model, region in cursor.fetchall() if model in wanted)
+
+
+def sku_shapes(gpu_model: GpuModel) -> list[tuple[str, str, str]]:
+    """``(rung, unit, MIG profile)`` of every SKU a GPU model is sold as: each rung in its unit, and a slice of each
+    of the model's MIG profiles on every rung that sells MIG (confidential VMs only on CC-capable models, as the
+    offerings show). A region whose price book prices them all sells everything its fleet offers."""
+    shapes = []
+    for rung, offer in RUNGS.items():
+        if rung is Rung.CONFIDENTIAL_VM and not gpu_model.cc_capable:
+            continue
+        shapes.append((rung.value, *Sku.unit_for(rung, None)))
+        if Performance.MIG in offer.performance:
+            shapes += [(rung.value, *Sku.unit_for(rung, profile)) for profile in sorted(gpu_model.mig_profiles)]
+    return shapes
+
+
+def sku_code(*, rung: str, mig_profile: str | None, gpu_model: str, region: str) -> str:
+    """The name of the SKU a shape is sold as in a pool, priced or not (``Sku.unit_for``, ``Sku.make_code``)."""
+    unit, profile = Sku.unit_for(rung, mig_profile)
+    return Sku.make_code(rung, gpu_model, unit, profile, region)
+
+
+def price_index(*, now: datetime) -> dict[tuple[str, str, str], dict[str, SkuPrice]]:
+    """Current prices by (rung, GPU model, region), then by unit ("gpu", "node", or "mig:<profile>")."""
+    index: dict[tuple[str, str, str], dict[str, SkuPrice]] = defaultdict(dict)
+    rows = SkuPrice.objects.filter(effective_from__lte=now).select_related("sku__gpu_model", "sku__region")
+    for price in rows.order_by("effective_from"):
+        sku = price.sku
+        unit = f"mig:{sku.mig_profile}" if sku.mig_profile else sku.unit
+        index[(sku.rung, sku.gpu_model.name, sku.region.code)][unit] = price
+    return index
+
+
+@dataclass(frozen=True)
+class PricedOffering:
+    """An offering with the prices in force for its rung, GPU model and region, by unit ("gpu", "node" or
+    "mig:<profile>"; none: not priced yet)."""
+
+    offering: Offering
+    prices: dict[str, SkuPrice]
+
+    @property
+    def currency(self) -> str | None:
+        return next(iter(self.prices.values())).sku.currency if self.prices else None
+
+    @property
+    def per_hour(self) -> dict[str, Decimal]:
+        return {unit: price.unit_price_per_hour for unit, price in self.prices.items()}
+
+    def as_dict(self) -> dict[str, Any]:
+        """As the public ``/api/v1/offerings`` gives it."""
+        return {**self.offering.as_dict(), "prices": self.per_hour, "currency": self.currency}
+
+
+def offerings_priced(offered: Iterable[Offering], *, now: datetime) -> list[PricedOffering]:
+    """What can be bought, with its price now: the offerings the caller read from the fleet
+    (``provisioning.domain.placement.offerings``, under the fleet cache's read, which billing does not take) joined with
+    the price book. The API's offerings and the portal's launch page both read them here."""
+    index = price_index(now=now)
+    return [
+        PricedOffering(row, dict(sorted(index.get((row.rung, row.gpu_model, row.region), {}).items())))
+        for row in offered
+    ]
+
+
+# --- revenue and margin (finance) -------------------------------------------------------------------------------
+
+
+def _month_key(ms: int) -> str:
+    return metering.from_ms(ms).strftime("%Y-%m")
+
+
+def _gpu_per_unit(sku: Sku, gpus_per_node: dict[tuple[int, int], int], hall_id: int) -> Decimal:
+    """GPU equivalents one unit of the SKU holds: a whole GPU 1, a MIG slice its compute share of a GPU (a soft
+    share's fraction is already in its units), a bare-metal node its GPUs."""
+    if sku.unit == "mig":
+        kind = sku.gpu_model.mig_profiles.get(sku.mig_profile)
+        compute = GEOMETRY[MigKind(kind)].compute if kind else COMPUTE_SLICES
+        return Decimal(compute) / COMPUTE_SLICES
+    if sku.unit == "node":
+        return Decimal(gpus_per_node.get((hall_id, sku.gpu_model_id), 0))
+    return Decimal(1)
+
+
+def _margin_pieces(start_ms: int, end_ms: int, now: datetime) -> list[tuple[int, int, int | None, int, int]]:
+    """(window, SKU, price, hall, quantity) of every usage piece with its window in ``[start, end)``: the closed
+    ones summed (the pieces the rollups sum), and the open intervals measured up to ``now``, as the upcoming invoice
+    measures them."""
+    pieces: list[tuple[int, int, int | None, int, int]] = list(
+        UsageInterval.objects.filter(window_ms__gte=start_ms, window_ms__lt=end_ms, end_ms__isnull=False)
+        .values_list("window_ms", "sku_id", "price_id", "allocation__hall_id")
+        .annotate(quantity=Sum("quantity_milli"))
+        .order_by()
+    )
+    still_open = list(
+        UsageInterval.objects.filter(end_ms=None, start_ms__lt=end_ms).values_list(
+            "sku_id", "start_ms", "units_milli", "allocation__hall_id"
+        )
+    )
+    book = PriceBook.load(row[0] for row in still_open)
+    now_ms = to_ms(now)
+    for sku_id, start, units, hall_id in still_open:
+        stop = max(now_ms, start)
+        for piece in metering.split(start, stop, book.changes(sku_id, start, stop)):
+            if start_ms <= piece.window_ms < end_ms:
+                price = book.at(sku_id, piece.start_ms)
+                quantity = metering.quantity(units, piece.start_ms, piece.end_ms)
+                pieces.append((piece.window_ms, sku_id, price.pk if price else None, hall_id, quantity))
+    return pieces
+
+
+def margin_report(*, start: datetime, end: datetime, now: datetime) -> MarginReport:
+    """Revenue, allocated cost, idle and stranded capacity cost and gross margin per rung, GPU model, region and
+    month, for the usage windows and capacity samples in ``[start, end)`` (``billing.domain.margin``), running work
+    measured to ``now``."""
+    pieces = _margin_pieces(to_ms(start), to_ms(end), now)
+    skus = Sku.objects.select_related("gpu_model", "region").in_bulk({p[1] for p in pieces})
+    prices = dict(
+        SkuPrice.objects.filter(id__in={p[2] for p in pieces if p[2]}).values_list("id", "unit_price_per_hour")
+    )
+    halls = {h.id: h for h in Hall.objects.select_related("region")}
+    gpus_per_node = {
+        (hall_id, model_id): most
+        for hall_id, model_id, most in Node.objects.values_list("hall_id", "gpu_model_id")
+        .annotate(most=Max("gpu_count"))
+        .order_by()
+    }
+    revenue, held = [], []
+    for window_ms, sku_id, price_id, hall_id, quantity in pieces:
+        sku, hall, month = skus[sku_id], halls[hall_id], _month_key(window_ms)
+        if price_id is not None:
+            money = amount(quantity, prices[price_id])
+            revenue.append(Revenue(month, sku.rung, sku.gpu_model.name, sku.region.code, sku.currency, money))
+        gpu_hours = Decimal(quantity) * _gpu_per_unit(sku, gpus_per_node, hall_id) / 3_600_000
+        held.append(
+            Held(month, sku.rung, sku.gpu_model.name, hall.code, hall.region.code, sku.currency, window_ms, gpu_hours)
+        )
+    models = dict(GpuModel.objects.values_list("id", "name"))
+    samples = [
+        Sample(
+            _month_key(to_ms(at) - 1),
+            models[model_id],
+            halls[hall_id].code,
+            halls[hall_id].region.code,
+            to_ms(at),
+            seconds,
+            gpus,
+            idle,
+            stranded,
+        )
+        for at, seconds, hall_id, model_id, gpus, idle, stranded in CapacitySample.objects.filter(
+            at__gt=start, at__lte=end
+        ).values_list("at", "seconds", "hall_id", "gpu_model_id", "gpus", "idle_milli", "stranded_milli")
+    ]
+    book = CostBook(
+        (models[b.gpu_model_id], halls[b.hall_id].code, Basis(to_ms(b.effective_from), b.per_gpu_hour, b.currency))
+        for b in CostBasis.objects.all()
+    )
+    return margin(revenue=revenue, held=held, samples=samples, book=book)
+
+
+@dataclass(frozen=True)
+class BudgetStanding:
+    tenant: Tenant
+    currency: str
+    budget: Decimal
+    spend: Decimal
+    hard_stop: bool
+
+    @property
+    def used_pct(self) -> Decimal:
+        return (self.spend * 100 / self.budget).quantize(Decimal("0.1"))
+
+    @property
+    def over(self) -> bool:
+        return self.spend >= self.budget
+
+
+def budgets_standing(*, now: datetime) -> list[BudgetStanding]:
+    """Every tenant with a monthly budget: this month's spend against it, the most used first (finance)."""
+    accounts = BillingAccount.objects.filter(budget_monthly__isnull=False).select_related("tenant")
+    rows = [
+        BudgetStanding(
+            tenant=account.tenant,
+            currency=account.currency,
+            budget=account.budget_monthly,
+            spend=month_spend(tenant=account.tenant, now=now),
+            hard_stop=account.budget_hard_stop,
+        )
+        for account in accounts
+        if account.budget_monthly is not None
+    ]
+    return sorted(rows, key=lambda row: (-row.used_pct, row.tenant.slug))
+
+
+# --- for the metrics scrape (one aggregate query each, never a write) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class OutboxBacklog:
+    rows: dict[str, int]  # push_state (pending, sending) -> rows
+    oldest: datetime | None  # closed_at of the oldest row waiting
+
+
+def outbox_backlog() -> OutboxBacklog:
+    """The Stripe outbox's rows waiting to be sent or being sent, and when the oldest of them closed (the partial
+    index ``rollup_outbox`` holds exactly these rows)."""
+    waiting = (PushState.PENDING, PushState.SENDING)
+    rows: dict[str, int] = {str(state): 0 for state in waiting}
+    oldest: datetime | None = None
+    grouped = (
+        UsageRollup.objects.filter(push_state__in=waiting)
+        .order_by()
+        .values("push_state")
+        .annotate(n=Count("id"), first=Min("closed_at"))
+    )
+    for row in grouped:
+        rows[row["push_state"]] = row["n"]
+        oldest = row["first"] if oldest is None else min(oldest, row["first"])
+    return OutboxBacklog(rows=rows, oldest=oldest)
+
+
+def budget_hard_stopped(*, now: datetime) -> int:
+    """Tenants whose budget, with a hard stop, is used up this month (the 100% alert of the month was sent)."""
+    month = month_of(now)[0].date()
+    used_up = BudgetAlert.objects.filter(month=month, threshold=100).values("tenant_id")
+    return BillingAccount.objects.filter(
+        budget_hard_stop=True, budget_monthly__isnull=False, tenant_id__in=used_up
+    ).count()

@@ -1,0 +1,112 @@
+"""What the placement engine is asked and what it answers: a ``Request`` (a ``Share`` of one GPU when it asks for
+soft sharing), and a ``Placement`` of ``Device``s or a ``Refused`` with its reasons; and what a request takes of the
+tenant's GPU quota. Pure Python, like the engine (``engine.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from provisioning.domain.placement.catalog import CATALOG
+from provisioning.domain.placement.isolation import Reason, Refusal
+from provisioning.domain.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
+from provisioning.domain.placement.state import FULL_SHARE
+from provisioning.domain.rungs import Performance, Rung, Security
+
+
+@dataclass(frozen=True)
+class Share:
+    mode: Performance
+    milli: int  # share of one GPU in thousandths, 1..999
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """What the price book says of a request's shape at the moment of the decision: the (GPU model, region) pools
+    that sell it at an effective price, and the name of the SKU a pool would sell it as (what a refusal names).
+    The engine never reads a price: it only leaves out the pools that have none."""
+
+    priced: frozenset[tuple[str, str]]
+    sku: Callable[[str, str], str]  # (model, region) -> the SKU's name
+
+
+@dataclass(frozen=True)
+class Request:
+    rung: Rung
+    models: tuple[str, ...]
+    gpus: int = 0  # whole GPUs (per gang member)
+    mig_profile: str | None = None
+    share: Share | None = None
+    nodes: int = 0  # bare metal
+    gang_size: int = 1
+    topology: str | None = None  # "nvlink": every member inside one NVLink domain
+    regions: frozenset[str] | None = None  # narrows the tenant's residency for this request
+    pricing: Pricing | None = None  # None: placed without asking the price book (pure uses: benchmarks, planners)
+
+    @property
+    def performance(self) -> Performance:
+        if self.mig_profile is not None:
+            return Performance.MIG
+        if self.share is not None:
+            return self.share.mode
+        return Performance.WHOLE_GPU
+
+
+@dataclass(frozen=True)
+class Device:
+    node_id: int
+    hostname: str
+    gpu_index: int
+    gpu_uuid: str
+    mig_profile: str | None = None
+    mig_start: int | None = None
+    share_milli: int | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    tenant_id: int
+    rung: Rung
+    performance: Performance
+    security: Security
+    model: str
+    devices: tuple[Device, ...]
+    held_nodes: tuple[int, ...] = ()  # bare-metal hosts given whole to the tenant
+    dedicated: bool = False
+
+
+@dataclass(frozen=True)
+class Refused:
+    reasons: tuple[Refusal, ...]
+
+    @property
+    def code(self) -> Reason:
+        return self.reasons[0].code
+
+    @property
+    def message(self) -> str:
+        return self.reasons[0].message
+
+
+def milli_of(request: Request) -> int:
+    """What a request uses of the tenant's GPU quota, in milli-GPU (a MIG slice counts its compute share)."""
+    members = request.gang_size
+    if request.nodes:
+        return 0  # counted when the nodes are known (their GPU count)
+    if request.mig_profile is not None:
+        kind = _kind(request.models[0], request.mig_profile)
+        return mig_milli(kind) if kind else 0
+    if request.share is not None:
+        return request.share.milli
+    return request.gpus * FULL_SHARE * members
+
+
+def mig_milli(kind: MigKind) -> int:
+    return math.ceil(GEOMETRY[kind].compute * FULL_SHARE / COMPUTE_SLICES)
+
+
+def _kind(model: str, profile: str) -> MigKind | None:
+    spec = CATALOG.get(model)
+    return spec.profile_kind(profile) if spec else None

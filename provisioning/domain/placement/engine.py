@@ -1,0 +1,319 @@
+"""The placement engine: a request and a tenant's policy in, a placement or a refusal with reasons out.
+
+Pure Python over ``FleetState``. The packing policy, and why, is in ``docs/placement.md``. Two policies:
+
+- ``fragmentation`` (the default): each whole-GPU request, MIG slice and soft share goes where it raises the
+  expected fragmentation of its pool least, measured against the recent workload (``workload.py``: a decayed
+  histogram of the requests the engine sees), plus the scarcity of the pool's model for requests that cannot use
+  another; ties go as under ``best-fit``;
+- ``best-fit``: whole GPUs on the node with the fewest free GPUs that still fit, ties broken towards the NVLink
+  domain with the fewest free GPUs, so that whole domains stay free for large gangs; MIG: the partly used GPU
+  whose state leaves the least after placing (tightest fit), at the start that keeps the most valuable profiles
+  placeable, a fresh GPU only when no partly used one fits; soft shares: the tenant's own shared GPU with the
+  least room that still fits, never another tenant's.
+
+Under both: gangs are all members or none, with ``topology="nvlink"`` inside the single domain that fits most
+tightly, and all of a gang's nodes on one RDMA fabric with one version set (driver, CUDA, NCCL, firmware); bare metal
+takes whole free nodes, from the most used domains first. ``place`` applies the decision to the state;
+``release`` undoes it.
+
+The engine is built in layers, one module each: ``whole_gpus.py`` chooses the node for whole GPUs (the base the
+others build on), ``gangs.py`` places gangs, ``shares.py`` MIG slices and soft shares; this module holds the entry
+points, the checks and whole hosts (bare metal, confidential VMs). What it is asked and answers is ``decision.py``.
+
+A request that carries its ``Pricing`` goes only to pools (GPU model x region) whose shape has an effective price;
+when none of the pools the tenant may use has one, it is refused ``not_priced`` (docs/billing.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from provisioning.domain.placement.catalog import CATALOG
+from provisioning.domain.placement.decision import Device, Placement, Refused, Request, mig_milli, milli_of
+from provisioning.domain.placement.gangs import GangPlacement
+from provisioning.domain.placement.isolation import Reason, Refusal, TenantPolicy, check_rung, hall_allowed
+from provisioning.domain.placement.mig import place, remove
+from provisioning.domain.placement.shares import SharePlacement
+from provisioning.domain.placement.state import FULL_SHARE, FleetState, NodeSlot
+from provisioning.domain.placement.workload import Pool, Shape
+from provisioning.domain.rungs import Rung
+
+POLICIES = ("fragmentation", "best-fit")
+
+
+class PlacementEngine(GangPlacement, SharePlacement):
+    def __init__(self, state: FleetState, policy: str = "fragmentation") -> None:
+        if policy not in POLICIES:
+            raise ValueError(f"unknown placement policy {policy!r}; one of {', '.join(POLICIES)}")
+        self.state = state
+        self.policy = policy
+        self._snapshot = None  # the workload as the current decision reads it
+
+    # --- entry points ------------------------------------------------------------------------------------------
+
+    def place(self, request: Request, policy: TenantPolicy, *, quota_milli: int | None = None) -> Placement | Refused:
+        refusal = self._validate(request)
+        if refusal:
+            return Refused((refusal,))
+        used_before = self.state.tenant_milli[policy.tenant_id]
+        if quota_milli is not None and used_before + milli_of(request) > quota_milli:
+            return self._over_quota(milli_of(request), used_before, quota_milli)
+        halls, residency = self._halls(request, policy)
+        if not halls:
+            return Refused(tuple(residency) or (Refusal(Reason.NO_CAPACITY, "No such GPUs in the fleet."),))
+        groups = self._priced(request, halls)
+        if isinstance(groups, Refusal):
+            return Refused((groups,))
+        if self.policy == "fragmentation":
+            self._observe(request, policy.tenant_id, halls)
+            self._snapshot = self.state.workload.snapshot()
+        blocked: list[Refusal] = []
+        result: Placement | None = None
+        for sold, sold_halls in groups:
+            result = self._decide(sold, policy, sold_halls, blocked)
+            if result is not None:
+                break
+        if result is not None:
+            used = self.state.tenant_milli[policy.tenant_id]
+            if quota_milli is not None and used > quota_milli:  # bare metal is known only once nodes are chosen
+                self.release(result)
+                return self._over_quota(used - used_before, used_before, quota_milli)
+            return result
+        if blocked:
+            return Refused(tuple(blocked[:1]))
+        what = self._describe(request)
+        return Refused((Refusal(Reason.NO_CAPACITY, f"No capacity for {what} right now."),))
+
+    def _decide(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> Placement | None:
+        if request.nodes:
+            return self._bare_metal(request, policy, halls)
+        if request.rung is Rung.CONFIDENTIAL_VM:
+            return self._confidential(request, policy, halls, blocked)
+        if request.mig_profile is not None:
+            return self._mig(request, policy, halls, blocked)
+        if request.share is not None:
+            return self._soft(request, policy, halls, blocked)
+        if request.gang_size > 1:
+            return self._gang(request, policy, halls, blocked)
+        return self._whole(request, policy, halls)
+
+    def _priced(self, request: Request, halls: list[str]) -> list[tuple[Request, list[str]]] | Refusal:
+        """The request narrowed to the pools that sell its shape at a price: groups of its models (in its order)
+        with the halls each group is priced in, tried one after the other. A price book priced alike in every
+        region the request may use (the usual one) gives one group, the request as it came. No priced pool among
+        the halls the tenant may use: ``not_priced``, naming the SKU of the first pool that offers the shape."""
+        pricing = request.pricing
+        if pricing is None:
+            return [(request, halls)]
+        state = self.state
+        groups: dict[tuple[str, ...], list[str]] = {}
+        unpriced: tuple[str, str] | None = None
+        for model in request.models:
+            offered = [hall for hall in halls if model in state.models_in_hall[hall]]
+            sold = tuple(hall for hall in offered if (model, state.halls[hall].region) in pricing.priced)
+            if sold:
+                groups.setdefault(sold, []).append(model)
+            elif offered and unpriced is None:
+                unpriced = (model, state.halls[offered[0]].region)
+        if not groups:
+            model, region = unpriced or (request.models[0], state.halls[halls[0]].region)
+            sku = pricing.sku(model, region)
+            what = self._describe(replace(request, models=(model,)))
+            return Refusal(
+                Reason.NOT_PRICED,
+                f"{sku} has no price yet: {what} in {region} cannot be billed, so it is not sold. Ask for another "
+                "shape or region, or ask the operator to price it.",
+                sku=sku,
+            )
+        if len(groups) == 1:
+            ((sold, models),) = groups.items()
+            if len(sold) == len(halls) and len(models) == len(request.models):
+                return [(request, halls)]
+        return [(replace(request, models=tuple(models)), list(sold)) for sold, models in groups.items()]
+
+    @staticmethod
+    def _over_quota(need: int, used: int, quota: int) -> Refused:
+        left = max(quota - used, 0) / FULL_SHARE
+        return Refused((Refusal(Reason.QUOTA, f"This needs {need / FULL_SHARE:g} GPUs of quota; {left:g} are left."),))
+
+    def apply(self, placement: Placement) -> None:
+        """Put a placement decided earlier (read back from the database) into the state."""
+        state = self.state
+        tenant = placement.tenant_id
+        for node_id in placement.held_nodes:
+            state.hold_node(state.nodes[node_id], tenant)
+        for device in placement.devices:
+            node = state.nodes[device.node_id]
+            gpu = node.gpus[device.gpu_index]
+            if node.cc_mode:
+                state.hold_node(node, tenant)
+            if device.mig_profile is not None and device.mig_start is not None:
+                kind = CATALOG[placement.model].mig_profiles[device.mig_profile]
+                state.set_mig(gpu, place(gpu.mig, kind, device.mig_start), tenant, mig_milli(kind), placement.dedicated)
+            elif device.share_milli is not None:
+                state.set_soft(gpu, tenant, placement.performance, device.share_milli)
+            else:
+                state.hold_whole(gpu, tenant)
+
+    def release(self, placement: Placement) -> None:
+        state = self.state
+        tenant = placement.tenant_id
+        for device in placement.devices:
+            node = state.nodes[device.node_id]
+            gpu = node.gpus[device.gpu_index]
+            if device.mig_profile is not None and device.mig_start is not None:
+                kind = CATALOG[placement.model].mig_profiles[device.mig_profile]
+                state.set_mig(gpu, remove(gpu.mig, kind, device.mig_start), tenant, -mig_milli(kind), False)
+            elif device.share_milli is not None:
+                state.set_soft(gpu, tenant, placement.performance, -device.share_milli)
+            elif gpu.whole_tenant == tenant:
+                state.release_whole(gpu)
+            if node.cc_mode and node.holder == tenant and all(g.free for g in node.gpus):
+                state.hold_node(node, None)  # the tenant's last GPU on a confidential host is gone
+        for node_id in placement.held_nodes:
+            state.hold_node(state.nodes[node_id], None)
+
+    # --- the workload ----------------------------------------------------------------------------------------
+
+    def _observe(self, request: Request, tenant: int, halls: list[str]) -> None:
+        """Count the request in the histogram of every pool it accepts (bare metal and confidential hosts are
+        whole hosts outside the general pool: nothing to fragment)."""
+        if request.nodes or request.rung is Rung.CONFIDENTIAL_VM:
+            return
+        state = self.state
+        entries: list[tuple[Pool, Shape]] = []
+        offered: set[str] = set()
+        for hall in halls:
+            offered |= state.models_in_hall[hall]
+            for model in request.models:
+                if (model, hall) not in state.by_free:
+                    continue
+                if request.mig_profile is not None:
+                    shape = Shape(kind=CATALOG[model].mig_profiles[request.mig_profile])
+                elif request.share is not None:
+                    shape = Shape(milli=request.share.milli, owner=(tenant, request.share.mode))
+                else:
+                    shape = Shape(gpus=request.gpus)
+                entries.append(((model, hall), shape))
+        if entries:
+            constrained = not offered <= set(request.models)
+            state.workload.observe(entries, milli_of(request), constrained)
+
+    # --- checks ----------------------------------------------------------------------------------------------
+
+    def _validate(self, request: Request) -> Refusal | None:
+        bad = check_rung(request.rung, request.performance)
+        if bad:
+            return bad
+        shapes = sum(bool(x) for x in (request.gpus, request.mig_profile, request.share, request.nodes))
+        if shapes != 1:
+            return Refusal(Reason.INVALID_ISOLATION, "Ask for exactly one of: gpus, mig_profile, share, nodes.")
+        if (request.rung is Rung.BARE_METAL) != bool(request.nodes):
+            return Refusal(Reason.INVALID_ISOLATION, "Bare metal is sold in whole nodes, and only bare metal is.")
+        if request.gang_size > 1 and not request.gpus:
+            return Refusal(Reason.INVALID_ISOLATION, "A gang's members are whole GPUs.")
+        for model in request.models:
+            spec = CATALOG.get(model)
+            if spec is None:
+                return Refusal(Reason.INVALID_ISOLATION, f"Unknown GPU model {model}.")
+            if request.mig_profile is not None and spec.profile_kind(request.mig_profile) is None:
+                return Refusal(Reason.INVALID_ISOLATION, f"{model} has no MIG profile {request.mig_profile}.")
+            if request.rung is Rung.CONFIDENTIAL_VM and not spec.cc_capable:
+                return Refusal(Reason.INVALID_ISOLATION, f"{model} cannot run confidential VMs.")
+        if request.share is not None and not 0 < request.share.milli < FULL_SHARE:
+            return Refusal(Reason.INVALID_ISOLATION, "A soft share is a fraction of one GPU, above 0 and below 1.")
+        return None
+
+    def _halls(self, request: Request, policy: TenantPolicy) -> tuple[list[str], list[Refusal]]:
+        """Halls the tenant may use that hold at least one acceptable model, and why the others were dropped."""
+        allowed: list[str] = []
+        refused: list[Refusal] = []
+        for code, hall in self.state.halls.items():
+            if not self.state.models_in_hall[code] & set(request.models):
+                continue
+            why = hall_allowed(policy, hall)
+            if why is None and request.regions is not None and hall.region not in request.regions:
+                why = Refusal(Reason.RESIDENCY, f"Region {hall.region} was not asked for.")
+            if why is None:
+                allowed.append(code)
+            else:
+                refused.append(why)
+        return allowed, refused
+
+    def _describe(self, request: Request) -> str:
+        models = " or ".join(request.models)
+        if request.nodes:
+            return f"{request.nodes} whole {models} node(s)"
+        if request.mig_profile:
+            return f"a {request.mig_profile} MIG slice of {models}"
+        if request.share:
+            return f"a {request.share.milli / 10:g}% {request.share.mode} share of {models}"
+        gang = f"{request.gang_size} x " if request.gang_size > 1 else ""
+        return f"{gang}{request.gpus} {models} GPU(s)"
+
+    # --- whole hosts -----------------------------------------------------------------------------------------------
+
+    def _bare_metal(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
+        chosen: list[NodeSlot] = []
+        for model in request.models:
+            candidates = []
+            for hall in halls:
+                buckets = self.state.by_free.get((model, hall))
+                if buckets:
+                    candidates += [n for b in buckets[1:] for n in b.values() if n.free == len(n.gpus)]
+            candidates.sort(key=lambda n: (self.state.domain_free[n.nvlink_domain], n.id))
+            if len(candidates) >= request.nodes:
+                chosen = candidates[: request.nodes]
+                break
+        if not chosen:
+            return None
+        devices: list[Device] = []
+        for node in chosen:
+            devices += self._take_whole(node, len(node.gpus), policy.tenant_id)
+            self.state.hold_node(node, policy.tenant_id)
+        return self._placement(request, policy, chosen[0].model, devices, tuple(n.id for n in chosen))
+
+    def _confidential(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> Placement | None:
+        """Whole GPUs on a CC host in CC mode; the whole host goes to one tenant (docs/design.md §3 rule 3).
+        Never on a host whose CPU TEE is unknown: when only such hosts would fit, the refusal says so."""
+        hall_set = set(halls)
+        best: NodeSlot | None = None
+        tee_unknown = 0
+        for node in self.state.cc_nodes:
+            if node.state != "ready" or node.hall.code not in hall_set or node.model not in request.models:
+                continue
+            if node.holder not in (None, policy.tenant_id) or node.free < request.gpus:
+                continue
+            if not node.confidential:
+                tee_unknown += 1
+                continue
+            # Prefer a host the tenant already holds, then the tightest fit.
+            key = (node.holder is None, node.free)
+            if best is None or key < (best.holder is None, best.free):
+                best = node
+        if best is None:
+            if tee_unknown:
+                blocked.append(
+                    Refusal(
+                        Reason.CC_TEE_UNKNOWN,
+                        f"The only confidential-computing hosts with room ({tee_unknown}) have no declared CPU TEE "
+                        "(SEV-SNP or TDX), so no confidential VM can be started or attested there.",
+                    )
+                )
+            return None
+        devices = [Device(best.id, best.hostname, g.index, g.uuid) for g in best.gpus if g.free][: request.gpus]
+        for d in devices:
+            gpu = best.gpus[d.gpu_index]
+            gpu.whole_tenant = policy.tenant_id
+            self.state.tenant_milli[policy.tenant_id] += FULL_SHARE
+        if best.holder is None:
+            self.state.hold_node(best, policy.tenant_id)
+        # Not in ``held_nodes``: those are bare-metal hosts, held by (and wiped after) one allocation. A CC host is
+        # held while any of the tenant's GPUs on it is (``apply`` and ``release`` follow the devices), so it stays
+        # the tenant's when this VM stops and another of its VMs still runs there.
+        return self._placement(request, policy, best.model, devices)

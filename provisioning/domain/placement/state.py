@@ -1,0 +1,317 @@
+"""The in-memory fleet the engine decides on, with the indexes that keep a decision cheap.
+
+Every change (a placement, a release, a node leaving ``ready``) updates the indexes locally, so a decision
+never rebuilds them: whole-GPU choices read buckets of nodes by free-GPU count, MIG choices read partly used
+GPUs grouped by their ``MigState``, soft shares read the tenant's own shared GPUs.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right, insort
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from provisioning.domain.placement.isolation import HallInfo
+from provisioning.domain.placement.mig import EMPTY, MigState
+from provisioning.domain.placement.workload import Workload
+from provisioning.domain.rungs import Performance
+
+G = TypeVar("G")
+READY = "ready"
+MAX_GPUS_PER_NODE = 8
+FULL_SHARE = 1000  # milli-GPU
+
+
+@dataclass(eq=False, slots=True)
+class GpuSlot:
+    node: NodeSlot
+    index: int
+    uuid: str
+    whole_tenant: int | None = None
+    mig: MigState = EMPTY
+    mig_tenants: Counter[int] = field(default_factory=Counter)
+    mig_dedicated: int | None = None  # a dedicated-hardware tenant holds slices here: nobody else may
+    soft_tenant: int | None = None
+    soft_mode: Performance | None = None
+    soft_used: int = 0  # milli-GPU
+
+    @property
+    def free(self) -> bool:
+        return self.whole_tenant is None and self.mig.empty and self.soft_tenant is None
+
+
+@dataclass(eq=False, slots=True)
+class NodeSlot:
+    id: int
+    hostname: str
+    hall: HallInfo
+    model: str
+    nvlink_domain: str
+    versions: tuple[str, ...] = ()
+    cc_capable: bool = False
+    cc_mode: bool = False
+    state: str = READY
+    gpus: list[GpuSlot] = field(default_factory=list)
+    holder: int | None = None  # a tenant holding the whole host (bare metal, confidential VM host)
+    # The CPU TEE of a confidential host ("snp", "tdx"); None: unknown, so it never takes a confidential VM (no
+    # runtime to start it in, and no claim its attestation evidence could be held to).
+    cpu_tee: str | None = None
+    fabric: str = ""  # the RDMA fabric its NICs are cabled to ("": none); a multi-node gang stays on one
+
+    @property
+    def gang_group(self) -> GangGroup:
+        """What every node of one gang shares: the RDMA fabric ("" among nodes without RDMA) and the exact versions
+        (driver, CUDA, NCCL, firmware). NCCL and RDMA do not cross fabrics, and a collective whose ranks run
+        different NCCL or driver builds can hang or fail in ways no single rank reports."""
+        return (self.fabric, self.versions)
+
+    @property
+    def confidential(self) -> bool:
+        """A confidential-computing host that can take a confidential VM: in CC mode with a known CPU TEE."""
+        return self.cc_mode and self.cpu_tee is not None
+
+    @property
+    def free(self) -> int:
+        return sum(1 for g in self.gpus if g.free)
+
+    @property
+    def general(self) -> bool:
+        """In the general pool: ready, not held whole, and not a confidential-computing host."""
+        return self.state == READY and self.holder is None and not self.cc_mode
+
+
+Key = tuple[str, str]  # (GPU model, hall code)
+GangGroup = tuple[str, tuple[str, ...]]  # (RDMA fabric, versions): one gang's nodes all share it
+DomainGroup = tuple[str, str, tuple[str, ...]]  # (NVLink domain, RDMA fabric, versions): an NVLink gang's group
+Buckets = list[dict[int, NodeSlot]]  # free GPU count (index) -> nodes with that many free GPUs
+SoftKey = tuple[int, Performance, str, str]  # (tenant, mode, GPU model, hall code)
+
+
+def _buckets(groups: dict[G, Buckets], group: G) -> Buckets:
+    found = groups.get(group)
+    if found is None:
+        found = groups[group] = [{} for _ in range(MAX_GPUS_PER_NODE + 1)]
+    return found
+
+
+@dataclass(slots=True)
+class SoftPool:
+    by_used: dict[int, dict[int, GpuSlot]] = field(default_factory=dict)
+    levels: list[int] = field(default_factory=list)  # sorted keys of by_used
+
+    def add(self, gpu: GpuSlot) -> None:
+        group = self.by_used.get(gpu.soft_used)
+        if group is None:
+            group = self.by_used[gpu.soft_used] = {}
+            insort(self.levels, gpu.soft_used)
+        group[id(gpu)] = gpu
+
+    def discard(self, gpu: GpuSlot, used: int) -> None:
+        group = self.by_used.get(used)
+        if group is not None and group.pop(id(gpu), None) is not None and not group:
+            del self.by_used[used]
+            self.levels.pop(bisect_left(self.levels, used))
+
+    def gpus(self) -> Iterator[GpuSlot]:
+        for group in self.by_used.values():
+            yield from group.values()
+
+    def fullest_fitting(self, room: int) -> GpuSlot | None:
+        """A GPU with the most share in use that is still at most ``room``."""
+        i = bisect_right(self.levels, room)
+        return next(iter(self.by_used[self.levels[i - 1]].values())) if i else None
+
+
+class FleetState:
+    def __init__(self) -> None:
+        self.nodes: dict[int, NodeSlot] = {}
+        self.halls: dict[str, HallInfo] = {}
+        self.models_in_hall: dict[str, set[str]] = defaultdict(set)
+        self.domains: dict[str, list[NodeSlot]] = defaultdict(list)
+        self.domain_free: Counter[str] = Counter()
+        self.cc_nodes: list[NodeSlot] = []
+        # (model, hall) -> free count -> general nodes with that many free GPUs (count >= 1)
+        self.by_free: dict[Key, list[dict[int, NodeSlot]]] = {}
+        # (model, hall) -> MigState -> partly used MIG GPUs of general nodes
+        self.mig_by_state: dict[Key, dict[MigState, dict[int, GpuSlot]]] = {}
+        # tenant -> soft-shared GPUs it holds
+        # (tenant, mode, model, hall) -> soft-shared GPUs of general nodes by the share in use, with the used levels
+        # sorted, so the fullest GPU that still fits a share is a bisect away however many the tenant holds.
+        self.soft_pools: dict[SoftKey, SoftPool] = {}
+        self.tenant_milli: Counter[int] = Counter()  # usage in milli-GPU, for quotas
+        # The same buckets as ``by_free``, split further by what a gang's nodes must share: per (model, hall), by
+        # (fabric, versions) for any gang and by (NVLink domain, fabric, versions) for an NVLink gang. A gang decision
+        # reads group capacities from bucket sizes (O(groups x 9)) and never walks the nodes.
+        self.gang_groups: dict[Key, dict[GangGroup, Buckets]] = {}
+        self.domain_groups: dict[Key, dict[DomainGroup, Buckets]] = {}
+        self._node_buckets: dict[int, tuple[Buckets, Buckets, Buckets]] = {}
+        self.version = 0  # bumped by every change, so a caller can tell whether a failed step changed anything
+        self._node_free: dict[int, int] = {}
+        # Wholly free GPUs of general nodes per (model, hall) and in all: the supply the scarcity score weighs.
+        self.pool_free: Counter[Key] = Counter()
+        self.free_gpus = 0
+        # What the fleet has been asked for lately (the engine's fragmentation score); kept with the state so that
+        # it lives as long as the fleet it describes, whichever engine object decides on it.
+        self.workload = Workload()
+
+    # --- building --------------------------------------------------------------------------------------------
+
+    def add_hall(self, hall: HallInfo) -> None:
+        self.halls[hall.code] = hall
+
+    def add_node(
+        self,
+        *,
+        id: int,
+        hostname: str,
+        hall: str,
+        model: str,
+        gpu_uuids: list[str],
+        nvlink_domain: str,
+        versions: tuple[str, ...] = (),
+        cc_capable: bool = False,
+        cc_mode: bool = False,
+        state: str = READY,
+        cpu_tee: str | None = None,
+        fabric: str = "",
+    ) -> NodeSlot:
+        node = NodeSlot(id, hostname, self.halls[hall], model, nvlink_domain, versions, cc_capable, cc_mode, state)
+        node.cpu_tee = cpu_tee or None
+        node.fabric = fabric
+        node.gpus = [GpuSlot(node, i, uuid) for i, uuid in enumerate(gpu_uuids)]
+        self.nodes[id] = node
+        self.models_in_hall[hall].add(model)
+        self.domains[nvlink_domain].append(node)
+        if cc_mode:
+            self.cc_nodes.append(node)
+        self._node_free[id] = 0
+        key = (model, hall)
+        self._node_buckets[id] = (
+            self._bucket(node),
+            _buckets(self.gang_groups.setdefault(key, {}), node.gang_group),
+            _buckets(self.domain_groups.setdefault(key, {}), (nvlink_domain, *node.gang_group)),
+        )
+        self._reindex_node(node)
+        return node
+
+    # --- index maintenance -------------------------------------------------------------------------------------
+
+    def _bucket(self, node: NodeSlot) -> list[dict[int, NodeSlot]]:
+        key = (node.model, node.hall.code)
+        if key not in self.by_free:
+            self.by_free[key] = [{} for _ in range(MAX_GPUS_PER_NODE + 1)]
+        return self.by_free[key]
+
+    def _mig_groups(self, node: NodeSlot) -> dict[MigState, dict[int, GpuSlot]]:
+        return self.mig_by_state.setdefault((node.model, node.hall.code), {})
+
+    def _unindex_gpu_mig(self, gpu: GpuSlot) -> None:
+        groups = self._mig_groups(gpu.node)
+        group = groups.get(gpu.mig)
+        if group is not None:
+            group.pop(id(gpu), None)
+            if not group:
+                del groups[gpu.mig]
+
+    def _index_gpu_mig(self, gpu: GpuSlot) -> None:
+        if gpu.node.general and not gpu.mig.empty:
+            self._mig_groups(gpu.node).setdefault(gpu.mig, {})[id(gpu)] = gpu
+
+    def _reindex_node(self, node: NodeSlot) -> None:
+        """Put a node (and its MIG GPUs) where its current free count and state say; O(GPUs on the node)."""
+        self.version += 1
+        old = self._node_free[node.id]
+        free = node.free if node.general else 0
+        for buckets in self._node_buckets[node.id]:
+            buckets[old].pop(node.id, None)
+            if free:
+                buckets[free][node.id] = node
+        self.domain_free[node.nvlink_domain] += free - old
+        self.pool_free[(node.model, node.hall.code)] += free - old
+        self.free_gpus += free - old
+        self._node_free[node.id] = free
+        for gpu in node.gpus:
+            self._unindex_gpu_mig(gpu)
+            self._index_gpu_mig(gpu)
+            if gpu.soft_tenant is not None:
+                self._unindex_gpu_soft(gpu, gpu.soft_used)
+                self._index_gpu_soft(gpu)
+
+    def _soft_pool(self, tenant: int, mode: Performance, node: NodeSlot) -> SoftPool:
+        return self.soft_pools.setdefault((tenant, mode, node.model, node.hall.code), SoftPool())
+
+    def _unindex_gpu_soft(self, gpu: GpuSlot, used: int) -> None:
+        if gpu.soft_tenant is not None and gpu.soft_mode is not None:
+            self._soft_pool(gpu.soft_tenant, gpu.soft_mode, gpu.node).discard(gpu, used)
+
+    def _index_gpu_soft(self, gpu: GpuSlot) -> None:
+        if gpu.soft_tenant is not None and gpu.soft_mode is not None and gpu.soft_used > 0 and gpu.node.general:
+            self._soft_pool(gpu.soft_tenant, gpu.soft_mode, gpu.node).add(gpu)
+
+    def set_node_state(self, node_id: int, state: str) -> None:
+        node = self.nodes[node_id]
+        node.state = state
+        self._reindex_node(node)
+
+    # --- changes to one GPU --------------------------------------------------------------------------------------
+
+    def hold_whole(self, gpu: GpuSlot, tenant: int) -> None:
+        gpu.whole_tenant = tenant
+        self.tenant_milli[tenant] += FULL_SHARE
+        self._reindex_node(gpu.node)
+
+    def release_whole(self, gpu: GpuSlot) -> None:
+        if gpu.whole_tenant is None:
+            raise ValueError(f"GPU {gpu.uuid} is not held whole")
+        self.tenant_milli[gpu.whole_tenant] -= FULL_SHARE
+        gpu.whole_tenant = None
+        self._reindex_node(gpu.node)
+
+    def set_mig(self, gpu: GpuSlot, new: MigState, tenant: int, delta_milli: int, dedicated: bool) -> None:
+        self.version += 1
+        was_free = gpu.free
+        self._unindex_gpu_mig(gpu)
+        gpu.mig = new
+        if delta_milli > 0:
+            gpu.mig_tenants[tenant] += 1
+            if dedicated:
+                gpu.mig_dedicated = tenant
+        else:
+            gpu.mig_tenants[tenant] -= 1
+            if gpu.mig_tenants[tenant] <= 0:
+                del gpu.mig_tenants[tenant]
+                if gpu.mig_dedicated == tenant:
+                    gpu.mig_dedicated = None
+        self.tenant_milli[tenant] += delta_milli
+        if was_free != gpu.free:
+            self._reindex_node(gpu.node)
+        else:
+            self._index_gpu_mig(gpu)
+
+    def set_soft(self, gpu: GpuSlot, tenant: int, mode: Performance, delta_milli: int) -> None:
+        self.version += 1
+        was_free = gpu.free
+        self._unindex_gpu_soft(gpu, gpu.soft_used)
+        gpu.soft_used += delta_milli
+        self.tenant_milli[tenant] += delta_milli
+        if gpu.soft_used > 0:
+            gpu.soft_tenant, gpu.soft_mode = tenant, mode
+        else:
+            gpu.soft_tenant, gpu.soft_mode = None, None
+        if was_free != gpu.free:
+            self._reindex_node(gpu.node)  # indexes this GPU's share too
+        else:
+            self._index_gpu_soft(gpu)
+
+    def hold_node(self, node: NodeSlot, tenant: int | None) -> None:
+        """Give a whole host to a tenant (bare metal, confidential VM host), or take it back (None)."""
+        node.holder = tenant
+        self._reindex_node(node)
+
+    # --- views ---------------------------------------------------------------------------------------------------
+
+    def nodes_with_free(self, model: str, hall: str, at_least: int) -> list[dict[int, NodeSlot]]:
+        buckets = self.by_free.get((model, hall))
+        return buckets[at_least:] if buckets else []

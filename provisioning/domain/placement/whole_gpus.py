@@ -1,0 +1,194 @@
+"""Whole GPUs: the node a request for ``need`` whole GPUs goes to, under either policy, and taking its GPUs.
+
+The base of the placement engine (``engine.py``): gangs (``gangs.py``) and MIG slices and soft shares (``shares.py``)
+find their nodes through it, and so does the defragmentation planner (``defragment.py``). ``fragmentation``: the
+node whose GPUs raise the expected fragmentation of their pool least (``_scored_node``); ``best-fit``: the fewest
+free GPUs that still hold the request (``_best_fit_node``); under both, ties go to the NVLink domain with the fewest
+free GPUs, so that whole domains stay free for large gangs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
+
+from provisioning.domain.placement.decision import Device, Placement, Request
+from provisioning.domain.placement.isolation import TenantPolicy
+from provisioning.domain.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, Buckets, FleetState, GangGroup, NodeSlot
+from provisioning.domain.placement.workload import EMPTY_VIEW, Pool, PoolView, Snapshot, scarcity
+from provisioning.domain.rungs import RUNGS
+
+TIE_BREAK_SCAN = 32  # candidates looked at for the domain tie-break; bounds the cost of a decision
+EPSILON = 1e-9  # scores closer than this are a tie (float sums in a different order)
+BucketsOf = Callable[[tuple[str, str]], Buckets | None]  # (model, hall) -> the free-count buckets to choose from
+
+
+class WholeGpuPlacement:
+    """The fleet state and the policy the engine decides by, the workload as a decision reads it, and the choice of
+    a node for whole GPUs."""
+
+    state: FleetState
+    policy: str  # one of engine.POLICIES
+    _snapshot: Snapshot | None  # the workload as the current decision reads it
+
+    # --- the workload ----------------------------------------------------------------------------------------
+
+    def _view(self, key: Pool) -> PoolView:
+        return self._snapshot.pool(key) if self._snapshot is not None else EMPTY_VIEW
+
+    def _scarcity(self, key: Pool) -> float:
+        state = self.state
+        return scarcity(self._view(key).exclusive, state.pool_free[key], state.free_gpus)
+
+    # --- whole GPUs --------------------------------------------------------------------------------------------
+
+    def _best_node(
+        self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
+    ) -> NodeSlot | None:
+        return self._best_node_of(models, halls, need, skip)
+
+    def group_buckets(self, group: GangGroup) -> BucketsOf:
+        """Reads each pool's buckets of one gang group only (``FleetState.gang_groups``): where a gang member may go."""
+        groups = self.state.gang_groups
+        return lambda key: groups.get(key, {}).get(group)
+
+    def _best_node_of(
+        self,
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int] = frozenset(),
+        buckets_of: BucketsOf | None = None,
+    ) -> NodeSlot | None:
+        """``buckets_of`` narrows the choice to some of each pool's nodes (a gang's group); default the pool's."""
+        if self.policy == "fragmentation":
+            found = self._scored_node(models, halls, need, skip, buckets_of=buckets_of)
+            return found[1] if found else None
+        return self._best_fit_node(models, halls, need, skip, buckets_of)
+
+    def _scored_node(
+        self,
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int] = frozenset(),
+        leaves: Callable[[PoolView], float] | None = None,
+        buckets_of: BucketsOf | None = None,
+    ) -> tuple[float, NodeSlot] | None:
+        """The node whose ``need`` free GPUs raise the expected fragmentation least, and that rise (milli-GPU).
+
+        Scored per (pool, free count): taking GPUs changes a node's fragmentation only through its free count
+        (``PoolView.take_whole``), plus what the pool's scarcity charges per GPU taken, plus ``leaves``: the
+        fragmentation of what the request leaves on a GPU it only partly uses (a MIG slice, a soft share). Equal
+        scores go as best fit would: fewer free GPUs, the customer's earlier model, the fuller NVLink domain."""
+        state = self.state
+        scored: list[tuple[float, int, int, Pool]] = []
+        read = buckets_of or state.by_free.get
+        found: dict[Pool, Buckets] = {}
+        for rank, model in enumerate(models):
+            for hall in halls:
+                key = (model, hall)
+                buckets = read(key)
+                if not buckets:
+                    continue
+                found[key] = buckets
+                view = self._view(key)
+                base = need * FULL_SHARE * self._scarcity(key) + (leaves(view) if leaves is not None else 0.0)
+                for free in range(need, MAX_GPUS_PER_NODE + 1):
+                    if buckets[free]:
+                        score = round((base + view.take_whole(free, need)) / EPSILON) * EPSILON  # float noise ties
+                        scored.append((score, free, rank, key))
+        scored.sort()
+        i = 0
+        while i < len(scored):
+            score, free, rank, _ = scored[i]
+            j = i
+            while j < len(scored) and scored[j][:3] == (score, free, rank):
+                j += 1
+            node = self._fullest_domain([found[k][free] for *_, k in scored[i:j]], skip)
+            if node is not None:
+                return score, node
+            i = j
+        return None
+
+    def _fullest_domain(self, groups: list[dict[int, NodeSlot]], skip: AbstractSet[int]) -> NodeSlot | None:
+        """Among equally good nodes, one in the NVLink domain with the fewest free GPUs (first 32 per group)."""
+        best: NodeSlot | None = None
+        best_domain_free = 0
+        domain_free = self.state.domain_free
+        for group in groups:
+            seen = 0
+            for node in group.values():
+                if node.id in skip:
+                    continue  # skipped nodes do not use up the scan
+                seen += 1
+                if seen > TIE_BREAK_SCAN:
+                    break
+                free = domain_free[node.nvlink_domain]
+                if best is None or free < best_domain_free:
+                    best, best_domain_free = node, free
+        return best
+
+    def _best_fit_node(
+        self,
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int] = frozenset(),
+        buckets_of: BucketsOf | None = None,
+    ) -> NodeSlot | None:
+        """Best fit: the fewest free GPUs that still hold ``need``; ties towards the most used NVLink domain."""
+        state = self.state
+        read = buckets_of or state.by_free.get
+        for free in range(need, 9):
+            best: NodeSlot | None = None
+            best_domain_free = 0
+            for model in models:
+                for hall in halls:
+                    buckets = read((model, hall))
+                    if not buckets or not buckets[free]:
+                        continue
+                    seen = 0
+                    for node in buckets[free].values():
+                        if node.id in skip:
+                            continue  # skipped nodes do not use up the scan
+                        seen += 1
+                        if seen > TIE_BREAK_SCAN:
+                            break
+                        domain_free = state.domain_free[node.nvlink_domain]
+                        if best is None or domain_free < best_domain_free:
+                            best, best_domain_free = node, domain_free
+                if best is not None:
+                    return best  # the customer's first acceptable model wins over a later one
+        return None
+
+    def _take_whole(self, node: NodeSlot, count: int, tenant: int) -> list[Device]:
+        devices: list[Device] = []
+        for gpu in node.gpus:
+            if len(devices) == count:
+                break
+            if gpu.free:
+                self.state.hold_whole(gpu, tenant)
+                devices.append(Device(node.id, node.hostname, gpu.index, gpu.uuid))
+        return devices
+
+    def _whole(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
+        node = self._best_node(request.models, halls, request.gpus)
+        if node is None:
+            return None
+        devices = self._take_whole(node, request.gpus, policy.tenant_id)
+        return self._placement(request, policy, node.model, devices)
+
+    def _placement(
+        self, request: Request, policy: TenantPolicy, model: str, devices: list[Device], held: tuple[int, ...] = ()
+    ) -> Placement:
+        return Placement(
+            tenant_id=policy.tenant_id,
+            rung=request.rung,
+            performance=request.performance,
+            security=RUNGS[request.rung].security,
+            model=model,
+            devices=tuple(devices),
+            held_nodes=held,
+            dedicated=policy.dedicated_hardware,
+        )

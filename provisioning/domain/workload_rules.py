@@ -1,0 +1,267 @@
+"""The rules a workload must meet on its rung, checked without Django: what each rung (and the job rung's
+framework) takes, the limits on its command, environment, ports, volumes and checkpoint, the grammar of OCI image
+references and the registries they may come from, and the shape of cloud-init user data.
+
+``workload_check`` refuses anything the rung cannot run, naming the field (``WorkloadInvalid.field`` is a path
+such as ``ports.1.expose``); the API turns it into 422 ``validation_error``. What the workload names outside
+itself (secrets, SSH keys, datasets) is resolved by the services, not here.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+import yaml
+
+from provisioning.domain.os_images import OsImage
+from provisioning.domain.rungs import (
+    DEFAULT_FRAMEWORK,
+    FRAMEWORK_RUNG,
+    FRAMEWORKS,
+    RUNGS,
+    Framework,
+    RungFacts,
+    rung_facts,
+)
+from provisioning.domain.workloads import SECRET_FILES, SSH_PORT, Workload
+
+# Registries Ladder pulls from unless the operator says otherwise (LADDER_IMAGE_REGISTRIES).
+DEFAULT_REGISTRIES = ("docker.io", "ghcr.io", "nvcr.io", "quay.io", "registry.k8s.io", "public.ecr.aws")
+IMPLICIT_REGISTRY = "docker.io"  # "pytorch/pytorch" means docker.io/pytorch/pytorch, as the container runtimes read it
+
+RESERVED_ENV = "LADDER_"  # Ladder's own variables (checkpoint dir, restart code, GPU share) start with it
+MAX_CLOUD_INIT_BYTES = 64 * 1024  # KubeVirt's NoCloud user data and Metal3's user-data Secret both fit this
+MAX_ENV_BYTES = 64 * 1024
+MAX_ARGV = 256
+MAX_ARG_BYTES = 4096
+
+
+class WorkloadInvalid(ValueError):
+    """A workload the rung cannot run; ``field`` names where (``image``, ``ports.0.expose``, ...)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+# --- image references -------------------------------------------------------------------------------------------
+
+# The grammar of github.com/distribution/reference, in short: [host[:port]/]path[:tag][@digest].
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_PATH_RE = re.compile(rf"^{_COMPONENT}(?:/{_COMPONENT})*$")
+_HOST_RE = re.compile(r"^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.[a-zA-Z0-9-]+)*(?::[0-9]{1,5})?$")
+_TAG_RE = re.compile(r"^[\w][\w.-]{0,127}$")
+_DIGEST_RE = re.compile(r"^sha256:[a-f0-9]{64}$")
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    registry: str
+    repository: str
+    tag: str | None
+    digest: str | None
+
+    def __str__(self) -> str:
+        ref = f"{self.registry}/{self.repository}"
+        if self.tag:
+            ref += f":{self.tag}"
+        if self.digest:
+            ref += f"@{self.digest}"
+        return ref
+
+
+def image_parse(text: str) -> ImageRef:
+    """An OCI image reference; a reference without a registry host is Docker Hub's (``library/`` for one name)."""
+    if not text or len(text) > 512 or text != text.strip():
+        raise WorkloadInvalid("image", "An image is an OCI reference such as nvcr.io/nvidia/pytorch:25.01-py3.")
+    rest, _, digest_text = text.partition("@")
+    digest = digest_text if "@" in text else None
+    if digest is not None and not _DIGEST_RE.match(digest):
+        raise WorkloadInvalid("image", f"{digest!r} is not a sha256 digest (sha256: and 64 hex digits).")
+    host, path = IMPLICIT_REGISTRY, rest
+    first, _, remainder = rest.partition("/")
+    if remainder and ("." in first or ":" in first or first == "localhost"):
+        host, path = first, remainder
+    tag = None
+    if ":" in path.rsplit("/", 1)[-1]:
+        path, tag = path.rsplit(":", 1)
+        if not _TAG_RE.match(tag):
+            raise WorkloadInvalid("image", f"{tag!r} is not a valid tag.")
+    if not _HOST_RE.match(host) or not _PATH_RE.match(path):
+        raise WorkloadInvalid(
+            "image", f"{text!r} is not an OCI image reference (lower-case path, e.g. ghcr.io/org/app:1.0)."
+        )
+    if host == IMPLICIT_REGISTRY and "/" not in path:
+        path = f"library/{path}"
+    return ImageRef(registry=host.lower(), repository=path, tag=tag if tag or digest else "latest", digest=digest)
+
+
+# --- the rules --------------------------------------------------------------------------------------------------
+
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+
+def _path_check(where: str, path: str) -> str:
+    normal = posixpath.normpath(path)
+    if not path.startswith("/") or normal != path.rstrip("/") or len(path) > 256 or "\x00" in path:
+        raise WorkloadInvalid(where, f"{path!r} is not an absolute, normalised path (e.g. /data/imagenet).")
+    if normal == "/" or normal.startswith(("/proc", "/sys", "/dev", "/etc", SECRET_FILES)):
+        raise WorkloadInvalid(where, f"{path} is reserved; mount under /data, /workspace or another path of yours.")
+    return normal
+
+
+def _only_on(offers: Callable[[RungFacts], bool], facts: RungFacts, name: str, what: str) -> None:
+    """Refuse ``name`` unless the allocation's rung (and framework) ``offers`` it, naming the rungs that do."""
+    if not offers(facts):
+        offered = ", ".join(r for r, row in RUNGS.items() if offers(row))
+        raise WorkloadInvalid(name, f"The {facts.rung} rung does not take {what}; it is offered on {offered}.")
+
+
+def _framework_check(w: Workload, rung: str) -> None:
+    """A framework other than the default is the job rung's, and each takes what its launcher can run."""
+    if w.framework not in FRAMEWORKS:
+        raise WorkloadInvalid("framework", f"A framework is one of {', '.join(FRAMEWORKS)}.")
+    if w.framework == DEFAULT_FRAMEWORK:
+        return
+    if rung != FRAMEWORK_RUNG:
+        raise WorkloadInvalid(
+            "framework", f"The {w.framework} framework runs on the {FRAMEWORK_RUNG} rung, not {rung}."
+        )
+    launcher = FRAMEWORKS[Framework(w.framework)]
+    for field_name, why in launcher.refuses:
+        if getattr(w, field_name):
+            raise WorkloadInvalid(field_name, why)
+    for field_name, why in launcher.needs:
+        if not getattr(w, field_name):
+            raise WorkloadInvalid(field_name, why)
+
+
+def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_images: Mapping[str, OsImage]) -> None:
+    """Refuse what the rung cannot run, naming the first field at fault."""
+    _framework_check(w, rung)
+    facts = rung_facts(rung, w.framework)
+    if w.image is not None:
+        _only_on(lambda f: f.runs_image, facts, "image", "a container image (it boots os_image)")
+        ref = image_parse(w.image)
+        allowed = sorted(set(registries))
+        if ref.registry not in allowed:
+            raise WorkloadInvalid(
+                "image", f"Images come from {', '.join(allowed)}; {ref.registry} is not on the operator's list."
+            )
+    elif facts.needs_image:  # a Slurm cluster's nodes default to Slinky's slurmd
+        raise WorkloadInvalid("image", f"A {rung} workload needs an image (an OCI reference).")
+    if w.pull_secret is not None and w.image is None:
+        raise WorkloadInvalid("pull_secret", "pull_secret goes with an image.")
+    if (w.command or w.args) and not facts.runs_image:
+        field_name = "command" if w.command else "args"
+        raise WorkloadInvalid(field_name, f"The {rung} rung runs what cloud_init starts, not a command.")
+    for name, argv in (("command", w.command), ("args", w.args)):
+        if len(argv) > MAX_ARGV:
+            raise WorkloadInvalid(name, f"At most {MAX_ARGV} items.")
+        for i, arg in enumerate(argv):
+            if len(arg.encode()) > MAX_ARG_BYTES or "\x00" in arg:
+                raise WorkloadInvalid(f"{name}.{i}", f"Each item is at most {MAX_ARG_BYTES} bytes, without NUL.")
+
+    names: set[str] = set()
+    for i, (name, value) in enumerate(w.env):
+        if not ENV_NAME_RE.match(name):
+            raise WorkloadInvalid(f"env.{i}.name", f"{name!r} is not an environment variable name.")
+        if name.startswith(RESERVED_ENV):
+            raise WorkloadInvalid(f"env.{i}.name", f"Names starting {RESERVED_ENV} are Ladder's own.")
+        if name in names:
+            raise WorkloadInvalid(f"env.{i}.name", f"{name} is set twice.")
+        if "\x00" in value:
+            raise WorkloadInvalid(f"env.{i}.value", "A value may not contain NUL.")
+        names.add(name)
+    if sum(len(k) + len(v) for k, v in w.env) > MAX_ENV_BYTES:
+        raise WorkloadInvalid("env", f"The environment is at most {MAX_ENV_BYTES} bytes.")
+
+    for i, secret in enumerate(w.secrets):
+        if secret.as_ not in ("env", "file"):
+            raise WorkloadInvalid(f"secrets.{i}.as", 'A secret goes in as "env" or "file".')
+        if secret.as_ == "env" and secret.name in names:
+            raise WorkloadInvalid(f"secrets.{i}.name", f"{secret.name} is already a variable (env or secrets).")
+        if secret.as_ == "env" and secret.name.startswith(RESERVED_ENV):
+            raise WorkloadInvalid(f"secrets.{i}.name", f"Names starting {RESERVED_ENV} are Ladder's own.")
+        names.add(secret.name)
+
+    if w.ports:
+        _only_on(lambda f: f.takes_ports, facts, "ports", "ports (a bare-metal host is reached over SSH)")
+    seen_ports: set[tuple[int, str]] = set()
+    for i, port in enumerate(w.ports):
+        if not 1 <= port.port <= 65535:
+            raise WorkloadInvalid(f"ports.{i}.port", "A port is 1 to 65535.")
+        if port.protocol not in ("http", "tcp", "udp"):
+            raise WorkloadInvalid(f"ports.{i}.protocol", 'A protocol is "http", "tcp" or "udp".')
+        if port.expose not in ("none", "tenant", "public"):
+            raise WorkloadInvalid(f"ports.{i}.expose", 'expose is "none", "tenant" or "public".')
+        if port.expose == "public" and port.protocol != "http":
+            raise WorkloadInvalid(
+                f"ports.{i}.expose", "Only http ports are public (through the HTTPS gateway); use ssh for the rest."
+            )
+        if port.port == SSH_PORT and w.ssh_keys:
+            raise WorkloadInvalid(f"ports.{i}.port", "Port 22 is the SSH access Ladder gives with ssh_keys.")
+        key = (port.port, "udp" if port.protocol == "udp" else "tcp")
+        if key in seen_ports:
+            raise WorkloadInvalid(f"ports.{i}.port", f"Port {port.port} is named twice.")
+        seen_ports.add(key)
+    if facts.endpoint and len(w.public_ports()) > 1:
+        raise WorkloadInvalid("ports", "A serverless endpoint serves one public http port.")
+
+    if w.volumes:
+        _only_on(lambda f: f.runs_image, facts, "volumes", "volumes (datasets reach VMs and hosts through cloud_init)")
+    mounts: set[str] = set()
+    for i, volume in enumerate(w.volumes):
+        path = _path_check(f"volumes.{i}.mount_path", volume.mount_path)
+        if (volume.dataset is None) == (volume.scratch_gb is None):
+            raise WorkloadInvalid(f"volumes.{i}", "A volume is a dataset (its asset id) or scratch_gb, not both.")
+        if volume.scratch_gb is not None and not 1 <= volume.scratch_gb <= 4096:
+            raise WorkloadInvalid(f"volumes.{i}.scratch_gb", "Scratch is 1 to 4096 GB.")
+        if any(path == m or path.startswith(m + "/") or m.startswith(path + "/") for m in mounts):
+            raise WorkloadInvalid(f"volumes.{i}.mount_path", f"{path} overlaps another mount.")
+        mounts.add(path)
+
+    if w.checkpoint is not None:
+        _only_on(lambda f: f.restarts_from_checkpoint, facts, "checkpoint", "a checkpoint (only jobs restart from one)")
+        path = _path_check("checkpoint.path", w.checkpoint.path)
+        if any(path == m or path.startswith(m + "/") or m.startswith(path + "/") for m in mounts):
+            raise WorkloadInvalid("checkpoint.path", f"{path} overlaps a volume's mount.")
+        if not 30 <= w.checkpoint.interval_s <= 86_400:
+            raise WorkloadInvalid("checkpoint.interval_s", "A checkpoint interval is 30 to 86400 seconds.")
+
+    if w.os_image is not None:
+        _only_on(lambda f: f.boots_os, facts, "os_image", "an os_image (it runs a container image)")
+        if w.os_image not in os_images:
+            raise WorkloadInvalid("os_image", f"The catalog offers {', '.join(sorted(os_images))}.")
+    if w.cloud_init is not None:
+        _only_on(lambda f: f.boots_os, facts, "cloud_init", "cloud_init user data")
+        cloud_init_check(w.cloud_init)
+    if w.ssh_keys:
+        _only_on(
+            lambda f: f.takes_ssh_keys,
+            facts,
+            "ssh_keys",
+            "SSH keys (on the job rung, a Slurm cluster's login node does)",
+        )
+        if len(set(w.ssh_keys)) != len(w.ssh_keys):
+            raise WorkloadInvalid("ssh_keys", "A key is named twice.")
+
+
+def cloud_init_check(text: str) -> None:
+    """User data cloud-init accepts: a ``#cloud-config`` YAML mapping or a script (``#!``)."""
+    if len(text.encode()) > MAX_CLOUD_INIT_BYTES:
+        raise WorkloadInvalid("cloud_init", f"User data is at most {MAX_CLOUD_INIT_BYTES} bytes.")
+    if text.startswith("#!"):
+        return
+    if not text.startswith("#cloud-config"):
+        raise WorkloadInvalid("cloud_init", "User data starts with #cloud-config (YAML) or #! (a script).")
+    try:
+        parsed = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise WorkloadInvalid("cloud_init", f"The #cloud-config is not YAML: {error}".splitlines()[0]) from None
+    if parsed is not None and not isinstance(parsed, dict):
+        raise WorkloadInvalid("cloud_init", "A #cloud-config is a YAML mapping.")

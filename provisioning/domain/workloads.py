@@ -1,0 +1,184 @@
+"""What a tenant runs on its allocation, typed, without Django: the workload (an image and command, or an OS image
+and cloud-init; env, secrets, ports, volumes, a checkpoint, SSH keys, the job rung's framework), its stored form,
+and ``WorkloadSpec``, the one place modules ask an allocation's workload what it is (its framework, SSH, dirty
+hosts, namespace).
+
+A workload is optional on every rung. Its rules per rung are ``provisioning.domain.workload_rules``; what it names
+outside
+itself (secrets, SSH keys, datasets) is resolved by the services into ``Materials``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from provisioning.domain.os_images import OsImage
+from provisioning.domain.rungs import DEFAULT_FRAMEWORK, Framework, Rung, RungFacts, rung_facts
+
+SECRET_FILES = "/var/run/secrets/ladder"  # noqa: S105 - a directory, not a password; a secret "as": "file" is the file <SECRET_FILES>/<NAME>
+CHECKPOINTS = "/checkpoints"  # a job's checkpoint volume, unless ``checkpoint.path`` moves it
+SERVE_PORT = 8000  # a serverless endpoint's port when the workload names none
+SSH_PORT = 22
+
+
+@dataclass(frozen=True)
+class Port:
+    port: int
+    protocol: str = "http"  # http | tcp | udp
+    expose: str = "none"  # none | tenant | public
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    name: str
+    as_: str = "env"  # env (a variable of the same name) | file (SECRET_FILES/<name>)
+
+
+@dataclass(frozen=True)
+class Volume:
+    mount_path: str
+    dataset: int | None = None  # a data asset of the tenant, mounted read-only
+    scratch_gb: int | None = None  # an empty volume of this size, gone with the allocation
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    path: str = CHECKPOINTS
+    interval_s: int = 600
+
+
+@dataclass(frozen=True)
+class Workload:
+    image: str | None = None
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    secrets: tuple[SecretRef, ...] = ()
+    ports: tuple[Port, ...] = ()
+    volumes: tuple[Volume, ...] = ()
+    checkpoint: Checkpoint | None = None
+    os_image: str | None = None
+    cloud_init: str | None = None
+    ssh_keys: tuple[int, ...] = ()
+    pull_secret: str | None = None  # a tenant secret holding "user:token" for the image's registry
+    framework: str = DEFAULT_FRAMEWORK.value  # the job rung's launcher: a ``Framework``
+
+    @property
+    def datasets(self) -> tuple[int, ...]:
+        return tuple(v.dataset for v in self.volumes if v.dataset is not None)
+
+    @property
+    def secret_names(self) -> tuple[str, ...]:
+        names = [s.name for s in self.secrets] + ([self.pull_secret] if self.pull_secret else [])
+        return tuple(dict.fromkeys(names))
+
+    def public_ports(self) -> tuple[Port, ...]:
+        return tuple(p for p in self.ports if p.expose == "public")
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form (and what reads show): secrets by name only, never a value."""
+        data = asdict(self)
+        data["env"] = [{"name": k, "value": v} for k, v in self.env]
+        data["secrets"] = [{"name": s.name, "as": s.as_} for s in self.secrets]
+        data["volumes"] = [{k: v for k, v in asdict(vol).items() if v is not None} for vol in self.volumes]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Workload:
+        checkpoint = data.get("checkpoint")
+        return cls(
+            image=data.get("image"),
+            command=tuple(data.get("command") or ()),
+            args=tuple(data.get("args") or ()),
+            env=tuple((e["name"], e["value"]) for e in data.get("env") or ()),
+            secrets=tuple(SecretRef(s["name"], s.get("as", "env")) for s in data.get("secrets") or ()),
+            ports=tuple(Port(**p) for p in data.get("ports") or ()),
+            volumes=tuple(Volume(**v) for v in data.get("volumes") or ()),
+            checkpoint=Checkpoint(**checkpoint) if checkpoint else None,
+            os_image=data.get("os_image"),
+            cloud_init=data.get("cloud_init"),
+            ssh_keys=tuple(data.get("ssh_keys") or ()),
+            pull_secret=data.get("pull_secret"),
+            framework=data.get("framework") or DEFAULT_FRAMEWORK.value,
+        )
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """An allocation's workload, typed: its rung, what it runs (None: nothing named, the stock image) and the facts
+    of the table of rungs for that rung and the workload's framework. Every question modules ask of an
+    allocation's workload (its framework, SSH, dirty hosts, namespace) is answered here, never by reading the
+    stored form. ``Allocation.workload_spec`` gives it for an allocation; ``workload_spec`` builds it from the
+    stored form, ``WorkloadSpec.of`` from a parsed workload."""
+
+    rung: Rung
+    workload: Workload | None
+    facts: RungFacts
+
+    @classmethod
+    def of(cls, rung: str, workload: Workload | None) -> WorkloadSpec:
+        return cls(Rung(rung), workload, rung_facts(rung, workload.framework if workload is not None else None))
+
+    @property
+    def framework(self) -> Framework | None:
+        """The job's launcher (the default one when nothing is named); None on the other rungs."""
+        return self.facts.launcher.framework if self.facts.launcher is not None else None
+
+    @property
+    def is_slurm(self) -> bool:
+        """A Slurm cluster of the tenant's own (docs/jobs.md)."""
+        return self.framework is Framework.SLURM
+
+    @property
+    def takes_ssh(self) -> bool:
+        """Whether the allocation is reached over SSH: a rung that offers it (or a Slurm cluster's login node) and
+        a workload that names keys."""
+        return self.facts.takes_ssh_keys and self.workload is not None and bool(self.workload.ssh_keys)
+
+    @property
+    def leaves_host_dirty(self) -> bool:
+        """Whether the tenant had host-level access to the nodes it ran on, so they are wiped (GPUs reset, scratch
+        emptied) before the next tenant: bare metal (the tenant's own OS) and a Slurm cluster (slurmd as root with
+        host capabilities; docs/jobs.md, "Pod Security")."""
+        return self.facts.leaves_host_dirty
+
+    @property
+    def boots_os(self) -> bool:
+        return self.facts.boots_os
+
+    @property
+    def restarts_from_checkpoint(self) -> bool:
+        return self.facts.restarts_from_checkpoint
+
+    @property
+    def namespace_suffix(self) -> str:
+        """Its objects live in the tenant's namespace with this suffix (a Slurm cluster's: ``-slurm``)."""
+        return self.facts.namespace_suffix
+
+    @property
+    def whole_hosts(self) -> bool:
+        """Whether each member must take every GPU of its node (a launcher with host capabilities)."""
+        return self.facts.launcher is not None and self.facts.launcher.whole_hosts
+
+    @property
+    def checkpoint(self) -> Checkpoint | None:
+        return self.workload.checkpoint if self.workload is not None else None
+
+
+def workload_spec(rung: str, stored: Mapping[str, Any] | None) -> WorkloadSpec:
+    """The typed workload of an allocation from its stored form (``Workload.to_json``; None: no workload)."""
+    return WorkloadSpec.of(rung, Workload.from_json(stored) if stored else None)
+
+
+@dataclass(frozen=True)
+class Materials:
+    """What a workload names outside itself, resolved by the services for rendering into the tenant's own
+    namespace only. Values never reach a log or a repr."""
+
+    secrets: Mapping[str, str] = field(default_factory=dict, repr=False)  # secret name -> value
+    pull: tuple[str, str, str] | None = field(default=None, repr=False)  # (registry, user, token) for the image
+    ssh_keys: tuple[str, ...] = ()  # public key lines of the keys the workload names
+    datasets: Mapping[int, str] = field(default_factory=dict, repr=False)  # asset id -> signed download URL
+    os_image: OsImage | None = None  # the catalog entry of the workload's os_image (VM and bare metal)
