@@ -11,16 +11,15 @@ import pytest
 from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 
-from billing.models import BillingAccount
-from compliance.models import CapturePolicy, DataAsset, ErasureRequest, LegalHold, RetentionPolicy, TenantSecret
+from compliance.models import DataAsset, LegalHold
 from compliance.services.secrets import secret_create
-from core.models import AuditEvent
 from provisioning.models import Allocation
-from tenancy.models import ApiKey, Membership, SshKey, Tenant, TenantState
+from tenancy.models import Membership, SshKey, Tenant, TenantState
 from tenancy.services import api_key_create, ssh_key_add
 from tests.portal.test_access import public_key
 from tests.support import SYSTEM, assert_problem
 from tests.support.data import asset, regions
+from tests.support.tenants import tenant_things
 
 H100 = "H100-SXM-80GB"
 # Paths only staff (or a confidential VM's guest) call: a tenant's member is refused them whatever its standing.
@@ -94,25 +93,6 @@ def estate(
     }
 
 
-def snapshot(tenant: Tenant) -> dict[str, Any]:
-    """Everything a tenant's writes could change (and the audit log, which every change appends to)."""
-    fresh = Tenant.objects.get(pk=tenant.pk)
-    return {
-        "tenant": (fresh.name, fresh.state),
-        "members": sorted(Membership.objects.filter(tenant=tenant).values_list("user__username", "role")),
-        "keys": sorted(ApiKey.objects.filter(tenant=tenant).values_list("name", "revoked_at")),
-        "ssh_keys": sorted(SshKey.objects.filter(tenant=tenant).values_list("name", flat=True)),
-        "secrets": sorted(TenantSecret.objects.filter(tenant=tenant).values_list("name", "version")),
-        "assets": sorted(DataAsset.objects.filter(tenant=tenant).values_list("name", "state", "region__code")),
-        "retention": list(RetentionPolicy.objects.filter(tenant=tenant).values_list("category", "days")),
-        "capture": list(CapturePolicy.objects.filter(tenant=tenant).values_list("inference_payloads", flat=True)),
-        "erasures": ErasureRequest.objects.filter(tenant=tenant).count(),
-        "budget": BillingAccount.objects.filter(tenant=tenant).values_list("budget_monthly", flat=True).get(),
-        "allocations": sorted(Allocation.objects.filter(tenant=tenant).values_list("name", "state")),
-        "events": AuditEvent.objects.count(),
-    }
-
-
 def closing(tenant: Tenant) -> None:
     Tenant.objects.filter(pk=tenant.pk).update(state=TenantState.CLOSING)
 
@@ -132,7 +112,7 @@ def test_the_table_names_every_write_a_tenant_can_make() -> None:
 def test_every_tenant_write_is_refused_while_closing_and_writes_nothing(acme: Any, estate: dict[str, Any]) -> None:
     client: APIClient = estate["client"]
     closing(acme)
-    before = snapshot(acme)
+    before = tenant_things(acme)
     answers = {}
     for (method, path), body in tenant_writes(estate).items():
         response = getattr(client, method)(url(path, estate), body, format="json")
@@ -140,7 +120,7 @@ def test_every_tenant_write_is_refused_while_closing_and_writes_nothing(acme: An
         if response.status_code == 403:
             assert_problem(response, 403, "tenant_not_active")
     assert answers == dict.fromkeys(tenant_writes(estate), (403, "tenant_not_active"))
-    assert snapshot(acme) == before
+    assert tenant_things(acme) == before
     # It still reads.
     for path in ("/api/v1/tenant", "/api/v1/allocations", "/api/v1/data-assets", "/api/v1/secrets", "/api/v1/budget"):
         assert client.get(path).status_code == 200, path

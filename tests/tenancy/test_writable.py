@@ -17,12 +17,8 @@ from billing.services.accounts import PaymentRequired, admission_check
 from compliance.models import (
     AccountClosure,
     AssetState,
-    CapturePolicy,
     ClosureStep,
     DataAsset,
-    ErasureRequest,
-    RetentionPolicy,
-    TenantSecret,
 )
 from compliance.services.assets import (
     AssetScope,
@@ -44,7 +40,7 @@ from provisioning.models import Allocation
 from provisioning.services.placing import AllocationSpec
 from provisioning.services.stopping import allocation_stop
 from tenancy.domain.roles import TenantRole
-from tenancy.models import ApiKey, Membership, SshKey, Tenant, TenantState
+from tenancy.models import Membership, Tenant, TenantState
 from tenancy.services import (
     TenantNotActive,
     api_key_create,
@@ -61,6 +57,7 @@ from tenancy.services import (
 from tests.portal.test_access import public_key
 from tests.support import SYSTEM
 from tests.support.data import asset, regions
+from tests.support.tenants import tenant_things
 
 H100 = "H100-SXM-80GB"
 SPEC = AllocationSpec(rung="container", gpu_models=(H100,), gpus=1)
@@ -179,30 +176,11 @@ def member_writes(acme: Any, alice: Any, estate: dict[str, Any]) -> dict[str, Ca
     }
 
 
-def snapshot(acme: Any) -> dict[str, Any]:
-    """Everything the member writes above could change."""
-    tenant = Tenant.objects.get(pk=acme.pk)
-    return {
-        "tenant": (tenant.name, tenant.state),
-        "members": sorted(Membership.objects.filter(tenant=acme).values_list("user__username", "role")),
-        "keys": sorted(ApiKey.objects.filter(tenant=acme).values_list("name", "revoked_at")),
-        "ssh_keys": sorted(SshKey.objects.filter(tenant=acme).values_list("name", flat=True)),
-        "secrets": sorted(TenantSecret.objects.filter(tenant=acme).values_list("name", "version")),
-        "assets": sorted(DataAsset.objects.filter(tenant=acme).values_list("name", "state", "region__code")),
-        "retention": list(RetentionPolicy.objects.filter(tenant=acme).values_list("category", "days")),
-        "capture": list(CapturePolicy.objects.filter(tenant=acme).values_list("inference_payloads", flat=True)),
-        "erasures": ErasureRequest.objects.filter(tenant=acme).count(),
-        "budget": BillingAccount.objects.filter(tenant=acme).values_list("budget_monthly", flat=True).get(),
-        "allocations": sorted(Allocation.objects.filter(tenant=acme).values_list("name", "state")),
-        "events": AuditEvent.objects.count(),
-    }
-
-
 def test_every_member_write_is_refused_for_a_closing_tenant_and_writes_nothing(
     acme: Any, alice: Any, estate: dict[str, Any]
 ):
     set_state(acme, TenantState.CLOSING)
-    before = snapshot(acme)
+    before = tenant_things(acme)
     refused = {}
     for name, write in member_writes(acme, alice, estate).items():
         try:
@@ -210,7 +188,7 @@ def test_every_member_write_is_refused_for_a_closing_tenant_and_writes_nothing(
         except TenantNotActive as error:
             refused[name] = error.code
     assert refused == dict.fromkeys(member_writes(acme, alice, estate), "tenant_not_active")
-    assert snapshot(acme) == before
+    assert tenant_things(acme) == before
 
 
 def test_the_refusal_comes_before_any_rule_about_the_input(acme: Any, alice: Any, estate: dict[str, Any]):
