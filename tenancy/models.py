@@ -22,6 +22,11 @@ class TenantState(models.TextChoices):
     CLOSED = "closed"
 
 
+# A suspended tenant still manages what it has (stops work, sets a budget); buying more is refused by billing's
+# admission check (402 ``payment_required``). A closing or closed tenant only reads.
+WRITABLE = frozenset({TenantState.ACTIVE, TenantState.SUSPENDED})
+
+
 class Tenant(models.Model):
     """A customer. Its residency and isolation settings are the one source of truth for placement (and, later,
     for where its data may live): ``tenancy.selectors.tenant_policy`` turns them into the engine's policy."""
@@ -49,6 +54,12 @@ class Tenant(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    @property
+    def writable(self) -> bool:
+        """May its members change its things (as this object last read its state)? Services ask
+        ``tenancy.services.tenant_require_writable``, which reads the state afresh; pages use this to say so."""
+        return self.state in WRITABLE
 
 
 class TenantOwned(models.Model):

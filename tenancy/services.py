@@ -21,7 +21,7 @@ from core.sql import Columns
 from tenancy.domain import ssh
 from tenancy.domain.roles import STAFF_PERMISSIONS, Action, StaffRole, TenantRole, may_assign_role, role_allows
 from tenancy.locks import lock_api_keys, lock_tenant
-from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey, Tenant, TenantState
+from tenancy.models import WRITABLE, ApiKey, ApiKeyScope, Membership, SshKey, Tenant, TenantState
 
 User = get_user_model()
 
@@ -56,10 +56,6 @@ def staff_user_create(*, username: str, role: StaffRole, password: str, actor: A
 
 
 # --- tenants --------------------------------------------------------------------------------------------------
-
-# A suspended tenant still manages what it has (stops work, sets a budget); buying more is refused by billing's
-# admission check (402 ``payment_required``). A closing or closed tenant only reads.
-WRITABLE = (TenantState.ACTIVE, TenantState.SUSPENDED)
 
 
 class TenantNotActive(Forbidden):

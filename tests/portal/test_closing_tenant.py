@@ -1,6 +1,7 @@
 """A closing tenant reads but changes nothing, through the portal: each form that would change the tenant's things
 (invite a member, create an API key, add an SSH key, store a secret, set the budget, and the rest) is refused with
-the services' own words on the page, and nothing is created, changed or audited. The pages still read."""
+the services' own words on the page, and nothing is created, changed or audited. The pages still read, and each
+says the tenant is closing."""
 
 from __future__ import annotations
 
@@ -137,5 +138,19 @@ def test_every_other_change_is_refused_in_the_same_words(alice: Any, acme: Any, 
 @pytest.mark.parametrize(
     "path", ["/portal/", "/portal/usage", "/portal/team", "/portal/access", "/portal/data", "/portal/billing"]
 )
-def test_a_closing_tenant_still_reads_its_pages(alice: Any, estate: dict[str, Any], path: str) -> None:
-    assert signed_in(alice).get(path).status_code == 200
+def test_a_closing_tenant_still_reads_its_pages_and_each_says_it_is_closing(
+    alice: Any, estate: dict[str, Any], path: str
+) -> None:
+    page = signed_in(alice).get(path)
+    assert page.status_code == 200
+    notice = re.search(r'<p class="notice" role="status" data-tenant-state="closing">([^<]+)</p>', shown(page))
+    assert notice is not None
+    assert notice.group(1) == (
+        "Acme Robotics is closing: you can read and download everything here, but nothing can be changed."
+    )
+
+
+def test_an_active_or_suspended_tenants_pages_say_nothing_of_it(alice: Any, acme: Any) -> None:
+    for state in (TenantState.ACTIVE, TenantState.SUSPENDED):
+        Tenant.objects.filter(pk=acme.pk).update(state=state)
+        assert 'class="notice"' not in shown(signed_in(alice).get("/portal/"))
