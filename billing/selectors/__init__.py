@@ -23,7 +23,7 @@ from billing.models import BillingAccount, BudgetAlert, CostBasis, PushState, Sk
 from core.domain import months
 from provisioning.domain.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
 from provisioning.domain.placement.offerings import Offering
-from provisioning.domain.rungs import RUNGS, Performance, Rung
+from provisioning.domain.rungs import RUNGS, Performance
 from provisioning.models import CapacitySample, GpuModel, Hall, Node, Region
 from tenancy.models import Tenant
 
@@ -250,7 +250,7 @@ def sku_shapes(gpu_model: GpuModel) -> list[tuple[str, str, str]]:
     offerings show). A region whose price book prices them all sells everything its fleet offers."""
     shapes = []
     for rung, offer in RUNGS.items():
-        if rung is Rung.CONFIDENTIAL_VM and not gpu_model.cc_capable:
+        if offer.attested and not gpu_model.cc_capable:
             continue
         shapes.append((rung.value, *Sku.unit_for(rung, None)))
         if Performance.MIG in offer.performance:

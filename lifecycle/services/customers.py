@@ -22,7 +22,7 @@ from core.audit import audit_record
 from core.metrics import BUDGET_HARD_STOPS
 from lifecycle.services.workloads import workload_admit
 from provisioning.domain.placement.decision import Pricing, Request
-from provisioning.domain.rungs import Rung
+from provisioning.domain.rungs import rungs_where
 from provisioning.domain.states import WORKING
 from provisioning.domain.workloads import Workload
 from provisioning.models import Allocation
@@ -156,10 +156,11 @@ def budget_stop(*, tenant: Tenant, now: datetime) -> dict[str, int]:
     checkpoint."""
     counts = {"stopped": 0, "jobs_noticed": 0}
     live = Allocation.objects.filter(tenant=tenant, state__in=WORKING)
-    for allocation in live.exclude(rung=Rung.JOB):
+    checkpointed = rungs_where(lambda f: f.restarts_from_checkpoint)
+    for allocation in live.exclude(rung__in=checkpointed):
         allocation_stop(allocation=allocation, actor=BUDGET, at=now)
         counts["stopped"] += 1
-    for job in live.filter(rung=Rung.JOB, stop_at_checkpoint_since=None):
+    for job in live.filter(rung__in=checkpointed, stop_at_checkpoint_since=None):
         if Allocation.objects.filter(pk=job.pk, stop_at_checkpoint_since=None).update(stop_at_checkpoint_since=now):
             counts["jobs_noticed"] += 1
             notify(

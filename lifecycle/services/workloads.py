@@ -38,7 +38,7 @@ from core.errors import Conflict, Invalid, ServiceError, TooManyRequests, Unavai
 from core.ratelimit import retry_after_seconds, window_take
 from provisioning.domain.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.domain.os_images import DEFAULT_OS_IMAGE
-from provisioning.domain.rungs import Rung
+from provisioning.domain.rungs import rung_facts, rungs_where
 from provisioning.domain.states import AllocationState as S
 from provisioning.domain.workload_rules import WorkloadInvalid, image_parse, workload_check
 from provisioning.domain.workloads import Materials, Workload, WorkloadSpec
@@ -86,7 +86,7 @@ def workload_admit(*, tenant: Tenant, workload: Workload, spec: AllocationSpec) 
         if ref.name not in secrets:
             raise _invalid(f"secrets.{i}.name", f"You have no secret named {ref.name} (POST /api/v1/secrets).")
     if workload.pull_secret is not None:
-        if spec.rung == Rung.CONFIDENTIAL_VM:
+        if rung_facts(spec.rung).attested:
             # The host pulls the image before the guest is attested: a registry credential would reach it first.
             raise _invalid(
                 "pull_secret",
@@ -142,7 +142,7 @@ def allocation_materials(allocation: Allocation, workload: Workload, *, released
     A confidential VM's secrets and dataset links are not rendered: the cluster (and whoever runs it) is outside
     the VM's trust boundary. They are resolved only ``released`` to the guest, once its attestation is verified
     (``provisioning.services.attestation.attestation_release``, the key broker)."""
-    if allocation.rung == Rung.CONFIDENTIAL_VM and not released:
+    if rung_facts(allocation.rung).attested and not released:
         keys = SshKey.objects.filter(tenant=allocation.tenant, pk__in=workload.ssh_keys).order_by("pk")
         return Materials(ssh_keys=tuple(key.public_key for key in keys))
     tenant = allocation.tenant
@@ -239,7 +239,7 @@ def endpoint_call(
     tenant_id = key.tenant_id or 0
     allocation = (
         Allocation.objects.select_related("tenant", "hall__region")
-        .filter(pk=allocation_id, rung=Rung.SERVERLESS, tenant_id=tenant_id)
+        .filter(pk=allocation_id, rung__in=rungs_where(lambda f: f.endpoint), tenant_id=tenant_id)
         .first()
     )
     if allocation is None:

@@ -15,7 +15,7 @@ Python: no Django.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -121,6 +121,9 @@ class RungFacts:
     restarts_from_checkpoint: bool  # placed again after a fault or a move, resuming from its last checkpoint
     endpoint: bool  # served as an endpoint: replicas behind the gateway, scaled on demand, re-created on a move
     leaves_host_dirty: bool  # the tenant had host-level access: its nodes are wiped before the next tenant
+    whole_nodes: bool  # sold by the node: every GPU of each host it takes
+    attested: bool  # runs only on confidential-computing hosts, and runs only once its guest's attestation passed
+    serial_console: bool  # the tenant reaches its serial console through Ladder
     namespace_suffix: str  # its objects live in the tenant's namespace, ``ladder-<slug>`` + this
     focus: FocusNames
     words: PortalWords
@@ -162,6 +165,9 @@ RUNGS: Mapping[Rung, RungFacts] = {
             restarts_from_checkpoint=False,
             endpoint=False,
             leaves_host_dirty=True,
+            whole_nodes=True,
+            attested=False,
+            serial_console=False,
             namespace_suffix="",
             focus=FocusNames("Ladder Bare Metal", "Other (Compute)", "Bare Metal Server"),
             words=PortalWords(
@@ -184,6 +190,9 @@ RUNGS: Mapping[Rung, RungFacts] = {
             restarts_from_checkpoint=False,
             endpoint=False,
             leaves_host_dirty=False,
+            whole_nodes=False,
+            attested=False,
+            serial_console=True,
             namespace_suffix="",
             focus=FocusNames("Ladder Virtual Machines", "Virtual Machines", "Virtual Machine"),
             words=PortalWords(
@@ -206,6 +215,9 @@ RUNGS: Mapping[Rung, RungFacts] = {
             restarts_from_checkpoint=False,
             endpoint=False,
             leaves_host_dirty=False,
+            whole_nodes=False,
+            attested=True,
+            serial_console=False,
             namespace_suffix="",
             focus=FocusNames(
                 "Ladder Confidential Virtual Machines", "Virtual Machines", "Confidential Virtual Machine"
@@ -230,6 +242,9 @@ RUNGS: Mapping[Rung, RungFacts] = {
             restarts_from_checkpoint=False,
             endpoint=False,
             leaves_host_dirty=False,
+            whole_nodes=False,
+            attested=False,
+            serial_console=False,
             namespace_suffix="",
             focus=FocusNames("Ladder Containers", "Containers", "Container"),
             words=PortalWords(
@@ -252,6 +267,9 @@ RUNGS: Mapping[Rung, RungFacts] = {
             restarts_from_checkpoint=True,
             endpoint=False,
             leaves_host_dirty=False,
+            whole_nodes=False,
+            attested=False,
+            serial_console=False,
             namespace_suffix="",
             focus=FocusNames("Ladder Jobs", "Containers", "Job"),
             words=PortalWords(
@@ -274,6 +292,9 @@ RUNGS: Mapping[Rung, RungFacts] = {
             restarts_from_checkpoint=False,
             endpoint=True,
             leaves_host_dirty=False,
+            whole_nodes=False,
+            attested=False,
+            serial_console=False,
             namespace_suffix="",
             focus=FocusNames("Ladder Serverless Endpoints", "Serverless Compute", "Serverless Endpoint"),
             words=PortalWords(
@@ -352,6 +373,11 @@ _LAUNCHED: Mapping[Framework, RungFacts] = {
     )
     for f in FRAMEWORKS.values()
 }
+
+
+def rungs_where(fact: Callable[[RungFacts], bool]) -> tuple[Rung, ...]:
+    """The rungs whose row has ``fact``, e.g. ``rungs_where(lambda f: f.endpoint)``: what a query filters on."""
+    return tuple(rung for rung, row in RUNGS.items() if fact(row))
 
 
 def rung_facts(rung: str, framework: str | None = None) -> RungFacts:

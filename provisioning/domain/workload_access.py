@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from provisioning.domain.rungs import Rung
 from provisioning.domain.workloads import SSH_PORT, Workload, WorkloadSpec
 
 
@@ -79,4 +78,4 @@ def access(
     if spec.facts.endpoint:
         endpoint = endpoint_url or f"https://{route_host(allocation_id, base_domain)}/"
         urls = {}  # the endpoint is the serverless rung's one public port
-    return Access(ssh=ssh, endpoint=endpoint, urls=urls, console=console_url if spec.rung is Rung.VM else None)
+    return Access(ssh=ssh, endpoint=endpoint, urls=urls, console=console_url if spec.facts.serial_console else None)

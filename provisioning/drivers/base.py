@@ -24,7 +24,7 @@ from core.actor import Actor
 from core.metrics import RECONCILE_ERRORS
 from provisioning.domain.attestation_evidence import GuestKeys, open_sealed, sign
 from provisioning.domain.os_images import DEFAULT_OS_IMAGE
-from provisioning.domain.rungs import Rung
+from provisioning.domain.rungs import rung_facts, rungs_where
 from provisioning.domain.states import WORKING, AllocationState
 from provisioning.domain.workload_access import Access, access
 from provisioning.domain.workload_output import LogLine, WorkloadEvent, log_text
@@ -146,7 +146,7 @@ class SimulatedProvisioner(Provisioner):
         now = timezone.now()
         # A restarted gang reads restarting until it runs again on its new nodes, as long as a first start takes.
         if allocation.state in (S.PROVISIONING, S.RESTARTING) and now - allocation.state_changed_at >= self.delay:
-            if allocation.rung == Rung.CONFIDENTIAL_VM and not self._attest(allocation):
+            if rung_facts(allocation.rung).attested and not self._attest(allocation):
                 return
             allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM)
         elif (
@@ -155,7 +155,7 @@ class SimulatedProvisioner(Provisioner):
             and now >= self.next_checkpoint(allocation)
         ):
             allocation_stop(allocation=allocation, actor=SYSTEM)
-        elif allocation.state == S.RUNNING and allocation.rung == Rung.SERVERLESS:
+        elif allocation.state == S.RUNNING and rung_facts(allocation.rung).endpoint:
             self._scale_to_zero(allocation, now)
 
     def _scale_to_zero(self, allocation: Allocation, now: datetime) -> None:
@@ -324,7 +324,7 @@ def allocations_reconcile(*, tenant_id: int | None = None, now: datetime | None 
     watched = Q(state__in=(S.PROVISIONING, S.RESTARTING, S.STOPPING)) | Q(
         state=S.RUNNING, stop_at_checkpoint_since__isnull=False
     )
-    watched |= Q(state=S.RUNNING, rung=Rung.SERVERLESS)  # an endpoint scales to zero when it idles
+    watched |= Q(state=S.RUNNING, rung__in=rungs_where(lambda f: f.endpoint))  # an endpoint scales to zero idle
     if driver.watches_running:
         watched |= Q(state=S.RUNNING)
     pending = Allocation.objects.filter(watched)

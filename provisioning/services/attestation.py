@@ -39,7 +39,7 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid
 from provisioning.domain.attestation_evidence import EvidenceError, seal, verified_claims
-from provisioning.domain.rungs import Rung
+from provisioning.domain.rungs import rungs_where
 from provisioning.domain.states import AllocationState
 from provisioning.domain.workloads import Workload
 from provisioning.models import Allocation, Attestation, AttestationChallenge, AttestationOutcome, Node
@@ -126,7 +126,7 @@ def attestation_guest(*, allocation_id: int, credential: str) -> Allocation | No
         return None
     return (
         Allocation.objects.select_related("tenant")
-        .filter(pk=allocation_id, rung=Rung.CONFIDENTIAL_VM, state__in=(S.PROVISIONING, S.RUNNING))
+        .filter(pk=allocation_id, rung__in=rungs_where(lambda f: f.attested), state__in=(S.PROVISIONING, S.RUNNING))
         .first()
     )
 

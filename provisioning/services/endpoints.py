@@ -23,7 +23,7 @@ from core.audit import audit_record
 from core.errors import Conflict, Unavailable
 from core.tasks import enqueue
 from provisioning.domain.placement.decision import Refused
-from provisioning.domain.rungs import Rung
+from provisioning.domain.rungs import rung_facts
 from provisioning.domain.states import AllocationState
 from provisioning.events import allocation_scaled
 from provisioning.fleet_cache import placement_section
@@ -51,7 +51,7 @@ class EndpointNoCapacity(Unavailable):
 
 
 def _endpoint(allocation: Allocation) -> None:
-    if allocation.rung != Rung.SERVERLESS:
+    if not rung_facts(allocation.rung).endpoint:
         raise Conflict("not_an_endpoint", f"Allocation {allocation.pk} is not a serverless endpoint.")
 
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict
-from provisioning.domain.rungs import Rung
+from provisioning.domain.rungs import rung_facts
 from provisioning.domain.states import HOLDS_DEVICES, AllocationState, can_move
 from provisioning.events import allocation_started, allocation_stopped
 from provisioning.fleet_cache import placement_section
@@ -84,7 +84,7 @@ def _endpoint_fields(allocation: Allocation, to: AllocationState, now: datetime)
     """A serverless endpoint enters ``running`` with one ready replica (its driver reports more as they come:
     ``allocation_replicas_set``) and has none when ``idle``; entering ``running`` after a wake ends its cold start,
     measured from the wake."""
-    if allocation.rung != Rung.SERVERLESS:
+    if not rung_facts(allocation.rung).endpoint:
         return {}
     if to == S.IDLE:
         return {"replicas": 0}

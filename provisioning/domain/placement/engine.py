@@ -37,7 +37,7 @@ from provisioning.domain.placement.mig import place, remove
 from provisioning.domain.placement.shares import SharePlacement
 from provisioning.domain.placement.state import FULL_SHARE, FleetState, NodeSlot
 from provisioning.domain.placement.workload import Pool, Shape
-from provisioning.domain.rungs import Rung
+from provisioning.domain.rungs import RUNGS
 
 POLICIES = ("fragmentation", "best-fit")
 
@@ -90,7 +90,7 @@ class PlacementEngine(GangPlacement, SharePlacement):
     ) -> Placement | None:
         if request.nodes:
             return self._bare_metal(request, policy, halls)
-        if request.rung is Rung.CONFIDENTIAL_VM:
+        if RUNGS[request.rung].attested:
             return self._confidential(request, policy, halls, blocked)
         if request.mig_profile is not None:
             return self._mig(request, policy, halls, blocked)
@@ -181,7 +181,7 @@ class PlacementEngine(GangPlacement, SharePlacement):
     def _observe(self, request: Request, tenant: int, halls: list[str]) -> None:
         """Count the request in the histogram of every pool it accepts (bare metal and confidential hosts are
         whole hosts outside the general pool: nothing to fragment)."""
-        if request.nodes or request.rung is Rung.CONFIDENTIAL_VM:
+        if request.nodes or RUNGS[request.rung].attested:
             return
         state = self.state
         entries: list[tuple[Pool, Shape]] = []
@@ -211,7 +211,7 @@ class PlacementEngine(GangPlacement, SharePlacement):
         shapes = sum(bool(x) for x in (request.gpus, request.mig_profile, request.share, request.nodes))
         if shapes != 1:
             return Refusal(Reason.INVALID_ISOLATION, "Ask for exactly one of: gpus, mig_profile, share, nodes.")
-        if (request.rung is Rung.BARE_METAL) != bool(request.nodes):
+        if RUNGS[request.rung].whole_nodes != bool(request.nodes):
             return Refusal(Reason.INVALID_ISOLATION, "Bare metal is sold in whole nodes, and only bare metal is.")
         if request.gang_size > 1 and not request.gpus:
             return Refusal(Reason.INVALID_ISOLATION, "A gang's members are whole GPUs.")
@@ -221,7 +221,7 @@ class PlacementEngine(GangPlacement, SharePlacement):
                 return Refusal(Reason.INVALID_ISOLATION, f"Unknown GPU model {model}.")
             if request.mig_profile is not None and spec.profile_kind(request.mig_profile) is None:
                 return Refusal(Reason.INVALID_ISOLATION, f"{model} has no MIG profile {request.mig_profile}.")
-            if request.rung is Rung.CONFIDENTIAL_VM and not spec.cc_capable:
+            if RUNGS[request.rung].attested and not spec.cc_capable:
                 return Refusal(Reason.INVALID_ISOLATION, f"{model} cannot run confidential VMs.")
         if request.share is not None and not 0 < request.share.milli < FULL_SHARE:
             return Refusal(Reason.INVALID_ISOLATION, "A soft share is a fraction of one GPU, above 0 and below 1.")

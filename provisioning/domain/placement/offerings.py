@@ -13,7 +13,7 @@ from typing import Any
 from provisioning.domain.placement.catalog import CATALOG
 from provisioning.domain.placement.mig import legal_starts
 from provisioning.domain.placement.state import FleetState
-from provisioning.domain.rungs import RUNGS, Performance, Rung
+from provisioning.domain.rungs import RUNGS, Performance
 
 
 @dataclass
@@ -61,7 +61,7 @@ def offerings(state: FleetState) -> list[Offering]:
     rows: list[Offering] = []
     for rung, offer in RUNGS.items():
         for model, region in regions:
-            if rung is Rung.CONFIDENTIAL_VM and not CATALOG[model].cc_capable:
+            if offer.attested and not CATALOG[model].cc_capable:
                 continue
             row = Offering(
                 rung=rung,
@@ -75,9 +75,9 @@ def offerings(state: FleetState) -> list[Offering]:
                 found = pools.get((model, region, fenced))
                 if found is None:
                     continue
-                if rung is Rung.BARE_METAL:
+                if offer.whole_nodes:
                     count = found.free_nodes
-                elif rung is Rung.CONFIDENTIAL_VM:
+                elif offer.attested:
                     count = found.cc_free_gpus
                 else:
                     count = found.free_gpus

@@ -16,6 +16,7 @@ from provisioning.domain.rungs import (
     Rung,
     Security,
     rung_facts,
+    rungs_where,
 )
 
 
@@ -64,6 +65,16 @@ def test_jobs_restart_from_a_checkpoint_and_jobs_and_endpoints_survive_a_move() 
     assert [r for r in Rung if rung_facts(r).restarts_from_checkpoint] == [Rung.JOB]
     assert [r for r in Rung if rung_facts(r).movable] == [Rung.JOB, Rung.SERVERLESS]
     assert [r for r in Rung if rung_facts(r).spans_nodes] == [Rung.BARE_METAL, Rung.JOB]
+
+
+def test_bare_metal_takes_whole_nodes_confidential_vms_are_attested_and_vms_have_a_console() -> None:
+    """design.md §3 rules 3 and 4: the placement engine, the offerings and the drivers read these, not rung names."""
+    assert rungs_where(lambda f: f.whole_nodes) == (Rung.BARE_METAL,)
+    assert rungs_where(lambda f: f.attested) == (Rung.CONFIDENTIAL_VM,)
+    assert rungs_where(lambda f: f.serial_console) == (Rung.VM,)
+    assert rungs_where(lambda f: f.endpoint) == (Rung.SERVERLESS,)
+    assert rungs_where(lambda f: f.unit is BillingUnit.NODE_SECONDS) == rungs_where(lambda f: f.whole_nodes)
+    assert all(rung_facts(Rung.JOB, framework).attested is False for framework in Framework)
 
 
 def test_a_slurm_cluster_is_a_job_with_ssh_whole_dirty_hosts_and_its_own_namespace() -> None:
