@@ -33,7 +33,7 @@ from provisioning.services.stopping import allocation_stop
 from tenancy.domain.roles import Action, StaffPermission
 from tenancy.models import Tenant
 from tenancy.selectors import endpoint_calls_per_minute
-from tenancy.services import tenant_set_quota
+from tenancy.services import UNCHANGED, tenant_set_quota
 
 # --- serializers ----------------------------------------------------------------------------------------------
 
@@ -513,6 +513,12 @@ class QuotaSerializer(StrictSerializer):
         "endpoint's URL), counted per endpoint; null: the default (LADDER_ENDPOINT_CALLS_PER_MINUTE); left out: "
         "unchanged. Answered with the limit in force.",
     )
+    volume_gb = serializers.IntegerField(
+        min_value=0,
+        allow_null=True,
+        required=False,
+        help_text="GB the tenant's volumes may hold (provisioned size); null lifts the quota; left out: unchanged.",
+    )
 
 
 class TenantQuotaView(LadderView):
@@ -538,6 +544,7 @@ class TenantQuotaView(LadderView):
             endpoint_calls_per_minute=data.validated_data.get(
                 "endpoint_calls_per_minute", tenant.endpoint_calls_per_minute
             ),
+            volume_quota_gb=data.validated_data.get("volume_gb", UNCHANGED),
             actor=self.caller.actor,
         )
         quota = tenant.gpu_quota_milli
@@ -545,5 +552,6 @@ class TenantQuotaView(LadderView):
             {
                 "gpus": None if quota is None else str(Decimal(quota) / 1000),
                 "endpoint_calls_per_minute": endpoint_calls_per_minute(tenant),
+                "volume_gb": tenant.volume_quota_gb,
             }
         )

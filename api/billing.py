@@ -69,7 +69,8 @@ class PricesView(LadderView):
                 {
                     "sku": sku.code,
                     "rung": sku.rung,
-                    "gpu_model": sku.gpu_model.name,
+                    "gpu_model": sku.gpu_model.name if sku.gpu_model is not None else None,
+                    "storage_kind": sku.storage_kind or None,
                     "unit": sku.unit,
                     "mig_profile": sku.mig_profile,
                     "region": sku.region.code,

@@ -29,6 +29,7 @@ from api.fleet import (
 from api.reconciliation import PushViewSet, ReconciliationRunViewSet, ReconciliationView
 from api.secrets import SecretViewSet
 from api.tenancy import ApiKeyViewSet, MemberViewSet, SshKeyViewSet, TenantView
+from api.volumes import SnapshotViewSet, VolumeViewSet
 from api.workloads import GatewayAuthorizeView
 
 router = SimpleRouter(trailing_slash=False)
@@ -43,6 +44,8 @@ router.register("regions", RegionViewSet, basename="region")
 router.register("allocations", AllocationViewSet, basename="allocation")
 router.register("ssh-keys", SshKeyViewSet, basename="ssh-key")
 router.register("secrets", SecretViewSet, basename="secret")
+router.register("volumes", VolumeViewSet, basename="volume")
+router.register("volume-snapshots", SnapshotViewSet, basename="volume-snapshot")
 router.register("ops/fragmentation", FragmentationViewSet, basename="fragmentation")
 router.register("ops/defragment", DefragmentViewSet, basename="defragment")
 router.register("ops/reconcile", ReconcileViewSet, basename="reconcile")

@@ -25,7 +25,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.base import LadderView
-from api.serializers import StrictSerializer
+from api.serializers import IdField, StrictSerializer
 from core.models import AuditEvent
 from lifecycle.services.workloads import endpoint_call, gateway_authorize
 from provisioning.domain.rungs import DEFAULT_FRAMEWORK, Framework
@@ -74,6 +74,11 @@ class VolumeSerializer(StrictSerializer):
     mount_path = serializers.CharField(max_length=256)
     dataset = serializers.IntegerField(min_value=1, required=False, help_text="A data asset of yours, read-only.")
     scratch_gb = serializers.IntegerField(min_value=1, max_value=4096, required=False, help_text="An empty volume.")
+    volume = IdField(required=False, help_text="A volume of yours (/api/v1/volumes): it outlives the allocation.")
+    # Declared fields leave the class namespace (DRF's metaclass), so this shadows nothing at run time.
+    read_only = serializers.BooleanField(  # type: ignore[assignment]
+        required=False, help_text="Mount the volume read-only (always on serverless: many replicas read it at once)."
+    )
 
 
 class CheckpointSerializer(StrictSerializer):

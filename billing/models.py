@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from billing.domain.metering import from_ms
 from provisioning.domain.rungs import BillingUnit, Rung, rung_facts
-from provisioning.models import Allocation, GpuModel, Hall, Region
+from provisioning.models import Allocation, GpuModel, Hall, Region, Volume, VolumeSnapshot
 from tenancy.models import Tenant, TenantOwned
 
 currency_validator = RegexValidator(r"^[a-z]{3}$", "A currency is a three-letter ISO code in lower case (usd, eur).")
@@ -29,16 +29,27 @@ class Unit(models.TextChoices):
     GPU = "gpu", "whole GPU"
     MIG = "mig", "MIG slice"
     NODE = "node", "node (bare metal)"
+    GB = "gb", "GB of storage"
+
+
+class StorageKind(models.TextChoices):
+    """What a storage SKU sells: a volume of a kind (``provisioning.domain.volumes.VolumeKind``) or snapshots."""
+
+    FILESYSTEM = "filesystem"
+    BLOCK = "block"
+    SNAPSHOT = "snapshot"
 
 
 class Sku(models.Model):
-    """What is sold: rung x GPU model x unit (whole GPU, a MIG profile, a node) x region."""
+    """What is sold: compute (rung x GPU model x unit: a whole GPU, a MIG profile, a node; x region) or storage
+    (storage kind x region, by the GB: ``unit`` gb, no rung nor GPU model)."""
 
     code = models.CharField(max_length=120, unique=True, editable=False)
-    rung = models.CharField(max_length=16, choices=[(r.value, r.value) for r in Rung])
-    gpu_model = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="skus")
+    rung = models.CharField(max_length=16, choices=[(r.value, r.value) for r in Rung], blank=True)
+    gpu_model = models.ForeignKey(GpuModel, on_delete=models.PROTECT, null=True, blank=True, related_name="skus")
     unit = models.CharField(max_length=8, choices=Unit.choices)
     mig_profile = models.CharField(max_length=32, blank=True, help_text="Only for the MIG unit, e.g. 3g.40gb.")
+    storage_kind = models.CharField(max_length=16, choices=StorageKind.choices, blank=True)
     region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="skus")
     currency = models.CharField(max_length=3, default="usd", validators=[currency_validator])
     stripe_product_id = models.CharField(max_length=64, blank=True)
@@ -51,14 +62,34 @@ class Sku(models.Model):
                 condition=Q(unit="mig", mig_profile__gt="") | (~Q(unit="mig") & Q(mig_profile="")),
                 name="sku_mig_profile_only_for_mig",
             ),
+            # Storage is sold by the GB with a storage kind and nothing of compute; compute the other way round.
+            models.CheckConstraint(
+                condition=Q(unit="gb", storage_kind__gt="", rung="", gpu_model__isnull=True)
+                | (~Q(unit="gb") & Q(storage_kind="", rung__gt="", gpu_model__isnull=False)),
+                name="sku_storage_or_compute",
+            ),
+            models.UniqueConstraint(
+                fields=["storage_kind", "region"], condition=Q(unit="gb"), name="sku_storage_unique"
+            ),
         ]
 
     def __str__(self) -> str:
         return self.code
 
     def save(self, *args: object, **kwargs: object) -> None:
-        self.code = self.make_code(self.rung, self.gpu_model.name, self.unit, self.mig_profile, self.region.code)
+        if self.is_storage or self.gpu_model is None:  # sku_storage_or_compute refuses a compute SKU without one
+            self.code = self.storage_code(self.storage_kind, self.region.code)
+        else:
+            self.code = self.make_code(self.rung, self.gpu_model.name, self.unit, self.mig_profile, self.region.code)
         super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def is_storage(self) -> bool:
+        return self.unit == Unit.GB
+
+    @staticmethod
+    def storage_code(storage_kind: str, region: str) -> str:
+        return f"storage/{storage_kind}/{region}"
 
     @staticmethod
     def unit_for(rung: str, mig_profile: str | None) -> tuple[str, str]:
@@ -170,18 +201,25 @@ class BillingAccount(models.Model):
 
 
 class UsageInterval(TenantOwned):
-    """A piece of running time of one allocation on one SKU. ``end_ms`` null: still open (at most one per
-    allocation). Pieces never cross an hour or a price change, so each has one window and one ``price`` (the one
+    """A piece of running time of one allocation on one SKU, or of provisioned storage of one volume or snapshot
+    (exactly one of the three is set). ``end_ms`` null: still open (at most one per allocation, volume or
+    snapshot). Pieces never cross an hour or a price change, so each has one window and one ``price`` (the one
     in effect at its start; null when the SKU had none). ``batch`` is set when a rollup counted it."""
 
     # The hottest table of the ledger: every index costs a write per piece, so the foreign keys have none of their
     # own; the queries go through the composite and partial indexes below (tenant + window, the open interval of
     # an allocation, the uncounted pieces by window).
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="usageintervals", db_index=False)
-    allocation = models.ForeignKey(Allocation, on_delete=models.PROTECT, related_name="usage", db_index=False)
+    allocation = models.ForeignKey(
+        Allocation, on_delete=models.PROTECT, null=True, related_name="usage", db_index=False
+    )
+    volume = models.ForeignKey(Volume, on_delete=models.PROTECT, null=True, related_name="usage", db_index=False)
+    snapshot = models.ForeignKey(
+        VolumeSnapshot, on_delete=models.PROTECT, null=True, related_name="usage", db_index=False
+    )
     sku = models.ForeignKey(Sku, on_delete=models.PROTECT, related_name="+", db_index=False)
     price = models.ForeignKey(SkuPrice, on_delete=models.PROTECT, null=True, related_name="+", db_index=False)
-    units_milli = models.PositiveIntegerField(help_text="How much of the unit: 1000 per GPU, slice or node.")
+    units_milli = models.PositiveIntegerField(help_text="How much of the unit: 1000 per GPU, slice, node or GB.")
     start_ms = models.BigIntegerField()
     end_ms = models.BigIntegerField(null=True)
     window_ms = models.BigIntegerField(help_text="Start of the hourly window the piece belongs to.")
@@ -191,6 +229,14 @@ class UsageInterval(TenantOwned):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["allocation"], condition=Q(end_ms=None), name="one_open_interval"),
+            models.UniqueConstraint(fields=["volume"], condition=Q(end_ms=None), name="one_open_volume_interval"),
+            models.UniqueConstraint(fields=["snapshot"], condition=Q(end_ms=None), name="one_open_snapshot_interval"),
+            models.CheckConstraint(
+                condition=Q(allocation__isnull=False, volume=None, snapshot=None)
+                | Q(allocation=None, volume__isnull=False, snapshot=None)
+                | Q(allocation=None, volume=None, snapshot__isnull=False),
+                name="usage_of_one_thing",
+            ),
             models.CheckConstraint(condition=Q(end_ms=None) | Q(end_ms__gte=models.F("start_ms")), name="ends_after"),
         ]
         indexes = [

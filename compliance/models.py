@@ -76,6 +76,11 @@ class DataAsset(TenantOwned):
     key_id = models.CharField(max_length=32, blank=True, help_text="Fingerprint of the asset's data key.")
     wrapped_key = models.BinaryField(null=True, help_text="The data key wrapped by the tenant key; gone once shredded.")
     derived_from = models.ManyToManyField("self", symmetrical=False, related_name="derivatives", blank=True)
+    # A volume's asset: the volume's data key and its governance (retention, holds, erasure, closure). Shredding
+    # the asset destroys the key, then the volume (docs/volumes.md, "Encryption and crypto-shredding").
+    volume = models.OneToOneField(
+        "provisioning.Volume", on_delete=models.PROTECT, null=True, blank=True, related_name="asset"
+    )
     state = models.CharField(max_length=16, choices=AssetState.choices, default=AssetState.LIVE)
     shred_reason = models.CharField(max_length=16, choices=ShredReason.choices, blank=True)
     shred_requested_at = models.DateTimeField(null=True, blank=True)

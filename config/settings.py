@@ -82,6 +82,7 @@ env = environ.FileAwareEnv(
     LADDER_BILLING_PUSH_LEASE_SECONDS=(float, 120.0),
     LADDER_PAYMENT_GRACE_HOURS=(float, 72.0),
     LADDER_EXPORT_DIR=(str, str(BASE_DIR / "var" / "exports")),
+    LADDER_SIM_VOLUME_DIR=(str, str(BASE_DIR / "var" / "volumes")),
     LADDER_EXPORT_INLINE_MAX_DAYS=(int, 31),
     LADDER_EXPORT_INLINE_MAX_DAYS_ALL_TENANTS=(int, 7),
     LADDER_EXPORT_WORKERS=(int, 0),
@@ -370,6 +371,10 @@ LADDER_AUDIT_SIGNING_KEY: str = env("LADDER_AUDIT_SIGNING_KEY")
 LADDER_STORAGE_URL: str = env("LADDER_STORAGE_URL")
 # S3-compatible endpoint (MinIO, Ceph...); empty: AWS. Credentials come from boto3's chain (AWS_* variables...).
 LADDER_S3_ENDPOINT_URL: str = env("LADDER_S3_ENDPOINT_URL")
+
+# --- Volumes -------------------------------------------------------------------------------------------------
+# The simulated fleet's volumes: a directory per volume (and per snapshot) under this one (docs/volumes.md).
+LADDER_SIM_VOLUME_DIR: str = env("LADDER_SIM_VOLUME_DIR")
 
 # --- Data assets, retention -------------------------------------------------------------------------------
 # Master keys wrapping tenant keys: "id:base64key[,id:base64key...]", the first wraps new keys and the others

@@ -12,9 +12,26 @@ from typing import Any
 from django.dispatch import receiver
 
 from billing.services.ledger import usage_close, usage_open, usage_rescale
+from billing.services.storage import storage_close, storage_open, storage_rescale
+from compliance.events import assets_scheduled, assets_shredded
+from compliance.models import DataAsset
+from core.actor import Actor
 from lifecycle.services.workloads import workload_output_keep
-from provisioning.events import allocation_scaled, allocation_started, allocation_stopped, workload_ended
-from provisioning.models import Allocation
+from provisioning.events import (
+    allocation_scaled,
+    allocation_started,
+    allocation_stopped,
+    snapshot_provisioned,
+    snapshot_unprovisioned,
+    volume_provisioned,
+    volume_resized,
+    volume_unprovisioned,
+    workload_ended,
+)
+from provisioning.models import Allocation, Volume, VolumeSnapshot
+from provisioning.services.volumes import volume_deletion_begin, volume_destroy
+
+VOLUMES = Actor.system("volumes")
 
 
 @receiver(allocation_started, dispatch_uid="lifecycle.usage_open")
@@ -41,3 +58,47 @@ def _workload_output_keep(
 ) -> None:
     """What a workload wrote (its logs, its last checkpoint) becomes the tenant's governed data."""
     workload_output_keep(allocation=allocation, logs=logs, checkpoint=checkpoint, at=at)
+
+
+# --- volumes ------------------------------------------------------------------------------------------------------
+
+
+@receiver(volume_provisioned, dispatch_uid="lifecycle.storage_open")
+def _storage_open(sender: Any, *, volume: Volume, at: datetime, **kwargs: Any) -> None:
+    """The backend holds the volume: its GB-hours are metered from here."""
+    storage_open(volume=volume, at=at)
+
+
+@receiver(volume_resized, dispatch_uid="lifecycle.storage_rescale")
+def _storage_rescale(sender: Any, *, volume: Volume, at: datetime, **kwargs: Any) -> None:
+    storage_rescale(volume=volume, at=at)
+
+
+@receiver(volume_unprovisioned, dispatch_uid="lifecycle.storage_close")
+def _storage_close(sender: Any, *, volume: Volume, at: datetime, **kwargs: Any) -> None:
+    storage_close(volume=volume, at=at)
+
+
+@receiver(snapshot_provisioned, dispatch_uid="lifecycle.snapshot_storage_open")
+def _snapshot_storage_open(sender: Any, *, snapshot: VolumeSnapshot, at: datetime, **kwargs: Any) -> None:
+    storage_open(snapshot=snapshot, at=at)
+
+
+@receiver(snapshot_unprovisioned, dispatch_uid="lifecycle.snapshot_storage_close")
+def _snapshot_storage_close(sender: Any, *, snapshot: VolumeSnapshot, at: datetime, **kwargs: Any) -> None:
+    storage_close(snapshot=snapshot, at=at)
+
+
+@receiver(assets_scheduled, dispatch_uid="lifecycle.volumes_deletion_begin")
+def _volumes_deletion_begin(sender: Any, *, assets: list[DataAsset], reason: str, at: datetime, **kwargs: Any) -> None:
+    """A volume's asset began its waiting period (a delete, retention, erasure, closure): the volume is no longer
+    mounted by new work nor billed."""
+    for volume in Volume.objects.filter(asset__in=[a.pk for a in assets if a.volume_id is not None]):
+        volume_deletion_begin(volume=volume, actor=VOLUMES, at=at, reason=reason)
+
+
+@receiver(assets_shredded, dispatch_uid="lifecycle.volumes_destroy")
+def _volumes_destroy(sender: Any, *, assets: list[DataAsset], at: datetime, **kwargs: Any) -> None:
+    """A volume's data key is destroyed: the volume and its snapshots leave the backend."""
+    for volume in Volume.objects.filter(asset__in=[a.pk for a in assets if a.volume_id is not None]):
+        volume_destroy(volume=volume, actor=VOLUMES)

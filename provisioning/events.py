@@ -20,3 +20,15 @@ allocation_started = Signal()
 allocation_stopped = Signal()
 allocation_scaled = Signal()
 workload_ended = Signal()
+
+# Volumes (``provisioning.services.volumes``): provisioned capacity is what is billed, from the moment the backend
+# holds it until its deletion begins.
+# - ``volume_provisioned(volume, at)``: the backend holds ``volume.size_gb`` from ``at``.
+# - ``volume_resized(volume, at)``: a provisioned volume grew to ``volume.size_gb`` at ``at``.
+# - ``volume_unprovisioned(volume, at)``: its deletion began at ``at``: no longer billed.
+# - ``snapshot_provisioned(snapshot, at)`` / ``snapshot_unprovisioned(snapshot, at)``: the same for a snapshot.
+volume_provisioned = Signal()
+volume_resized = Signal()
+volume_unprovisioned = Signal()
+snapshot_provisioned = Signal()
+snapshot_unprovisioned = Signal()

@@ -21,7 +21,15 @@ from provisioning.domain.placement.state import FleetState
 from provisioning.domain.rungs import rung_facts
 from provisioning.domain.states import HOLDS_DEVICES, TERMINAL, AllocationState
 from provisioning.domain.upgrades import PlanAllocation, PlanDomain, PlanNode, upgrade_plan, wave_gpu_limit
-from provisioning.models import Allocation, AllocationDevice, Cluster, Node, NodeState, VersionTarget
+from provisioning.models import (
+    Allocation,
+    AllocationDevice,
+    Cluster,
+    Node,
+    NodeState,
+    VersionTarget,
+    VolumeAttachment,
+)
 from tenancy.models import Tenant
 
 UNKNOWN = "unknown"
@@ -282,3 +290,18 @@ def fleet_upgrade_plan(*, max_share: float | None = None, max_domains: int | Non
         "max_domains_per_wave": max_domains,
         "waves": [w.as_dict() for w in waves],
     }
+
+
+# --- volumes ------------------------------------------------------------------------------------------------------
+
+
+def volumes_attached_to(volume_ids: Sequence[int]) -> dict[int, list[int]]:
+    """The allocations (ids) that mount each of ``volume_ids`` now, in id order."""
+    found: dict[int, list[int]] = {v: [] for v in volume_ids}
+    for volume_id, allocation_id in (
+        VolumeAttachment.objects.filter(volume_id__in=list(volume_ids), released_at=None)
+        .order_by("allocation_id")
+        .values_list("volume_id", "allocation_id")
+    ):
+        found[volume_id].append(allocation_id)
+    return found

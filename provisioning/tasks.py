@@ -50,3 +50,31 @@ def defragment_runs_advance() -> int:
 @shared_task
 def capacity_sample() -> int:
     return sample(now=timezone.now())
+
+
+# --- volumes: each asks the driver's volume backend once; reconciliation finishes what a lost task left ----------
+
+
+@shared_task(autoretry_for=(ConnectionError,), retry_backoff=True, max_retries=5)
+def volume_provision(volume_id: int) -> None:
+    provisioner().volumes().provision(volume_id)
+
+
+@shared_task(autoretry_for=(ConnectionError,), retry_backoff=True, max_retries=5)
+def volume_resize(volume_id: int) -> None:
+    provisioner().volumes().resize(volume_id)
+
+
+@shared_task(autoretry_for=(ConnectionError,), retry_backoff=True, max_retries=5)
+def volume_destroy(volume_id: int) -> None:
+    provisioner().volumes().destroy(volume_id)
+
+
+@shared_task(autoretry_for=(ConnectionError,), retry_backoff=True, max_retries=5)
+def snapshot_provision(snapshot_id: int) -> None:
+    provisioner().volumes().snapshot(snapshot_id)
+
+
+@shared_task(autoretry_for=(ConnectionError,), retry_backoff=True, max_retries=5)
+def snapshot_destroy(snapshot_id: int) -> None:
+    provisioner().volumes().snapshot_destroy(snapshot_id)

@@ -45,6 +45,8 @@ class Tenant(models.Model):
     allow_soft_sharing = models.BooleanField(default=True)  # within the tenant only, always
     # Quota in milli-GPU (a whole GPU is 1000); null: no quota. Operators set it.
     gpu_quota_milli = models.PositiveIntegerField(null=True, blank=True)
+    # Storage quota in GB over its volumes (provisioned size, snapshots not counted); null: no quota. Operators set it.
+    volume_quota_gb = models.PositiveIntegerField(null=True, blank=True)
     # Calls a minute each of its endpoints takes (the gateway's check, the endpoint's own URL), counted per
     # endpoint; null: LADDER_ENDPOINT_CALLS_PER_MINUTE. Operators set it with the quota.
     endpoint_calls_per_minute = models.PositiveIntegerField(null=True, blank=True)

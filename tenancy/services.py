@@ -163,12 +163,25 @@ def tenant_update(
     return tenant
 
 
+class Unchanged:
+    """A keyword left out: the value stays as it is (None means "none" for these settings)."""
+
+
+UNCHANGED = Unchanged()
+
+
 @transaction.atomic
 def tenant_set_quota(
-    *, tenant: Tenant, gpu_quota_milli: int | None, endpoint_calls_per_minute: int | None, actor: Actor
+    *,
+    tenant: Tenant,
+    gpu_quota_milli: int | None,
+    endpoint_calls_per_minute: int | None,
+    actor: Actor,
+    volume_quota_gb: int | Unchanged | None = UNCHANGED,
 ) -> Tenant:
-    """Operators set a tenant's limits: its GPU quota (milli-GPU; None lifts it) and the calls a minute each of its
-    endpoints takes (None: ``LADDER_ENDPOINT_CALLS_PER_MINUTE``)."""
+    """Operators set a tenant's limits: its GPU quota (milli-GPU; None lifts it), the calls a minute each of its
+    endpoints takes (None: ``LADDER_ENDPOINT_CALLS_PER_MINUTE``) and its storage quota in GB over its volumes (None
+    lifts it; left out: unchanged). A quota below what the tenant holds refuses new storage, never deletes any."""
     if endpoint_calls_per_minute is not None and endpoint_calls_per_minute < 1:
         raise Invalid(
             "validation_error",
@@ -182,7 +195,10 @@ def tenant_set_quota(
     }
     tenant.gpu_quota_milli = gpu_quota_milli
     tenant.endpoint_calls_per_minute = endpoint_calls_per_minute
-    tenant.save(update_fields=["gpu_quota_milli", "endpoint_calls_per_minute"])
+    if not isinstance(volume_quota_gb, Unchanged):
+        data["volume_quota_gb"] = {"old": tenant.volume_quota_gb, "new": volume_quota_gb}
+        tenant.volume_quota_gb = volume_quota_gb
+    tenant.save(update_fields=["gpu_quota_milli", "endpoint_calls_per_minute", "volume_quota_gb"])
     audit_record(
         actor=actor, action="tenant.quota_set", target_type="tenant", target_id=tenant.pk, tenant=tenant, data=data
     )

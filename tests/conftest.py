@@ -136,8 +136,10 @@ def _priced_fleet(request: pytest.FixtureRequest) -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _asset_storage(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Data-asset content of each test goes to a directory of its own, never the checkout's var/storage."""
+    """Data-asset content and simulated volumes of each test go to directories of its own, never the checkout's
+    var/."""
     settings.LADDER_STORAGE_URL = tmp_path_factory.mktemp("storage").as_uri() + "/{region}"
+    settings.LADDER_SIM_VOLUME_DIR = str(tmp_path_factory.mktemp("volumes"))
 
 
 # --- the standard actors ---------------------------------------------------------------------------------------

@@ -267,11 +267,14 @@ def sku_code(*, rung: str, mig_profile: str | None, gpu_model: str, region: str)
 def price_index(*, now: datetime) -> dict[tuple[str, str, str], dict[str, SkuPrice]]:
     """Current prices by (rung, GPU model, region), then by unit ("gpu", "node", or "mig:<profile>")."""
     index: dict[tuple[str, str, str], dict[str, SkuPrice]] = defaultdict(dict)
-    rows = SkuPrice.objects.filter(effective_from__lte=now).select_related("sku__gpu_model", "sku__region")
+    rows = SkuPrice.objects.filter(effective_from__lte=now, sku__gpu_model__isnull=False).select_related(
+        "sku__gpu_model", "sku__region"
+    )
     for price in rows.order_by("effective_from"):
         sku = price.sku
         unit = f"mig:{sku.mig_profile}" if sku.mig_profile else sku.unit
-        index[(sku.rung, sku.gpu_model.name, sku.region.code)][unit] = price
+        model = sku.gpu_model.name if sku.gpu_model is not None else ""
+        index[(sku.rung, model, sku.region.code)][unit] = price
     return index
 
 
@@ -317,12 +320,12 @@ def _month_key(ms: int) -> str:
 def _gpu_per_unit(sku: Sku, gpus_per_node: dict[tuple[int, int], int], hall_id: int) -> Decimal:
     """GPU equivalents one unit of the SKU holds: a whole GPU 1, a MIG slice its compute share of a GPU (a soft
     share's fraction is already in its units), a bare-metal node its GPUs."""
-    if sku.unit == "mig":
+    if sku.unit == "mig" and sku.gpu_model is not None:
         kind = sku.gpu_model.mig_profiles.get(sku.mig_profile)
         compute = GEOMETRY[MigKind(kind)].compute if kind else COMPUTE_SLICES
         return Decimal(compute) / COMPUTE_SLICES
     if sku.unit == "node":
-        return Decimal(gpus_per_node.get((hall_id, sku.gpu_model_id), 0))
+        return Decimal(gpus_per_node.get((hall_id, sku.gpu_model_id or 0), 0))
     return Decimal(1)
 
 
@@ -331,13 +334,15 @@ def _margin_pieces(start_ms: int, end_ms: int, now: datetime) -> list[tuple[int,
     ones summed (the pieces the rollups sum), and the open intervals measured up to ``now``, as the upcoming invoice
     measures them."""
     pieces: list[tuple[int, int, int | None, int, int]] = list(
-        UsageInterval.objects.filter(window_ms__gte=start_ms, window_ms__lt=end_ms, end_ms__isnull=False)
+        UsageInterval.objects.filter(
+            window_ms__gte=start_ms, window_ms__lt=end_ms, end_ms__isnull=False, allocation__isnull=False
+        )
         .values_list("window_ms", "sku_id", "price_id", "allocation__hall_id")
         .annotate(quantity=Sum("quantity_milli"))
         .order_by()
     )
     still_open = list(
-        UsageInterval.objects.filter(end_ms=None, start_ms__lt=end_ms).values_list(
+        UsageInterval.objects.filter(end_ms=None, start_ms__lt=end_ms, allocation__isnull=False).values_list(
             "sku_id", "start_ms", "units_milli", "allocation__hall_id"
         )
     )
@@ -372,6 +377,8 @@ def margin_report(*, start: datetime, end: datetime, now: datetime) -> MarginRep
     revenue, held = [], []
     for window_ms, sku_id, price_id, hall_id, quantity in pieces:
         sku, hall, month = skus[sku_id], halls[hall_id], _month_key(window_ms)
+        if sku.gpu_model is None:  # storage: not GPU capacity
+            continue
         if price_id is not None:
             money = amount(quantity, prices[price_id])
             revenue.append(Revenue(month, sku.rung, sku.gpu_model.name, sku.region.code, sku.currency, money))

@@ -100,16 +100,20 @@ def usage_open(*, allocation: Allocation, at: datetime) -> UsageInterval | None:
 
 
 def usage_close(*, allocation: Allocation, at: datetime) -> int:
-    """The allocation stopped running at ``at``: close its open interval into pieces; returns milli-units used.
+    """The allocation stopped running at ``at``: close its open interval into pieces; returns milli-units used."""
+    return intervals_close(at=at, allocation=allocation)
 
-    Window closing may cut the open row concurrently (closing it and opening its successor in one statement):
-    after a lock wait the open row may be gone and its successor only visible to a new statement, so look again
-    until a fresh look finds nothing open."""
+
+def intervals_close(*, at: datetime, **owner: Any) -> int:
+    """Close the open interval of one owner (``allocation=``, ``volume=`` or ``snapshot=``) at ``at``; returns the
+    milli-unit-seconds it used. Window closing may cut the open row concurrently (closing it and opening its
+    successor in one statement): after a lock wait the open row may be gone and its successor only visible to a new
+    statement, so look again until a fresh look finds nothing open."""
     end = to_ms(at)
     used = 0
     quiet = 0
     while quiet < 2:
-        rows = list(UsageInterval.objects.select_for_update().filter(allocation=allocation, end_ms=None))
+        rows = list(UsageInterval.objects.select_for_update().filter(end_ms=None, **owner))
         quiet = quiet + 1 if not rows else 0
         for row in rows:
             used += _close(row, max(end, row.start_ms))
@@ -134,6 +138,8 @@ def _close(row: UsageInterval, end: int) -> int:
         UsageInterval(
             tenant_id=row.tenant_id,
             allocation_id=row.allocation_id,
+            volume_id=row.volume_id,
+            snapshot_id=row.snapshot_id,
             sku_id=row.sku_id,
             price=book.at(row.sku_id, p.start_ms),
             units_milli=row.units_milli,
@@ -201,6 +207,8 @@ def _cut_stragglers(done_ms: int) -> int:
         UsageInterval.objects.create(
             tenant_id=row.tenant_id,
             allocation_id=row.allocation_id,
+            volume_id=row.volume_id,
+            snapshot_id=row.snapshot_id,
             sku_id=row.sku_id,
             price=book.at(row.sku_id, done_ms),
             units_milli=row.units_milli,
@@ -248,18 +256,19 @@ def _cut(at: int, sku_id: int | None, batch: int, sums: Counter[Any]) -> int:
     price = SkuPrice._meta.db_table
     only_sku = " AND sku_id = %(sku)s" if sku_id is not None else ""
     params = {"at": at, "window": window_of(at), "sku": sku_id, "moment": metering.from_ms(at), "batch": batch}
-    columns = "tenant_id, allocation_id, sku_id, price_id, units_milli, start_ms, end_ms, window_ms"
+    owners = "allocation_id, volume_id, snapshot_id"  # one of them is set (usage_of_one_thing)
+    columns = f"tenant_id, {owners}, sku_id, price_id, units_milli, start_ms, end_ms, window_ms"
     closing = "end_ms = %(at)s, quantity_milli = units_milli * (%(at)s - start_ms) / 1000, batch = %(batch)s"
     where = f"end_ms IS NULL AND start_ms < %(at)s{only_sku}"
     successors = (
-        f"INSERT INTO {table} ({columns}) SELECT tenant_id, allocation_id, sku_id, "
+        f"INSERT INTO {table} ({columns}) SELECT tenant_id, {owners}, sku_id, "
         "{price_at}, units_milli, %(at)s, NULL, %(window)s FROM {source}"
     )
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(
                 f"WITH cut AS (UPDATE {table} SET {closing} WHERE {where} "
-                f"RETURNING tenant_id, allocation_id, sku_id, price_id, units_milli, window_ms, quantity_milli), "
+                f"RETURNING tenant_id, {owners}, sku_id, price_id, units_milli, window_ms, quantity_milli), "
                 f"successor AS ("
                 + successors.format(price_at=_PRICE_AT.format(price=price, alias="cut"), source="cut")
                 + f") SELECT {_GROUPS}, sum(quantity_milli), count(*) FROM cut GROUP BY {_GROUPS}",

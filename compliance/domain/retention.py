@@ -27,6 +27,7 @@ class Category(StrEnum):
     EXPORT = "export"
     USAGE_RECORD = "usage_record"
     INVOICE = "invoice"
+    VOLUME = "volume"  # a tenant's persistent volume (and its snapshots), under its own data key
 
 
 # Finance records: kept for their legal minimum whatever a tenant asks, and never zero-retention.
@@ -44,6 +45,7 @@ DEFAULT_DAYS: dict[str, int] = {
     Category.EXPORT: 30,
     Category.USAGE_RECORD: SEVEN_YEARS_DAYS,
     Category.INVOICE: SEVEN_YEARS_DAYS,
+    Category.VOLUME: MAX_DAYS,  # kept until its tenant deletes it, unless the tenant sets a retention for volumes
 }
 # What the law asks: no rule, default or tenant's, goes below these.
 LEGAL_MINIMUM_DAYS: dict[str, int] = {Category.USAGE_RECORD: SEVEN_YEARS_DAYS, Category.INVOICE: SEVEN_YEARS_DAYS}

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from compliance import storage
 from compliance.domain import envelope, retention
+from compliance.events import assets_scheduled, assets_shredded
 from compliance.models import AssetState, DataAsset, HoldState, LegalHold, RetentionPolicy, ShredReason, TenantKey
 from core.actor import Actor
 from core.audit import audit_record, audit_record_many
@@ -382,6 +383,7 @@ def assets_schedule(
             now,
             after,
         )
+    assets_scheduled.send(sender=DataAsset, assets=live, reason=reason, at=now)
     return live
 
 
@@ -412,6 +414,7 @@ def assets_shred(*, tenant: Tenant, assets: Sequence[DataAsset], actor: Actor, n
         transaction.on_commit(lambda: _blobs_delete(locations))
     for asset in due:
         asset.state, asset.wrapped_key, asset.shredded_at = AssetState.SHREDDED, None, now
+    assets_shredded.send(sender=DataAsset, assets=due, at=now)
     return due
 
 
@@ -466,6 +469,11 @@ def data_asset_shred_cancel(*, asset: DataAsset, actor: Actor) -> DataAsset:
         asset = DataAsset.objects.select_for_update(of=("self",)).get(pk=asset.pk)
         if asset.state != AssetState.SHREDDING:
             raise Conflict("not_shredding", f"This asset is {asset.state}; only a scheduled shredding is cancelled.")
+        if asset.volume_id is not None:
+            raise Conflict(
+                "not_cancellable",
+                "A volume's deletion is not taken back: it stopped being mounted and billed when it began.",
+            )
         if asset.shred_reason not in CANCELLABLE:
             raise Conflict(
                 "not_cancellable", f"A shredding for {asset.shred_reason} is not cancelled by a tenant's request."

@@ -40,10 +40,11 @@ from provisioning.domain.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.domain.os_images import DEFAULT_OS_IMAGE
 from provisioning.domain.rungs import rung_facts, rungs_where
 from provisioning.domain.states import AllocationState as S
+from provisioning.domain.volumes import MOUNTABLE, VolumeKind
 from provisioning.domain.workload_rules import WorkloadInvalid, image_parse, workload_check
-from provisioning.domain.workloads import Materials, Workload, WorkloadSpec
+from provisioning.domain.workloads import Materials, MountedVolume, Workload, WorkloadSpec
 from provisioning.drivers.base import provisioner
-from provisioning.models import Allocation
+from provisioning.models import Allocation, Volume
 from provisioning.services.endpoints import endpoint_wake
 from provisioning.services.placing import AllocationSpec
 from provisioning.services.workloads import image_registries, os_images
@@ -99,7 +100,59 @@ def workload_admit(*, tenant: Tenant, workload: Workload, spec: AllocationSpec) 
         if ":" not in value:
             raise _invalid("pull_secret", f'The secret {workload.pull_secret} is not "user:token" for the registry.')
 
-    return replace(spec, regions=_dataset_region(tenant, workload, spec))
+    spec = replace(spec, regions=_dataset_region(tenant, workload, spec))
+    return replace(spec, regions=_volume_region(tenant, workload, spec))
+
+
+def _volume_region(tenant: Tenant, workload: Workload, spec: AllocationSpec) -> tuple[str, ...] | None:
+    """Placement follows the data: the regions the allocation may run in, narrowed to where its volumes live. A
+    volume the rung cannot take, or a block volume for several members, is refused here, before placement."""
+    if not workload.volume_ids:
+        return spec.regions
+    facts = rung_facts(spec.rung, workload.framework)
+    volumes = {
+        v.pk: v for v in Volume.objects.filter(tenant=tenant, pk__in=workload.volume_ids).select_related("region")
+    }
+    regions: dict[str, str] = {}
+    for i, entry in enumerate(workload.volumes):
+        if entry.volume is None:
+            continue
+        volume = volumes.get(entry.volume)
+        if volume is None:
+            raise _invalid(
+                f"volumes.{i}.volume", f"You have no volume {entry.volume} (GET /api/v1/volumes lists them)."
+            )
+        if volume.state not in MOUNTABLE:
+            raise Conflict(
+                "volume_state",
+                f"Volume {volume.name} is {volume.state}: it cannot be mounted.",
+                field="workload.volumes",
+            )
+        if VolumeKind(volume.kind) not in facts.volumes:
+            raise _invalid(f"volumes.{i}.volume", facts.volumes_refused)
+        if volume.kind == VolumeKind.BLOCK and spec.gang_size * max(1, spec.nodes) > 1:
+            raise _invalid(
+                f"volumes.{i}.volume",
+                f"Block volume {volume.name} takes one attachment: an allocation of several members or hosts shares "
+                "data through a filesystem volume.",
+            )
+        regions.setdefault(volume.region.code, volume.name)
+        if spec.regions is not None and volume.region.code not in spec.regions:
+            raise Conflict(
+                "residency",
+                f"Volume {volume.name} lives in {volume.region.code}, outside the regions this allocation may run in "
+                f"({', '.join(spec.regions)}): an allocation runs where its data is.",
+                field=f"workload.volumes.{i}.volume",
+                extra={"volume": volume.pk, "region": volume.region.code},
+            )
+    if len(regions) > 1:
+        named = ", ".join(f"{name} in {code}" for code, name in sorted(regions.items()))
+        raise Conflict(
+            "residency",
+            f"The volumes live in different regions ({named}): an allocation runs in one region, where its data is.",
+            field="workload.volumes",
+        )
+    return (next(iter(regions)),)
 
 
 def _dataset_region(tenant: Tenant, workload: Workload, spec: AllocationSpec) -> tuple[str, ...] | None:
@@ -159,6 +212,20 @@ def allocation_materials(allocation: Allocation, workload: Workload, *, released
     }
     boots_os = WorkloadSpec.of(allocation.rung, workload).boots_os
     os_image = os_images().get(workload.os_image or DEFAULT_OS_IMAGE) if boots_os else None
+    facts = rung_facts(allocation.rung, workload.framework)
+    entries = {v.volume: v for v in workload.volumes if v.volume is not None}
+    volumes = {
+        volume.pk: MountedVolume(
+            volume_id=volume.pk,
+            kind=VolumeKind(volume.kind),
+            attach=facts.volumes[VolumeKind(volume.kind)],
+            read_only=entries[volume.pk].read_only or facts.volumes_read_only,
+            backend_name=volume.backend_name,
+            size_gb=volume.size_gb,
+        )
+        for volume in Volume.objects.filter(tenant=tenant, pk__in=list(entries))
+        if VolumeKind(volume.kind) in facts.volumes
+    }
     ssh_keys = tuple(key.public_key for key in keys)
     if ssh_keys and settings.LADDER_SSH_GATEWAY_CA:
         # The hall's gateway logs in upstream with a certificate for the allocation's user, after it checked the
@@ -171,6 +238,7 @@ def allocation_materials(allocation: Allocation, workload: Workload, *, released
         ssh_keys=ssh_keys,
         datasets=datasets,
         os_image=os_image,
+        volumes=volumes,
     )
 
 

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from provisioning.domain.volumes import Attach, VolumeKind
+
 
 class Rung(StrEnum):
     BARE_METAL = "bare_metal"
@@ -127,6 +129,11 @@ class RungFacts:
     namespace_suffix: str  # its objects live in the tenant's namespace, ``ladder-<slug>`` + this
     focus: FocusNames
     words: PortalWords
+    # How its workload takes each kind of volume (a kind missing: refused, ``volumes_refused`` says why), and
+    # whether every mount is read-only (serverless replicas: a model cache many replicas read at once).
+    volumes: Mapping[VolumeKind, Attach]
+    volumes_read_only: bool = False
+    volumes_refused: str = ""
     launcher: FrameworkFacts | None = None  # on the job rung, the framework these facts are for
 
     @property
@@ -176,6 +183,7 @@ RUNGS: Mapping[Rung, RungFacts] = {
                 unit="node-hours",
                 item="node",
             ),
+            volumes={VolumeKind.BLOCK: Attach.DISK, VolumeKind.FILESYSTEM: Attach.NETWORK_MOUNT},
         ),
         RungFacts(
             rung=Rung.VM,
@@ -201,6 +209,7 @@ RUNGS: Mapping[Rung, RungFacts] = {
                 unit="GPU-hours",
                 item="GPU",
             ),
+            volumes={VolumeKind.BLOCK: Attach.DISK, VolumeKind.FILESYSTEM: Attach.NETWORK_MOUNT},
         ),
         RungFacts(
             rung=Rung.CONFIDENTIAL_VM,
@@ -228,6 +237,9 @@ RUNGS: Mapping[Rung, RungFacts] = {
                 unit="GPU-hours",
                 item="GPU",
             ),
+            volumes={},
+            volumes_refused="A confidential VM mounts no volume: the storage is served by the host, outside the "
+            "guest's trust boundary. Fetch data inside the guest with a secret released after attestation.",
         ),
         RungFacts(
             rung=Rung.CONTAINER,
@@ -253,6 +265,8 @@ RUNGS: Mapping[Rung, RungFacts] = {
                 unit="GPU-hours (a slice weighs its share)",
                 item="GPU",
             ),
+            volumes={VolumeKind.FILESYSTEM: Attach.MOUNT},
+            volumes_refused="A container mounts filesystem volumes; a block volume is a VM's or host's disk.",
         ),
         RungFacts(
             rung=Rung.JOB,
@@ -278,6 +292,9 @@ RUNGS: Mapping[Rung, RungFacts] = {
                 unit="GPU-hours of goodput",
                 item="GPU",
             ),
+            volumes={VolumeKind.FILESYSTEM: Attach.MOUNT},
+            volumes_refused="A job's members mount filesystem volumes (every member the same one); a block volume "
+            "takes one attachment.",
         ),
         RungFacts(
             rung=Rung.SERVERLESS,
@@ -305,6 +322,9 @@ RUNGS: Mapping[Rung, RungFacts] = {
                 unit="GPU-seconds of ready replicas only (nothing while idle at zero)",
                 item="GPU",
             ),
+            volumes={VolumeKind.FILESYSTEM: Attach.MOUNT},
+            volumes_read_only=True,
+            volumes_refused="Serverless replicas mount filesystem volumes, read-only (a model cache).",
         ),
     )
 }

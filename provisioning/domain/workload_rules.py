@@ -212,13 +212,33 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
     if facts.endpoint and len(w.public_ports()) > 1:
         raise WorkloadInvalid("ports", "A serverless endpoint serves one public http port.")
 
-    if w.volumes:
-        _only_on(lambda f: f.runs_image, facts, "volumes", "volumes (datasets reach VMs and hosts through cloud_init)")
     mounts: set[str] = set()
     for i, volume in enumerate(w.volumes):
         path = _path_check(f"volumes.{i}.mount_path", volume.mount_path)
-        if (volume.dataset is None) == (volume.scratch_gb is None):
-            raise WorkloadInvalid(f"volumes.{i}", "A volume is a dataset (its asset id) or scratch_gb, not both.")
+        named = [k for k in ("volume", "dataset", "scratch_gb") if getattr(volume, k) is not None]
+        if len(named) != 1:
+            raise WorkloadInvalid(
+                f"volumes.{i}",
+                "A volume entry names one of volume (a volume's id), dataset (an asset id) or scratch_gb.",
+            )
+        if volume.volume is not None:
+            if not facts.volumes:
+                raise WorkloadInvalid(f"volumes.{i}.volume", facts.volumes_refused)
+            if facts.volumes_read_only and not volume.read_only:
+                raise WorkloadInvalid(
+                    f"volumes.{i}.read_only",
+                    f"The {facts.rung} rung mounts volumes read-only (many replicas read one at once): say "
+                    '"read_only": true.',
+                )
+            if volume.volume in w.volume_ids[: w.volume_ids.index(volume.volume)]:
+                raise WorkloadInvalid(f"volumes.{i}.volume", f"Volume {volume.volume} is named twice.")
+        else:
+            _only_on(
+                lambda f: f.runs_image,
+                facts,
+                f"volumes.{i}",
+                "datasets or scratch volumes (datasets reach VMs and hosts through cloud_init)",
+            )
         if volume.scratch_gb is not None and not 1 <= volume.scratch_gb <= 4096:
             raise WorkloadInvalid(f"volumes.{i}.scratch_gb", "Scratch is 1 to 4096 GB.")
         if any(path == m or path.startswith(m + "/") or m.startswith(path + "/") for m in mounts):

@@ -16,6 +16,7 @@ from typing import Any
 
 from provisioning.domain.os_images import OsImage
 from provisioning.domain.rungs import DEFAULT_FRAMEWORK, Framework, Rung, RungFacts, rung_facts
+from provisioning.domain.volumes import Attach, VolumeKind
 
 SECRET_FILES = "/var/run/secrets/ladder"  # noqa: S105 - a directory, not a password; a secret "as": "file" is the file <SECRET_FILES>/<NAME>
 CHECKPOINTS = "/checkpoints"  # a job's checkpoint volume, unless ``checkpoint.path`` moves it
@@ -38,9 +39,15 @@ class SecretRef:
 
 @dataclass(frozen=True)
 class Volume:
+    """One entry of a workload's ``volumes``: exactly one of a persistent volume of the tenant (``volume``, its id;
+    docs/volumes.md), a data asset mounted read-only (``dataset``) or an empty scratch volume gone with the
+    allocation (``scratch_gb``)."""
+
     mount_path: str
     dataset: int | None = None  # a data asset of the tenant, mounted read-only
     scratch_gb: int | None = None  # an empty volume of this size, gone with the allocation
+    volume: int | None = None  # a volume of the tenant, which outlives the allocation
+    read_only: bool = False  # a volume mounted read-only (always, on a rung whose mounts are all read-only)
 
 
 @dataclass(frozen=True)
@@ -70,6 +77,11 @@ class Workload:
         return tuple(v.dataset for v in self.volumes if v.dataset is not None)
 
     @property
+    def volume_ids(self) -> tuple[int, ...]:
+        """The tenant's volumes it mounts (``volumes`` entries that name one)."""
+        return tuple(v.volume for v in self.volumes if v.volume is not None)
+
+    @property
     def secret_names(self) -> tuple[str, ...]:
         names = [s.name for s in self.secrets] + ([self.pull_secret] if self.pull_secret else [])
         return tuple(dict.fromkeys(names))
@@ -82,7 +94,10 @@ class Workload:
         data = asdict(self)
         data["env"] = [{"name": k, "value": v} for k, v in self.env]
         data["secrets"] = [{"name": s.name, "as": s.as_} for s in self.secrets]
-        data["volumes"] = [{k: v for k, v in asdict(vol).items() if v is not None} for vol in self.volumes]
+        data["volumes"] = [
+            {k: v for k, v in asdict(vol).items() if v is not None and (k != "read_only" or vol.volume is not None)}
+            for vol in self.volumes
+        ]
         return data
 
     @classmethod
@@ -166,10 +181,29 @@ class WorkloadSpec:
     def checkpoint(self) -> Checkpoint | None:
         return self.workload.checkpoint if self.workload is not None else None
 
+    @property
+    def volume_ids(self) -> tuple[int, ...]:
+        """The tenant's volumes it mounts."""
+        return self.workload.volume_ids if self.workload is not None else ()
+
 
 def workload_spec(rung: str, stored: Mapping[str, Any] | None) -> WorkloadSpec:
     """The typed workload of an allocation from its stored form (``Workload.to_json``; None: no workload)."""
     return WorkloadSpec.of(rung, Workload.from_json(stored) if stored else None)
+
+
+@dataclass(frozen=True)
+class MountedVolume:
+    """A volume a workload names, as a driver mounts it: its kind, how the rung takes it (the table of rungs),
+    read-only or not, and the backend's name for it (a PersistentVolumeClaim's, or the simulated fleet's
+    directory)."""
+
+    volume_id: int
+    kind: VolumeKind
+    attach: Attach
+    read_only: bool
+    backend_name: str
+    size_gb: int
 
 
 @dataclass(frozen=True)
@@ -182,3 +216,4 @@ class Materials:
     ssh_keys: tuple[str, ...] = ()  # public key lines of the keys the workload names
     datasets: Mapping[int, str] = field(default_factory=dict, repr=False)  # asset id -> signed download URL
     os_image: OsImage | None = None  # the catalog entry of the workload's os_image (VM and bare metal)
+    volumes: Mapping[int, MountedVolume] = field(default_factory=dict)  # volume id -> what the driver mounts

@@ -30,6 +30,7 @@ from provisioning.domain.workload_access import Access, access
 from provisioning.domain.workload_output import LogLine, WorkloadEvent, log_text
 from provisioning.domain.workloads import Workload
 from provisioning.drivers import simulated
+from provisioning.drivers.volumes import SimulatedVolumes, VolumeBackend
 from provisioning.events import workload_ended
 from provisioning.models import Allocation, Node, NodeState
 from provisioning.services.attestation import (
@@ -81,6 +82,10 @@ class Provisioner(ABC):
     @abstractmethod
     def reconciled(self, at: datetime) -> None:
         """Every allocation in flight was looked at, at ``at``."""
+
+    @abstractmethod
+    def volumes(self) -> VolumeBackend:
+        """Its backend for the tenants' volumes and snapshots."""
 
     def node_faults(self, now: datetime) -> int:
         """Look at the health of every node the backend reports on and recover from the failing ones (quarantine,
@@ -282,6 +287,9 @@ class SimulatedProvisioner(Provisioner):
     def reconciled(self, at: datetime) -> None:
         """Nothing to record: the simulated fleet has no clusters."""
 
+    def volumes(self) -> VolumeBackend:
+        return SimulatedVolumes()
+
 
 # LADDER_PROVISIONER names a driver; each is found by its dotted path, as Django finds its backends (the
 # Kubernetes client is loaded only by the process that uses it).
@@ -339,5 +347,6 @@ def allocations_reconcile(*, tenant_id: int | None = None, now: datetime | None 
             raise
     Allocation.objects.filter(pk__in=ids).update(observed_at=now)
     if tenant_id is None:
+        driver.volumes().reconcile(now)
         driver.reconciled(now)
     return len(ids)

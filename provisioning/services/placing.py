@@ -41,6 +41,7 @@ from provisioning.fleet_cache import PlacementSection, placement_section, placem
 from provisioning.models import Allocation, AllocationDevice, GpuClaim, PlacementJournal
 from provisioning.selectors import tenant_policy
 from provisioning.services.devices import device_rows, devices_remember, holds_take, slice_claims
+from provisioning.services.volumes import attachments_create
 from tenancy.models import Tenant
 
 S = AllocationState
@@ -268,6 +269,8 @@ def allocation_request(
                     "workload": _workload_evidence(workload),
                 },
             )
+            if workload is not None and workload.volume_ids:
+                attachments_create(allocation=allocation, workload=workload, at=allocation.created_at)
             section.cache.placements[allocation.pk] = result
             enqueue(PROVISION, allocation.pk)
         return allocation

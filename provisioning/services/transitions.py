@@ -14,11 +14,12 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict
 from provisioning.domain.rungs import rung_facts
-from provisioning.domain.states import HOLDS_DEVICES, AllocationState, can_move
+from provisioning.domain.states import HOLDS_DEVICES, TERMINAL, AllocationState, can_move
 from provisioning.events import allocation_started, allocation_stopped
 from provisioning.fleet_cache import placement_section
 from provisioning.models import Allocation, AllocationFault
 from provisioning.services.devices import devices_release, hosts_left_sanitize
+from provisioning.services.volumes import attachments_release
 
 S = AllocationState
 
@@ -64,6 +65,8 @@ def allocation_transition(
                 section.engine.release(placement)
             section.journal("released", allocation=allocation)
             hosts_left_sanitize(section, allocation, held, kept=(), actor=actor)
+        if to in TERMINAL and allocation.workload_spec.volume_ids:
+            attachments_release(allocation=allocation, at=now)
         audit_record(
             actor=actor,
             action=f"allocation.{to}",

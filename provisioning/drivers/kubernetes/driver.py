@@ -59,6 +59,7 @@ from provisioning.drivers.kubernetes.status import (
     primary_object,
     slurm_ready,
 )
+from provisioning.drivers.volumes import VolumeBackend
 from provisioning.events import workload_ended
 from provisioning.models import Allocation, Cluster, Node, NodeState
 from provisioning.services.attestation import attestation_overdue, attestation_refuse, attested
@@ -361,6 +362,11 @@ class KubernetesProvisioner(Provisioner):
 
     def reconciled(self, at: datetime) -> None:
         Cluster.objects.update(reconciled_at=at)
+
+    def volumes(self) -> VolumeBackend:
+        from provisioning.drivers.kubernetes.volumes import KubernetesVolumes
+
+        return KubernetesVolumes()
 
     def logs(self, allocation: Allocation, *, since: datetime | None = None, tail: int | None = None) -> list[LogLine]:
         """The containers of the allocation's pods (label ``ladder.io/allocation`` in the tenant's namespace), from

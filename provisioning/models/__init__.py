@@ -503,3 +503,38 @@ class CapacitySample(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hall_id}/{self.gpu_model_id} at {self.at:%Y-%m-%dT%H:%M}"
+
+
+# Volumes live in their own module; the app's models are all reached as ``provisioning.models.X``.
+from provisioning.models.volumes import Volume, VolumeAttachment, VolumeSnapshot  # noqa: E402
+
+__all__ = [
+    "NODE_TRANSITIONS",
+    "Allocation",
+    "AllocationDevice",
+    "AllocationFault",
+    "Attestation",
+    "AttestationChallenge",
+    "AttestationOutcome",
+    "CapacitySample",
+    "Cluster",
+    "ClusterHealth",
+    "DefragmentRun",
+    "Gpu",
+    "GpuClaim",
+    "GpuMode",
+    "GpuModel",
+    "Hall",
+    "Node",
+    "NodeHold",
+    "NodeState",
+    "NodeTransition",
+    "PlacementJournal",
+    "PlacementLock",
+    "Region",
+    "VersionTarget",
+    "Volume",
+    "VolumeAttachment",
+    "VolumeSnapshot",
+    "jurisdiction_validator",
+]

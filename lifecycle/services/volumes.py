@@ -1,0 +1,120 @@
+"""A tenant's volumes across the apps: provisioning keeps the volume, compliance its data key and governance,
+billing refuses new storage once a budget's hard stop is reached.
+
+- ``volume_create`` / ``volume_restore``: admission (standing, budget: a hard stop refuses new storage, it never
+  deletes any), then the volume and its asset (its own data key) in one transaction.
+- ``volume_grow`` / ``volume_rename``: the volume and its asset together.
+- ``volume_delete``: refused while mounted (409 ``volume_in_use``) or under a legal hold (409 ``legal_hold``); else
+  the asset starts its waiting period, the volume stops being mounted and billed, and once the key is shredded the
+  backend volume goes (``lifecycle.receivers``).
+- ``volume_snapshot_create`` / ``volume_snapshot_delete``: a snapshot is under its volume's key and holds.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from billing.services.accounts import PaymentRequired, admission_check
+from compliance.services.assets import LegalHoldActive
+from compliance.services.volumes import volume_asset_create, volume_asset_update, volume_delete_schedule, volume_holds
+from core.actor import Actor
+from core.errors import Conflict
+from provisioning.domain.volumes import MOUNTABLE
+from provisioning.models import Region, Volume, VolumeSnapshot
+from provisioning.selectors import volumes_attached_to
+from provisioning.services import volumes as provisioning
+from tenancy.models import Tenant
+from tenancy.services import tenant_require_writable
+
+
+def _admit(tenant: Tenant, what: str) -> None:
+    """New storage is bought like new capacity: refused while suspended, closing, or over a hard-stop budget. The
+    volumes a tenant has are never touched by it: a budget stops work, never deletes data."""
+    try:
+        admission_check(tenant=tenant)
+    except PaymentRequired as error:
+        if error.code != "budget_exceeded":
+            raise
+        raise PaymentRequired(
+            error.code, f"{error.detail} {what} is refused; your volumes and their data are kept.", extra=error.extra
+        ) from None
+
+
+def volume_create(
+    *,
+    tenant: Tenant,
+    name: str,
+    region: Region,
+    kind: str,
+    size_gb: int,
+    actor: Actor,
+    snapshot: VolumeSnapshot | None = None,
+    now: datetime | None = None,
+) -> Volume:
+    """A new volume (restored from ``snapshot`` when given) with its own data key; it is ``creating`` until the
+    backend has it."""
+    _admit(tenant, "A new volume")
+    now = now or timezone.now()
+    with transaction.atomic():
+        volume = provisioning.volume_create(
+            tenant=tenant,
+            name=name,
+            region=region,
+            kind=kind,
+            size_gb=size_gb,
+            actor=actor,
+            restored_from=snapshot,
+            now=now,
+        )
+        volume_asset_create(volume=volume, actor=actor, now=now)
+    return volume
+
+
+def volume_grow(*, volume: Volume, size_gb: int, actor: Actor) -> Volume:
+    _admit(volume.tenant, "Growing a volume")
+    with transaction.atomic():
+        volume = provisioning.volume_grow(volume=volume, size_gb=size_gb, actor=actor)
+        volume_asset_update(volume=volume)
+    return volume
+
+
+def volume_rename(*, volume: Volume, name: str, actor: Actor) -> Volume:
+    with transaction.atomic():
+        volume = provisioning.volume_rename(volume=volume, name=name, actor=actor)
+        volume_asset_update(volume=volume)
+    return volume
+
+
+def volume_delete(*, volume: Volume, actor: Actor, now: datetime | None = None) -> Volume:
+    """Delete a volume and its snapshots. Mounted by work that has not ended: 409 ``volume_in_use``; under a legal
+    hold: 409 ``legal_hold``. Deleting one already going changes nothing."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        volume = Volume.objects.select_related("tenant", "region").get(pk=volume.pk)
+        tenant_require_writable(volume.tenant, actor=actor)
+        holders = volumes_attached_to([volume.pk])[volume.pk]
+        if holders and volume.state in MOUNTABLE:
+            raise Conflict(
+                "volume_in_use",
+                f"Volume {volume.name} is mounted by allocation {', '.join(map(str, holders))}: stop it first.",
+                extra={"allocations": holders},
+            )
+        volume_delete_schedule(volume=volume, actor=actor, now=now)
+    volume.refresh_from_db()
+    return volume
+
+
+def volume_snapshot_create(*, volume: Volume, name: str, actor: Actor) -> VolumeSnapshot:
+    _admit(volume.tenant, "A new snapshot")
+    return provisioning.snapshot_create(volume=volume, name=name, actor=actor)
+
+
+def volume_snapshot_delete(*, snapshot: VolumeSnapshot, actor: Actor) -> VolumeSnapshot:
+    """A snapshot holds its volume's data: a legal hold over the volume keeps it too (409 ``legal_hold``)."""
+    held = volume_holds(volume=snapshot.volume)
+    if held:
+        raise LegalHoldActive(held)
+    return provisioning.snapshot_delete(snapshot=snapshot, actor=actor)
