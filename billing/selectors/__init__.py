@@ -19,7 +19,17 @@ from billing.domain import metering
 from billing.domain.margin import Basis, CostBook, Held, MarginReport, Revenue, Sample, margin
 from billing.domain.metering import DAY_MS, HOUR_MS, to_ms
 from billing.domain.pricing import amount, invoice_lines, round_money, unit_hours, unit_seconds
-from billing.models import BillingAccount, BudgetAlert, CostBasis, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
+from billing.models import (
+    BillingAccount,
+    BudgetAlert,
+    CostBasis,
+    PushState,
+    Sku,
+    SkuPrice,
+    Unit,
+    UsageInterval,
+    UsageRollup,
+)
 from core.domain import months
 from provisioning.domain.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
 from provisioning.domain.placement.offerings import Offering
@@ -53,6 +63,16 @@ class PriceBook:
 
     def changes(self, sku_id: int, start_ms: int, end_ms: int) -> list[int]:
         return [s for s in self.starts.get(sku_id, []) if start_ms < s < end_ms]
+
+
+def storage_prices(*, now: datetime) -> dict[tuple[str, str], SkuPrice]:
+    """The storage prices in force at ``now`` by (region code, storage kind: filesystem, block or snapshot); a
+    price is per GB-hour (``provisioning.domain.volumes.HOURS_PER_MONTH`` of them make a storage month)."""
+    found: dict[tuple[str, str], SkuPrice] = {}
+    rows = SkuPrice.objects.filter(sku__unit=Unit.GB, effective_from__lte=now).select_related("sku__region")
+    for price in rows.order_by("effective_from"):
+        found[(price.sku.region.code, price.sku.storage_kind)] = price
+    return found
 
 
 def usage_pieces(*, tenant: Tenant, first_ms: int, stop_ms: int, now: datetime) -> Iterator[Usage]:
