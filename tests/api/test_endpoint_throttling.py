@@ -169,7 +169,11 @@ def test_the_tenants_plan_sets_the_limit_and_operators_set_the_plan(
     def ops(body: dict[str, Any]) -> Any:
         return api(operator).put(tenant_url, body, format="json")  # a key of its own: its own API counter
 
-    assert ops({"gpus": "4", "endpoint_calls_per_minute": 2}).json() == {"gpus": "4", "endpoint_calls_per_minute": 2}
+    assert ops({"gpus": "4", "endpoint_calls_per_minute": 2}).json() == {
+        "gpus": "4",
+        "endpoint_calls_per_minute": 2,
+        "volume_gb": None,
+    }
     event = AuditEvent.objects.filter(action="tenant.quota_set").latest("seq")
     assert event.data["endpoint_calls_per_minute"] == {"old": None, "new": 2}
     assert api(alice).get("/api/v1/tenant").json()["endpoint_calls_per_minute"] == 2
@@ -181,7 +185,7 @@ def test_the_tenants_plan_sets_the_limit_and_operators_set_the_plan(
         assert through_gateway(host(neighbour), charlies).status_code == 200
 
     # Setting only the GPU quota leaves the calls as they are; null gives the default back.
-    assert ops({"gpus": "2"}).json() == {"gpus": "2", "endpoint_calls_per_minute": 2}
+    assert ops({"gpus": "2"}).json() == {"gpus": "2", "endpoint_calls_per_minute": 2, "volume_gb": None}
     assert ops({"gpus": None, "endpoint_calls_per_minute": None}).json() == {
         "gpus": None,
         "endpoint_calls_per_minute": LIMIT,

@@ -100,6 +100,9 @@ def test_no_get_endpoint_writes(
         "/api/v1/ops/nodes/{id}/diagnosis": node.pk,
         "/api/v1/retention-policies/{category}": "dataset",
         "/api/v1/ssh-keys/{id}": 0,  # 404 is a read too
+        "/api/v1/volumes/{id}": 0,
+        "/api/v1/volumes/{id}/snapshots": 0,
+        "/api/v1/volume-snapshots/{id}": 0,
         "/api/v1/secrets/{name}": "NONE",
     }
     clients = {
