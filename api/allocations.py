@@ -21,7 +21,7 @@ from billing.selectors import offerings_priced
 from lifecycle.services.customers import allocation_request
 from provisioning.domain.placement.catalog import GPU_MODEL_NAMES
 from provisioning.domain.placement.offerings import offerings
-from provisioning.domain.rungs import RUNGS, SOFT_SHARING, Rung
+from provisioning.domain.rungs import MOVABLE_RUNGS, SOFT_SHARING, Rung
 from provisioning.domain.states import AllocationState
 from provisioning.drivers.base import allocations_reconcile, provisioner
 from provisioning.fleet_cache import fleet_read
@@ -409,7 +409,7 @@ class MoveSerializer(serializers.Serializer[Any]):
     allocation = serializers.IntegerField()
     tenant = serializers.CharField()
     kind = serializers.ChoiceField(
-        choices=[rung.value for rung, facts in RUNGS.items() if facts.movable],
+        choices=list(MOVABLE_RUNGS),
         help_text="job: restarts from its last checkpoint on the new devices; serverless: its replicas are re-created.",
     )
     from_nodes = serializers.ListField(child=serializers.CharField())

@@ -42,6 +42,7 @@ from provisioning.selectors import volumes_attached_to
 from provisioning.services.volumes import region_of
 from tenancy.domain.roles import Action
 
+KINDS = [k.value for k in VolumeKind]  # the schema's VolumeKindEnum (config/settings.py, ENUM_NAME_OVERRIDES)
 _REFUSED = OpenApiResponse(description="Refused: problem+json whose `code` names the rule.")
 
 
@@ -99,7 +100,7 @@ class VolumeSerializer(serializers.ModelSerializer[Volume]):
 class VolumeCreateSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200, help_text=f"A DNS label, 1 to {NAME_MAX} characters.")
     region = serializers.CharField(max_length=40, help_text="Region code; the tenant's residency must allow it.")
-    kind = serializers.ChoiceField(choices=[k.value for k in VolumeKind])
+    kind = serializers.ChoiceField(choices=KINDS)
     size_gb = serializers.IntegerField(min_value=MIN_GB, max_value=MAX_GB)
     snapshot = IdField(required=False, help_text="Restore from this ready snapshot of yours (same region and kind).")
 

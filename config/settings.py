@@ -284,6 +284,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "GpuModelEnum": "provisioning.domain.placement.catalog.GPU_MODEL_NAMES",
         "ReconciliationStateEnum": "billing.models.ReconciliationState",
+        "VolumeKindEnum": "api.volumes.KINDS",
+        "MovedKindEnum": "provisioning.domain.rungs.MOVABLE_RUNGS",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

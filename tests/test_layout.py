@@ -15,7 +15,7 @@ APPS = ("api", "billing", "compliance", "config", "core", "lifecycle", "portal",
 # and the base's service errors (``core.errors``).
 FRAMEWORKS = ("django", "rest_framework", "drf_spectacular", "celery", "kombu")
 # Directories that name a layer inside an app.
-LAYERS = {"domain", "services", "selectors", "drivers", "management"}
+LAYERS = {"domain", "services", "selectors", "drivers", "management", "models"}
 
 
 def _modules(app: str) -> list[Path]:

@@ -400,6 +400,11 @@ def rungs_where(fact: Callable[[RungFacts], bool]) -> tuple[Rung, ...]:
     return tuple(rung for rung, row in RUNGS.items() if fact(row))
 
 
+# The rungs whose running work survives a move (what the defragmenter may move), by name: the API's schema names
+# this set of choices.
+MOVABLE_RUNGS: tuple[str, ...] = tuple(r.value for r in rungs_where(lambda f: f.movable))
+
+
 def rung_facts(rung: str, framework: str | None = None) -> RungFacts:
     """The facts of ``rung``; on the job rung, of a job launched by ``framework`` (None: the default one). Other
     rungs have no framework and ignore it (a stored workload names the default on every rung). An unknown rung or

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from compliance.models import DataAsset, LegalHold
 from compliance.services.secrets import secret_create
-from provisioning.models import Allocation
+from provisioning.models import Allocation, Volume, VolumeSnapshot
 from tenancy.models import Membership, SshKey, Tenant, TenantState
 from tenancy.services import api_key_create, ssh_key_add
 from tests.portal.test_access import public_key
@@ -52,6 +52,11 @@ def tenant_writes(estate: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any
         ("delete", "/api/v1/ssh-keys/{id}"): None,
         ("patch", "/api/v1/tenant"): {"name": "Acme Labs"},
         ("post", "/api/v1/tenant/close"): None,
+        ("post", "/api/v1/volumes"): {"name": "more", "region": "eu-west", "kind": "block", "size_gb": 10},
+        ("patch", "/api/v1/volumes/{id}"): {"size_gb": 20},
+        ("delete", "/api/v1/volumes/{id}"): None,
+        ("post", "/api/v1/volumes/{id}/snapshots"): {"name": "late"},
+        ("delete", "/api/v1/volume-snapshots/{id}"): None,
     }
 
 
@@ -63,6 +68,8 @@ def url(path: str, estate: dict[str, Any]) -> str:
         "/api/v1/data-assets/": estate["asset"].pk,
         "/api/v1/members/": estate["bobs"].pk,
         "/api/v1/ssh-keys/": estate["ssh_key"].pk,
+        "/api/v1/volumes/": estate["volume"].pk,
+        "/api/v1/volume-snapshots/": estate["snapshot"].pk,
     }
     for prefix, pk in ids.items():
         if path.startswith(prefix):
@@ -82,7 +89,17 @@ def estate(
     with django_capture_on_commit_callbacks(execute=True):
         placed = client.post("/api/v1/allocations", body, format="json")
     assert placed.status_code == 201, placed.content
+    with django_capture_on_commit_callbacks(execute=True):
+        made = client.post(
+            "/api/v1/volumes", {"name": "data", "region": "eu-west", "kind": "filesystem", "size_gb": 10}, format="json"
+        )
+    volume = Volume.objects.get(pk=made.json()["id"])
+    with django_capture_on_commit_callbacks(execute=True):
+        snapshot = client.post(f"/api/v1/volumes/{volume.pk}/snapshots", {"name": "first"}, format="json")
+    assert snapshot.status_code == 201, snapshot.content
     return {
+        "volume": volume,
+        "snapshot": VolumeSnapshot.objects.get(pk=snapshot.json()["id"]),
         "client": client,
         "allocation": Allocation.objects.get(pk=placed.json()["id"]),
         "api_key": api_key_create(user=alice, name="other", scopes=["read"], expires_at=None, actor=SYSTEM).key,

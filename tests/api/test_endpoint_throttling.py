@@ -189,6 +189,7 @@ def test_the_tenants_plan_sets_the_limit_and_operators_set_the_plan(
     assert ops({"gpus": None, "endpoint_calls_per_minute": None}).json() == {
         "gpus": None,
         "endpoint_calls_per_minute": LIMIT,
+        "volume_gb": None,
     }
     assert Tenant.objects.get(pk=acme.pk).endpoint_calls_per_minute is None
     assert through_gateway(host(endpoint), alices).status_code == 200  # the third of ten this minute

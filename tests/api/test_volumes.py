@@ -93,7 +93,8 @@ def test_a_volume_is_made_with_its_own_key_and_is_available_once_the_backend_has
 
     asset = DataAsset.objects.get(pk=body["data_asset"])
     assert (asset.category, asset.region.code, asset.size_bytes) == ("volume", "eu-west", 500 * 1024**3)
-    assert asset.wrapped_key and asset.key_id == body["key_id"]
+    assert asset.wrapped_key
+    assert asset.key_id == body["key_id"]
     assert client.get(f"{URL}/{body['id']}").json() == body
     assert [v["id"] for v in client.get(URL).json()["results"]] == [body["id"]]
     actions = set(AuditEvent.objects.filter(target_type="volume").values_list("action", flat=True))
@@ -273,7 +274,8 @@ def test_delete_stops_billing_then_shredding_destroys_the_key_and_the_volume(
     capture = django_capture_on_commit_callbacks
     body = made(client, capture)
     meter = UsageInterval.objects.get(volume_id=body["id"])
-    assert meter.end_ms is None and meter.units_milli == 500_000
+    assert meter.end_ms is None
+    assert meter.units_milli == 500_000
     assert Sku.objects.get(pk=meter.sku_id).code == "storage/filesystem/eu-west"
 
     with capture(execute=True):
@@ -282,13 +284,15 @@ def test_delete_stops_billing_then_shredding_destroys_the_key_and_the_volume(
     assert deleted.json()["state"] == "deleting"
     assert UsageInterval.objects.get(volume_id=body["id"], start_ms=meter.start_ms).end_ms is not None
     asset = DataAsset.objects.get(volume_id=body["id"])
-    assert asset.state == AssetState.SHREDDING and asset.shred_reason == "delete"
+    assert asset.state == AssetState.SHREDDING
+    assert asset.shred_reason == "delete"
     assert volume_dir(body["id"]).is_dir()  # the data stays through the waiting period
 
     with capture(execute=True):
         assets_shred(tenant=acme, assets=[asset], actor=SYSTEM, now=timezone.now())
     asset.refresh_from_db()
-    assert asset.wrapped_key is None and asset.state == AssetState.SHREDDED
+    assert asset.wrapped_key is None
+    assert asset.state == AssetState.SHREDDED
     assert Volume.objects.get(pk=body["id"]).state == "deleted"
     assert not volume_dir(body["id"]).exists()
     # Its name is free again.
