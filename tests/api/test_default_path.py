@@ -40,7 +40,7 @@ from provisioning.domain.placement.engine import PlacementEngine
 from provisioning.domain.placement.mig import GEOMETRY, MEMORY_SLICES
 from provisioning.domain.rungs import RUNGS, Rung
 from provisioning.fleet_cache import FLEET, FleetCache, fleet_read
-from provisioning.models import Allocation, GpuClaim, Node, NodeHold
+from provisioning.models import Allocation, GpuClaim, Node, NodeHold, Volume
 
 # seed_demo's own price book must price every shape the demo runs and offers: the suite's default one stays out.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.own_price_book]
@@ -516,7 +516,12 @@ def test_the_demos_usage_is_priced_closed_and_pushed_with_nothing_failed(
     started = Allocation.objects.order_by("-running_since").values_list("running_since", flat=True).first()
     assert started is not None
     assert not UsageInterval.objects.filter(price=None).exists(), "a demo workload runs without a price"
-    assert set(UsageInterval.objects.values_list("allocation__name", flat=True)) == {a[1] for a in DEMO_ALLOCATIONS}
+    metered = UsageInterval.objects.filter(allocation__isnull=False).values_list("allocation__name", flat=True)
+    assert set(metered) == {a[1] for a in DEMO_ALLOCATIONS}
+    # acme's datasets volume is metered by the GB-hour beside them, shared by its notebook and its training job.
+    datasets = Volume.objects.get(tenant__slug="acme", name="datasets")
+    assert UsageInterval.objects.get(volume=datasets, end_ms=None).units_milli == 1000 * datasets.size_gb
+    assert sorted(datasets.attachments.values_list("allocation__name", flat=True)) == ["notebook", "pretrain"]
 
     later = max(timezone.now(), started) + timedelta(hours=3)
     time_machine.move_to(later)

@@ -24,19 +24,22 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
-from billing.models import CostBasis, Unit
+from billing.models import CostBasis, StorageKind, Unit
 from billing.selectors import sku_shapes
 from billing.services.accounts import cost_basis_add, price_set
 from billing.services.ledger import sku_get
+from billing.services.storage import storage_sku
 from compliance.models import DataAsset, TenantSecret
 from compliance.services.assets import data_asset_create
 from compliance.services.secrets import secret_create
 from core.actor import Actor
 from lifecycle.services.customers import allocation_request, tenant_signup
+from lifecycle.services.volumes import volume_create
 from provisioning.domain.rungs import Rung
+from provisioning.domain.volumes import HOURS_PER_MONTH
 from provisioning.domain.workloads import Workload
 from provisioning.drivers.base import simulated_node_public_key
-from provisioning.models import Allocation, GpuModel, Hall, Node, Region
+from provisioning.models import Allocation, GpuModel, Hall, Node, Region, Volume
 from provisioning.services.capacity import capacity_sample
 from provisioning.services.fleet import fleet_load, node_attestation_key_set
 from provisioning.services.placing import AllocationSpec
@@ -161,6 +164,13 @@ DEMO_RUNG_FACTOR = {  # bare metal first: it is priced per node
 DEMO_MIG_PREMIUM = {Rung.CONTAINER: Decimal("1.10"), Rung.SERVERLESS: Decimal("1.25")}
 PYTORCH = "nvcr.io/nvidia/pytorch:25.01-py3"
 SSH = "ssh-key"  # stands for the demo SSH key's id in a workload below
+DATASETS = "datasets"  # acme's shared filesystem volume, named by its id in a workload below
+# The demo storage prices per GB-month (stored per GB-hour: HOURS_PER_MONTH of them make a storage month).
+DEMO_STORAGE_GB_MONTH = {
+    StorageKind.FILESYSTEM: Decimal("0.07"),
+    StorageKind.BLOCK: Decimal("0.10"),
+    StorageKind.SNAPSHOT: Decimal("0.05"),
+}
 DEMO_SECRET = ("HF_TOKEN", "hf_demo-token-not-a-real-one")
 DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
     (
@@ -174,6 +184,7 @@ DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
             "secrets": ["HF_TOKEN"],
             "ports": [{"port": 8888, "protocol": "http", "expose": "public"}],
             "ssh_keys": [SSH],
+            "volumes": [{"volume": DATASETS, "mount_path": "/data"}],
         },
     ),
     (
@@ -214,7 +225,7 @@ DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
         },
     ),
     (
-        "globex",
+        "acme",
         "pretrain",
         AllocationSpec(rung=Rung.JOB, gpu_models=(H100,), gpus=8, gang_size=2, topology="nvlink"),
         {
@@ -223,6 +234,7 @@ DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
             "args": ["--model", "llama-3-8b", "--steps", "100000"],
             "env": [("NCCL_DEBUG", "WARN")],
             "checkpoint": {"path": "/checkpoints", "interval_s": 600},
+            "volumes": [{"volume": DATASETS, "mount_path": "/data", "read_only": True}],
         },
     ),
 ]
@@ -304,8 +316,9 @@ class Command(BaseCommand):
             out["staff"][username] = {**self._credentials(username, actor), "totp_secret": self._totp(username, actor)}
         out["fleet"] = fleet_load(document=DEMO_FLEET, actor=actor).as_dict()
         self._attestation_keys(actor)
-        out["prices"] = self._price_book(actor)
+        out["prices"] = self._price_book(actor) + self._storage_price_book(actor)
         out["cost_basis"] = self._cost_book(actor)
+        out["volumes"] = self._volumes(actor)
         out["allocations"] = self._allocations(actor)
         out["capacity_samples"] = capacity_sample(now=timezone.now())
         out["data_assets"] = self._data_assets(actor)
@@ -315,7 +328,7 @@ class Command(BaseCommand):
         """A dataset of acme's and a checkpoint trained on it (lineage), with content; created once."""
 
         tenant = Tenant.objects.get(slug="acme")
-        if DataAsset.objects.filter(tenant=tenant).exists():
+        if DataAsset.objects.filter(tenant=tenant, name="demo-corpus").exists():
             return 0
         corpus = data_asset_create(
             tenant=tenant,
@@ -356,6 +369,30 @@ class Command(BaseCommand):
                     )
                     created += 1
         return created
+
+    @staticmethod
+    def _storage_price_book(actor: Actor) -> int:
+        """A storage price per region and kind (``DEMO_STORAGE_GB_MONTH``), set once per SKU."""
+        created = 0
+        for region in Region.objects.all():
+            for kind, per_month in DEMO_STORAGE_GB_MONTH.items():
+                sku = storage_sku(storage_kind=kind, region=region)
+                if not sku.prices.exists():
+                    per_hour = (per_month / HOURS_PER_MONTH).quantize(Decimal("0.000001"))
+                    price_set(sku=sku, unit_price_per_hour=per_hour, effective_from=timezone.now(), actor=actor)
+                    created += 1
+        return created
+
+    @staticmethod
+    def _volumes(actor: Actor) -> int:
+        """acme's ``datasets``: a shared filesystem in eu-west that its notebook and its training job mount;
+        created once."""
+        tenant = Tenant.objects.get(slug="acme")
+        if Volume.objects.filter(tenant=tenant, name=DATASETS).exists():
+            return 0
+        region = Region.objects.get(code="eu-west")
+        volume_create(tenant=tenant, name=DATASETS, region=region, kind="filesystem", size_gb=500, actor=actor)
+        return 1
 
     @staticmethod
     def _demo_price(model: str, rung: str, unit: str, profile: str) -> Decimal:
@@ -409,12 +446,15 @@ class Command(BaseCommand):
                 line = private.public_key().public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH).decode()
                 key = ssh_key_add(tenant=tenant, name="demo", public_key=f"{line} demo@{tenant.slug}", actor=actor)
             keys = [key.pk]
+        datasets = Volume.objects.filter(tenant=tenant, name=DATASETS).values_list("pk", flat=True).first()
+        volumes = [{**v, "volume": datasets} if v.get("volume") == DATASETS else v for v in fields.get("volumes", [])]
         return Workload.from_json(
             {
                 **fields,
                 "env": [{"name": k, "value": v} for k, v in fields.get("env", [])],
                 "secrets": [{"name": n} for n in fields.get("secrets", [])],
                 "ssh_keys": keys,
+                "volumes": volumes,
             }
         )
 
