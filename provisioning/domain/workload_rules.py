@@ -213,6 +213,7 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
         raise WorkloadInvalid("ports", "A serverless endpoint serves one public http port.")
 
     mounts: set[str] = set()
+    named_volumes: set[int] = set()
     for i, volume in enumerate(w.volumes):
         path = _path_check(f"volumes.{i}.mount_path", volume.mount_path)
         named = [k for k in ("volume", "dataset", "scratch_gb") if getattr(volume, k) is not None]
@@ -230,8 +231,9 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
                     f"The {facts.rung} rung mounts volumes read-only (many replicas read one at once): say "
                     '"read_only": true.',
                 )
-            if volume.volume in w.volume_ids[: w.volume_ids.index(volume.volume)]:
+            if volume.volume in named_volumes:
                 raise WorkloadInvalid(f"volumes.{i}.volume", f"Volume {volume.volume} is named twice.")
+            named_volumes.add(volume.volume)
         else:
             _only_on(
                 lambda f: f.runs_image,

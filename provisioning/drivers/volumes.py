@@ -19,7 +19,7 @@ from django.utils import timezone
 from core.actor import Actor
 from provisioning.domain.volumes import SnapshotState, VolumeState
 from provisioning.models import Volume, VolumeSnapshot
-from provisioning.services.volumes import snapshot_transition, volume_transition
+from provisioning.services.volumes import snapshot_transition, volume_ready, volume_transition
 
 SYSTEM = Actor.system("provisioner")
 GB = 1024**3
@@ -79,7 +79,7 @@ class SimulatedVolumes(VolumeBackend):
         if source is not None and _directory(source).exists() and not path.exists():
             shutil.copytree(_directory(source), path)
         path.mkdir(parents=True, exist_ok=True)
-        volume_transition(volume=volume, to=VolumeState.AVAILABLE, actor=SYSTEM)
+        volume_ready(volume=volume, actor=SYSTEM)
 
     def resize(self, volume_id: int) -> None:
         """A directory has no size to grow: the new size is the quota the product enforces."""

@@ -63,7 +63,7 @@ SNAPSHOT_DESTROY = "provisioning.tasks.snapshot_destroy"
 
 # Which moves exist; every other one is refused.
 MOVES: dict[VolumeState, frozenset[VolumeState]] = {
-    VolumeState.CREATING: frozenset({VolumeState.AVAILABLE, VolumeState.DELETING}),
+    VolumeState.CREATING: frozenset({VolumeState.AVAILABLE, VolumeState.ATTACHED, VolumeState.DELETING}),
     VolumeState.AVAILABLE: frozenset({VolumeState.ATTACHED, VolumeState.DELETING}),
     VolumeState.ATTACHED: frozenset({VolumeState.AVAILABLE, VolumeState.DELETING}),
     VolumeState.DELETING: frozenset({VolumeState.DELETED}),
@@ -284,6 +284,14 @@ def volume_transition(
             data={"from": current, "to": to, **({"reason": reason} if reason else {})},
         )
     return True
+
+
+def volume_ready(*, volume: Volume, actor: Actor, at: datetime | None = None) -> bool:
+    """The backend holds a ``creating`` volume now: ``attached`` if work placed meanwhile mounts it, else
+    ``available``. What drivers call when the backend reports it ready."""
+    mounted = VolumeAttachment.objects.filter(volume=volume, released_at=None).exists()
+    to = VolumeState.ATTACHED if mounted else VolumeState.AVAILABLE
+    return volume_transition(volume=volume, to=to, actor=actor, at=at)
 
 
 def volume_deletion_begin(*, volume: Volume, actor: Actor, at: datetime, reason: str) -> bool:

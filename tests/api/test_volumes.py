@@ -320,3 +320,19 @@ def test_a_legal_hold_blocks_deleting_a_volume_and_its_snapshots(
     assert response.json()["holds"] == [hold.pk]
     assert_problem(client.delete(f"/api/v1/volume-snapshots/{snap['id']}"), 409, "legal_hold")
     assert Volume.objects.get(pk=body["id"]).state == "available"
+
+
+def test_work_placed_while_a_volume_is_created_finds_it_attached_once_ready(
+    api: Any, alice: Any, fleet: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    client = api(alice)
+    with django_capture_on_commit_callbacks(execute=False):  # the backend has not answered yet
+        body = client.post(URL, {"name": "early", "region": "eu-west", "kind": "filesystem", "size_gb": 5}).json()
+    assert body["state"] == "creating"
+    box = launch(
+        client, django_capture_on_commit_callbacks, "container", [{"volume": body["id"], "mount_path": "/d"}], gpus=1
+    )
+    assert box.status_code == 201, box.content
+    allocations_reconcile()  # reconciliation finishes what the lost step left
+    shown = client.get(f"{URL}/{body['id']}").json()
+    assert (shown["state"], shown["attached_to"]) == ("attached", [box.json()["id"]])
