@@ -327,7 +327,11 @@ def test_work_placed_while_a_volume_is_created_finds_it_attached_once_ready(
 ) -> None:
     client = api(alice)
     with django_capture_on_commit_callbacks(execute=False):  # the backend has not answered yet
-        body = client.post(URL, {"name": "early", "region": "eu-west", "kind": "filesystem", "size_gb": 5}).json()
+        body = client.post(
+            URL, {"name": "early", "region": "eu-west", "kind": "filesystem", "size_gb": 5}, format="json"
+        )
+    assert body.status_code == 201, body.content
+    body = body.json()
     assert body["state"] == "creating"
     box = launch(
         client, django_capture_on_commit_callbacks, "container", [{"volume": body["id"], "mount_path": "/d"}], gpus=1

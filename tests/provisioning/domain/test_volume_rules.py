@@ -58,7 +58,7 @@ def test_a_volume_only_ever_grows(current: int, asked: int) -> None:
     if asked > current:
         assert grow_check(current, asked) == asked
     else:
-        with pytest.raises(VolumeRuleBroken, match="shrinks|already"):
+        with pytest.raises(VolumeRuleBroken, match=r"shrinks|already"):
             grow_check(current, asked)
 
 
