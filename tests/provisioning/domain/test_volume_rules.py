@@ -20,7 +20,8 @@ from provisioning.domain.volumes import (
     quota_left,
     size_check,
 )
-from provisioning.domain.workload_rules import WorkloadInvalid, workload_check
+from provisioning.domain.os_images import os_catalog
+from provisioning.domain.workload_rules import DEFAULT_REGISTRIES, WorkloadInvalid, workload_check
 from provisioning.domain.workloads import Volume, Workload
 
 IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
@@ -87,22 +88,22 @@ def _check(rung: str, *volumes: Volume) -> None:
     workload = Workload(
         image=None if boots else IMAGE, os_image="ubuntu-24.04" if boots else None, volumes=tuple(volumes)
     )
-    workload_check(workload, rung=rung, registries=("nvcr.io",), os_images={"ubuntu-24.04"})
+    workload_check(workload, rung=rung, registries=DEFAULT_REGISTRIES, os_images=os_catalog())
 
 
 def test_a_workload_entry_names_one_thing_and_serverless_mounts_read_only() -> None:
     _check("container", Volume("/data", volume=1), Volume("/scratch", scratch_gb=10))
     _check("vm", Volume("/mnt/disk", volume=2))
     _check("serverless", Volume("/models", volume=3, read_only=True))
-    cases = [
-        ("container", Volume("/data", volume=1, dataset=2), "volumes.0"),
-        ("container", Volume("/data", volume=1), "volumes.1.volume", Volume("/other", volume=1)),
-        ("serverless", Volume("/models", volume=3), "volumes.0.read_only"),
-        ("confidential_vm", Volume("/data", volume=1), "volumes.0.volume"),
-        ("vm", Volume("/data", scratch_gb=10), "volumes.0"),
-        ("container", Volume("/data", volume=1), "volumes.1.mount_path", Volume("/data/sub", volume=2)),
+    cases: list[tuple[str, str, tuple[Volume, ...]]] = [
+        ("container", "volumes.0", (Volume("/data", volume=1, dataset=2),)),
+        ("container", "volumes.1.volume", (Volume("/data", volume=1), Volume("/other", volume=1))),
+        ("serverless", "volumes.0.read_only", (Volume("/models", volume=3),)),
+        ("confidential_vm", "volumes.0.volume", (Volume("/data", volume=1),)),
+        ("vm", "volumes.0", (Volume("/data", scratch_gb=10),)),
+        ("container", "volumes.1.mount_path", (Volume("/data", volume=1), Volume("/data/sub", volume=2))),
     ]
-    for rung, first, field, *more in cases:
+    for rung, field, volumes in cases:
         with pytest.raises(WorkloadInvalid) as refused:
-            _check(rung, first, *more)
+            _check(rung, *volumes)
         assert refused.value.field == field, (rung, refused.value.message)
