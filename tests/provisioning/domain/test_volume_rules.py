@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from provisioning.domain.os_images import os_catalog
 from provisioning.domain.rungs import RUNGS, Rung, rung_facts
 from provisioning.domain.volumes import (
     MAX_GB,
@@ -20,7 +21,6 @@ from provisioning.domain.volumes import (
     quota_left,
     size_check,
 )
-from provisioning.domain.os_images import os_catalog
 from provisioning.domain.workload_rules import DEFAULT_REGISTRIES, WorkloadInvalid, workload_check
 from provisioning.domain.workloads import Volume, Workload
 
