@@ -281,6 +281,7 @@ def data_asset_create(
 
 
 def _readable(asset: DataAsset) -> None:
+    _not_a_volume(asset, "its content is read by mounting the volume in a workload")
     if asset.state == AssetState.SHREDDED:
         raise Conflict("asset_shredded", "This asset is shredded: its data key is destroyed and the content is gone.")
     if asset.state == AssetState.SHREDDING:
@@ -299,7 +300,17 @@ def data_asset_content(*, asset: DataAsset) -> bytes:
     return envelope.decrypt(storage.blob_get(asset.location), data_key, asset_id=asset.pk)
 
 
+def _not_a_volume(asset: DataAsset, why: str) -> None:
+    """A volume's asset changes with its volume only: its deletion is the volume's (which refuses while work mounts
+    it), it does not move (a volume lives in its region) and its content is read by mounting the volume."""
+    if asset.volume_id is not None:
+        raise Conflict(
+            "volume_asset", f"This asset is volume {asset.volume_id}'s: {why} (/api/v1/volumes/{asset.volume_id})."
+        )
+
+
 def _movable(asset: DataAsset) -> None:
+    _not_a_volume(asset, "a volume stays in its region; snapshot it and restore the snapshot there instead")
     if asset.state != AssetState.LIVE:
         raise Conflict("asset_not_live", f"Only live assets can be moved; this one is {asset.state}.")
 
@@ -447,6 +458,7 @@ def data_asset_delete(*, asset: DataAsset, actor: Actor, now: datetime | None = 
         tenant = lock_tenant(asset.tenant_id)
         tenant_require_writable(tenant, actor=actor)
         asset = DataAsset.objects.get(pk=asset.pk)
+        _not_a_volume(asset, "delete the volume itself")
         if asset.state != AssetState.LIVE:
             return asset  # deleting twice changes nothing
         held = holds_active([tenant.pk]).covering(tenant.pk, asset.category, asset.created_at)

@@ -340,3 +340,19 @@ def test_work_placed_while_a_volume_is_created_finds_it_attached_once_ready(
     allocations_reconcile()  # reconciliation finishes what the lost step left
     shown = client.get(f"{URL}/{body['id']}").json()
     assert (shown["state"], shown["attached_to"]) == ("attached", [box.json()["id"]])
+
+
+def test_a_volumes_data_asset_changes_only_with_its_volume(
+    api: Any, alice: Any, fleet: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    client = api(alice)
+    body = made(client, django_capture_on_commit_callbacks)
+    asset = f"/api/v1/data-assets/{body['data_asset']}"
+    assert client.get(asset).json()["category"] == "volume"
+    for response in (
+        client.delete(asset),
+        client.post(f"{asset}/move", {"region": "us-east"}, format="json"),
+        client.get(f"{asset}/content"),
+    ):
+        assert_problem(response, 409, "volume_asset")
+    assert client.get(f"{URL}/{body['id']}").json()["state"] == "available"
