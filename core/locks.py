@@ -4,6 +4,7 @@ Lock order (take locks in this order, never the reverse, to rule out deadlocks):
     Tenant (tenancy.locks.lock_tenant) -> Membership -> ApiKey (lock_api_keys)
     -> DefragmentRun (provisioning.services.defragment) -> fleet (provisioning.locks.lock_fleet)
     -> PlacementLock (provisioning.fleet_cache.placement_section) -> Node (lock_nodes) -> allocation rows
+    -> Volume rows (provisioning.services.volumes; a placement locks the volumes it mounts)
     -> (other apps' rows, by their own lock helpers: usage intervals; billing's MeteringLock, which is never held
     together with the placement lock) -> AuditChainHead (core.audit).
 The audit chain head is always last: every service writes its audit event as the final step.

@@ -26,6 +26,7 @@ from provisioning.domain.volumes import MOUNTABLE
 from provisioning.models import Region, Volume, VolumeSnapshot
 from provisioning.selectors import volumes_attached_to
 from provisioning.services import volumes as provisioning
+from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
 from tenancy.services import tenant_require_writable
 
@@ -93,8 +94,10 @@ def volume_delete(*, volume: Volume, actor: Actor, now: datetime | None = None) 
     hold: 409 ``legal_hold``. Deleting one already going changes nothing."""
     now = now or timezone.now()
     with transaction.atomic():
-        volume = Volume.objects.select_related("tenant", "region").get(pk=volume.pk)
-        tenant_require_writable(volume.tenant, actor=actor)
+        tenant = lock_tenant(volume.tenant_id)
+        tenant_require_writable(tenant, actor=actor)
+        # Locked as a placement locks the volumes it mounts: no work attaches it between the look and the delete.
+        volume = Volume.objects.select_for_update(of=("self",)).select_related("tenant", "region").get(pk=volume.pk)
         holders = volumes_attached_to([volume.pk])[volume.pk]
         if holders and volume.state in MOUNTABLE:
             raise Conflict(
