@@ -255,6 +255,8 @@ def allocation_request(
                 provisioner=settings.LADDER_PROVISIONER,
                 workload=workload,
             )
+            if workload is not None and workload.volume_ids:  # before the audit record: the chain head is last
+                attachments_create(allocation=allocation, workload=workload, at=allocation.created_at)
             audit_record(
                 actor=actor,
                 action="allocation.placed",
@@ -269,8 +271,6 @@ def allocation_request(
                     "workload": _workload_evidence(workload),
                 },
             )
-            if workload is not None and workload.volume_ids:
-                attachments_create(allocation=allocation, workload=workload, at=allocation.created_at)
             section.cache.placements[allocation.pk] = result
             enqueue(PROVISION, allocation.pk)
         return allocation
