@@ -5,6 +5,8 @@ names."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -13,6 +15,7 @@ from django.contrib.auth import password_validation
 from compliance.services.secrets import MAX_VALUE_BYTES
 from core.errors import ServiceError
 from provisioning.domain.rungs import DEFAULT_FRAMEWORK, SOFT_SHARING, Framework
+from provisioning.domain.volumes import MAX_GB, MIN_GB, NAME_MAX, VolumeKind
 from provisioning.domain.workloads import CHECKPOINTS, Checkpoint, Port, SecretRef, Volume, Workload
 from provisioning.services.placing import AllocationSpec
 from tenancy.domain.roles import TenantRole
@@ -43,8 +46,19 @@ SHARE_MODES = sorted(m.value for m in SOFT_SHARING)
 EXPOSE = [("none", "inside the allocation only"), ("tenant", "to my other allocations"), ("public", "public HTTPS")]
 
 
+@dataclass(frozen=True)
+class VolumeChoice:
+    """A volume of the tenant the launch form offers to mount."""
+
+    id: int
+    name: str
+    label: str  # what its checkbox says: name, kind, size, region (and who holds a block volume)
+
+
 class LaunchForm(forms.Form):
-    """One form for every rung; the template shows the fields the rung takes."""
+    """One form for every rung; the template shows the fields the rung takes. The volumes it may mount (``volumes``:
+    the tenant's, of the kinds the rung takes) each come with a mount path and, unless the rung mounts everything
+    read-only (``read_only``), a read-only box; the template draws them together, as one row a volume."""
 
     idempotency = forms.CharField(widget=forms.HiddenInput)
     rung = forms.CharField(widget=forms.HiddenInput)
@@ -90,12 +104,52 @@ class LaunchForm(forms.Form):
     os_image = forms.ChoiceField(required=False, label="Operating system")
     cloud_init = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False, label="cloud-init user data")
 
-    def __init__(self, *args: Any, choices: dict[str, list[tuple[str, str]]], **kwargs: Any) -> None:
+    volumes = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Volumes to mount")
+
+    def __init__(
+        self,
+        *args: Any,
+        choices: dict[str, list[tuple[str, str]]],
+        volumes: Sequence[VolumeChoice] = (),
+        read_only: bool = False,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         for name, options in choices.items():
             field = self.fields[name]
             if isinstance(field, forms.ChoiceField):
                 field.choices = options
+        self.mountable = list(volumes)
+        self.read_only = read_only
+        self.fields["volumes"].choices = [(str(v.id), v.label) for v in self.mountable]  # type: ignore[attr-defined]
+        for v in self.mountable:
+            self.fields[f"volume_path_{v.id}"] = forms.CharField(
+                max_length=256, required=False, initial=f"/mnt/{v.name}", label=f"Mount path of {v.name}"
+            )
+            if not read_only:
+                self.fields[f"volume_read_only_{v.id}"] = forms.BooleanField(
+                    required=False, label=f"Mount {v.name} read-only"
+                )
+
+    def _volume_field(self, name: str) -> bool:
+        return name == "volumes" or name.startswith(("volume_path_", "volume_read_only_"))
+
+    def visible_fields(self) -> list[forms.BoundField]:
+        """The fields ``_form.html`` lays out one by one: all but the volumes' (``volume_rows`` draws those)."""
+        return [f for f in super().visible_fields() if not self._volume_field(f.name)]
+
+    def volume_rows(self) -> list[dict[str, Any]]:
+        """One row a volume offered: its checkbox, its mount path and its read-only box (None where forced)."""
+        boxes = {str(box.data["value"]): box for box in self["volumes"]}
+        return [
+            {
+                "volume": v,
+                "box": boxes[str(v.id)],
+                "path": self[f"volume_path_{v.id}"],
+                "read_only": None if self.read_only else self[f"volume_read_only_{v.id}"],
+            }
+            for v in self.mountable
+        ]
 
     def clean_env(self) -> list[tuple[str, str]]:
         pairs = []
@@ -135,17 +189,13 @@ class LaunchForm(forms.Form):
         data = self.cleaned_data
         fields = (
             "image", "command", "env", "secrets", "secret_files", "pull_secret", "dataset", "scratch_gb",
-            "checkpoint_path", "port", "ssh_keys", "os_image", "cloud_init",
+            "checkpoint_path", "port", "ssh_keys", "os_image", "cloud_init", "volumes",
         )  # fmt: skip
         framework = data["framework"] or DEFAULT_FRAMEWORK.value
         if not any(data.get(f) for f in fields) and framework == DEFAULT_FRAMEWORK:
             return None
         ports = (Port(data["port"], "http", data.get("expose") or "none"),) if data.get("port") else ()
-        volumes = []
-        if data.get("dataset"):
-            volumes.append(Volume(data.get("dataset_path") or "/data", dataset=int(data["dataset"])))
-        if data.get("scratch_gb"):
-            volumes.append(Volume(data.get("scratch_path") or "/scratch", scratch_gb=data["scratch_gb"]))
+        volumes = [entry for entry, _ in self._mounts()]
         checkpoint = None
         if data.get("checkpoint_path") or data.get("checkpoint_interval"):
             checkpoint = Checkpoint(
@@ -167,6 +217,55 @@ class LaunchForm(forms.Form):
             pull_secret=data.get("pull_secret") or None,
             framework=framework,
         )
+
+    def _mounts(self) -> list[tuple[Volume, dict[str, str]]]:
+        """The workload's ``volumes`` entries in order, each with the form field that says each of its parts (the
+        service names a refusal by the entry's index: ``workload.volumes.2.mount_path``)."""
+        data = self.cleaned_data
+        mounts: list[tuple[Volume, dict[str, str]]] = []
+        if data.get("dataset"):
+            dataset = Volume(data.get("dataset_path") or "/data", dataset=int(data["dataset"]))
+            mounts.append((dataset, {"dataset": "dataset", "mount_path": "dataset_path"}))
+        if data.get("scratch_gb"):
+            scratch = Volume(data.get("scratch_path") or "/scratch", scratch_gb=data["scratch_gb"])
+            mounts.append((scratch, {"scratch_gb": "scratch_gb", "mount_path": "scratch_path"}))
+        names = {str(v.id): v.name for v in self.mountable}
+        for chosen in data.get("volumes") or ():
+            path = data.get(f"volume_path_{chosen}") or f"/mnt/{names[chosen]}"
+            read_only = self.read_only or bool(data.get(f"volume_read_only_{chosen}"))
+            parts = {"volume": "volumes", "mount_path": f"volume_path_{chosen}", "read_only": "volumes"}
+            mounts.append((Volume(path, volume=int(chosen), read_only=read_only), parts))
+        return mounts
+
+    def error_fields(self) -> dict[str, str]:
+        """Where each field a service may name in a refusal of the workload's volumes is shown on this form."""
+        found = {"workload.volumes": "volumes"} if self.cleaned_data.get("volumes") else {}
+        for i, (_, parts) in enumerate(self._mounts()):
+            found[f"workload.volumes.{i}"] = next(iter(parts.values()))
+            found.update({f"workload.volumes.{i}.{part}": field for part, field in parts.items()})
+        return found
+
+
+class VolumeCreateForm(forms.Form):
+    name = forms.CharField(
+        max_length=200, label="Name", help_text=f"Lower-case letters, digits and hyphens; 1 to {NAME_MAX} characters."
+    )
+    region = forms.ChoiceField(label="Region")
+    kind = forms.ChoiceField(label="Kind")
+    size_gb = forms.IntegerField(min_value=MIN_GB, max_value=MAX_GB, label="Size (GB)")
+
+    def __init__(self, *args: Any, regions: list[str], kinds: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["region"].choices = [(r, r) for r in regions]  # type: ignore[attr-defined]
+        self.fields["kind"].choices = [(k.value, kinds[k]) for k in VolumeKind]  # type: ignore[attr-defined]
+
+
+class VolumeGrowForm(forms.Form):
+    size_gb = forms.IntegerField(min_value=MIN_GB, max_value=MAX_GB, label="New size (GB)", help_text="Larger only.")
+
+
+class SnapshotForm(forms.Form):
+    name = forms.CharField(max_length=200, label="Snapshot name", help_text="Lower-case letters, digits and hyphens.")
 
 
 class InviteForm(forms.Form):

@@ -4,7 +4,7 @@ under /console/."""
 from django.contrib.auth import views as auth
 from django.urls import path, reverse_lazy
 
-from portal import access, money, payment, signin, signup, views
+from portal import access, money, payment, signin, signup, views, volumes
 from portal.consoles import urls as consoles
 
 app_name = "portal"
@@ -57,6 +57,16 @@ urlpatterns = [
     path("portal/access/secrets/<str:name>/delete", access.secret_delete_view, name="secret_delete"),
     path("portal/billing", money.billing, name="billing"),
     path("portal/data/erasure", views.erasure_request_view, name="erasure_request"),
+    # volumes: persistent storage, its snapshots, where it is attached and what it costs
+    path("portal/volumes", volumes.volumes, name="volumes"),
+    path("portal/volumes/table", volumes.volumes_fragment, name="volumes_fragment"),
+    path("portal/volumes/<int:volume_id>", volumes.volume, name="volume"),
+    path("portal/volumes/<int:volume_id>/delete", volumes.volume_delete_view, name="volume_delete"),
+    path(
+        "portal/volumes/<int:volume_id>/snapshots/<int:snapshot_id>/delete",
+        volumes.snapshot_delete_view,
+        name="snapshot_delete",
+    ),
     path("portal/security", signin.security, name="security"),
     # staff consoles (compliance, operators) under /console/
     *consoles.urlpatterns,

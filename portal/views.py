@@ -54,6 +54,7 @@ from portal.forms import (
     RoleForm,
     error_onto,
 )
+from portal.mounts import launch_volumes
 from portal.signup import invitation_send
 from provisioning.domain.placement.catalog import CATALOG
 from provisioning.domain.placement.isolation import region_allowed
@@ -67,7 +68,7 @@ from provisioning.selectors import tenant_policy
 from provisioning.services.stopping import allocation_stop
 from provisioning.services.workloads import os_images
 from tenancy.domain.roles import Action, TenantRole, role_allows
-from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey
+from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey, Tenant
 from tenancy.services import api_key_create, api_key_revoke, member_change_role, member_invite, member_remove
 from tenancy.totp import second_factor_passed
 
@@ -214,13 +215,18 @@ def allocation_stop_view(request: HttpRequest, membership: Membership, allocatio
 # --- launching -------------------------------------------------------------------------------------------------
 
 
+def regions_allowed(tenant: Tenant) -> list[str]:
+    """The codes of the regions the tenant's residency allows, in order (where it may run work and keep data)."""
+    policy = tenant_policy(tenant)
+    return [r.code for r in Region.objects.order_by("code") if region_allowed(policy, region_info(r)) is None]
+
+
 def _offer(membership: Membership, rung: str) -> dict[str, Any]:
     """What the launch page shows before anything is bought: both isolation promises, where it is available
     within the tenant's residency, and the price per hour there."""
     tenant = membership.tenant
-    policy = tenant_policy(tenant)
-    regions = {r.code: r for r in Region.objects.all()}
-    allowed = {code for code, r in regions.items() if region_allowed(policy, region_info(r)) is None}
+    regions = set(Region.objects.values_list("code", flat=True))
+    allowed = set(regions_allowed(tenant))
     with fleet_read() as fleet:
         offered = [o for o in offerings(fleet.state) if o.rung == rung and o.region in allowed]
     table = []
@@ -271,7 +277,7 @@ def launch(request: HttpRequest, membership: Membership) -> HttpResponse:
         "os_image": [("", "—"), *((name, image.title) for name, image in os_images().items())],
     }
     initial = {"rung": rung, "idempotency": uuid.uuid4().hex, "name": f"my-{rung.replace('_', '-')}"}
-    form = LaunchForm(request.POST or None, initial=initial, choices=choices)
+    form = LaunchForm(request.POST or None, initial=initial, choices=choices, **launch_volumes(tenant, rung))
     if request.method == "POST" and form.is_valid():
         done = request.session.setdefault("launched", {})
         token = form.cleaned_data["idempotency"]
@@ -286,7 +292,7 @@ def launch(request: HttpRequest, membership: Membership) -> HttpResponse:
                 workload=form.workload(),
             )
         except ServiceError as error:
-            error_onto(form, error, {"gpus": "gpus", "regions": "region"})
+            error_onto(form, error, {"gpus": "gpus", "regions": "region", **form.error_fields()})
         else:
             done[token] = made.pk
             request.session.modified = True
@@ -302,6 +308,7 @@ def launch(request: HttpRequest, membership: Membership) -> HttpResponse:
         "performance": [words.PERFORMANCE[p] for p in words.RUNGS[rung]["performance"]],
         "security": words.SECURITY[words.RUNGS[rung]["security"]],
         "share_modes": rung_facts(rung).soft_sharing,
+        "volume_words": {"read_only": words.READ_ONLY, "placement": words.PLACEMENT_FOLLOWS},
     }
     return render(request, "portal/launch.html", context, status=422 if form.errors else 200)
 

@@ -1,12 +1,14 @@
-"""What each rung and isolation promise means, in plain words: shown before anything is bought. One place, so
-the launch page, the allocation page and the docs say the same thing."""
+"""What each rung and isolation promise means, in plain words: shown before anything is bought; and what volumes are
+and do, for the Volumes page and the launch form. One place, so the launch page, the allocation page, the Volumes
+page and the docs say the same thing."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from provisioning.domain.rungs import RUNGS as TABLE
-from provisioning.domain.rungs import Performance, Security
+from provisioning.domain.rungs import Performance, RungFacts, Security
+from provisioning.domain.volumes import Attach, VolumeKind, VolumeState
 
 PERFORMANCE: dict[str, str] = {
     Performance.WHOLE_GPU: "Whole GPUs: every SM and all the memory of each GPU are yours alone.",
@@ -25,6 +27,43 @@ SECURITY: dict[str, str] = {
     "attested before it runs.",
     Security.BARE_METAL: "Whole machines: nobody else runs on them, and they are wiped before the next tenant.",
 }
+# --- volumes ------------------------------------------------------------------------------------------------
+
+VOLUME_KINDS: dict[str, str] = {
+    VolumeKind.FILESYSTEM: "Filesystem: shared, read and written by many allocations at once (datasets, checkpoints, "
+    "a job's shared directory).",
+    VolumeKind.BLOCK: "Block: one attachment at a time, a VM's or bare-metal host's data disk.",
+}
+# The kinds as the create form offers them.
+VOLUME_KIND_CHOICES: dict[str, str] = {
+    VolumeKind.FILESYSTEM: "filesystem (shared by many allocations)",
+    VolumeKind.BLOCK: "block (one VM's or host's disk)",
+}
+# What a volume's state means to its tenant (the Volumes page).
+VOLUME_STATES: dict[str, str] = {
+    VolumeState.CREATING: "being made; mountable, not billed yet",
+    VolumeState.AVAILABLE: "ready, mounted by nothing",
+    VolumeState.ATTACHED: "mounted by work that runs",
+    VolumeState.DELETING: "being deleted: no longer mounted or billed; its data key is destroyed after the waiting "
+    "period",
+    VolumeState.DELETED: "deleted",
+}
+# How a rung's workload takes a volume, after "<kind> volumes: ".
+ATTACH: dict[str, str] = {
+    Attach.MOUNT: "mounted into its containers at the path you give",
+    Attach.DISK: "a disk of the machine, formatted and mounted by cloud-init at the path you give",
+    Attach.NETWORK_MOUNT: "a network mount that cloud-init makes at the path you give",
+}
+READ_ONLY = "Mounted read-only: many replicas read one volume at once (a model cache), so none of them writes to it."
+PLACEMENT_FOLLOWS = "An allocation that mounts a volume runs in the volume's region."
+NOT_PRICED = "not priced"
+
+
+def volume_attach(facts: RungFacts) -> list[str]:
+    """How the rung takes each kind of volume, one sentence a kind (none: it mounts no volume)."""
+    return [f"{kind.capitalize()} volumes: {ATTACH[how]}." for kind, how in sorted(facts.volumes.items())]
+
+
 # Each rung in the portal's words, as the table of rungs states them (``RungFacts.words``), for the templates.
 RUNGS: dict[str, dict[str, Any]] = {
     rung.value: {
@@ -34,6 +73,9 @@ RUNGS: dict[str, dict[str, Any]] = {
         "security": facts.security.value,
         "unit": facts.words.unit,
         "item": facts.words.item,
+        "volumes": volume_attach(facts),
+        "volumes_read_only": facts.volumes_read_only,
+        "volumes_refused": facts.volumes_refused,
     }
     for rung, facts in TABLE.items()
 }

@@ -1,17 +1,18 @@
 """Reads that provisioning makes of other apps' data (a tenant's contract as the placement engine sees it), the
 fleet's figures the metrics scrape reads, an allocation's RDMA fabric as its API representation states it, and the
 fleet as operators read it, the same in the API and the console: drift from the target versions, version skew
-within NVLink domains, fragmentation and the rolling upgrade plan."""
+within NVLink domains, fragmentation and the rolling upgrade plan; and volumes: who mounts each, which ones new work
+may mount, and each region's storage per class."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from django.db.models import Count
+from django.db.models import Count, Sum
 
 from provisioning.domain.fabric import FabricRefused, fabric_of
 from provisioning.domain.fleet_document import Rdma
@@ -21,14 +22,18 @@ from provisioning.domain.placement.state import FleetState
 from provisioning.domain.rungs import rung_facts
 from provisioning.domain.states import HOLDS_DEVICES, TERMINAL, AllocationState
 from provisioning.domain.upgrades import PlanAllocation, PlanDomain, PlanNode, upgrade_plan, wave_gpu_limit
+from provisioning.domain.volumes import MOUNTABLE, PROVISIONED, SnapshotState, VolumeKind
 from provisioning.models import (
     Allocation,
     AllocationDevice,
     Cluster,
     Node,
     NodeState,
+    Region,
     VersionTarget,
+    Volume,
     VolumeAttachment,
+    VolumeSnapshot,
 )
 from tenancy.models import Tenant
 
@@ -305,3 +310,63 @@ def volumes_attached_to(volume_ids: Sequence[int]) -> dict[int, list[int]]:
     ):
         found[volume_id].append(allocation_id)
     return found
+
+
+def volumes_mountable(*, tenant: Tenant, kinds: Collection[str]) -> list[Volume]:
+    """The tenant's volumes of ``kinds`` that new work may mount (not going away), by name, with their region."""
+    return list(
+        Volume.objects.filter(tenant=tenant, state__in=list(MOUNTABLE), kind__in=list(kinds))
+        .select_related("region")
+        .order_by("name", "pk")
+    )
+
+
+SNAPSHOT_CLASS = "snapshot"  # the storage class of snapshots (billing's storage kind of the same name)
+STORAGE_CLASSES = (VolumeKind.FILESYSTEM.value, VolumeKind.BLOCK.value, SNAPSHOT_CLASS)
+
+
+@dataclass(frozen=True)
+class StorageFigures:
+    """One region's storage of one class: how many volumes (or snapshots) the backend holds, the GB provisioned,
+    and the GB in use as the backend last reported it (None: none reported; snapshots report none)."""
+
+    region: str
+    storage_class: str  # filesystem, block or snapshot
+    count: int
+    provisioned_gb: int
+    used_gb: int | None
+
+    @property
+    def used_share(self) -> float | None:
+        """The share of the provisioned GB in use (None: nothing provisioned, or nothing reported)."""
+        if self.used_gb is None or not self.provisioned_gb:
+            return None
+        return self.used_gb / self.provisioned_gb
+
+
+def storage_figures() -> list[StorageFigures]:
+    """Each region's provisioned storage per class, as the operators' console shows it: the volumes the backend
+    holds (available or attached: what is billed) by kind, and the ready snapshots; every region and class, zeros
+    included, by region code then class. Two GROUP BYs, whatever the number of volumes."""
+    found: dict[tuple[str, str], tuple[int, int, int | None]] = {}
+    volumes = (
+        Volume.objects.filter(state__in=list(PROVISIONED))
+        .order_by()
+        .values("region__code", "kind")
+        .annotate(n=Count("id"), size=Sum("size_gb"), used=Sum("used_gb"))
+    )
+    for row in volumes:
+        found[(row["region__code"], row["kind"])] = (row["n"], row["size"] or 0, row["used"])
+    snapshots = (
+        VolumeSnapshot.objects.filter(state=SnapshotState.READY)
+        .order_by()
+        .values("volume__region__code")
+        .annotate(n=Count("id"), size=Sum("size_gb"))
+    )
+    for snap in snapshots:
+        found[(snap["volume__region__code"], SNAPSHOT_CLASS)] = (snap["n"], snap["size"] or 0, None)
+    return [
+        StorageFigures(code, kind, *found.get((code, kind), (0, 0, None)))
+        for code in Region.objects.order_by("code").values_list("code", flat=True)
+        for kind in STORAGE_CLASSES
+    ]

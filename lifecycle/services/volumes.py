@@ -31,9 +31,11 @@ from tenancy.models import Tenant
 from tenancy.services import tenant_require_writable
 
 
-def _admit(tenant: Tenant, what: str) -> None:
+def _admit(tenant: Tenant, what: str, actor: Actor) -> None:
     """New storage is bought like new capacity: refused while suspended, closing, or over a hard-stop budget. The
-    volumes a tenant has are never touched by it: a budget stops work, never deletes data."""
+    volumes a tenant has are never touched by it: a budget stops work, never deletes data. A closing tenant's member
+    is refused first, in the words every other change is refused in (``tenant_require_writable``)."""
+    tenant_require_writable(tenant, actor=actor)
     try:
         admission_check(tenant=tenant)
     except PaymentRequired as error:
@@ -57,7 +59,7 @@ def volume_create(
 ) -> Volume:
     """A new volume (restored from ``snapshot`` when given) with its own data key; it is ``creating`` until the
     backend has it."""
-    _admit(tenant, "A new volume")
+    _admit(tenant, "A new volume", actor)
     now = now or timezone.now()
     with transaction.atomic():
         volume = provisioning.volume_create(
@@ -75,7 +77,7 @@ def volume_create(
 
 
 def volume_grow(*, volume: Volume, size_gb: int, actor: Actor) -> Volume:
-    _admit(volume.tenant, "Growing a volume")
+    _admit(volume.tenant, "Growing a volume", actor)
     with transaction.atomic():
         volume = provisioning.volume_grow(volume=volume, size_gb=size_gb, actor=actor)
         volume_asset_update(volume=volume)
@@ -111,7 +113,7 @@ def volume_delete(*, volume: Volume, actor: Actor, now: datetime | None = None) 
 
 
 def volume_snapshot_create(*, volume: Volume, name: str, actor: Actor) -> VolumeSnapshot:
-    _admit(volume.tenant, "A new snapshot")
+    _admit(volume.tenant, "A new snapshot", actor)
     return provisioning.snapshot_create(volume=volume, name=name, actor=actor)
 
 

@@ -1,7 +1,7 @@
 """The operator console: the fleet as a heatmap, a node's page (its GPUs, versions, diagnosis by layer, and drain,
 undrain, quarantine with a reason after a confirmation), fragmentation and the defragmentation plan (a dry run, and
-starting a run), version skew within each NVLink domain, and tenants' limits (GPU quota, endpoint calls a minute).
-Every action calls the service the API calls."""
+starting a run), version skew within each NVLink domain, each region's storage per class (volumes and snapshots),
+and tenants' limits (GPU quota, endpoint calls a minute). Every action calls the service the API calls."""
 
 from __future__ import annotations
 
@@ -25,7 +25,13 @@ from provisioning.domain.states import HOLDS_DEVICES
 from provisioning.drivers.kubernetes.clusters import node_diagnosis
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, DefragmentRun, Node
-from provisioning.selectors import VERSION_FIELDS, fragmentation_figures, version_skew
+from provisioning.selectors import (
+    STORAGE_CLASSES,
+    VERSION_FIELDS,
+    fragmentation_figures,
+    storage_figures,
+    version_skew,
+)
 from provisioning.services import fleet as fleet_services
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
 from tenancy.domain.roles import StaffPermission
@@ -42,6 +48,7 @@ CONSOLE = register(
             Page("console_fleet", "Fleet", StaffPermission.NODE_VIEW),
             Page("console_defragment", "Fragmentation", StaffPermission.NODE_VIEW),
             Page("console_skew", "Version skew", StaffPermission.NODE_VIEW),
+            Page("console_storage", "Storage", StaffPermission.NODE_VIEW),
             Page("console_quotas", "Quotas", StaffPermission.TENANT_QUOTA_SET),
         ),
     )
@@ -172,6 +179,26 @@ def skew(request: HttpRequest) -> HttpResponse:
     return render(request, "consoles/operators/skew.html", {"domains": domains, "skewed": skewed})
 
 
+@staff_page(CONSOLE, StaffPermission.NODE_VIEW)
+def storage(request: HttpRequest) -> HttpResponse:
+    """Each region's storage per class: the volumes the backend holds (filesystem, block) and the ready snapshots,
+    their count, the GB provisioned (what is billed) and the GB in use as last reported; with the totals per class."""
+    figures = storage_figures()
+    regions: dict[str, list[Any]] = {}
+    for row in figures:
+        regions.setdefault(row.region, []).append(row)
+    totals = {}
+    for kind in STORAGE_CLASSES:
+        rows = [r for r in figures if r.storage_class == kind]
+        reported = [r.used_gb for r in rows if r.used_gb is not None]
+        totals[kind] = {
+            "count": sum(r.count for r in rows),
+            "provisioned_gb": sum(r.provisioned_gb for r in rows),
+            "used_gb": sum(reported) if reported else None,  # none reported: unknown, not zero
+        }
+    return render(request, "consoles/operators/storage.html", {"regions": regions, "totals": totals})
+
+
 def _quota_rows(form_for: dict[int, QuotaForm]) -> list[dict[str, Any]]:
     held = dict(
         Allocation.objects.filter(state__in=HOLDS_DEVICES)
@@ -246,5 +273,6 @@ urlpatterns = [
     path("console/operators/nodes/<int:node_id>/<str:action>", node_action, name="console_node_action"),
     path("console/operators/defragment", defragment, name="console_defragment"),
     path("console/operators/skew", skew, name="console_skew"),
+    path("console/operators/storage", storage, name="console_storage"),
     path("console/operators/quotas", quotas, name="console_quotas"),
 ]

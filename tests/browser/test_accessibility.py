@@ -14,7 +14,9 @@ from playwright.sync_api import Browser
 
 from compliance.services.assets import AssetScope
 from compliance.services.holds import legal_hold_create
+from lifecycle.services.volumes import volume_create
 from provisioning.models import Node
+from provisioning.services.volumes import region_of
 from tests.support import ROOT, SYSTEM
 from tests.support.billing import load_fleet, place
 from tests.support.browser import chromium, require_chromium, session_cookie
@@ -28,6 +30,8 @@ PAGES = [
     "/portal/",
     "/portal/launch?rung=container",
     "/portal/launch?rung=vm",
+    "/portal/launch?rung=serverless",
+    "/portal/volumes",
     "/portal/usage",
     "/portal/billing",
     "/portal/team",
@@ -61,6 +65,8 @@ def violations(browser: Browser, base_url: str, cookie: str, path: str, width: i
 def test_the_portals_pages_have_no_serious_accessibility_violation(live_server: Any, alice: Any, acme: Any) -> None:
     load_fleet()
     place(acme, gpus=1)
+    eu_west = region_of("eu-west")
+    volume_create(tenant=acme, name="datasets", region=eu_west, kind="filesystem", size_gb=50, actor=SYSTEM)
     cookie = session_cookie(alice)
     found: list[str] = []
     with chromium(require_chromium()) as browser, pytest.MonkeyPatch.context() as patch:
@@ -95,6 +101,7 @@ CONSOLE_PAGES = {
         "/console/operators/nodes/{node}/drain",
         "/console/operators/defragment",
         "/console/operators/skew",
+        "/console/operators/storage",
         "/console/operators/quotas",
     ],
     "finance": [
