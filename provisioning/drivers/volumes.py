@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from core.actor import Actor
@@ -50,7 +51,16 @@ class VolumeBackend(ABC):
 
     @abstractmethod
     def reconcile(self, now: datetime) -> int:
-        """Bring every volume and snapshot in flight up to date with the backend; returns how many moved."""
+        """Bring every volume and snapshot in flight up to date with the backend; returns how many moved. A
+        snapshot ``deleting`` with its volume (``snapshots_to_remove`` leaves it out) stays until the volume is
+        destroyed, once its data key is shredded."""
+
+
+def snapshots_to_remove() -> QuerySet[VolumeSnapshot]:
+    """Snapshots the backend should let go: deleted by themselves, or with a volume already destroyed. One whose
+    volume is still ``deleting`` waits for it: its data is under the volume's key, which a legal hold may yet
+    preserve until the waiting period ends."""
+    return VolumeSnapshot.objects.filter(state=SnapshotState.DELETING).exclude(volume__state=VolumeState.DELETING)
 
 
 def _directory(volume: Volume | VolumeSnapshot) -> Path:
@@ -117,7 +127,7 @@ class SimulatedVolumes(VolumeBackend):
         for snapshot_id in VolumeSnapshot.objects.filter(state=SnapshotState.CREATING).values_list("pk", flat=True):
             self.snapshot(snapshot_id)
             moved += 1
-        for snapshot_id in VolumeSnapshot.objects.filter(state=SnapshotState.DELETING).values_list("pk", flat=True):
+        for snapshot_id in snapshots_to_remove().values_list("pk", flat=True):
             self.snapshot_destroy(snapshot_id)
             moved += 1
         for volume in Volume.objects.filter(state__in=[VolumeState.AVAILABLE, VolumeState.ATTACHED]).select_related(

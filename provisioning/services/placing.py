@@ -256,7 +256,7 @@ def allocation_request(
                 workload=workload,
             )
             if workload is not None and workload.volume_ids:  # before the audit record: the chain head is last
-                attachments_create(allocation=allocation, workload=workload, at=allocation.created_at)
+                attachments_create(allocation=allocation, workload=workload, actor=actor, at=allocation.created_at)
             audit_record(
                 actor=actor,
                 action="allocation.placed",

@@ -66,7 +66,7 @@ def allocation_transition(
             section.journal("released", allocation=allocation)
             hosts_left_sanitize(section, allocation, held, kept=(), actor=actor)
         if to in TERMINAL and allocation.workload_spec.volume_ids:
-            attachments_release(allocation=allocation, at=now)
+            attachments_release(allocation=allocation, actor=actor, at=now)
         audit_record(
             actor=actor,
             action=f"allocation.{to}",

@@ -24,7 +24,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from core.actor import Actor
-from core.audit import audit_record
+from core.audit import audit_record, audit_record_many
 from core.errors import Conflict, Invalid
 from core.tasks import enqueue
 from provisioning.domain.placement.isolation import RegionInfo, region_allowed
@@ -222,7 +222,7 @@ def volume_grow(*, volume: Volume, size_gb: int, actor: Actor, now: datetime | N
             target_type="volume",
             target_id=volume.pk,
             tenant=tenant,
-            data={"from_gb": before, "to_gb": size},
+            data={"size_gb": {"old": before, "new": size}},  # an update, as the audit log's changes read it
         )
         enqueue(RESIZE, volume.pk)
     return volume
@@ -250,7 +250,7 @@ def volume_rename(*, volume: Volume, name: str, actor: Actor) -> Volume:
             target_type="volume",
             target_id=volume.pk,
             tenant=tenant,
-            data={"from": before, "to": name},
+            data={"name": {"old": before, "new": name}},  # "from"/"to" would read as a change of state
         )
     return volume
 
@@ -296,8 +296,9 @@ def volume_ready(*, volume: Volume, actor: Actor, at: datetime | None = None) ->
 
 def volume_deletion_begin(*, volume: Volume, actor: Actor, at: datetime, reason: str) -> bool:
     """Its deletion is scheduled (``reason``: delete, retention, erasure, closure): it is no longer mounted by new
-    work nor billed, and its snapshots go with it. The backend volume stays until its data key is shredded
-    (``volume_destroy``). False when it was already going."""
+    work nor billed, and neither are its snapshots (``deleting`` with it). The backend keeps the volume and its
+    snapshots until its data key is shredded (``volume_destroy``): a legal hold placed during the waiting period
+    preserves all of its data, snapshots included. False when it was already going."""
     if volume.state in (VolumeState.DELETING, VolumeState.DELETED):
         return False
     moved = volume_transition(volume=volume, to=VolumeState.DELETING, actor=actor, at=at, reason=reason)
@@ -305,7 +306,7 @@ def volume_deletion_begin(*, volume: Volume, actor: Actor, at: datetime, reason:
         for snapshot in VolumeSnapshot.objects.filter(volume=volume).exclude(
             state__in=[SnapshotState.DELETING, SnapshotState.DELETED]
         ):
-            _snapshot_deleting(snapshot, actor=actor, at=at)
+            snapshot_transition(snapshot=snapshot, to=SnapshotState.DELETING, actor=actor, at=at)
     return moved
 
 
@@ -401,10 +402,13 @@ def snapshot_delete(*, snapshot: VolumeSnapshot, actor: Actor, now: datetime | N
 # --- attachments ----------------------------------------------------------------------------------------------
 
 
-def attachments_create(*, allocation: Allocation, workload: Workload, at: datetime) -> list[VolumeAttachment]:
+def attachments_create(
+    *, allocation: Allocation, workload: Workload, actor: Actor, at: datetime
+) -> list[VolumeAttachment]:
     """The allocation mounts the volumes its workload names: inside the placement section, so two requests for one
     block volume never both get it. A block volume mounted by work that has not ended is refused (409
-    ``volume_in_use``); a volume going away is refused (409 ``volume_state``)."""
+    ``volume_in_use``); a volume going away is refused (409 ``volume_state``). Each mount is audited
+    (``volume.attached``) on the volume."""
     entries = [(v.volume, v) for v in workload.volumes if v.volume is not None]
     if not entries:
         return []
@@ -453,11 +457,35 @@ def attachments_create(*, allocation: Allocation, workload: Workload, at: dateti
     Volume.objects.filter(pk__in=list(volumes), state=VolumeState.AVAILABLE).update(
         state=VolumeState.ATTACHED, state_changed_at=at
     )
+    audit_record_many(
+        actor=actor,
+        action="volume.attached",
+        target_type="volume",
+        tenant=allocation.tenant,
+        entries=[
+            (
+                row.volume_id,
+                {
+                    "allocation": allocation.pk,
+                    "mount_path": row.mount_path,
+                    "read_only": row.read_only,
+                    # The state changes only with the first mount of an available volume.
+                    **(
+                        {"from": VolumeState.AVAILABLE, "to": VolumeState.ATTACHED}
+                        if volumes[row.volume_id].state == VolumeState.AVAILABLE
+                        else {}
+                    ),
+                },
+            )
+            for row in rows
+        ],
+    )
     return rows
 
 
-def attachments_release(*, allocation: Allocation, at: datetime) -> int:
-    """The allocation ended: its volumes are free of it, and those no other live work mounts are ``available``."""
+def attachments_release(*, allocation: Allocation, actor: Actor, at: datetime) -> int:
+    """The allocation ended: its volumes are free of it, and those no other live work mounts are ``available``.
+    Each release is audited (``volume.detached``) on the volume."""
     held = list(
         VolumeAttachment.objects.filter(allocation=allocation, released_at=None).values_list("volume_id", flat=True)
     )
@@ -467,7 +495,24 @@ def attachments_release(*, allocation: Allocation, at: datetime) -> int:
     still = set(
         VolumeAttachment.objects.filter(volume_id__in=held, released_at=None).values_list("volume_id", flat=True)
     )
-    Volume.objects.filter(pk__in=set(held) - still, state=VolumeState.ATTACHED).update(
-        state=VolumeState.AVAILABLE, state_changed_at=at
+    freed = set(
+        Volume.objects.filter(pk__in=set(held) - still, state=VolumeState.ATTACHED).values_list("pk", flat=True)
+    )
+    Volume.objects.filter(pk__in=freed).update(state=VolumeState.AVAILABLE, state_changed_at=at)
+    audit_record_many(
+        actor=actor,
+        action="volume.detached",
+        target_type="volume",
+        tenant=allocation.tenant,
+        entries=[
+            (
+                volume_id,
+                {
+                    "allocation": allocation.pk,
+                    **({"from": VolumeState.ATTACHED, "to": VolumeState.AVAILABLE} if volume_id in freed else {}),
+                },
+            )
+            for volume_id in sorted(held)
+        ],
     )
     return len(held)
