@@ -70,7 +70,8 @@ AUDIT_VERIFICATIONS = Counter(
 RETENTION_SWEPT = Counter(
     "ladder_retention_swept_items",
     "Data assets the retention sweep acted on, by action: scheduled (waiting period started), shredded, "
-    "held (kept by a legal hold), suspended (a shredding a hold stopped).",
+    "held (kept by a legal hold), suspended (a shredding a hold stopped), deferred (an expired volume that running "
+    "work still mounts).",
     ["action"],
 )
 BUDGET_HARD_STOPS = Counter(

@@ -7,7 +7,9 @@ waits for the first's batch and then finds it done. Per batch it
 
 1. ends waiting periods: shreds what no hold covers, stops (back to live) what a hold now covers;
 2. starts waiting periods for expired, unheld live assets (closing and closed tenants keep only what the law
-   asks them to: their other data expires at once);
+   asks them to: their other data expires at once). An expired volume that running work still mounts is deferred,
+   not scheduled: pulling a disk from under a week-long training run is not what a retention rule is for. The
+   report names it with the work that mounts it, and the first sweep after that work ends schedules it;
 
 and at the end closes the accounts whose closure period is over, shredding the tenant key once nothing under it
 remains and no hold covers the tenant. ``compliance.domain.retention.decide`` makes every decision.
@@ -46,6 +48,8 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Invalid
 from core.progress import QUIET, Progress
+from provisioning.models import Volume
+from provisioning.selectors import volumes_attached_to
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant, TenantState
 from tenancy.services import tenant_require_writable
@@ -99,6 +103,7 @@ class SweepReport:
     shredded: Counter[str] = field(default_factory=Counter)
     held: Counter[int] = field(default_factory=Counter)  # expired assets each hold kept
     suspended: Counter[int] = field(default_factory=Counter)  # shreddings each hold stopped
+    deferred: dict[int, list[int]] = field(default_factory=dict)  # expired volumes still mounted: the allocations
     closed: list[str] = field(default_factory=list)  # tenants whose closure completed
     tenant_keys_shredded: list[str] = field(default_factory=list)
 
@@ -109,6 +114,7 @@ class SweepReport:
             "shredded": self.shredded.total(),
             "held": self.held.total(),
             "suspended": self.suspended.total(),
+            "deferred": len(self.deferred),
         }
 
     def as_dict(self) -> dict[str, Any]:
@@ -119,6 +125,7 @@ class SweepReport:
             "shredded": dict(self.shredded),
             "held": {str(k): v for k, v in self.held.items()},
             "suspended": {str(k): v for k, v in self.suspended.items()},
+            "deferred": {str(k): v for k, v in self.deferred.items()},
             "closed": self.closed,
             "tenant_keys_shredded": self.tenant_keys_shredded,
         }
@@ -195,6 +202,10 @@ def _batches(
                     report.held[hold] += 1
                 elif hold is not None and decision == retention.Decision.SUSPEND:
                     stop.append((asset, hold))
+            if schedule is not None and schedule[1] == ShredReason.RETENTION:
+                mounted = _mounted(go, lock=not report.dry_run)
+                report.deferred.update(mounted)
+                go = [a for a in go if a.volume_id not in mounted]
             if not report.dry_run:
                 if schedule is not None:
                     go = assets_schedule(tenant=tenant, assets=go, reason=schedule[1], actor=SYSTEM, now=report.now)
@@ -204,6 +215,18 @@ def _batches(
             report.scheduled.update(a.category for a in go)
             report.shredded.update(a.category for a in shred)
             report.suspended.update(h for _, h in stop)
+
+
+def _mounted(assets: list[DataAsset], *, lock: bool) -> dict[int, list[int]]:
+    """The volumes among ``assets`` that work which has not ended mounts: volume id -> allocation ids. Their rows
+    are locked first, so work being placed meanwhile has either mounted the volume already (and is seen here) or
+    finds it ``deleting`` and is refused."""
+    ids = sorted(a.volume_id for a in assets if a.volume_id is not None)
+    if not ids:
+        return {}
+    if lock:
+        list(Volume.objects.select_for_update(of=("self",)).filter(pk__in=ids).order_by("pk").values_list("pk"))
+    return {volume: allocations for volume, allocations in volumes_attached_to(ids).items() if allocations}
 
 
 def _closures_finish(report: SweepReport) -> None:

@@ -1,6 +1,6 @@
 """``manage.py retention_sweep [--now ISO-8601] [--dry-run]``: apply retention, end waiting periods, finish
-closures; print what was done and which legal holds stopped what (on a terminal, the tenants swept so far on stderr
-meanwhile: ``core/progress.py``)."""
+closures; print what was done, which legal holds stopped what and which expired volumes running work still mounts
+(on a terminal, the tenants swept so far on stderr meanwhile: ``core/progress.py``)."""
 
 from datetime import UTC, datetime
 from typing import Any
@@ -11,6 +11,7 @@ from django.utils import timezone
 from compliance.models import LegalHold
 from compliance.services.sweep import SweepReport, retention_sweep
 from core.progress import Progress
+from provisioning.models import Volume
 
 
 def _moment(text: str) -> datetime:
@@ -50,6 +51,15 @@ def describe(report: SweepReport) -> str:
         lines.append(f"  kept by legal hold {hold_id} ({matters.get(hold_id, '?')}): {count} expired assets")
     for hold_id, count in sorted(report.suspended.items()):
         lines.append(f"  shredding stopped by legal hold {hold_id} ({matters.get(hold_id, '?')}): {count} assets")
+    volumes = Volume.objects.filter(pk__in=list(report.deferred)).select_related("tenant").in_bulk()
+    for volume_id, allocations in sorted(report.deferred.items()):
+        volume = volumes.get(volume_id)
+        name = f"{volume.tenant.slug}/{volume.name}" if volume is not None else "?"
+        mounted = ", ".join(map(str, allocations))
+        lines.append(
+            f"  deferred: volume {volume_id} ({name}) is expired but mounted by allocation {mounted}; "
+            "it is scheduled by the first sweep after that work ends"
+        )
     if report.closed:
         lines.append(f"  accounts closed: {', '.join(report.closed)}")
     if report.tenant_keys_shredded:
