@@ -115,6 +115,17 @@ class LegalHoldReleaseSerializer(StrictSerializer):
     reason = serializers.CharField()
 
 
+class HeldVolumeSerializer(serializers.Serializer[Any]):
+    """A volume a hold preserves: it is not deleted, erased nor shredded while the hold is active."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    region = serializers.CharField(source="region.code")
+    kind = serializers.CharField()
+    size_gb = serializers.IntegerField()
+    state = serializers.CharField()
+
+
 class HoldEntrySerializer(serializers.Serializer[Any]):
     """A hold of the register: the hold, what it preserves now and the erasure requests it suspends."""
 
@@ -136,6 +147,7 @@ class HoldEntrySerializer(serializers.Serializer[Any]):
     suspends = serializers.ListField(
         child=serializers.IntegerField(), help_text="Ids of the erasure requests it suspends (data withheld)."
     )
+    volumes = HeldVolumeSerializer(many=True, help_text="The volumes it preserves now (none once released).")
 
 
 class LegalHoldFilter(django_filters.FilterSet):
@@ -200,7 +212,7 @@ class LegalHoldViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffVi
     @action(detail=True, methods=["post"], filterset_class=None)
     def release(self, request: Request, pk: str) -> Response:
         """Release a hold (409 ``hold_locked`` before its preservation lock, ``hold_released`` twice). Nothing is
-        deleted by this; erasure requests it suspended go on."""
+        deleted by this; erasure requests it suspended go on, and so do the deletions of volumes it stopped."""
         data = LegalHoldReleaseSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         hold = legal_hold_release(hold=self.get_object(), reason=data.validated_data["reason"], actor=self.caller.actor)

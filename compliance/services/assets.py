@@ -420,7 +420,8 @@ def assets_shred(*, tenant: Tenant, assets: Sequence[DataAsset], actor: Actor, n
         tenant=tenant,
         entries=[(a.pk, _evidence(a, now)) for a in due],
     )
-    locations = [a.location for a in due if a.location]
+    # A volume's location names its backend volume, which leaves once ``assets_shredded`` is heard, not a blob.
+    locations = [a.location for a in due if a.location and a.volume_id is None]
     if locations:
         transaction.on_commit(lambda: _blobs_delete(locations))
     for asset in due:

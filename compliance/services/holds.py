@@ -3,7 +3,8 @@ would preserve before placing it, releasing it (never before its preservation lo
 
 A hold is placed under the tenant's row lock, the lock every deletion takes, so no deletion decided without it
 commits after it. Shreddings already scheduled for what it covers are stopped at once; releasing it deletes
-nothing by itself, but erasure requests it suspended resume (``erasure_resume``).
+nothing by itself, but erasure requests it suspended resume (``erasure_resume``), and so do the deletions of
+volumes it stopped (``volume_deletions_resume``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from django.utils import timezone
 from compliance.models import AssetState, DataAsset, ErasureItem, ErasureOutcome, HoldState, LegalHold
 from compliance.services.assets import AssetScope
 from compliance.services.erasure import assets_suspend, erasure_resume
+from compliance.services.volumes import volume_deletions_resume, volumes_in_scope
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid
+from provisioning.models import Volume
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
 
@@ -107,7 +110,8 @@ def legal_hold_create(
 
 def legal_hold_release(*, hold: LegalHold, reason: str, actor: Actor, now: datetime | None = None) -> LegalHold:
     """Release a hold (never before its preservation lock). Nothing is deleted by this: data it covered becomes
-    eligible again for retention and deletes, and erasure requests it suspended go on."""
+    eligible again for retention and deletes, and erasure requests it suspended go on, as do the deletions of
+    volumes it stopped (a volume's deletion is never taken back)."""
     now = now or timezone.now()
     with transaction.atomic():
         tenant = lock_tenant(hold.tenant_id)
@@ -137,6 +141,7 @@ def legal_hold_release(*, hold: LegalHold, reason: str, actor: Actor, now: datet
         )
         hold.tenant = tenant
         erasure_resume(hold=hold, actor=actor, now=now)
+        volume_deletions_resume(tenant=tenant, actor=actor, now=now)
     return hold
 
 
@@ -152,6 +157,7 @@ class HoldEntry:
     hold: LegalHold
     preserves: Preservation
     suspends: list[int]  # erasure requests waiting on it
+    volumes: list[Volume] = field(default_factory=list)  # the volumes it preserves now (none once released)
 
 
 def scope_of(hold: LegalHold) -> AssetScope:
@@ -159,7 +165,8 @@ def scope_of(hold: LegalHold) -> AssetScope:
 
 
 def legal_hold_register(holds: Sequence[LegalHold]) -> list[HoldEntry]:
-    """Each hold with what it preserves now (nothing once released) and the erasure requests it suspends."""
+    """Each hold with what it preserves now (nothing once released), the volumes among it, and the erasure requests
+    it suspends."""
     suspends: dict[int, set[int]] = {}
     items = ErasureItem.objects.filter(hold__in=[h.pk for h in holds], outcome=ErasureOutcome.WITHHELD)
     for hold_id, request_id in items.values_list("hold_id", "request_id"):
@@ -171,6 +178,9 @@ def legal_hold_register(holds: Sequence[LegalHold]) -> list[HoldEntry]:
             if hold.state == HoldState.ACTIVE
             else Preservation(),
             suspends=sorted(suspends.get(hold.pk, ())),
+            volumes=volumes_in_scope(tenant=hold.tenant, scope=scope_of(hold))
+            if hold.state == HoldState.ACTIVE
+            else [],
         )
         for hold in holds
     ]

@@ -16,6 +16,7 @@ from django.utils import timezone
 from compliance.domain import envelope, retention
 from compliance.models import AssetState, DataAsset, ShredReason
 from compliance.services.assets import (
+    AssetScope,
     LegalHoldActive,
     assets_schedule,
     holds_active,
@@ -25,8 +26,10 @@ from compliance.services.assets import (
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict
+from provisioning.domain.volumes import VolumeState
 from provisioning.models import Volume
 from tenancy.locks import lock_tenant
+from tenancy.models import Tenant
 
 GB = 1024**3  # a volume's GB is a GiB, as Kubernetes sizes claims ("100Gi")
 
@@ -113,3 +116,34 @@ def volume_delete_schedule(*, volume: Volume, actor: Actor, now: datetime) -> Da
         raise LegalHoldActive(held)
     scheduled = assets_schedule(tenant=volume.tenant, assets=[asset], reason=ShredReason.DELETE, actor=actor, now=now)
     return scheduled[0] if scheduled else None
+
+
+def volumes_in_scope(*, tenant: Tenant, scope: AssetScope) -> list[Volume]:
+    """The tenant's volumes whose asset a hold's (or an erasure's) scope reaches and that are not shredded yet: what
+    a hold over that scope preserves, in id order."""
+    assets = scope.assets(tenant).filter(volume__isnull=False).exclude(state=AssetState.SHREDDED)
+    return list(Volume.objects.filter(asset__in=assets).select_related("region").order_by("pk"))
+
+
+def volume_deletions_resume(*, tenant: Tenant, actor: Actor, now: datetime) -> list[DataAsset]:
+    """After a hold is released (tenant locked, the erasures it suspended already resumed): volumes whose deletion
+    a hold stopped go on with it. A volume's deletion is never taken back (it stopped being mounted and billed when
+    it began), so a volume still ``deleting`` whose asset a hold had put back to live is scheduled again, for the
+    reason it was going, unless another hold still covers it."""
+    stopped = list(
+        DataAsset.objects.filter(tenant=tenant, state=AssetState.LIVE, volume__state=VolumeState.DELETING)
+        .select_related("volume")
+        .order_by("pk")
+    )
+    holds = holds_active([tenant.pk])
+    free = [a for a in stopped if not holds.covering(tenant.pk, a.category, a.created_at)]
+    by_reason: dict[str, list[DataAsset]] = {}
+    for asset in free:
+        # The volume recorded why its deletion began (``volume_deletion_begin``'s reason); a tenant's delete else.
+        recorded = asset.volume.last_error if asset.volume is not None else ""
+        reason = recorded if recorded in ShredReason.values else ShredReason.DELETE
+        by_reason.setdefault(reason, []).append(asset)
+    scheduled: list[DataAsset] = []
+    for reason, group in sorted(by_reason.items()):
+        scheduled += assets_schedule(tenant=tenant, assets=group, reason=reason, actor=actor, now=now)
+    return scheduled
