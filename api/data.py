@@ -434,12 +434,28 @@ class DataPlaceSerializer(serializers.Serializer[Any]):
     )
 
 
+class VolumePlaceSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    region = serializers.CharField()
+    jurisdiction = serializers.CharField()
+    kind = serializers.CharField(help_text="`filesystem` or `block`.")
+    size_gb = serializers.IntegerField(help_text="Provisioned size.")
+    used_gb = serializers.IntegerField(allow_null=True, help_text="In use, as the backend last reported.")
+    state = serializers.CharField()
+    snapshots = serializers.IntegerField(help_text="Snapshots not deleted (they live in the volume's region).")
+    violation = serializers.CharField(allow_null=True, help_text="Why the residency now forbids its region.")
+
+
 class ResidencyReportSerializer(serializers.Serializer[Any]):
     tenant = serializers.CharField()
     policy = ReportPolicySerializer(help_text="The tenant's residency as it stands now.")
     compute = ComputePlaceSerializer(many=True, help_text="Where the tenant's allocations ran, by hall.")
     # Declared fields leave the class namespace (DRF's metaclass), so this shadows nothing at run time.
     data = DataPlaceSerializer(many=True, help_text="Where the tenant's data lives, by region.")  # type: ignore[assignment]
+    volumes = VolumePlaceSerializer(
+        many=True, help_text="Its volumes not deleted, one by one (each is also counted in `data` by region)."
+    )
     violations = serializers.IntegerField(help_text="Places the residency now forbids.")
 
 
@@ -491,7 +507,10 @@ class ClosureSerializer(serializers.ModelSerializer[AccountClosure]):
 class TenantCloseView(LadderView):
     """The owner closes the tenant: work stops, the final invoice and an export bundle are stored, everything else
     not held is scheduled for shredding, and at ``closes_at`` the tenant is closed for good. The steps run in the
-    background (``step`` says where the closure is); GET shows the closure."""
+    background (``step`` says where the closure is); GET shows the closure.
+
+    Volumes are listed in the export bundle, not copied into it, and a closing tenant runs no work: copy out what
+    you need from your volumes *before* closing. Their keys, then the volumes, are destroyed at ``closes_at``."""
 
     extra_permissions = [IsTenantMember, TenantRoleAllows]
     role_actions: ClassVar[dict[str, Action]] = {"get": Action.TENANT_VIEW, "post": Action.TENANT_CLOSE}

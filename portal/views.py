@@ -43,6 +43,7 @@ from core.logs import context_bind
 from core.models import AuditEvent
 from lifecycle.services.closure import tenant_close
 from lifecycle.services.customers import allocation_request
+from lifecycle.services.volumes import volumes_described
 from portal import words
 from portal.forms import (
     ApiKeyForm,
@@ -554,7 +555,14 @@ def leave(request: HttpRequest, membership: Membership) -> HttpResponse:
         except ServiceError as error:
             form.add_error(None, error.detail)
         else:
-            return render(request, "portal/left.html", {"closure": closure, "tenant": tenant})
+            context = {"closure": closure, "tenant": tenant, "volumes": volumes_described(tenant)}
+            return render(request, "portal/left.html", context)
     running = Allocation.objects.filter(tenant=tenant, state__in=WORKING)
-    context = {"form": form, "tenant": tenant, "running": running.count(), "cost": cost_figures(membership)}
+    context = {
+        "form": form,
+        "tenant": tenant,
+        "running": running.count(),
+        "cost": cost_figures(membership),
+        "volumes": volumes_described(tenant),  # their data is not exported: copied out before closing, or lost
+    }
     return render(request, "portal/leave.html", context, status=422 if form.errors else 200)

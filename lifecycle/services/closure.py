@@ -9,9 +9,12 @@ stopped moving) without doing anything twice:
 1. ``stopping``: stop every allocation (leaving ``running`` closes its metering), in one transaction;
 2. ``invoicing``: store the final invoice (a finance record, kept for its legal minimum);
 3. ``exporting``: write the export bundle of the tenant's data (JSON lines, content included, readable through
-   the closure period), unless the tenant asked for zero retention of exports;
-4. ``scheduling``: schedule the shredding of everything else not under a legal hold or a legal minimum; the
-   closure now ``waiting``s until ``closes_at``.
+   the closure period), unless the tenant asked for zero retention of exports. Volumes are listed in it (name,
+   region, kind, size, snapshots) with a notice, not copied: their data stays on the backend until ``closes_at``;
+4. ``scheduling``: schedule the shredding of everything else not under a legal hold or a legal minimum (a volume
+   stops being mounted and billed; its key, then the volume, are destroyed at ``closes_at``); the closure now
+   ``waiting``s until ``closes_at``, and the tenant's owners and admins are told when that is and what becomes of
+   its volumes.
 
 An asset written by a step whose run died before the step was recorded is found again by its name, category and
 time, never written twice. The retention sweep ends the closure when the waiting period is over (``closed``) and
@@ -33,6 +36,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from billing.selectors import invoice_upcoming
+from billing.services.accounts import notify
 from compliance.domain import retention
 from compliance.domain.retention import Category
 from compliance.models import AccountClosure, AssetState, ClosureStep, DataAsset, ShredReason
@@ -48,6 +52,7 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict
 from core.tasks import enqueue
+from lifecycle.services.volumes import volumes_closure_notice, volumes_described
 from provisioning.domain.placement.isolation import region_allowed
 from provisioning.domain.states import AllocationState as S
 from provisioning.models import Allocation, Region
@@ -74,8 +79,25 @@ def _json(value: Any) -> Any:
 
 
 def export_lines(tenant: Tenant, now: datetime) -> Iterator[bytes]:
-    """The export bundle: a header, then one line per asset not shredded, with its content when it has any."""
-    header = {"format": EXPORT_FORMAT, "version": 1, "tenant": tenant.slug, "created_at": now.isoformat()}
+    """The export bundle: a header, then one line per live asset, with its content when it has any. A volume's
+    asset carries the volume instead (``volume``: name, region, kind, size, snapshots), and the header a notice
+    that volumes' data is not in the bundle and when it is destroyed: the closure period ends one waiting period
+    after its last step, so no earlier than ``now`` (when the closure was asked for) plus that period."""
+    header: dict[str, Any] = {
+        "format": EXPORT_FORMAT,
+        "version": 1,
+        "tenant": tenant.slug,
+        "created_at": now.isoformat(),
+    }
+    volumes = {v["id"]: v for v in volumes_described(tenant)}
+    live = set(
+        DataAsset.objects.filter(tenant=tenant, state=AssetState.LIVE, volume__isnull=False).values_list(
+            "volume_id", flat=True
+        )
+    )
+    if live:
+        header["volumes"] = len(live)
+        header["notice"] = volumes_closure_notice(count=len(live), closes_at=now + shred_wait(), exact=False)
     yield json.dumps(header).encode() + b"\n"
     assets = DataAsset.objects.filter(tenant=tenant, state=AssetState.LIVE).select_related("region", "tenant")
     for asset in assets.order_by("pk").iterator(chunk_size=500):
@@ -88,7 +110,9 @@ def export_lines(tenant: Tenant, now: datetime) -> Iterator[bytes]:
             "created_at": asset.created_at.isoformat(),
             "derived_from": sorted(asset.derived_from.values_list("pk", flat=True)),
         }
-        if asset.location:
+        if asset.volume_id is not None:
+            line["volume"] = volumes.get(asset.volume_id)  # its data stays on the backend (the header says until when)
+        elif asset.location:
             line["content"] = base64.b64encode(data_asset_content(asset=asset)).decode()
         yield json.dumps(line).encode() + b"\n"
 
@@ -285,6 +309,7 @@ def _schedule(closure: AccountClosure, now: datetime) -> None:
         }
         closes_at = now + shred_wait()
         _move(closure, ClosureStep.SCHEDULING, ClosureStep.WAITING, closes_at=closes_at, report=report)
+        _tell(closure, tenant, closes_at, scheduled={a.pk for a in scheduled})
         audit_record(
             actor=actor,
             action="tenant.closure_requested",
@@ -293,3 +318,50 @@ def _schedule(closure: AccountClosure, now: datetime) -> None:
             tenant=tenant,
             data={**report, "closure": closure.pk, "closes_at": closes_at.isoformat()},
         )
+
+
+def _tell(closure: AccountClosure, tenant: Tenant, closes_at: datetime, *, scheduled: set[int]) -> None:
+    """The tenant's owners and admins are told when the account closes, where their export is, and what becomes
+    of each volume (in the step's transaction: told once, as the step is done once)."""
+    assets = {
+        a.volume_id: a
+        for a in DataAsset.objects.filter(tenant=tenant, volume__isnull=False).exclude(state=AssetState.SHREDDED)
+    }
+    holds = holds_active([tenant.pk])
+    fates: list[str] = []
+    destroyed = 0
+    for v in volumes_described(tenant):
+        asset = assets.get(v["id"])
+        if asset is None:
+            continue
+        hold = holds.first(tenant.pk, asset.category, asset.created_at)
+        if asset.pk in scheduled:
+            destroyed += 1
+            fate = f"destroyed on {closes_at:%Y-%m-%d}"
+        elif hold is not None:
+            fate = f"kept: legal hold {hold} preserves it"
+        else:
+            fate = f"already being deleted: destroyed on {asset.shred_after:%Y-%m-%d}" if asset.shred_after else "kept"
+        count = len(v["snapshots"])
+        fates.append(
+            f"- volume {v['name']} ({v['region']}, {v['kind']}, {v['size_gb']} GB, "
+            f"{count} snapshot{'s' if count != 1 else ''}): {fate}"
+        )
+    paragraphs = [
+        f"{tenant.name} ({tenant.slug}) is closing, as {closure.requested_by} asked on "
+        f"{closure.requested_at:%Y-%m-%d %H:%M} UTC. Its work has stopped and nothing in it can be changed any more.",
+        f"On {closes_at:%Y-%m-%d %H:%M} UTC the account is closed and its data shredded, except what a legal hold "
+        "or a finance record's legal minimum keeps.",
+    ]
+    if closure.export_id is not None:
+        paragraphs.append(f"Your export bundle is data asset {closure.export_id}: download it before then.")
+    if destroyed:
+        paragraphs.append(volumes_closure_notice(count=destroyed, closes_at=closes_at, exact=True))
+    if fates:
+        paragraphs.append("Your volumes:\n" + "\n".join(fates))
+    notify(
+        tenant=tenant,
+        kind="closure",
+        subject=f"Ladder: {tenant.name} closes on {closes_at:%Y-%m-%d}",
+        body="\n\n".join(paragraphs),
+    )

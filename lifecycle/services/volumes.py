@@ -8,11 +8,14 @@ billing refuses new storage once a budget's hard stop is reached.
   the asset starts its waiting period, the volume stops being mounted and billed, and once the key is shredded the
   backend volume goes (``lifecycle.receivers``).
 - ``volume_snapshot_create`` / ``volume_snapshot_delete``: a snapshot is under its volume's key and holds.
+- ``volumes_described`` / ``volumes_closure_notice``: what account closure tells a leaving tenant about its
+  volumes, in the export bundle and in the notice it sends (``lifecycle.services.closure``).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -22,7 +25,7 @@ from compliance.services.assets import LegalHoldActive
 from compliance.services.volumes import volume_asset_create, volume_asset_update, volume_delete_schedule, volume_holds
 from core.actor import Actor
 from core.errors import Conflict
-from provisioning.domain.volumes import MOUNTABLE
+from provisioning.domain.volumes import MOUNTABLE, SnapshotState, VolumeState
 from provisioning.models import Region, Volume, VolumeSnapshot
 from provisioning.selectors import volumes_attached_to
 from provisioning.services import volumes as provisioning
@@ -123,3 +126,60 @@ def volume_snapshot_delete(*, snapshot: VolumeSnapshot, actor: Actor) -> VolumeS
     if held:
         raise LegalHoldActive(held)
     return provisioning.snapshot_delete(snapshot=snapshot, actor=actor)
+
+
+# --- what closure tells a leaving tenant -----------------------------------------------------------------------
+
+
+def volumes_described(tenant: Tenant) -> list[dict[str, Any]]:
+    """The tenant's volumes not deleted, as the closure export bundle and notice list them: name, region, kind,
+    size, what the backend last saw in use, state, and their snapshots (which go with them)."""
+    volumes = Volume.objects.filter(tenant=tenant).exclude(state=VolumeState.DELETED).select_related("region")
+    snapshots: dict[int, list[dict[str, Any]]] = {}
+    for snapshot in (
+        VolumeSnapshot.objects.filter(volume__in=volumes).exclude(state=SnapshotState.DELETED).order_by("pk")
+    ):
+        snapshots.setdefault(snapshot.volume_id, []).append(
+            {
+                "id": snapshot.pk,
+                "name": snapshot.name,
+                "size_gb": snapshot.size_gb,
+                "state": snapshot.state,
+                "created_at": snapshot.created_at.isoformat(),
+            }
+        )
+    return [
+        {
+            "id": volume.pk,
+            "name": volume.name,
+            "region": volume.region.code,
+            "kind": volume.kind,
+            "size_gb": volume.size_gb,
+            "used_gb": volume.used_gb,
+            "state": volume.state,
+            "created_at": volume.created_at.isoformat(),
+            "snapshots": snapshots.get(volume.pk, []),
+        }
+        for volume in volumes.order_by("pk")
+    ]
+
+
+def volumes_closure_notice(*, count: int, closes_at: datetime, exact: bool) -> str:
+    """What a leaving tenant is told about its volumes once the closure began. Their data is not in the export
+    bundle (a volume holds terabytes; the bundle is one file): it stays on the backend, mounted by nothing and
+    unbilled, until the account closes, when each volume's data key is destroyed and then the volume. A closing
+    account runs no work, so the time to copy a volume's data out is before asking to close (the close page and
+    docs/volumes.md say so first); this notice says plainly what is left rather than promise a way out the product
+    does not have. ``exact``: ``closes_at`` is the closure's own, else the earliest it can be."""
+    when = f"{closes_at:%Y-%m-%d %H:%M} UTC"
+    if not exact:
+        when = f"the account closes (not before {when})"
+    plural = count != 1
+    return (
+        f"{count} volume{'s' if plural else ''} of yours {'are' if plural else 'is'} listed here; "
+        f"{'their' if plural else 'its'} data is not in this export. "
+        f"{'They are' if plural else 'It is'} kept, mounted by nothing and no longer billed, until {when}; then "
+        "each volume's data key is destroyed, then the volume and its snapshots, and no one can read that data "
+        "again. A closing account runs no work, so nothing can mount a volume to copy its data out any more: what "
+        "was not copied out before the closure began is lost with the account, unless a legal hold preserves it."
+    )
