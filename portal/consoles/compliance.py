@@ -1,6 +1,7 @@
 """The compliance console: the audit log (search, chain verification against its signed checkpoint, signed bundles
-streamed to the browser), the legal-hold register (preview, place, release), erasure requests with what holds
-withheld, and the residency report across tenants. Every action calls the service the API calls."""
+streamed to the browser), the legal-hold register (preview, place, release; the volumes each hold preserves),
+erasure requests with what holds withheld (volumes by name, region, size and state), and the residency report
+across tenants (their volumes one by one). Every action calls the service the API calls."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from compliance.services.holds import (
     legal_hold_register,
     legal_hold_release,
 )
+from compliance.services.volumes import volumes_in_scope
 from compliance.signing import audit_signer
 from core.domain.chain import format_time
 from core.errors import ServiceError
@@ -214,6 +216,7 @@ def holds(request: HttpRequest) -> HttpResponse:
     scope_form = HoldScopeForm(request.POST if step == "preview" else None, tenants=tenants)
     place_form: HoldPlaceForm | None = None
     preview = None
+    preview_volumes: list[Any] = []
     status = 200
     if request.method == "POST" and step == "preview":
         if scope_form.is_valid():
@@ -223,6 +226,7 @@ def holds(request: HttpRequest) -> HttpResponse:
             else:
                 try:
                     preview = legal_hold_preview(tenant=tenant, scope=_scope(scope_form.cleaned_data))
+                    preview_volumes = volumes_in_scope(tenant=tenant, scope=_scope(scope_form.cleaned_data))
                 except ServiceError as error:
                     error_onto(scope_form, error)
                 else:
@@ -265,6 +269,7 @@ def holds(request: HttpRequest) -> HttpResponse:
         "scope_form": scope_form,
         "place_form": place_form,
         "preview": preview,
+        "preview_volumes": preview_volumes,
         "scope": _scope_shown(place_form),
         "register": register_rows,
         "may_place": staff_may(request.user, StaffPermission.HOLD_PLACE),
@@ -327,11 +332,15 @@ def hold_release(request: HttpRequest, hold_id: int) -> HttpResponse:
 @staff_page(CONSOLE, StaffPermission.ERASURE_VIEW)
 def erasures(request: HttpRequest) -> HttpResponse:
     """Erasure requests across tenants, newest first, with what was erased, what a legal hold withheld (and which
-    hold: its matter too, which is the compliance team's own) and what was derived from erased data."""
+    hold: its matter too, which is the compliance team's own) and what was derived from erased data. A volume's
+    asset is shown as the volume: name, region, size and state (``deleting`` until its key is shredded)."""
     requests = (
         ErasureRequest.objects.select_related("tenant")
         .prefetch_related(
-            Prefetch("items", queryset=ErasureItem.objects.select_related("asset", "hold").order_by("pk"))
+            Prefetch(
+                "items",
+                queryset=ErasureItem.objects.select_related("asset__volume__region", "hold").order_by("pk"),
+            )
         )
         .order_by("-pk")
     )
