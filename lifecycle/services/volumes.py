@@ -8,6 +8,8 @@ billing refuses new storage once a budget's hard stop is reached.
   the asset starts its waiting period, the volume stops being mounted and billed, and once the key is shredded the
   backend volume goes (``lifecycle.receivers``).
 - ``volume_snapshot_create`` / ``volume_snapshot_delete``: a snapshot is under its volume's key and holds.
+- ``volume_key_read``: a volume's data key for the backend's per-volume encryption, None once shredded (installed in
+  ``lifecycle/apps.py`` as provisioning's volume key source).
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from django.utils import timezone
 
 from billing.services.accounts import PaymentRequired, admission_check
 from compliance.services.assets import LegalHoldActive
-from compliance.services.volumes import volume_asset_create, volume_asset_update, volume_delete_schedule, volume_holds
+from compliance.services.volumes import (
+    volume_asset_create,
+    volume_asset_update,
+    volume_data_key,
+    volume_delete_schedule,
+    volume_holds,
+)
 from core.actor import Actor
 from core.errors import Conflict
 from provisioning.domain.volumes import MOUNTABLE
@@ -123,3 +131,13 @@ def volume_snapshot_delete(*, snapshot: VolumeSnapshot, actor: Actor) -> VolumeS
     if held:
         raise LegalHoldActive(held)
     return provisioning.snapshot_delete(snapshot=snapshot, actor=actor)
+
+
+def volume_key_read(volume: Volume) -> bytes | None:
+    """The volume's data key in the clear; None once it is shredded (the one refusal ``volume_data_key`` makes)."""
+    try:
+        return volume_data_key(volume=volume)
+    except Conflict as error:
+        if error.code != "asset_shredded":
+            raise
+        return None
