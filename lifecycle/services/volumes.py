@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from billing.services.accounts import PaymentRequired, admission_check
+from compliance.models import DataAsset
 from compliance.services.assets import LegalHoldActive
 from compliance.services.volumes import (
     volume_asset_create,
@@ -134,9 +135,12 @@ def volume_snapshot_delete(*, snapshot: VolumeSnapshot, actor: Actor) -> VolumeS
 
 
 def volume_key_read(volume: Volume) -> bytes | None:
-    """The volume's data key in the clear; None once it is shredded (the one refusal ``volume_data_key`` makes)."""
+    """The volume's data key in the clear; None once it is shredded (the one refusal ``volume_data_key`` makes),
+    or when the volume has no asset, hence no key, at all."""
     try:
         return volume_data_key(volume=volume)
+    except DataAsset.DoesNotExist:
+        return None
     except Conflict as error:
         if error.code != "asset_shredded":
             raise

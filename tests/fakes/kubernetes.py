@@ -4,11 +4,13 @@ It speaks the API server's REST conventions generically for any group, version a
 ``/apis/{group}/{version}/...``, namespaced or cluster-scoped, with the ``status`` subresource), so product code is
 exercised through the official ``kubernetes`` client's ``ApiClient.call_api`` instead of through mocks. It covers
 server-side apply (per-manager applied configurations, ``force``, conflicts), merge and strategic-merge patches,
-create, replace with optimistic concurrency, label and field selectors, finalizers, and deletion with foreground,
-background and orphan propagation through ``ownerReferences``. Errors are ``Status`` objects, as Kubernetes sends
-them. A pod's ``log`` subresource answers text from lines a test sets (``set_logs``). Work the real control plane
-does asynchronously (finishing foreground and namespace deletion) happens when a test calls ``tick()``. Outages,
-scripted failures (``fail_next``, ``fail_on``) and refused connections can be injected.
+create, replace with optimistic concurrency, label and field selectors, finalizers, deletion with foreground,
+background and orphan propagation through ``ownerReferences``, and what the API server does to a
+PersistentVolumeClaim (its in-use protection finalizer; only a bound claim's request may change, upwards, through a
+StorageClass that allows expansion). Errors are ``Status`` objects, as Kubernetes sends them. A pod's ``log``
+subresource answers text from lines a test sets (``set_logs``). Work the real control plane does asynchronously
+(finishing foreground and namespace deletion, letting go of a claim no pod uses) happens when a test calls
+``tick()``. Outages, scripted failures (``fail_next``, ``fail_on``) and refused connections can be injected.
 
 Run it alone with ``python -m tests.fakes.kubernetes --port 6443 [--token T]``.
 """
@@ -743,8 +745,8 @@ class K8sServer:
 
     def _admit(self, t: Target, old: Obj | None, new: Obj) -> None:
         """What the API server's admission and validation do to a PersistentVolumeClaim: a new one gets the
-        in-use protection finalizer; afterwards only its requested storage may change, never downwards, and
-        upwards only through a StorageClass that allows expansion (the PersistentVolumeClaimResize plugin)."""
+        in-use protection finalizer; afterwards only a bound claim's requested storage may change, never downwards,
+        and upwards only through a StorageClass that allows expansion (the PersistentVolumeClaimResize plugin)."""
         if (t.group, t.plural) != ("", "persistentvolumeclaims"):
             return
         if old is None:
@@ -757,8 +759,9 @@ class K8sServer:
         wants = after.pop("resources", {}).get("requests", {}).get("storage")
         before.pop("volumeName", None)  # set by the binder, not by the claim's author
         after.pop("volumeName", None)
-        if before != after:
-            message = "spec: Forbidden: spec is immutable after creation except resources.requests"
+        unbound = (old.get("status") or {}).get("phase") != "Bound"
+        if before != after or (unbound and was != wants):
+            message = "spec: Forbidden: spec is immutable after creation except resources.requests for bound claims"
             raise K8sError(422, f'PersistentVolumeClaim "{t.name}" is invalid: {message}', "Invalid", t.details)
         if was == wants or was is None or wants is None:
             return

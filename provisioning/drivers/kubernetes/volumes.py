@@ -161,7 +161,10 @@ class KubernetesVolumes(VolumeBackend):
         if phrase is None or credentials is None:
             return
         kube.apply(key_secret(volume.backend_name, volume.tenant.slug, volume.pk, phrase, credentials))
-        kube.apply(volume_claim(shape))
+        namespace = namespace_of(volume.tenant.slug)
+        if kube.get("v1", "PersistentVolumeClaim", volume.backend_name, namespace) is None:
+            # Once made, a claim's spec is the API server's to guard: a growth asked meanwhile waits for the bind.
+            kube.apply(volume_claim(shape))
         self._observe(kube, volume)
 
     def _passphrase(self, kube: Kube, volume: Volume) -> str | None:
@@ -200,12 +203,18 @@ class KubernetesVolumes(VolumeBackend):
         return _decoded(found.get("data"))
 
     def _observe(self, kube: Kube, volume: Volume) -> None:
+        """Available once the claim is bound; grown then, when the volume grew while it was being made (an unbound
+        claim's request cannot change)."""
         claim = kube.get("v1", "PersistentVolumeClaim", volume.backend_name, namespace_of(volume.tenant.slug))
-        phase = ((claim or {}).get("status") or {}).get("phase")
-        if phase == "Bound" and volume.state == VolumeState.CREATING:
-            volume_transition(volume=volume, to=VolumeState.AVAILABLE, actor=SYSTEM)
-        if claim is not None:
-            Volume.objects.filter(pk=volume.pk).update(observed_at=timezone.now())
+        if claim is None:
+            return
+        Volume.objects.filter(pk=volume.pk).update(observed_at=timezone.now())
+        if (claim.get("status") or {}).get("phase") != "Bound" or volume.state != VolumeState.CREATING:
+            return
+        volume_transition(volume=volume, to=VolumeState.AVAILABLE, actor=SYSTEM)
+        requested = ((claim.get("spec") or {}).get("resources") or {}).get("requests", {}).get("storage")
+        if requested != f"{volume.size_gb}Gi":
+            self.resize(volume.pk)
 
     def resize(self, volume_id: int) -> None:
         """Ask for the new size on the claim (the StorageClass must allow expansion); the driver grows the
@@ -217,6 +226,8 @@ class KubernetesVolumes(VolumeBackend):
         shape = _shape(volume)
         if kube is None or shape is None:
             return
+        for obj in render.namespace_set(tenant_shape(volume.tenant)):  # the quota as it is now, before the claim
+            kube.apply(obj)
         try:
             kube.apply(volume_claim(shape))
         except ApiException as error:

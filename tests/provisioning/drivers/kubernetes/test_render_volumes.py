@@ -180,6 +180,7 @@ def test_a_volume_the_services_did_not_resolve_is_not_rendered() -> None:
 def test_a_vm_takes_a_block_volume_as_a_disk_and_a_filesystem_through_virtiofs() -> None:
     disk = MountedVolume(12, VolumeKind.BLOCK, Attach.DISK, False, "vol-12", 100)
     shared = MountedVolume(11, VolumeKind.FILESYSTEM, Attach.NETWORK_MOUNT, True, "vol-11", 500)
+    assert VM.workload is not None
     workload = replace(
         VM.workload, volumes=(Volume("/mnt/disk", volume=12), Volume("/mnt/data", volume=11, read_only=True))
     )

@@ -8,6 +8,7 @@ driver has let them go, the key Secrets. Everything rendered validates offline."
 from __future__ import annotations
 
 import base64
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from provisioning.domain.workloads import Volume as Mount
 from provisioning.domain.workloads import Workload
 from provisioning.drivers.base import allocations_reconcile
 from provisioning.drivers.kubernetes.render_volumes import passphrase
+from provisioning.drivers.kubernetes.volumes import DRIVER_GRACE
 from provisioning.models import Allocation, Volume, VolumeSnapshot
 from provisioning.services.placing import AllocationSpec, allocation_request
 from tests.fakes.kubernetes import K8sServer
@@ -256,8 +258,16 @@ def test_it_grows_on_its_claim_or_says_why_it_cannot(
 ) -> None:
     client, capture = api(alice), django_capture_on_commit_callbacks
     body = volume(client, capture)
+    # Grown while its claim is not bound yet: an unbound claim's request cannot change, so the growth waits.
+    with capture(execute=True):
+        assert client.patch(f"/api/v1/volumes/{body['id']}", {"size_gb": 600}, format="json").status_code == 200
+    allocations_reconcile()
+    claim = storage.get_object("v1", "PersistentVolumeClaim", f"vol-{body['id']}", NS) or {}
+    assert claim["spec"]["resources"]["requests"]["storage"] == "500Gi"
     bound(storage, body["id"])
     allocations_reconcile()
+    claim = storage.get_object("v1", "PersistentVolumeClaim", f"vol-{body['id']}", NS) or {}
+    assert claim["spec"]["resources"]["requests"]["storage"] == "600Gi"
     with capture(execute=True):
         assert client.patch(f"/api/v1/volumes/{body['id']}", {"size_gb": 800}, format="json").status_code == 200
     claim = storage.get_object("v1", "PersistentVolumeClaim", f"vol-{body['id']}", NS) or {}
@@ -397,3 +407,32 @@ def test_nothing_moves_when_the_cluster_does_not_answer(
     allocations_reconcile()
     assert Volume.objects.get(pk=body["id"]).state == "available"
     assert not Allocation.objects.exists()
+
+
+def test_a_destroyed_volumes_key_does_not_wait_for_a_driver_that_never_finishes(
+    api: Any, alice: Any, acme: Any, storage: K8sServer, django_capture_on_commit_callbacks: Any
+) -> None:
+    client, capture = api(alice), django_capture_on_commit_callbacks
+    body = volume(client, capture)
+    pv = bound(storage, body["id"])
+    allocations_reconcile()
+    with capture(execute=True):
+        assert client.delete(f"/api/v1/volumes/{body['id']}").status_code == 202
+        assets_shred(
+            tenant=acme, assets=[DataAsset.objects.get(volume_id=body["id"])], actor=SYSTEM, now=timezone.now()
+        )
+    storage.tick()
+    allocations_reconcile()
+    assert key_of(storage, f"vol-{body['id']}")  # the driver is deleting the image: it still needs its credentials
+    # An hour later the PersistentVolume is still there (the driver failed): the key goes all the same.
+    secret = storage.get_object("v1", "Secret", f"vol-{body['id']}", NS) or {}
+    annotations = secret["metadata"]["annotations"]
+    assert annotations["ladder.io/bound-to"] == f"PersistentVolume/{pv}"
+    annotations["ladder.io/released-at"] = (timezone.now() - DRIVER_GRACE - timedelta(minutes=1)).isoformat()
+    storage.put_object(secret)
+    allocations_reconcile()
+    storage.tick()
+    assert storage.get_object("v1", "Secret", f"vol-{body['id']}", NS) is None
+    gone = Volume.objects.get(pk=body["id"])
+    assert gone.state == "deleted"
+    assert f"has not deleted PersistentVolume/{pv}" in gone.last_error
