@@ -14,6 +14,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from core.logs import logging_config
+from provisioning.domain.volume_classes import VolumeClassesInvalid, class_map, secret_map
 
 django_stubs_ext.monkeypatch()
 
@@ -83,6 +84,9 @@ env = environ.FileAwareEnv(
     LADDER_PAYMENT_GRACE_HOURS=(float, 72.0),
     LADDER_EXPORT_DIR=(str, str(BASE_DIR / "var" / "exports")),
     LADDER_SIM_VOLUME_DIR=(str, str(BASE_DIR / "var" / "volumes")),
+    LADDER_VOLUME_STORAGE_CLASSES=(str, ""),
+    LADDER_VOLUME_SNAPSHOT_CLASSES=(str, ""),
+    LADDER_VOLUME_CSI_CREDENTIALS=(str, ""),
     LADDER_EXPORT_INLINE_MAX_DAYS=(int, 31),
     LADDER_EXPORT_INLINE_MAX_DAYS_ALL_TENANTS=(int, 7),
     LADDER_EXPORT_WORKERS=(int, 0),
@@ -377,6 +381,19 @@ LADDER_S3_ENDPOINT_URL: str = env("LADDER_S3_ENDPOINT_URL")
 # --- Volumes -------------------------------------------------------------------------------------------------
 # The simulated fleet's volumes: a directory per volume (and per snapshot) under this one (docs/volumes.md).
 LADDER_SIM_VOLUME_DIR: str = env("LADDER_SIM_VOLUME_DIR")
+# The Kubernetes driver's volumes, per region and kind, "<region>/<kind>=<value>,...": the StorageClass of each
+# volume's PersistentVolumeClaim, the VolumeSnapshotClass of its snapshots, and the CSI driver's credentials Secret
+# ("<namespace>/<name>") whose keys each volume's key Secret carries beside its passphrase (docs/volumes.md, "On
+# Kubernetes (operators)"). Read here, so a mistake stops the process at start rather than a volume later.
+LADDER_VOLUME_STORAGE_CLASSES: str = env("LADDER_VOLUME_STORAGE_CLASSES")
+LADDER_VOLUME_SNAPSHOT_CLASSES: str = env("LADDER_VOLUME_SNAPSHOT_CLASSES")
+LADDER_VOLUME_CSI_CREDENTIALS: str = env("LADDER_VOLUME_CSI_CREDENTIALS")
+try:
+    class_map(LADDER_VOLUME_STORAGE_CLASSES, "LADDER_VOLUME_STORAGE_CLASSES")
+    class_map(LADDER_VOLUME_SNAPSHOT_CLASSES, "LADDER_VOLUME_SNAPSHOT_CLASSES")
+    secret_map(LADDER_VOLUME_CSI_CREDENTIALS, "LADDER_VOLUME_CSI_CREDENTIALS")
+except VolumeClassesInvalid as error:
+    raise ImproperlyConfigured(str(error)) from None
 
 # --- Data assets, retention -------------------------------------------------------------------------------
 # Master keys wrapping tenant keys: "id:base64key[,id:base64key...]", the first wraps new keys and the others

@@ -1,5 +1,5 @@
 """What the launch form offers to mount: the tenant's volumes of the kinds the rung takes (the table of rungs'
-``RungFacts.volumes``: block volumes for VMs and bare metal only), and whether the rung mounts everything read-only
+``RungFacts.volumes``: block volumes for VMs only), and whether the rung mounts everything read-only
 (serverless). The rules themselves are the services' (``lifecycle.services.workloads``): a volume offered here may
 still be refused there (a block volume another allocation holds), in the service's words."""
 

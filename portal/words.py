@@ -32,7 +32,7 @@ SECURITY: dict[str, str] = {
 VOLUME_KINDS: dict[str, str] = {
     VolumeKind.FILESYSTEM: "Filesystem: shared, read and written by many allocations at once (datasets, checkpoints, "
     "a job's shared directory).",
-    VolumeKind.BLOCK: "Block: one attachment at a time, a VM's or bare-metal host's data disk.",
+    VolumeKind.BLOCK: "Block: one attachment at a time, a VM's data disk.",
 }
 # The kinds as the create form offers them.
 VOLUME_KIND_CHOICES: dict[str, str] = {

@@ -10,6 +10,8 @@ billing refuses new storage once a budget's hard stop is reached.
 - ``volume_snapshot_create`` / ``volume_snapshot_delete``: a snapshot is under its volume's key and holds.
 - ``volumes_described`` / ``volumes_closure_notice``: what account closure tells a leaving tenant about its
   volumes, in the export bundle and in the notice it sends (``lifecycle.services.closure``).
+- ``volume_key_read``: a volume's data key for the backend's per-volume encryption, None once shredded (installed in
+  ``lifecycle/apps.py`` as provisioning's volume key source).
 """
 
 from __future__ import annotations
@@ -21,8 +23,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from billing.services.accounts import PaymentRequired, admission_check
+from compliance.models import DataAsset
 from compliance.services.assets import LegalHoldActive
-from compliance.services.volumes import volume_asset_create, volume_asset_update, volume_delete_schedule, volume_holds
+from compliance.services.volumes import (
+    volume_asset_create,
+    volume_asset_update,
+    volume_data_key,
+    volume_delete_schedule,
+    volume_holds,
+)
 from core.actor import Actor
 from core.errors import Conflict
 from provisioning.domain.volumes import MOUNTABLE, SnapshotState, VolumeState
@@ -183,3 +192,19 @@ def volumes_closure_notice(*, count: int, closes_at: datetime, exact: bool) -> s
         "again. A closing account runs no work, so nothing can mount a volume to copy its data out any more: what "
         "was not copied out before the closure began is lost with the account, unless a legal hold preserves it."
     )
+
+
+# --- the backend's per-volume encryption ------------------------------------------------------------------------
+
+
+def volume_key_read(volume: Volume) -> bytes | None:
+    """The volume's data key in the clear; None once it is shredded (the one refusal ``volume_data_key`` makes),
+    or when the volume has no asset, hence no key, at all."""
+    try:
+        return volume_data_key(volume=volume)
+    except DataAsset.DoesNotExist:
+        return None
+    except Conflict as error:
+        if error.code != "asset_shredded":
+            raise
+        return None

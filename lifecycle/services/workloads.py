@@ -42,12 +42,12 @@ from provisioning.domain.rungs import rung_facts, rungs_where
 from provisioning.domain.states import AllocationState as S
 from provisioning.domain.volumes import MOUNTABLE, VolumeKind
 from provisioning.domain.workload_rules import WorkloadInvalid, image_parse, workload_check
-from provisioning.domain.workloads import Materials, MountedVolume, Workload, WorkloadSpec
+from provisioning.domain.workloads import Materials, Workload, WorkloadSpec
 from provisioning.drivers.base import provisioner
 from provisioning.models import Allocation, Volume
 from provisioning.services.endpoints import endpoint_wake
 from provisioning.services.placing import AllocationSpec
-from provisioning.services.workloads import image_registries, os_images
+from provisioning.services.workloads import image_registries, mounted_volumes, os_images
 from tenancy.models import SshKey, Tenant
 from tenancy.selectors import endpoint_calls_per_minute
 from tenancy.services import api_key_authenticate
@@ -212,20 +212,6 @@ def allocation_materials(allocation: Allocation, workload: Workload, *, released
     }
     boots_os = WorkloadSpec.of(allocation.rung, workload).boots_os
     os_image = os_images().get(workload.os_image or DEFAULT_OS_IMAGE) if boots_os else None
-    facts = rung_facts(allocation.rung, workload.framework)
-    entries = {v.volume: v for v in workload.volumes if v.volume is not None}
-    volumes = {
-        volume.pk: MountedVolume(
-            volume_id=volume.pk,
-            kind=VolumeKind(volume.kind),
-            attach=facts.volumes[VolumeKind(volume.kind)],
-            read_only=entries[volume.pk].read_only or facts.volumes_read_only,
-            backend_name=volume.backend_name,
-            size_gb=volume.size_gb,
-        )
-        for volume in Volume.objects.filter(tenant=tenant, pk__in=list(entries))
-        if VolumeKind(volume.kind) in facts.volumes
-    }
     ssh_keys = tuple(key.public_key for key in keys)
     if ssh_keys and settings.LADDER_SSH_GATEWAY_CA:
         # The hall's gateway logs in upstream with a certificate for the allocation's user, after it checked the
@@ -238,7 +224,7 @@ def allocation_materials(allocation: Allocation, workload: Workload, *, released
         ssh_keys=ssh_keys,
         datasets=datasets,
         os_image=os_image,
-        volumes=volumes,
+        volumes=mounted_volumes(allocation, workload),
     )
 
 

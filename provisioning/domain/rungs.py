@@ -183,7 +183,12 @@ RUNGS: Mapping[Rung, RungFacts] = {
                 unit="node-hours",
                 item="node",
             ),
-            volumes={VolumeKind.BLOCK: Attach.DISK, VolumeKind.FILESYSTEM: Attach.NETWORK_MOUNT},
+            # The host runs the tenant's own OS outside the cluster: no CSI driver attaches storage to it, and a
+            # mount of its own would need storage credentials that reach beyond the tenant's volume.
+            volumes={},
+            volumes_refused="A bare-metal host mounts no volume: it runs your own operating system outside the "
+            "cluster, where storage could only be reached with credentials that reach other tenants' data. Copy "
+            "data over the network instead (a dataset, or from a container or VM that mounts the volume).",
         ),
         RungFacts(
             rung=Rung.VM,
@@ -266,7 +271,7 @@ RUNGS: Mapping[Rung, RungFacts] = {
                 item="GPU",
             ),
             volumes={VolumeKind.FILESYSTEM: Attach.MOUNT},
-            volumes_refused="A container mounts filesystem volumes; a block volume is a VM's or host's disk.",
+            volumes_refused="A container mounts filesystem volumes; a block volume is a VM's disk.",
         ),
         RungFacts(
             rung=Rung.JOB,

@@ -2,7 +2,7 @@
 states it moves through, and the rules a request must meet (its name, its size, growth).
 
 A volume outlives the allocations that mount it. Which rung takes which kind of volume, and how (mounted into the
-containers, a disk of the VM or host, a network mount that cloud-init makes), is the table of rungs'
+containers, a disk of the VM, a network mount that cloud-init makes), is the table of rungs'
 (``provisioning.domain.rungs.RungFacts.volumes``); what a volume costs is billing's, what may delete it compliance's.
 """
 
@@ -14,7 +14,7 @@ from enum import StrEnum
 
 class VolumeKind(StrEnum):
     FILESYSTEM = "filesystem"  # shared: read-write by many nodes at once (datasets, checkpoints, a gang's directory)
-    BLOCK = "block"  # one attachment at a time: a VM's or bare-metal host's data disk
+    BLOCK = "block"  # one attachment at a time: a VM's data disk
 
 
 class VolumeState(StrEnum):
@@ -36,7 +36,7 @@ class Attach(StrEnum):
     """How a rung's workload takes a volume."""
 
     MOUNT = "mount"  # mounted into every container of the allocation at ``mount_path``
-    DISK = "disk"  # a block device of the VM or host, formatted and mounted by cloud-init at ``mount_path``
+    DISK = "disk"  # a block device of the VM, formatted (when blank) and mounted by cloud-init at ``mount_path``
     NETWORK_MOUNT = "network_mount"  # a shared filesystem that cloud-init mounts at ``mount_path``
 
 
@@ -103,6 +103,15 @@ def grow_check(current_gb: int, new_gb: object) -> int:
     if size == current_gb:
         raise VolumeRuleBroken("size_gb", f"The volume is already {current_gb} GB.")
     return size
+
+
+def volume_backend_name(volume_id: int) -> str:
+    """What the backends call a volume (a PersistentVolumeClaim, the simulated fleet's directory): ``vol-<id>``."""
+    return f"vol-{volume_id}"
+
+
+def snapshot_backend_name(snapshot_id: int) -> str:
+    return f"snap-{snapshot_id}"
 
 
 def quota_left(quota_gb: int | None, counted_gb: int) -> int | None:

@@ -15,6 +15,7 @@ Lock order: Tenant (``lock_tenant``: the quota and names are per tenant) -> Volu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -40,6 +41,8 @@ from provisioning.domain.volumes import (
     kind_check,
     name_check,
     size_check,
+    snapshot_backend_name,
+    volume_backend_name,
 )
 from provisioning.domain.workloads import Workload
 from provisioning.events import (
@@ -69,6 +72,25 @@ MOVES: dict[VolumeState, frozenset[VolumeState]] = {
     VolumeState.DELETING: frozenset({VolumeState.DELETED}),
     VolumeState.DELETED: frozenset(),
 }
+
+
+# The volume's own data key in the clear, or None once it is destroyed. Keys are compliance's: the app that wires the
+# apps together (``lifecycle``) hands in the one function that reads them, as it does the materials source.
+VolumeKeySource = Callable[[Volume], bytes | None]
+_key_source: list[VolumeKeySource] = []
+
+
+def volume_key_source_set(source: VolumeKeySource) -> None:
+    """Install the one function that reads a volume's data key (``lifecycle`` does, when apps are ready)."""
+    _key_source[:] = [source]
+
+
+def volume_key(volume: Volume) -> bytes | None:
+    """The volume's data key, for the backend's per-volume encryption; None once it is destroyed (shredded): then
+    nothing may be derived from it again, and the backend lets the volume go."""
+    if not _key_source:
+        raise LookupError("no volume key source is installed (the lifecycle app installs it when Django starts)")
+    return _key_source[0](volume)
 
 
 def _invalid(error: VolumeRuleBroken) -> Invalid:
@@ -157,7 +179,7 @@ def volume_create(
             created_at=now,
             state_changed_at=now,
         )
-        volume.backend_name = f"vol-{volume.pk}"
+        volume.backend_name = volume_backend_name(volume.pk)
         volume.save(update_fields=["backend_name"])
         audit_record(
             actor=actor,
@@ -339,7 +361,7 @@ def snapshot_create(*, volume: Volume, name: str, actor: Actor, now: datetime | 
         snapshot = VolumeSnapshot.objects.create(
             tenant=tenant, volume=volume, name=name, size_gb=volume.size_gb, created_at=now, state_changed_at=now
         )
-        snapshot.backend_name = f"snap-{snapshot.pk}"
+        snapshot.backend_name = snapshot_backend_name(snapshot.pk)
         snapshot.save(update_fields=["backend_name"])
         audit_record(
             actor=actor,

@@ -14,9 +14,11 @@ from functools import lru_cache
 from django.conf import settings
 
 from provisioning.domain.os_images import OsImage, os_catalog
+from provisioning.domain.rungs import rung_facts
+from provisioning.domain.volumes import VolumeKind
 from provisioning.domain.workload_rules import DEFAULT_REGISTRIES
-from provisioning.domain.workloads import Materials, Workload
-from provisioning.models import Allocation
+from provisioning.domain.workloads import Materials, MountedVolume, Workload
+from provisioning.models import Allocation, Volume
 
 # (allocation, workload) -> Materials; with ``released=True``, what a verified confidential guest is handed.
 MaterialsSource = Callable[..., Materials]
@@ -39,6 +41,28 @@ def workload_materials(allocation: Allocation, *, released: bool = False) -> Mat
         raise LookupError("no materials source is installed (the lifecycle app installs it when Django starts)")
     workload = Workload.from_json(allocation.workload)
     return _source[0](allocation, workload, released=True) if released else _source[0](allocation, workload)
+
+
+def mounted_volumes(allocation: Allocation, workload: Workload | None) -> dict[int, MountedVolume]:
+    """The tenant's volumes the workload names, as a driver mounts them: how the rung takes each kind (the table of
+    rungs), read-only when the entry or the rung says so, and the backend's name. A kind the rung does not take
+    was refused at admission, and is left out here. No secret is read: a teardown and ``k8s_render`` use it too."""
+    if workload is None or not workload.volume_ids:
+        return {}
+    facts = rung_facts(allocation.rung, workload.framework)
+    entries = {v.volume: v for v in workload.volumes if v.volume is not None}
+    return {
+        volume.pk: MountedVolume(
+            volume_id=volume.pk,
+            kind=VolumeKind(volume.kind),
+            attach=facts.volumes[VolumeKind(volume.kind)],
+            read_only=entries[volume.pk].read_only or facts.volumes_read_only,
+            backend_name=volume.backend_name,
+            size_gb=volume.size_gb,
+        )
+        for volume in Volume.objects.filter(tenant_id=allocation.tenant_id, pk__in=list(entries))
+        if VolumeKind(volume.kind) in facts.volumes
+    }
 
 
 def image_registries() -> tuple[str, ...]:

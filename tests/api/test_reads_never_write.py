@@ -1,6 +1,7 @@
 """Reads never write: every GET endpoint of the API, with the Kubernetes provisioner configured and work in flight
-in the cluster, issues no INSERT, UPDATE or DELETE. Allocations follow their cluster only when reconciliation runs
-(the beat task, or an operator's POST /api/v1/ops/reconcile)."""
+in the cluster (an allocation, a volume and its snapshot), issues no INSERT, UPDATE or DELETE. Allocations and
+volumes follow their cluster only when reconciliation runs (the beat task, or an operator's POST
+/api/v1/ops/reconcile)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ from compliance.services.erasure import erasure_request_create
 from compliance.services.holds import AssetScope, legal_hold_create
 from core.models import AuditEvent
 from lifecycle.services.customers import allocation_request
+from lifecycle.services.volumes import volume_create, volume_snapshot_create
 from provisioning.domain.states import AllocationState as S
-from provisioning.models import Allocation, Node
+from provisioning.drivers.base import provisioner
+from provisioning.models import Allocation, Node, Region, Volume, VolumeSnapshot
 from provisioning.services.placing import AllocationSpec
 from tests.fakes.kubernetes import K8sServer
 from tests.support import SYSTEM
@@ -46,6 +49,27 @@ def get_paths() -> list[str]:
     return sorted(path for path, operations in schema["paths"].items() if "get" in operations)
 
 
+def volume_with_a_snapshot(server: K8sServer, tenant: Any, settings: Any, capture: Any) -> tuple[Volume, Any]:
+    """A volume on the cluster, bound and available, and a snapshot of it the cluster has taken but Ladder has not
+    yet observed: a read that reconciled would move it to ready."""
+    settings.LADDER_VOLUME_STORAGE_CLASSES = "eu-west/filesystem=ladder-cephfs-eu-west"
+    settings.LADDER_VOLUME_SNAPSHOT_CLASSES = "eu-west/filesystem=ladder-cephfs-eu-west"
+    region = Region.objects.get(code="eu-west")
+    with capture(execute=True):
+        volume = volume_create(tenant=tenant, name="corpus", region=region, kind="filesystem", size_gb=10, actor=SYSTEM)
+    status = {"phase": "Bound", "capacity": {"storage": "10Gi"}}
+    server.set_status("v1", "persistentvolumeclaims", volume.backend_name, "ladder-acme", status)
+    provisioner().volumes().reconcile(timezone.now())
+    volume.refresh_from_db()
+    assert volume.state == "available"
+    with capture(execute=True):
+        snapshot = volume_snapshot_create(volume=volume, name="before", actor=SYSTEM)
+    snapshot.refresh_from_db()
+    ready = {"readyToUse": True, "boundVolumeSnapshotContentName": "snapcontent-1"}
+    server.set_status("snapshot.storage.k8s.io/v1", "volumesnapshots", snapshot.backend_name, "ladder-acme", ready)
+    return volume, snapshot
+
+
 def test_no_get_endpoint_writes(
     k8s_fleet: K8sServer,
     acme: Any,
@@ -53,6 +77,7 @@ def test_no_get_endpoint_writes(
     compliance: Any,
     operator: Any,
     finance: Any,
+    settings: Any,
     django_capture_on_commit_callbacks: Any,
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):  # the provisioning task runs inline after commit
@@ -71,6 +96,7 @@ def test_no_get_endpoint_writes(
         "ladder-acme",
         {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
     )  # the cluster now runs it: a read that reconciled would move it to running
+    volume, snapshot = volume_with_a_snapshot(k8s_fleet, acme, settings, django_capture_on_commit_callbacks)
     data = asset(acme, name="corpus", category="dataset", content=b"the corpus")
     hold = legal_hold_create(
         tenant=acme, matter="m", reason="r", scope=AssetScope(categories=["checkpoint"]), lock_until=None, actor=SYSTEM
@@ -100,9 +126,9 @@ def test_no_get_endpoint_writes(
         "/api/v1/ops/nodes/{id}/diagnosis": node.pk,
         "/api/v1/retention-policies/{category}": "dataset",
         "/api/v1/ssh-keys/{id}": 0,  # 404 is a read too
-        "/api/v1/volumes/{id}": 0,
-        "/api/v1/volumes/{id}/snapshots": 0,
-        "/api/v1/volume-snapshots/{id}": 0,
+        "/api/v1/volumes/{id}": volume.pk,
+        "/api/v1/volumes/{id}/snapshots": volume.pk,
+        "/api/v1/volume-snapshots/{id}": snapshot.pk,
         "/api/v1/secrets/{name}": "NONE",
     }
     clients = {
@@ -132,15 +158,18 @@ def test_no_get_endpoint_writes(
     assert not writers, f"GET endpoints that wrote: {writers}"
     assert all(status < 500 for status in answered.values()), answered
     assert answered["/api/v1/allocations/{id}"] == 200
+    assert answered["/api/v1/volumes/{id}"] == answered["/api/v1/volume-snapshots/{id}"] == 200
 
     # What the reads showed is the state last observed; reconciliation is what moves it.
     assert Allocation.objects.get(pk=allocation.pk).state == S.PROVISIONING
+    assert VolumeSnapshot.objects.get(pk=snapshot.pk).state == "creating"
     reconciled = session(operator).post("/api/v1/ops/reconcile")
     assert reconciled.status_code == 200, reconciled.content
     assert reconciled.json()["looked_at"] >= 1
     body = session(alice).get(f"/api/v1/allocations/{allocation.pk}").json()
     assert body["state"] == "running"
     assert body["observed_at"] == reconciled.json()["observed_at"]  # the moment the reconcile recorded
+    assert session(alice).get(f"/api/v1/volume-snapshots/{snapshot.pk}").json()["state"] == "ready"
 
 
 def test_only_operators_reconcile(api: Any, alice: Any, finance: Any) -> None:

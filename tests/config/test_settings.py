@@ -44,3 +44,19 @@ def test_database_url_selects_the_database():
         "s.DATABASES['default']['ENGINE'], s.DATABASES['default']['NAME']",
     )
     assert result.stdout.strip() == "django.db.backends.postgresql ladder"
+
+
+def test_the_volume_classes_are_read_at_start_and_a_mistake_stops_it():
+    good = {
+        "SECRET_KEY": "x",
+        "LADDER_VOLUME_STORAGE_CLASSES": "eu-west/filesystem=ladder-cephfs-eu-west, eu-west/block=ladder-rbd-eu-west",
+        "LADDER_VOLUME_CSI_CREDENTIALS": "eu-west/block=ceph-csi/csi-rbd-secret",
+    }
+    assert _settings(good, "s.LADDER_VOLUME_STORAGE_CLASSES").returncode == 0
+    refused = _settings({**good, "LADDER_VOLUME_STORAGE_CLASSES": "eu-west/tape=ladder-tape"}, "1")
+    assert refused.returncode != 0
+    assert (
+        "LADDER_VOLUME_STORAGE_CLASSES: 'eu-west/tape=ladder-tape': the kind is filesystem or block" in refused.stderr
+    )
+    refused = _settings({**good, "LADDER_VOLUME_CSI_CREDENTIALS": "eu-west/block=csi-rbd-secret"}, "1")
+    assert "a Secret is named <namespace>/<name>" in refused.stderr

@@ -4,11 +4,13 @@ It speaks the API server's REST conventions generically for any group, version a
 ``/apis/{group}/{version}/...``, namespaced or cluster-scoped, with the ``status`` subresource), so product code is
 exercised through the official ``kubernetes`` client's ``ApiClient.call_api`` instead of through mocks. It covers
 server-side apply (per-manager applied configurations, ``force``, conflicts), merge and strategic-merge patches,
-create, replace with optimistic concurrency, label and field selectors, finalizers, and deletion with foreground,
-background and orphan propagation through ``ownerReferences``. Errors are ``Status`` objects, as Kubernetes sends
-them. A pod's ``log`` subresource answers text from lines a test sets (``set_logs``). Work the real control plane
-does asynchronously (finishing foreground and namespace deletion) happens when a test calls ``tick()``. Outages,
-scripted failures (``fail_next``, ``fail_on``) and refused connections can be injected.
+create, replace with optimistic concurrency, label and field selectors, finalizers, deletion with foreground,
+background and orphan propagation through ``ownerReferences``, and what the API server does to a
+PersistentVolumeClaim (its in-use protection finalizer; only a bound claim's request may change, upwards, through a
+StorageClass that allows expansion). Errors are ``Status`` objects, as Kubernetes sends them. A pod's ``log``
+subresource answers text from lines a test sets (``set_logs``). Work the real control plane does asynchronously
+(finishing foreground and namespace deletion, letting go of a claim no pod uses) happens when a test calls
+``tick()``. Outages, scripted failures (``fail_next``, ``fail_on``) and refused connections can be injected.
 
 Run it alone with ``python -m tests.fakes.kubernetes --port 6443 [--token T]``.
 """
@@ -42,6 +44,7 @@ CLUSTER_SCOPED = frozenset(
         *("namespaces", "nodes", "persistentvolumes", "clusterqueues", "resourceflavors", "cohorts", "topologies"),
         *("admissionchecks", "workloadpriorityclasses", "runtimeclasses", "clusterroles", "clusterrolebindings"),
         *("customresourcedefinitions", "deviceclasses", "resourceslices", "storageclasses", "priorityclasses"),
+        *("volumesnapshotclasses", "volumesnapshotcontents"),
         *("ingressclasses", "mutatingwebhookconfigurations", "validatingwebhookconfigurations", "apiservices"),
     }
 )
@@ -57,6 +60,7 @@ KINDS = (
     *("NodeSet", "Controller", "LoginSet", "RestApi", "Accounting", "Token"),
     *("MPIJob", "RayJob", "RayCluster"),
     *("NetworkAttachmentDefinition",),
+    *("VolumeSnapshot", "VolumeSnapshotContent", "VolumeSnapshotClass"),
 )
 REASONS = {
     **{400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed"},
@@ -67,6 +71,7 @@ SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "m
 CARRIED_FIELDS = ("uid", "creationTimestamp", "deletionTimestamp", "managedFields", "generation")
 PATCH_TYPES = ("application/merge-patch+json", "application/strategic-merge-patch+json")
 POLICIES = ("Foreground", "Background", "Orphan")
+PVC_PROTECTION = "kubernetes.io/pvc-protection"  # the StorageObjectInUseProtection admission plugin's finalizer
 SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
@@ -377,12 +382,16 @@ class K8sServer:
             return True
 
     def tick(self) -> None:
-        """Do what controllers do in the background: finish foreground deletions and terminating namespaces."""
+        """Do what controllers do in the background: finish foreground deletions and terminating namespaces, and
+        let a deleted PersistentVolumeClaim go once no pod of its namespace uses it."""
         with self._lock:
             for key in sorted(self._objects):
                 obj = self._objects.get(key)
                 if obj is None or not obj["metadata"].get("deletionTimestamp"):
                     continue
+                if key[:2] == ("", "persistentvolumeclaims") and not self._claim_in_use(key[2], key[3]):
+                    finalizers = [f for f in obj["metadata"].get("finalizers") or [] if f != PVC_PROTECTION]
+                    obj["metadata"]["finalizers"] = finalizers
                 if key[:2] == ("", "namespaces"):
                     for inner in [k for k in self._objects if k[2] == key[3]]:
                         self._destroy(inner, "Background")
@@ -390,6 +399,18 @@ class K8sServer:
                         self._destroy(key, "Background")
                 elif set(obj["metadata"].get("finalizers") or []) <= {"foregroundDeletion"}:
                     self._destroy(key, "Foreground")
+
+    def _claim_in_use(self, namespace: str, claim: str) -> bool:
+        """A pod of the namespace that has not finished names the claim among its volumes."""
+        for (group, plural, ns, _), pod in self._objects.items():
+            if (group, plural, ns) != ("", "pods", namespace):
+                continue
+            if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            volumes = (pod.get("spec") or {}).get("volumes") or []
+            if any((v.get("persistentVolumeClaim") or {}).get("claimName") == claim for v in volumes):
+                return True
+        return False
 
     # --- request handling ------------------------------------------------------------------------------------
 
@@ -558,6 +579,7 @@ class K8sServer:
             raise K8sError(409, f'{t.resource} "{t.name}" already exists', "AlreadyExists", t.details)
         self._require_namespace(t)
         self._keep_status(t, obj, None)
+        self._admit(t, None, obj)
         return 201, self._save(t.key, None, obj, manager, "Update", obj)
 
     def _replace(self, t: Target, data: Any, manager: str) -> tuple[int, Obj]:
@@ -569,6 +591,7 @@ class K8sServer:
         else:
             self._validate(t, obj)
             self._keep_status(t, obj, old)
+            self._admit(t, old, obj)
         return 200, self._save(t.key, old, obj, manager, "Update", obj, t.subresource)
 
     def _patch(self, t: Target, data: Any, ctype: str, params: dict[str, str], manager: str) -> tuple[int, Obj]:
@@ -592,6 +615,7 @@ class K8sServer:
             new["metadata"].update(name=t.name, **({"namespace": t.namespace} if t.namespace else {}))
             self._validate(t, new)
             self._keep_status(t, new, old)
+            self._admit(t, old, new)
         return 200, self._save(t.key, old, new, manager, "Update", data, t.subresource)
 
     def _apply(self, t: Target, data: Any, manager: str, force: bool) -> tuple[int, Obj]:
@@ -631,6 +655,7 @@ class K8sServer:
         new = merge_patch(new, config)
         new.update(apiVersion=obj["apiVersion"], kind=obj["kind"])
         self._keep_status(t, new, old)
+        self._admit(t, old, new)
         saved = self._save(t.key, old, new, manager, "Apply", config)
         if t.key in self._objects:
             self._applied[t.key] = {**others, manager: config}
@@ -717,6 +742,39 @@ class K8sServer:
         if namespace["metadata"].get("deletionTimestamp"):
             message = f"unable to create new content in namespace {t.namespace} because it is being terminated"
             raise K8sError(403, message, details=t.details)
+
+    def _admit(self, t: Target, old: Obj | None, new: Obj) -> None:
+        """What the API server's admission and validation do to a PersistentVolumeClaim: a new one gets the
+        in-use protection finalizer; afterwards only a bound claim's requested storage may change, never downwards,
+        and upwards only through a StorageClass that allows expansion (the PersistentVolumeClaimResize plugin)."""
+        if (t.group, t.plural) != ("", "persistentvolumeclaims"):
+            return
+        if old is None:
+            finalizers = new["metadata"].setdefault("finalizers", [])
+            if PVC_PROTECTION not in finalizers:
+                finalizers.append(PVC_PROTECTION)
+            return
+        before, after = copy.deepcopy(old.get("spec") or {}), copy.deepcopy(new.get("spec") or {})
+        was = before.pop("resources", {}).get("requests", {}).get("storage")
+        wants = after.pop("resources", {}).get("requests", {}).get("storage")
+        before.pop("volumeName", None)  # set by the binder, not by the claim's author
+        after.pop("volumeName", None)
+        unbound = (old.get("status") or {}).get("phase") != "Bound"
+        if before != after or (unbound and was != wants):
+            message = "spec: Forbidden: spec is immutable after creation except resources.requests for bound claims"
+            raise K8sError(422, f'PersistentVolumeClaim "{t.name}" is invalid: {message}', "Invalid", t.details)
+        if was == wants or was is None or wants is None:
+            return
+        if _quantity(wants) < _quantity(was):
+            message = "spec.resources.requests.storage: Forbidden: field can not be less than previous value"
+            raise K8sError(422, f'PersistentVolumeClaim "{t.name}" is invalid: {message}', "Invalid", t.details)
+        cls = self._objects.get(("storage.k8s.io", "storageclasses", "", after.get("storageClassName") or ""))
+        if cls is None or not cls.get("allowVolumeExpansion"):
+            message = (
+                f'persistentvolumeclaims "{t.name}" is forbidden: only dynamically provisioned pvc can be resized '
+                "and the storageclass that provisions the pvc must support resize"
+            )
+            raise K8sError(403, message, "Forbidden", t.details)
 
     @staticmethod
     def _keep_status(t: Target, new: Obj, old: Obj | None) -> None:
@@ -821,6 +879,16 @@ class K8sServer:
                 dependent["metadata"].update(ownerReferences=kept, resourceVersion=str(self._rv))
             else:
                 self._destroy(dependent_key, "Background")
+
+
+def _quantity(value: str) -> float:
+    """A storage quantity in bytes (``100Gi``, ``1Ti``, ``500M``, ``1024``)."""
+    units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "k": 10**3, "M": 10**6, "G": 10**9}
+    units |= {"T": 10**12, "P": 10**15}
+    found = re.fullmatch(r"([0-9.]+)([A-Za-z]*)", str(value).strip())
+    if found is None or found.group(2) not in (*units, ""):
+        raise K8sError(400, f"quantities must match the regular expression of a quantity: {value!r}")
+    return float(found.group(1)) * units.get(found.group(2), 1)
 
 
 def _flag(params: dict[str, str], name: str) -> bool:

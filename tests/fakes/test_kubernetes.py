@@ -383,6 +383,98 @@ def test_it_waits_for_finalizers(server: K8sServer, api: client.ApiClient) -> No
     assert server.get_object("v1", "Pod", "held", NS) is None
 
 
+CLAIM = "/api/v1/namespaces/{namespace}/persistentvolumeclaims/{name}"
+
+
+def claim(size: str, storage_class: str = "expandable", **extra: Any) -> dict[str, Any]:
+    spec = {"accessModes": ["ReadWriteMany"], "storageClassName": storage_class, **extra}
+    spec["resources"] = {"requests": {"storage": size}}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data", "namespace": NS},
+        "spec": spec,
+    }
+
+
+def test_it_guards_claims_as_the_api_server_does(server: K8sServer, api: client.ApiClient) -> None:
+    """A claim gets the in-use protection finalizer; only its requested storage changes after creation, never
+    downwards, upwards only through a class that allows expansion; deleted, it goes once no pod uses it."""
+    namespace(api)
+    classes = {"expandable": True, "fixed": False}
+    for name, expands in classes.items():
+        server.put_object(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "StorageClass",
+                "metadata": {"name": name},
+                "provisioner": "cephfs.csi.ceph.com",
+                "allowVolumeExpansion": expands,
+            }
+        )
+    made = apply(api, CLAIM, claim("10Gi"), namespace=NS, name="data")
+    assert made["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    status, body = failure(
+        api,
+        "PATCH",
+        CLAIM,
+        claim("20Gi"),
+        query=[("fieldManager", "ladder")],
+        content_type=APPLY,
+        namespace=NS,
+        name="data",
+    )
+    assert status == 422, body  # not bound yet: its request cannot change
+    server.set_status("v1", "persistentvolumeclaims", "data", NS, {"phase": "Bound"})
+    grown = apply(api, CLAIM, claim("20Gi"), namespace=NS, name="data")
+    assert grown["spec"]["resources"]["requests"]["storage"] == "20Gi"
+    status, body = failure(
+        api,
+        "PATCH",
+        CLAIM,
+        claim("5Gi"),
+        query=[("fieldManager", "ladder")],
+        content_type=APPLY,
+        namespace=NS,
+        name="data",
+    )
+    assert (status, body["reason"]) == (422, "Invalid")
+    assert "can not be less than previous value" in body["message"]
+    status, body = failure(
+        api,
+        "PATCH",
+        CLAIM,
+        claim("20Gi", volumeMode="Block"),
+        query=[("fieldManager", "ladder")],
+        content_type=APPLY,
+        namespace=NS,
+        name="data",
+    )
+    assert status == 422
+    assert "immutable after creation" in body["message"]
+
+    fixed = claim("1Gi", "fixed")
+    fixed["metadata"]["name"] = "fixed"
+    apply(api, CLAIM, fixed, namespace=NS, name="fixed")
+    server.set_status("v1", "persistentvolumeclaims", "fixed", NS, {"phase": "Bound"})
+    fixed["spec"]["resources"]["requests"]["storage"] = "2Gi"
+    status, body = failure(
+        api, "PATCH", CLAIM, fixed, query=[("fieldManager", "ladder")], content_type=APPLY, namespace=NS, name="fixed"
+    )
+    assert (status, body["reason"]) == (403, "Forbidden")
+    assert "must support resize" in body["message"]
+
+    user = pod("user")
+    user["spec"]["volumes"] = [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
+    call(api, "POST", PODS, user, namespace=NS)
+    call(api, "DELETE", CLAIM, namespace=NS, name="data")
+    server.tick()
+    assert server.get_object("v1", "PersistentVolumeClaim", "data", NS) is not None  # a pod still uses it
+    call(api, "DELETE", POD, namespace=NS, name="user")
+    server.tick()
+    assert server.get_object("v1", "PersistentVolumeClaim", "data", NS) is None
+
+
 def test_it_cascades_namespace_deletion(server: K8sServer, api: client.ApiClient) -> None:
     namespace(api)
     namespace(api, "ladder-beta")

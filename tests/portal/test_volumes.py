@@ -299,7 +299,7 @@ def test_the_launch_form_mounts_a_volume_at_its_path(alice: Any, acme: Tenant, f
     assert cell(client.get("/portal/volumes"), "datasets", "attached") == "work"
 
 
-def test_serverless_mounts_read_only_and_block_volumes_are_offered_to_vms_and_bare_metal_only(
+def test_serverless_mounts_read_only_and_block_volumes_are_offered_to_vms_only(
     alice: Any, acme: Tenant, fleet: Any, run: Any
 ) -> None:
     shared = run(made, acme)
@@ -311,9 +311,10 @@ def test_serverless_mounts_read_only_and_block_volumes_are_offered_to_vms_and_ba
         return set(re.findall(r'<div class="volume-row" data-volume="([^"]+)">', page))
 
     assert offered("container") == offered("job") == offered("serverless") == {"datasets"}
-    assert offered("vm") == offered("bare_metal") == {"datasets", "vm-disk"}
-    assert offered("confidential_vm") == set()
+    assert offered("vm") == {"datasets", "vm-disk"}
+    assert offered("confidential_vm") == offered("bare_metal") == set()
     assert "A confidential VM mounts no volume" in text(client.get("/portal/launch", {"rung": "confidential_vm"}))
+    assert "A bare-metal host mounts no volume" in text(client.get("/portal/launch", {"rung": "bare_metal"}))
     serverless = text(client.get("/portal/launch", {"rung": "serverless"}))
     assert "Mounted read-only: many replicas read one volume at once" in serverless
     assert "Mount datasets read-only" not in serverless  # no box to untick: it is forced

@@ -1,7 +1,7 @@
 """Offline validation of rendered manifests: Kubernetes 1.34 kinds with ``kubernetes-validate`` (strict), Kueue,
-Gateway API, Metal3 and NVIDIA DRA driver (ComputeDomain) objects against their CRDs' ``openAPIV3Schema``,
-KubeVirt objects against KubeVirt's swagger, plus the checks no schema expresses (object names, label syntax, Pod
-Security "restricted").
+Gateway API, Metal3, NVIDIA DRA driver (ComputeDomain) and CSI snapshot (VolumeSnapshot, VolumeSnapshotClass)
+objects against their CRDs' ``openAPIV3Schema``, KubeVirt objects against KubeVirt's swagger, plus the checks no
+schema expresses (object names, label syntax, Pod Security "restricted").
 
 Unknown fields fail everywhere. CRD and swagger schemas rarely say ``additionalProperties: false`` (the API server
 prunes or, with strict field validation, rejects unknown fields instead), so every object schema that lists
@@ -128,6 +128,7 @@ CRD_GROUPS = {
     "kubeflow.org": ("mpi-operator", "mpi-operator"),
     "ray.io": ("KubeRay", "kuberay"),
     "k8s.cni.cncf.io": ("Multus", "multus"),
+    "snapshot.storage.k8s.io": ("external-snapshotter", "external-snapshotter"),
 }
 
 

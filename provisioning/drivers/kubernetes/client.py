@@ -36,6 +36,9 @@ CLUSTER_SCOPED = frozenset(
         "CustomResourceDefinition",
         "DeviceClass",
         "PersistentVolume",
+        "StorageClass",
+        "VolumeSnapshotClass",
+        "VolumeSnapshotContent",
     }
 )
 

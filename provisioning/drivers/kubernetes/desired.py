@@ -19,7 +19,7 @@ from provisioning.drivers.kubernetes.recovery import placement_marked
 from provisioning.drivers.kubernetes.shapes import AllocationShape, DeviceShape, NodeShape, TenantShape, namespace_for
 from provisioning.models import Allocation
 from provisioning.services.attestation import attestation_credential
-from provisioning.services.workloads import workload_materials
+from provisioning.services.workloads import mounted_volumes, workload_materials
 from tenancy.models import Tenant
 
 
@@ -29,6 +29,7 @@ def tenant_shape(tenant: Tenant) -> TenantShape:
         slug=tenant.slug,
         jurisdiction=jurisdictions[0] if tenant.sovereign and len(jurisdictions) == 1 else None,
         gpu_quota_milli=tenant.gpu_quota_milli,
+        volume_quota_gb=tenant.volume_quota_gb,
     )
 
 
@@ -97,9 +98,11 @@ def allocation_namespace(allocation: Allocation) -> str:
 
 def teardown_shape(allocation: Allocation) -> AllocationShape:
     """The allocation's shape with placeholders for what its workload names: enough to find and delete its
-    objects, without reading a secret (which may be gone by then)."""
+    objects, without reading a secret (which may be gone by then). Its volumes hold no secret: they are as
+    mounted."""
     workload = Workload.from_json(allocation.workload) if allocation.workload else None
-    return allocation_shape(allocation, materials=render.placeholder_materials(workload))
+    volumes = mounted_volumes(allocation, workload)
+    return allocation_shape(allocation, materials=render.placeholder_materials(workload, volumes=volumes))
 
 
 def desired_objects(allocation: Allocation, kube: Kube) -> list[dict[str, Any]]:

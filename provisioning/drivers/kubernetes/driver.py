@@ -59,6 +59,7 @@ from provisioning.drivers.kubernetes.status import (
     primary_object,
     slurm_ready,
 )
+from provisioning.drivers.kubernetes.volumes import KubernetesVolumes, volume_cluster_refusal
 from provisioning.drivers.volumes import VolumeBackend
 from provisioning.events import workload_ended
 from provisioning.models import Allocation, Cluster, Node, NodeState
@@ -88,6 +89,11 @@ class KubernetesProvisioner(Provisioner):
             allocation.refresh_from_db()
         # A gang placed again after a node fault stays ``restarting`` until its new Job runs.
         if allocation.state not in (S.PROVISIONING, S.RESTARTING):
+            return
+        refused = volume_cluster_refusal(allocation)
+        if refused is not None:
+            # A claim is mounted in its own cluster only: a pod here would wait for it for ever.
+            allocation_transition(allocation=allocation, to=S.FAILED, actor=SYSTEM, reason=f"volumes: {refused}")
             return
         kube = kube_for(allocation.hall)
         try:
@@ -364,8 +370,7 @@ class KubernetesProvisioner(Provisioner):
         Cluster.objects.update(reconciled_at=at)
 
     def volumes(self) -> VolumeBackend:
-        from provisioning.drivers.kubernetes.volumes import KubernetesVolumes
-
+        """PersistentVolumeClaims, VolumeSnapshots and the key Secrets beside them (``volumes.py``)."""
         return KubernetesVolumes()
 
     def logs(self, allocation: Allocation, *, since: datetime | None = None, tail: int | None = None) -> list[LogLine]:

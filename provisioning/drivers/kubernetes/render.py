@@ -94,6 +94,7 @@ from provisioning.drivers.kubernetes.render_metal import (
     sanitize_job_name,
 )
 from provisioning.drivers.kubernetes.render_slurm import SLURM_KUEUE_FRAMEWORK, slurm_cluster
+from provisioning.drivers.kubernetes.render_volumes import vm_volumes
 from provisioning.drivers.kubernetes.render_workload import (
     os_image_of,
     placeholder_materials,
@@ -232,7 +233,9 @@ def quota(tenant: TenantShape) -> dict[str, str]:
       gang member (at most one member per whole GPU).
     - pods: one per claim, plus the MPS limit of 48 clients on each soft-shared GPU (soft-share pods name their
       GPU's claim instead of making one). Finished pods do not count.
-    - storage: a job's checkpoint volume is 64 GiB per GPU and one PVC per job (a job holds at least one GPU).
+    - storage, when the tenant has a storage quota: a job's checkpoint volume is 64 GiB per GPU and one PVC per job
+      (a job holds at least one GPU), and its volumes' claims fill the storage quota at most, one claim per GB at
+      most (a volume is 1 GB or more). Without a storage quota the tenant's volumes are unbounded, and so is this.
     """
     milli = tenant.gpu_quota_milli or 0
     whole = milli // 1000
@@ -246,8 +249,16 @@ def quota(tenant: TenantShape) -> dict[str, str]:
         f"requests.{PASSTHROUGH_GPU}": str(whole),
         "count/resourceclaims.resource.k8s.io": str(claims),
         "pods": str(claims + MPS_CLIENTS_PER_GPU * soft_gpus),
-        "requests.storage": f"{64 * whole}Gi",
-        "persistentvolumeclaims": str(whole),
+        **_storage_quota(whole, tenant.volume_quota_gb),
+    }
+
+
+def _storage_quota(whole_gpus: int, volume_gb: int | None) -> dict[str, str]:
+    if volume_gb is None:
+        return {}
+    return {
+        "requests.storage": f"{64 * whole_gpus + volume_gb}Gi",
+        "persistentvolumeclaims": str(whole_gpus + volume_gb),
     }
 
 
@@ -337,28 +348,32 @@ def _virtual_machine(a: AllocationShape) -> list[Obj]:
 
     With a workload, the VM boots the catalog's disk for its ``os_image`` and cloud-init user data (the tenant's,
     with its SSH keys for the image's user) from the Secret ``ldr-<id>-userdata``: user data may hold secrets, so
-    it never sits in the VirtualMachine itself."""
+    it never sits in the VirtualMachine itself. The tenant's volumes come in as disks (block) and virtiofs
+    filesystems, mounted by that user data (``render_volumes.vm_volumes``)."""
     host, gpus = single_host(a), _whole_gpus(a)
     memory_gb = CATALOG[a.gpu_model].memory_gb if a.gpu_model in CATALOG else 80
     # Without a workload: the shape's image, unless it is the CUDA container image, which is no VM disk.
     stock = a.image if a.image != DEFAULT_IMAGE else VM_IMAGE
     image = os_image_of(a).vm_disk if a.workload is not None else stock
-    disks = [{"name": "rootdisk", "disk": {"bus": "virtio"}}]
-    volumes: list[Obj] = [{"name": "rootdisk", "containerDisk": {"image": image}}]
+    mine = vm_volumes(a)  # the tenant's volumes: disks, virtiofs filesystems, and the guest's mounts
+    disks = [{"name": "rootdisk", "disk": {"bus": "virtio"}}, *mine.disks]
+    volumes: list[Obj] = [{"name": "rootdisk", "containerDisk": {"image": image}}, *mine.volumes]
     objs = []
     if a.workload is not None:
-        objs.append(secret(own(a, userdata_name(a)), {"userdata": user_data(a)}))
+        objs.append(secret(own(a, userdata_name(a)), {"userdata": user_data(a, mounts=mine.mounts)}))
         disks.append({"name": "cloudinitdisk", "disk": {"bus": "virtio"}})
         volumes.append({"name": "cloudinitdisk", "cloudInitNoCloud": {"secretRef": {"name": userdata_name(a)}}})
+    devices = {
+        "gpus": [{"name": f"gpu{i}", "claimName": CLAIM, "requestName": f"gpu-{i}"} for i in range(gpus)],
+        "disks": disks,
+        **({"filesystems": mine.filesystems} if mine.filesystems else {}),
+        "interfaces": [{"name": "default", "masquerade": {}}],
+    }
     domain = {
         "cpu": {"cores": 8 * gpus, "sockets": 1, "threads": 1},
         "resources": {"requests": {"memory": f"{2 * memory_gb * gpus}Gi"}},  # twice the GPU memory, for staging
         "firmware": {"bootloader": {"efi": {"secureBoot": False}}},  # the GPUs' large BARs need UEFI
-        "devices": {
-            "gpus": [{"name": f"gpu{i}", "claimName": CLAIM, "requestName": f"gpu-{i}"} for i in range(gpus)],
-            "disks": disks,
-            "interfaces": [{"name": "default", "masquerade": {}}],
-        },
+        "devices": devices,
     }
     vmi = {
         "domain": domain,

@@ -359,8 +359,8 @@ def ray_job(a: AllocationShape) -> list[Obj]:
     replicas: a Ray placement group over the gang needs all of them, and Kueue admits no autoscaling), and the
     workload's command and args, shell-quoted, as the entrypoint. KubeRay's submitter pod runs ``ray job submit``
     against the head once the cluster is up, and follows the job's output (so its log is the job's). Ray runs the
-    entrypoint's driver on the head, so the head has the workload's variables and the checkpoint volume too (Ray
-    Train's storage path must be reachable from the driver and every worker).
+    entrypoint's driver on the head, so the head has the workload's variables, the checkpoint volume and the
+    tenant's volumes too (Ray Train's storage path must be reachable from the driver and every worker).
 
     Kueue admits the RayJob whole (``suspend``): head, workers and submitter together. ``shutdownAfterJobFinishes``
     deletes the Ray cluster once the job ends. The head, the workers and the submitter talk inside the namespace
@@ -373,14 +373,16 @@ def ray_job(a: AllocationShape) -> list[Obj]:
     member = worker["spec"]["containers"][0]
     volume, mount = _checkpoint_volume(a, gang)
     parts = pod_parts(a)
+    # The driver runs on the head: its secret files and the tenant's volumes too (a dataset the job reads).
+    shared = {v["name"] for v in parts.volumes if v["name"] == "secret-files" or "persistentVolumeClaim" in v}
     head_container = {
         "name": "ray-head",
         "env": member.get("env") or [],
         "resources": _requests(HEAD_RESOURCES),
-        "volumeMounts": [mount, *(m for m in parts.mounts if m["name"] == "secret-files")],
+        "volumeMounts": [mount, *(m for m in parts.mounts if m["name"] in shared)],
     }
-    secret_volumes = [v for v in parts.volumes if v["name"] == "secret-files"]
-    head = cpu_template(a, "head", head_container, "Always", volumes=[volume, *secret_volumes])
+    head_volumes = [volume, *(v for v in parts.volumes if v["name"] in shared)]
+    head = cpu_template(a, "head", head_container, "Always", volumes=head_volumes)
     # The dashboard on the pod's own interfaces: the submitter and the operator reach it through the head Service.
     head_params = {"dashboard-host": "0.0.0.0", "num-gpus": "0"}  # noqa: S104
     submitter = {"name": "ray-job-submitter", "resources": _requests(SUBMITTER_RESOURCES)}

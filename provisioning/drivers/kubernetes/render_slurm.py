@@ -194,15 +194,18 @@ def slurm_cluster(a: AllocationShape) -> list[Obj]:
         "slurmd": member.container,
         "template": {"metadata": {"labels": member.labels, "annotations": member.annotations}, "spec": member.spec},
     }
+    # The tenant's volumes on the login node too: its users prepare and read the data their jobs use there.
+    claims = [v for v in member.spec.get("volumes") or [] if "persistentVolumeClaim" in v]
+    mounts = [m for m in member.container.get("volumeMounts") or [] if m["name"] in {v["name"] for v in claims}]
     login = {
         "controllerRef": {"name": name},
         "replicas": 1,
         "rootSshAuthorizedKeys": "".join(f"{k}\n" for k in keys),
         "sssdConfRef": {"name": sssd_name(a), "key": SSSD_KEY},
-        "login": {"image": LOGIN_IMAGE, "resources": small},
+        "login": {"image": LOGIN_IMAGE, "resources": small, **({"volumeMounts": mounts} if mounts else {})},
         "template": {
             "metadata": {"labels": role_labels(a, "login")},
-            "spec": {"automountServiceAccountToken": False},
+            "spec": {"automountServiceAccountToken": False, **({"volumes": claims} if claims else {})},
         },
     }
     return [

@@ -1,7 +1,7 @@
 """What a tenant's workload adds to its allocation's pod: the image and its command, the environment with secrets
-by reference, ports, scratch and dataset volumes, pull credentials and the SSH sidecar; the Secrets that carry the
-values; and the cloud-init user data a VM or a host boots with. Pure functions returning plain dicts (no Django,
-no I/O).
+by reference, ports, scratch and dataset volumes and the tenant's own volumes (their claims, ``render_volumes``),
+pull credentials and the SSH sidecar; the Secrets that carry the values; and the cloud-init user data a VM or a
+host boots with. Pure functions returning plain dicts (no Django, no I/O).
 
 Secret values travel only in Secrets' ``data``: a pod spec names a Secret key (``secretKeyRef``, a secret volume's
 ``items``), never a value. Dataset download URLs are signed credentials, so they go the same way.
@@ -16,10 +16,12 @@ from typing import Any
 
 from provisioning.domain.os_images import DEFAULT_OS_IMAGE, OsImage, os_catalog
 from provisioning.domain.rungs import Rung
-from provisioning.domain.user_data import os_user_data
+from provisioning.domain.user_data import OsMount, os_user_data
+from provisioning.domain.volumes import Attach, VolumeKind, volume_backend_name
 from provisioning.domain.workload_rules import image_parse
-from provisioning.domain.workloads import SECRET_FILES, Materials, Port, Volume, Workload
+from provisioning.domain.workloads import SECRET_FILES, Materials, MountedVolume, Port, Volume, Workload
 from provisioning.drivers.kubernetes.manifest import UID, Obj, b64, own, restricted, secret
+from provisioning.drivers.kubernetes.render_volumes import claim_volume, mounted
 from provisioning.drivers.kubernetes.shapes import DEFAULT_IMAGE, AllocationShape
 
 SSH_IMAGE = "ghcr.io/ladder-cloud/ssh-sidecar:1.0.0"  # sshd as UID 1000 on SSH_SIDECAR_PORT: docs/kubernetes.md §7
@@ -75,11 +77,24 @@ def gets_ssh(a: AllocationShape) -> bool:
     return True
 
 
-def placeholder_materials(workload: Workload | None, os_images: Mapping[str, OsImage] | None = None) -> Materials:
+def placeholder_materials(
+    workload: Workload | None,
+    os_images: Mapping[str, OsImage] | None = None,
+    volumes: Mapping[int, MountedVolume] | None = None,
+) -> Materials:
     """Materials that name what the workload names without a single value: each secret is ``<secret NAME>``, each
     dataset URL ``<dataset ID>``, each SSH key ``<ssh key ID>``. What ``k8s_render`` prints for review, and enough
-    to find an allocation's objects by name (deleting them needs no secret)."""
+    to find an allocation's objects by name (deleting them needs no secret). Its volumes, which hold no secret, are
+    ``volumes`` when the caller resolved them, else each a filesystem mounted under its backend name."""
     w = workload or Workload()
+    if volumes is None:
+        volumes = {
+            v.volume: MountedVolume(
+                v.volume, VolumeKind.FILESYSTEM, Attach.MOUNT, v.read_only, volume_backend_name(v.volume), 0
+            )
+            for v in w.volumes
+            if v.volume is not None
+        }
     pull = None
     if w.pull_secret and w.image:
         hidden = f"<secret {w.pull_secret}>"
@@ -90,6 +105,7 @@ def placeholder_materials(workload: Workload | None, os_images: Mapping[str, OsI
         ssh_keys=tuple(f"<ssh key {key}>" for key in w.ssh_keys),
         datasets={asset: f"<dataset {asset}>" for asset in w.datasets},
         os_image=(os_images or os_catalog()).get(w.os_image or DEFAULT_OS_IMAGE),
+        volumes=volumes,
     )
 
 
@@ -150,11 +166,16 @@ def os_image_of(a: AllocationShape) -> OsImage:
     return a.materials.os_image or os_catalog()[DEFAULT_OS_IMAGE]
 
 
-def user_data(a: AllocationShape, env: Mapping[str, str] | None = None, facts: Mapping[str, str] | None = None) -> str:
+def user_data(
+    a: AllocationShape,
+    env: Mapping[str, str] | None = None,
+    facts: Mapping[str, str] | None = None,
+    mounts: list[OsMount] | None = None,
+) -> str:
     """The cloud-init user data a VM or host boots with: the tenant's, with its SSH keys for the image's user,
     its variables and its secrets as files (``provisioning.domain.user_data.os_user_data``), after Ladder's ``env`` and
-    ``facts`` (a bare-metal host's fabric)."""
-    return os_user_data(a.workload, a.materials, env=env, facts=facts)
+    ``facts`` (a bare-metal host's fabric), and the ``mounts`` of its volumes (a VM's)."""
+    return os_user_data(a.workload, a.materials, env=env, facts=facts, mounts=mounts or ())
 
 
 # --- the pod --------------------------------------------------------------------------------------------------
@@ -208,7 +229,7 @@ def _volume(i: int, volume: Volume) -> Obj:
     return {"name": _volume_name(i), "emptyDir": {}}  # filled by its init container before the worker starts
 
 
-def _ssh_sidecar(workspace: Obj) -> Obj:
+def _ssh_sidecar(workspace: Obj, volumes: list[Obj]) -> Obj:
     return {
         "name": "ssh",
         "image": SSH_IMAGE,
@@ -220,6 +241,7 @@ def _ssh_sidecar(workspace: Obj) -> Obj:
             {"name": "ssh-keys", "mountPath": SSH_KEYS_DIR, "readOnly": True},
             {"name": "ssh-state", "mountPath": SSH_STATE_DIR},
             {**workspace, "mountPath": WORKSPACE},
+            *volumes,  # the tenant's volumes: who logs in sees the data the workload sees
         ],
     }
 
@@ -261,9 +283,17 @@ def pod_parts(a: AllocationShape, serve_port: int | None = None) -> PodParts:
         source = {"secretName": secrets_name(a), "items": files, "defaultMode": 0o440}
         parts.volumes.append({"name": "secret-files", "secret": source})
         parts.mounts.append({"name": "secret-files", "mountPath": SECRET_FILES, "readOnly": True})
+    claimed: list[Obj] = []
     for i, volume in enumerate(w.volumes):
-        parts.volumes.append(_volume(i, volume))
         mount: Obj = {"name": _volume_name(i), "mountPath": volume.mount_path}
+        if volume.volume is not None:
+            # The tenant's volume: its claim, mounted by every container of every pod (every member of a gang).
+            claim = mounted(a, volume.volume, frozenset({Attach.MOUNT}))
+            parts.volumes.append(claim_volume(_volume_name(i), claim))
+            claimed.append({**mount, **({"readOnly": True} if claim.read_only else {})})
+            parts.mounts.append(claimed[-1])
+            continue
+        parts.volumes.append(_volume(i, volume))
         if volume.dataset is not None:
             mount["readOnly"] = True
             parts.init_containers.append(_fetch(a, i, volume.dataset))
@@ -283,7 +313,7 @@ def pod_parts(a: AllocationShape, serve_port: int | None = None) -> PodParts:
             {"name": "ssh-keys", "secret": keys},
             {"name": "ssh-state", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}},
         ]
-        parts.sidecars.append(_ssh_sidecar(workspace))
+        parts.sidecars.append(_ssh_sidecar(workspace, [m for m in claimed if m["mountPath"] != WORKSPACE]))
         parts.share_processes = True
     return parts
 

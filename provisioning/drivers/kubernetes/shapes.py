@@ -63,6 +63,7 @@ class TenantShape:
     slug: str
     jurisdiction: str | None = None  # the single jurisdiction a sovereign tenant is fenced to, else None
     gpu_quota_milli: int | None = None  # the tenant's GPU quota (1000 per GPU); None: no quota
+    volume_quota_gb: int | None = None  # the tenant's storage quota for its volumes; None: no quota
 
 
 @dataclass(frozen=True)

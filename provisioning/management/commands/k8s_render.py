@@ -15,7 +15,7 @@ from provisioning.domain.workloads import Workload
 from provisioning.drivers.kubernetes import render
 from provisioning.drivers.kubernetes.desired import allocation_shape, tenant_shape
 from provisioning.models import Allocation, Node
-from provisioning.services.workloads import os_images
+from provisioning.services.workloads import mounted_volumes, os_images
 from tenancy.models import Tenant
 
 
@@ -52,7 +52,9 @@ class Command(BaseCommand):
             if allocation is None:
                 raise CommandError(f"no allocation {options['allocation']}")
             workload = Workload.from_json(allocation.workload) if allocation.workload else None
-            shape = allocation_shape(allocation, materials=render.placeholder_materials(workload, os_images()))
+            volumes = mounted_volumes(allocation, workload)  # they hold no secret: as the driver mounts them
+            materials = render.placeholder_materials(workload, os_images(), volumes=volumes)
+            shape = allocation_shape(allocation, materials=materials)
             if shape.slurm_key is not None:
                 shape = replace(shape, slurm_key="<slurm auth key>")  # for review: a placeholder, as for secrets
             try:

@@ -74,7 +74,7 @@ def test_kinds_and_quota() -> None:
 
 def test_the_table_says_how_each_rung_takes_a_volume() -> None:
     assert RUNGS[Rung.VM].volumes == {VolumeKind.BLOCK: Attach.DISK, VolumeKind.FILESYSTEM: Attach.NETWORK_MOUNT}
-    assert RUNGS[Rung.BARE_METAL].volumes[VolumeKind.BLOCK] is Attach.DISK
+    assert RUNGS[Rung.BARE_METAL].volumes == {}  # the tenant's own OS, outside the cluster: it mounts none
     for rung in (Rung.CONTAINER, Rung.JOB, Rung.SERVERLESS):
         assert rung_facts(rung).volumes == {VolumeKind.FILESYSTEM: Attach.MOUNT}
     assert rung_facts(Rung.JOB, "slurm").volumes == {VolumeKind.FILESYSTEM: Attach.MOUNT}

@@ -467,8 +467,7 @@ def test_namespace_set_with_quota_and_jurisdiction() -> None:
         "requests.nvidia.com/pgpu": "16",
         "count/resourceclaims.resource.k8s.io": "163",  # 19 + 16 + 112 devices, 16 IMEX channels
         "pods": "307",  # a pod per claim, 48 MPS clients on each of 3 shared GPUs
-        "requests.storage": "1024Gi",  # 64 GiB of checkpoints per GPU
-        "persistentvolumeclaims": "16",
+        # No storage quota: its volumes are unbounded, so the namespace's storage is too.
     }
     policies = {p["metadata"]["name"]: p["spec"] for p in by_kind(objs, "NetworkPolicy")}
     assert policies["default-deny"] == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}

@@ -463,7 +463,7 @@ def test_kueue_maps_every_device_class_a_gang_claims_to_a_covered_resource() -> 
 
 
 def test_quota_of_a_fraction_of_a_gpu() -> None:
-    hard = render.quota(TenantShape(slug="small", gpu_quota_milli=500))
+    hard = render.quota(TenantShape(slug="small", gpu_quota_milli=500, volume_quota_gb=0))
     assert hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "3"  # no whole GPU, shared ones only
     assert hard["vfio.gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "0"
     assert hard["mig.nvidia.com.deviceclass.resource.k8s.io/devices"] == "3"
