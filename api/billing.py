@@ -1,10 +1,12 @@
 """Billing for customers: ``/api/v1/prices`` (public), ``/usage``, ``/invoices`` (+ ``/upcoming``), ``/budget``,
-``/notifications``; and Stripe's webhook endpoint ``/webhooks/stripe``."""
+``/notifications``; the operators' storage price book ``/api/v1/ops/storage-prices`` (quoted per GB-month); and
+Stripe's webhook endpoint ``/webhooks/stripe``."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Any, ClassVar
 
 import stripe
@@ -19,18 +21,21 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from api.base import LadderView, TenantScopedViewSet
+from api.base import LadderView, StaffViewSet, TenantScopedViewSet
 from api.permissions import IsTenantMember, TenantRoleAllows
 from api.problems import PROBLEM_CONTENT_TYPE, problem_body
 from api.serializers import StrictSerializer
 from billing import selectors
-from billing.models import BudgetAlert, Invoice, Notification
+from billing.domain.pricing import PRICE_PLACES, price_shown
+from billing.models import BudgetAlert, Invoice, Notification, SkuPrice, StorageKind
 from billing.selectors import stripe_enabled
 from billing.services import accounts as services
+from billing.services.storage import storage_price_set
 from billing.services.stripe_sync import stripe_invoice_preview
 from billing.services.webhooks import version_refusal, webhook_process
 from lifecycle.services.customers import budget_update
-from tenancy.domain.roles import Action
+from provisioning.models import Region
+from tenancy.domain.roles import Action, StaffPermission
 
 MODE_HELP = "`stripe` when invoices come from Stripe, `ledger_only` when they are local previews (no Stripe key)."
 
@@ -42,15 +47,35 @@ def _mode() -> str:
 # --- prices ------------------------------------------------------------------------------------------------------
 
 
+class PriceField(serializers.DecimalField):
+    """A price per unit-hour as the price book keeps it (ten places), shown to six places as compute's always were,
+    and to ten where a price needs them (storage per GB-hour)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_digits=16, decimal_places=PRICE_PLACES, **kwargs)
+
+    def to_representation(self, value: Any) -> Any:
+        return None if value is None else str(price_shown(Decimal(value)))
+
+
+def _per_month(price: SkuPrice) -> str | None:
+    """A storage price per GB-month as operators quote it (None for compute)."""
+    return str(price.per_gb_month) if price.sku.is_storage else None
+
+
 class PriceSerializer(serializers.Serializer[Any]):
     sku = serializers.CharField()
-    rung = serializers.CharField()
-    gpu_model = serializers.CharField()
-    unit = serializers.CharField(help_text="gpu, mig or node")
+    rung = serializers.CharField(allow_blank=True, help_text="Empty for storage.")
+    gpu_model = serializers.CharField(allow_null=True, help_text="Null for storage.")
+    storage_kind = serializers.CharField(allow_null=True, help_text="filesystem, block or snapshot; null for compute.")
+    unit = serializers.CharField(help_text="gpu, mig, node, or gb (storage)")
     mig_profile = serializers.CharField(allow_blank=True)
     region = serializers.CharField()
     currency = serializers.CharField()
-    unit_price_per_hour = serializers.DecimalField(max_digits=12, decimal_places=6)
+    unit_price_per_hour = PriceField(help_text="Per unit-hour: per GB-hour for storage.")
+    unit_price_per_month = serializers.CharField(
+        allow_null=True, help_text="Storage: the price per GB-month (730 hours) as quoted; null for compute."
+    )
     effective_from = serializers.DateTimeField()
     next_price = serializers.DictField(allow_null=True, help_text="The next scheduled change, if any.")
 
@@ -76,16 +101,100 @@ class PricesView(LadderView):
                     "region": sku.region.code,
                     "currency": sku.currency,
                     "unit_price_per_hour": price.unit_price_per_hour,
+                    "unit_price_per_month": _per_month(price),
                     "effective_from": price.effective_from,
                     "next_price": None
                     if upcoming is None
                     else {
-                        "unit_price_per_hour": str(upcoming.unit_price_per_hour),
+                        "unit_price_per_hour": str(price_shown(upcoming.unit_price_per_hour)),
+                        **({"unit_price_per_month": _per_month(upcoming)} if sku.is_storage else {}),
                         "effective_from": upcoming.effective_from.isoformat(),
                     },
                 }
             )
         return Response(PriceSerializer(rows, many=True).data)
+
+
+# --- the operators' storage price book ---------------------------------------------------------------------------
+
+
+class StoragePriceSerializer(serializers.Serializer[Any]):
+    region = serializers.CharField()
+    storage_kind = serializers.CharField(help_text="filesystem, block or snapshot")
+    sku = serializers.CharField()
+    currency = serializers.CharField(allow_null=True)
+    per_gb_month = serializers.CharField(allow_null=True, help_text="As quoted; null: not priced (volumes refused).")
+    unit_price_per_hour = PriceField(allow_null=True, help_text="Per GB-hour, as the price book keeps it.")
+    effective_from = serializers.DateTimeField(allow_null=True)
+    next_price = serializers.DictField(allow_null=True, help_text="The next scheduled change, if any.")
+
+
+def _storage_price_row(row: selectors.StoragePriceRow) -> dict[str, Any]:
+    price, upcoming = row.current, row.upcoming
+    shown = price or upcoming
+    return {
+        "region": row.region,
+        "storage_kind": row.storage_kind,
+        "sku": row.sku,
+        "currency": shown.sku.currency if shown else None,
+        "per_gb_month": str(price.per_gb_month) if price else None,
+        "unit_price_per_hour": price.unit_price_per_hour if price else None,
+        "effective_from": price.effective_from if price else None,
+        "next_price": None
+        if upcoming is None
+        else {
+            "per_gb_month": str(upcoming.per_gb_month),
+            "unit_price_per_hour": str(price_shown(upcoming.unit_price_per_hour)),
+            "effective_from": upcoming.effective_from.isoformat(),
+        },
+    }
+
+
+class StoragePriceRequestSerializer(StrictSerializer):
+    region = serializers.SlugRelatedField(slug_field="code", queryset=Region.objects.all())
+    storage_kind = serializers.ChoiceField(choices=StorageKind.values)
+    per_gb_month = serializers.DecimalField(
+        max_digits=12, decimal_places=6, min_value=Decimal(0), help_text="Price per provisioned GB per 730 hours."
+    )
+    effective_from = serializers.DateTimeField(required=False, help_text="Default: now. Never in the past.")
+
+
+class StoragePriceViewSet(StaffViewSet):
+    """Storage prices per region and kind, quoted per GB-month (kept per GB-hour): every region x kind, priced or
+    not (an unpriced one refuses new volumes, 409 ``not_priced``). Operators schedule a price with a POST."""
+
+    queryset = SkuPrice.objects.none()  # rows are every region x kind, not a queryset
+    required_permission = StaffPermission.SKU_VIEW
+    action_permissions: ClassVar[dict[str, StaffPermission]] = {"create": StaffPermission.PRICE_SET}
+    pagination_class = None
+
+    @extend_schema(responses=StoragePriceSerializer(many=True))
+    def list(self, request: Request) -> Response:
+        rows = selectors.storage_price_book(now=timezone.now())
+        return Response(StoragePriceSerializer([_storage_price_row(r) for r in rows], many=True).data)
+
+    @extend_schema(request=StoragePriceRequestSerializer, responses={201: StoragePriceSerializer})
+    def create(self, request: Request) -> Response:
+        body = StoragePriceRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        values = body.validated_data
+        now = timezone.now()
+        price = storage_price_set(
+            region=values["region"],
+            storage_kind=values["storage_kind"],
+            price_per_gb_month=values["per_gb_month"],
+            effective_from=values.get("effective_from") or now,
+            actor=self.caller.actor,
+        )
+        starts_later = price.effective_from > now
+        row = selectors.StoragePriceRow(
+            values["region"].code,
+            price.sku.storage_kind,
+            price.sku.code,
+            None if starts_later else price,
+            price if starts_later else None,
+        )
+        return Response(StoragePriceSerializer(_storage_price_row(row)).data, status=201)
 
 
 # --- usage and invoices ------------------------------------------------------------------------------------------
@@ -115,7 +224,11 @@ class UsageQuerySerializer(serializers.Serializer[Any]):
 class UsageRowSerializer(serializers.Serializer[Any]):
     sku = serializers.CharField()
     window_start = serializers.DateTimeField()
-    gpu_seconds = serializers.DecimalField(max_digits=20, decimal_places=3, help_text="Unit-seconds of the SKU.")
+    unit = serializers.CharField(help_text="What quantity counts: GPU-hours, MIG slice-hours, node-hours or GB-hours.")
+    quantity = serializers.DecimalField(max_digits=20, decimal_places=6, help_text="Unit-hours of the SKU.")
+    gpu_seconds = serializers.DecimalField(
+        max_digits=20, decimal_places=3, help_text="Unit-seconds of the SKU (GB-seconds for storage)."
+    )
     amount = serializers.DecimalField(max_digits=16, decimal_places=2)
     currency = serializers.CharField()
 
@@ -157,8 +270,12 @@ class UsageView(BillingView):
 
 class InvoiceLineSerializer(serializers.Serializer[Any]):
     sku = serializers.CharField()
+    unit = serializers.CharField(help_text="What quantity counts: GPU-hours, MIG slice-hours, node-hours or GB-hours.")
     quantity = serializers.DecimalField(max_digits=20, decimal_places=6, help_text="Unit-hours of the SKU.")
-    unit_price = serializers.DecimalField(max_digits=12, decimal_places=6, help_text="Per unit-hour.")
+    unit_price = PriceField(help_text="Per unit-hour (per GB-hour for storage).")
+    unit_price_per_month = serializers.DecimalField(
+        max_digits=16, decimal_places=6, allow_null=True, help_text="Storage: per GB-month; null for compute."
+    )
     amount = serializers.DecimalField(max_digits=16, decimal_places=2)
 
 
@@ -241,7 +358,9 @@ class BudgetSerializer(StrictSerializer):
         max_digits=14, decimal_places=2, allow_null=True, help_text="Monthly budget in the account's currency."
     )
     hard_stop = serializers.BooleanField(
-        default=False, help_text="At 100%: refuse new allocations, stop running ones (jobs at their next checkpoint)."
+        default=False,
+        help_text="At 100%: refuse new allocations, volumes and volume growth, stop running allocations (jobs at "
+        "their next checkpoint); volumes and their data are kept.",
     )
 
 

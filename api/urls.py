@@ -14,7 +14,15 @@ from api.allocations import (
 )
 from api.attestation import AttestationChallengeView, AttestationEvidenceView
 from api.audit import AuditCheckpointViewSet, AuditEventViewSet, AuditKeyView
-from api.billing import BudgetView, InvoiceViewSet, NotificationViewSet, PricesView, UpcomingInvoiceView, UsageView
+from api.billing import (
+    BudgetView,
+    InvoiceViewSet,
+    NotificationViewSet,
+    PricesView,
+    StoragePriceViewSet,
+    UpcomingInvoiceView,
+    UsageView,
+)
 from api.clusters import ClusterViewSet
 from api.exports import ExportJobDownloadView, ExportJobSignatureView, ExportJobView, ExportsView
 from api.fleet import (
@@ -49,6 +57,7 @@ router.register("volume-snapshots", SnapshotViewSet, basename="volume-snapshot")
 router.register("ops/fragmentation", FragmentationViewSet, basename="fragmentation")
 router.register("ops/defragment", DefragmentViewSet, basename="defragment")
 router.register("ops/reconcile", ReconcileViewSet, basename="reconcile")
+router.register("ops/storage-prices", StoragePriceViewSet, basename="storage-price")
 router.register("invoices", InvoiceViewSet, basename="invoice")
 router.register("notifications", NotificationViewSet, basename="notification")
 router.register("finance/pushes", PushViewSet, basename="finance-push")

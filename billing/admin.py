@@ -1,6 +1,7 @@
-"""Operators keep the price book here (new prices go through ``price_set``, audited); finance reads rollups and their
-Stripe outbox state. Billing accounts and invoices are read-only: an account changes through its services, an
-invoice is Stripe's, mirrored by the webhooks."""
+"""Operators keep the price book here (new prices go through ``price_set``, audited; a storage price per GB-hour is
+shown per GB-month beside it, and is better scheduled per GB-month: ``/api/v1/ops/storage-prices`` or ``manage.py
+storage_price_set``); finance reads rollups and their Stripe outbox state. Billing accounts and invoices are
+read-only: an account changes through its services, an invoice is Stripe's, mirrored by the webhooks."""
 
 from __future__ import annotations
 
@@ -18,8 +19,15 @@ from core.admin import ViewOnly
 class SkuPriceInline(admin.TabularInline[SkuPrice, Sku]):
     model = SkuPrice
     extra = 1
-    fields = ("effective_from", "unit_price_per_hour", "stripe_meter_id", "stripe_price_id")
-    readonly_fields = ("stripe_meter_id", "stripe_price_id")
+    fields = ("effective_from", "unit_price_per_hour", "per_gb_month", "stripe_meter_id", "stripe_price_id")
+    readonly_fields = ("per_gb_month", "stripe_meter_id", "stripe_price_id")
+
+    @admin.display(description="per GB-month (storage)")
+    def per_gb_month(self, obj: SkuPrice) -> str:
+        # Storage is quoted per GB-month and kept per GB-hour: the quoted price is shown beside the kept one.
+        if obj.pk is None or not obj.sku.is_storage:
+            return "-"
+        return str(obj.per_gb_month)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # a price is never edited: schedule a new one
@@ -30,8 +38,8 @@ class SkuPriceInline(admin.TabularInline[SkuPrice, Sku]):
 
 @admin.register(Sku)
 class SkuAdmin(admin.ModelAdmin[Sku]):
-    list_display = ("code", "rung", "gpu_model", "unit", "mig_profile", "region", "currency")
-    list_filter = ("rung", "unit", "region")
+    list_display = ("code", "rung", "gpu_model", "unit", "mig_profile", "storage_kind", "region", "currency")
+    list_filter = ("rung", "unit", "storage_kind", "region")
     readonly_fields = ("code", "stripe_product_id")
     inlines = [SkuPriceInline]
 

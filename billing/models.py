@@ -18,6 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from billing.domain.metering import from_ms
+from billing.domain.pricing import PRICE_PLACES, per_gb_month
 from provisioning.domain.rungs import BillingUnit, Rung, rung_facts
 from provisioning.models import Allocation, GpuModel, Hall, Region, Volume, VolumeSnapshot
 from tenancy.models import Tenant, TenantOwned
@@ -122,8 +123,10 @@ class SkuPrice(models.Model):
 
     sku = models.ForeignKey(Sku, on_delete=models.PROTECT, related_name="prices")
     effective_from = models.DateTimeField()
+    # Ten places (``billing.domain.pricing.PRICE_PLACES``): a storage price quoted per GB-month is kept per GB-hour,
+    # and six places would move a 1 TB volume's month by up to 36 cents.
     unit_price_per_hour = models.DecimalField(
-        max_digits=12, decimal_places=6, validators=[MinValueValidator(Decimal(0))]
+        max_digits=16, decimal_places=PRICE_PLACES, validators=[MinValueValidator(Decimal(0))]
     )
     stripe_meter_id = models.CharField(max_length=64, blank=True)
     stripe_price_id = models.CharField(max_length=64, blank=True)
@@ -134,6 +137,11 @@ class SkuPrice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sku.code} {self.unit_price_per_hour}/h from {self.effective_from:%Y-%m-%d %H:%M}"
+
+    @property
+    def per_gb_month(self) -> Decimal:
+        """A storage price as it is quoted: per GB-month (``billing.domain.pricing.per_gb_month``)."""
+        return per_gb_month(self.unit_price_per_hour)
 
     @property
     def event_name(self) -> str:
@@ -169,6 +177,32 @@ class CostBasis(models.Model):
     @property
     def per_gpu_hour(self) -> Decimal:
         return self.capex_per_gpu_hour + self.power_per_gpu_hour + self.space_per_gpu_hour + self.network_per_gpu_hour
+
+
+class StorageCostBasis(models.Model):
+    """What one provisioned GB of a storage kind in a region costs the operator per storage month
+    (``provisioning.domain.volumes.HOURS_PER_MONTH`` hours), from ``effective_from`` until the next entry: the
+    disks and their replicas, the servers, power, space and network behind it. Added, never edited; finance's margin
+    prices provisioned GB-hours with it (docs/finance.md)."""
+
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="+")
+    storage_kind = models.CharField(max_length=16, choices=StorageKind.choices)
+    effective_from = models.DateTimeField()
+    currency = models.CharField(max_length=3, default="usd", validators=[currency_validator])
+    cost_per_gb_month = models.DecimalField(max_digits=12, decimal_places=6, validators=[MinValueValidator(0)])
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["region", "storage_kind", "effective_from"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["region", "storage_kind", "effective_from"], name="storage_cost_basis_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        since = f"{self.effective_from:%Y-%m-%d}"
+        return f"{self.storage_kind}/{self.region_id} {self.cost_per_gb_month}/GB-month from {since}"
 
 
 class BillingAccount(models.Model):

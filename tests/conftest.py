@@ -18,13 +18,13 @@ from rest_framework.test import APIClient
 
 from lifecycle.services.customers import tenant_signup
 from provisioning.drivers.kubernetes.clusters import cluster_register
-from provisioning.models import Hall, Node
+from provisioning.models import Hall, Node, Region
 from tenancy.domain.roles import StaffRole, TenantRole
 from tenancy.models import ApiKeyScope, Tenant
 from tenancy.services import api_key_create, member_invite, staff_user_create
 from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM, require_postgres
-from tests.support.billing import load_fleet, price_pool
+from tests.support.billing import load_fleet, price_pool, price_storage
 from tests.support.browser import chromium, log_in, open_page, require_chromium
 from tests.support.otp import pass_second_factor
 
@@ -113,8 +113,9 @@ def _fresh_process_state() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _priced_fleet(request: pytest.FixtureRequest) -> Iterator[None]:
     """Nothing is placed without a price: every pool (GPU model x region) a test's fleet offers is priced as its
-    first node is saved, however the fleet is loaded (``tests.support.billing.price_pool``). Tests marked
-    ``own_price_book`` price what they place themselves."""
+    first node is saved, however the fleet is loaded (``tests.support.billing.price_pool``), and every storage kind
+    of a region as the region is made (``price_storage``). Tests marked ``own_price_book`` price what they place
+    themselves."""
     if request.node.get_closest_marker("own_price_book"):
         yield
         return
@@ -127,11 +128,17 @@ def _priced_fleet(request: pytest.FixtureRequest) -> Iterator[None]:
         seen.add(pool)
         price_pool(instance.gpu_model, instance.hall.region)
 
+    def price_new_region(sender: type[Region], instance: Region, raw: bool = False, **kwargs: Any) -> None:
+        if not raw and kwargs.get("created"):
+            price_storage(instance)
+
     post_save.connect(price_new_pool, sender=Node, weak=False, dispatch_uid="tests-priced-fleet")
+    post_save.connect(price_new_region, sender=Region, weak=False, dispatch_uid="tests-priced-storage")
     try:
         yield
     finally:
         post_save.disconnect(sender=Node, dispatch_uid="tests-priced-fleet")
+        post_save.disconnect(sender=Region, dispatch_uid="tests-priced-storage")
 
 
 @pytest.fixture(autouse=True)

@@ -17,6 +17,11 @@ Pure arithmetic over plain records, so the rules are read and property-tested he
 
 GPU-hours without a cost basis (or with one in another currency than the SKU's) are counted as uncosted and
 priced at nothing, never guessed: ``RungMargin.uncosted_gpu_hours`` and ``MarginReport.uncosted``.
+
+**Storage** (volumes and snapshots) is sold by the provisioned GB-hour: its revenue is the ledger's, as compute's,
+and its cost the same GB-hours priced with the storage cost basis of the region and storage kind in force in each
+hour (a cost per GB-month: ``HOURS_PER_MONTH`` hours). One row per month x region x storage kind
+(``StorageMargin``); GB-hours without a storage cost basis are uncosted, as GPU-hours are.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+
+from provisioning.domain.volumes import HOURS_PER_MONTH
 
 ZERO = Decimal(0)
 
@@ -53,6 +60,81 @@ class CostBook:
             return None
         index = bisect.bisect_right(starts, ms) - 1
         return self._entries[(model, hall)][index] if index >= 0 else None
+
+
+@dataclass(frozen=True)
+class StorageBasis:
+    effective_ms: int
+    per_gb_month: Decimal
+    currency: str
+
+
+class StorageCostBook:
+    """The storage cost basis entries per (region, storage kind), each in force from its start until the next."""
+
+    def __init__(self, entries: Iterable[tuple[str, str, StorageBasis]] = ()) -> None:
+        by_key: dict[tuple[str, str], list[StorageBasis]] = defaultdict(list)
+        for region, kind, basis in entries:
+            by_key[(region, kind)].append(basis)
+        self._entries = {key: sorted(values, key=lambda b: b.effective_ms) for key, values in by_key.items()}
+        self._starts = {key: [b.effective_ms for b in values] for key, values in self._entries.items()}
+
+    def at(self, region: str, kind: str, ms: int) -> StorageBasis | None:
+        index = bisect.bisect_right(self._starts.get((region, kind), []), ms) - 1
+        return self._entries[(region, kind)][index] if index >= 0 else None
+
+
+@dataclass(frozen=True)
+class Stored:
+    """The provisioned GB-hours of one storage SKU in one hourly window, and what they were billed."""
+
+    month: str
+    region: str
+    kind: str  # filesystem, block or snapshot
+    currency: str  # the SKU's
+    window_ms: int
+    gb_hours: Decimal
+    revenue: Decimal
+
+
+@dataclass
+class StorageMargin:
+    month: str
+    region: str
+    kind: str
+    currency: str
+    revenue: Decimal = ZERO
+    gb_hours: Decimal = ZERO
+    cost: Decimal = ZERO
+    uncosted_gb_hours: Decimal = ZERO
+
+    @property
+    def gross_margin(self) -> Decimal:
+        return self.revenue - self.cost
+
+    @property
+    def margin_pct(self) -> Decimal | None:
+        return None if not self.revenue else (self.gross_margin * 100 / self.revenue)
+
+
+def storage_margin(stored: Iterable[Stored], book: StorageCostBook) -> list[StorageMargin]:
+    """One row per month x region x storage kind x currency, in a stable order: revenue, GB-hours and their cost at
+    the cost basis in force in each hour (per GB-month / ``HOURS_PER_MONTH``); hours without one, or with one in
+    another currency, are uncosted."""
+    rows: dict[tuple[str, str, str, str], StorageMargin] = {}
+    for s in stored:
+        key = (s.month, s.region, s.kind, s.currency)
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = StorageMargin(*key)
+        row.revenue += s.revenue
+        row.gb_hours += s.gb_hours
+        basis = book.at(s.region, s.kind, s.window_ms)
+        if basis is None or basis.currency != s.currency:
+            row.uncosted_gb_hours += s.gb_hours
+            continue
+        row.cost += s.gb_hours * basis.per_gb_month / HOURS_PER_MONTH
+    return [rows[k] for k in sorted(rows)]
 
 
 @dataclass(frozen=True)
@@ -144,11 +226,14 @@ class MarginReport:
     capacity: list[CapacityCost] = field(default_factory=list)
     # The fleet's GPU-hours per (month, GPU model, hall) that no cost basis covers: priced at nothing, named here.
     uncosted: dict[tuple[str, str, str], Decimal] = field(default_factory=dict)
+    storage: list[StorageMargin] = field(default_factory=list)
 
     def totals(self) -> dict[tuple[str, str], dict[str, Decimal]]:
-        """Per (month, currency): revenue, allocated, idle, stranded and fleet cost, and the fleet's margin."""
+        """Per (month, currency): compute's revenue, allocated, idle, stranded and fleet cost, storage's revenue and
+        cost, and the margin of the whole (revenue of both less the fleet's and storage's cost)."""
+        keys = ("revenue", "allocated_cost", "idle_cost", "stranded_cost", "fleet_cost", "storage_revenue")
         out: dict[tuple[str, str], dict[str, Decimal]] = defaultdict(
-            lambda: dict.fromkeys(("revenue", "allocated_cost", "idle_cost", "stranded_cost", "fleet_cost"), ZERO)
+            lambda: dict.fromkeys((*keys, "storage_cost"), ZERO)
         )
         for row in self.rungs:
             total = out[(row.month, row.currency)]
@@ -159,16 +244,28 @@ class MarginReport:
             total["idle_cost"] += cap.idle_cost
             total["stranded_cost"] += cap.stranded_cost
             total["fleet_cost"] += cap.fleet_cost
+        for stored in self.storage:
+            total = out[(stored.month, stored.currency)]
+            total["storage_revenue"] += stored.revenue
+            total["storage_cost"] += stored.cost
         for total in out.values():
-            total["gross_margin"] = total["revenue"] - total["fleet_cost"]
+            earned = total["revenue"] + total["storage_revenue"]
+            total["gross_margin"] = earned - total["fleet_cost"] - total["storage_cost"]
         return dict(out)
 
 
 def margin(
-    *, revenue: Iterable[Revenue], held: Iterable[Held], samples: Iterable[Sample], book: CostBook
+    *,
+    revenue: Iterable[Revenue],
+    held: Iterable[Held],
+    samples: Iterable[Sample],
+    book: CostBook,
+    stored: Iterable[Stored] = (),
+    storage_book: StorageCostBook | None = None,
 ) -> MarginReport:
     """The report, rows in a stable order. Revenue is in each SKU's currency, costs in the cost basis's; a row is
-    keyed by its currency, so money in two currencies is never added up."""
+    keyed by its currency, so money in two currencies is never added up. ``stored``: storage's GB-hours, costed
+    with ``storage_book``."""
     rungs: dict[tuple[str, str, str, str, str], RungMargin] = {}
     capacity: dict[tuple[str, str, str, str], CapacityCost] = {}
     uncosted: dict[tuple[str, str, str], Decimal] = defaultdict(Decimal)
@@ -218,4 +315,5 @@ def margin(
         rungs=[rungs[k] for k in sorted(rungs)],
         capacity=[capacity[k] for k in sorted(capacity)],
         uncosted={k: uncosted[k] for k in sorted(uncosted)},
+        storage=storage_margin(stored, storage_book or StorageCostBook()),
     )

@@ -1,9 +1,11 @@
 """Reads of the ledger: usage by window or day (closed pieces plus the open window so far), the upcoming
-invoice priced from the price book, a month's spend, the public price list, and finance's revenue and margin."""
+invoice priced from the price book, a month's spend, the public price list, and the budgets' standing.
+
+Beside it: the price book as the ledger reads it (``book.py``), storage's prices (``storage.py``), finance's
+revenue and margin (``margin.py``) and the FOCUS exports (``exports.py``); the first three are named here too."""
 
 from __future__ import annotations
 
-import bisect
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -13,66 +15,47 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Max, Min, Sum
+from django.db.models import Count, Min, Sum
 
 from billing.domain import metering
-from billing.domain.margin import Basis, CostBook, Held, MarginReport, Revenue, Sample, margin
 from billing.domain.metering import DAY_MS, HOUR_MS, to_ms
-from billing.domain.pricing import amount, invoice_lines, round_money, unit_hours, unit_seconds
-from billing.models import (
-    BillingAccount,
-    BudgetAlert,
-    CostBasis,
-    PushState,
-    Sku,
-    SkuPrice,
-    Unit,
-    UsageInterval,
-    UsageRollup,
+from billing.domain.pricing import (
+    QUANTITY_UNITS,
+    amount,
+    invoice_lines,
+    per_gb_month,
+    round_money,
+    unit_hours,
+    unit_seconds,
+)
+from billing.models import BillingAccount, BudgetAlert, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
+from billing.selectors.book import PriceBook
+from billing.selectors.margin import margin_report
+from billing.selectors.storage import (
+    StoragePriceRow,
+    storage_price_at,
+    storage_price_book,
+    storage_prices,
+    storage_sku_code,
 )
 from core.domain import months
-from provisioning.domain.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
 from provisioning.domain.placement.offerings import Offering
 from provisioning.domain.rungs import RUNGS, Performance
-from provisioning.models import CapacitySample, GpuModel, Hall, Node, Region
+from provisioning.models import GpuModel, Region
 from tenancy.models import Tenant
+
+__all__ = [  # what callers import from here that is written beside it
+    "PriceBook",
+    "StoragePriceRow",
+    "margin_report",
+    "storage_price_at",
+    "storage_price_book",
+    "storage_prices",
+    "storage_sku_code",
+]
 
 # (sku id, window start ms, price or None, quantity in milli-unit-seconds)
 Usage = tuple[int, int, SkuPrice | None, int]
-
-
-@dataclass(frozen=True)
-class PriceBook:
-    """Price versions per SKU, ordered by start (epoch ms)."""
-
-    starts: dict[int, list[int]]
-    prices: dict[int, list[SkuPrice]]
-
-    @classmethod
-    def load(cls, sku_ids: Iterable[int]) -> PriceBook:
-        starts: dict[int, list[int]] = defaultdict(list)
-        prices: dict[int, list[SkuPrice]] = defaultdict(list)
-        for price in SkuPrice.objects.filter(sku_id__in=set(sku_ids)).order_by("sku_id", "effective_from"):
-            starts[price.sku_id].append(to_ms(price.effective_from))
-            prices[price.sku_id].append(price)
-        return cls(starts, prices)
-
-    def at(self, sku_id: int, ms: int) -> SkuPrice | None:
-        index = bisect.bisect_right(self.starts.get(sku_id, []), ms) - 1
-        return self.prices[sku_id][index] if index >= 0 else None
-
-    def changes(self, sku_id: int, start_ms: int, end_ms: int) -> list[int]:
-        return [s for s in self.starts.get(sku_id, []) if start_ms < s < end_ms]
-
-
-def storage_prices(*, now: datetime) -> dict[tuple[str, str], SkuPrice]:
-    """The storage prices in force at ``now`` by (region code, storage kind: filesystem, block or snapshot); a
-    price is per GB-hour (``provisioning.domain.volumes.HOURS_PER_MONTH`` of them make a storage month)."""
-    found: dict[tuple[str, str], SkuPrice] = {}
-    rows = SkuPrice.objects.filter(sku__unit=Unit.GB, effective_from__lte=now).select_related("sku__region")
-    for price in rows.order_by("effective_from"):
-        found[(price.sku.region.code, price.sku.storage_kind)] = price
-    return found
 
 
 def usage_pieces(*, tenant: Tenant, first_ms: int, stop_ms: int, now: datetime) -> Iterator[Usage]:
@@ -106,9 +89,11 @@ def usage_pieces(*, tenant: Tenant, first_ms: int, stop_ms: int, now: datetime) 
 class UsageRow:
     sku: str
     window_start: datetime
-    gpu_seconds: Decimal  # unit-seconds of the SKU
+    gpu_seconds: Decimal  # unit-seconds of the SKU (GB-seconds for storage: the name is the API's first one)
     amount: Decimal
     currency: str
+    unit: str  # what ``quantity`` counts: GPU-hours, MIG slice-hours, node-hours or GB-hours
+    quantity: Decimal  # unit-hours of the SKU, to the micro-hour
 
 
 def usage_rows(*, tenant: Tenant, start: datetime, end: datetime, granularity: str, now: datetime) -> list[UsageRow]:
@@ -130,6 +115,8 @@ def usage_rows(*, tenant: Tenant, start: datetime, end: datetime, granularity: s
             gpu_seconds=unit_seconds(q),
             amount=round_money(money[(sku_id, bucket)], skus[sku_id].currency),
             currency=skus[sku_id].currency,
+            unit=QUANTITY_UNITS[skus[sku_id].unit],
+            quantity=unit_hours(q),
         )
         for (sku_id, bucket), q in sorted(quantities.items(), key=lambda item: (item[0][1], skus[item[0][0]].code))
     ]
@@ -156,7 +143,8 @@ def invoice_for(*, tenant: Tenant, start: datetime, end: datetime, now: datetime
     currency = billing_currency(tenant)
     usage = usage_pieces(tenant=tenant, first_ms=to_ms(start), stop_ms=to_ms(end), now=now)
     priced = [(sku_id, price.unit_price_per_hour, q) for sku_id, _, price, q in usage if price is not None]
-    codes = dict(Sku.objects.filter(pk__in={p[0] for p in priced}).values_list("pk", "code"))
+    skus = {sku.code: sku for sku in Sku.objects.filter(pk__in={p[0] for p in priced})}
+    codes = {sku.pk: code for code, sku in skus.items()}
     lines, total = invoice_lines(((codes[s], price, q) for s, price, q in priced), currency)
     return InvoicePreview(
         period_start=start,
@@ -165,8 +153,11 @@ def invoice_for(*, tenant: Tenant, start: datetime, end: datetime, now: datetime
         lines=[
             {
                 "sku": line.sku,
+                "unit": QUANTITY_UNITS[skus[line.sku].unit],
                 "quantity": unit_hours(line.quantity_milli),
                 "unit_price": line.unit_price,
+                # Storage is quoted per GB-month: the line says so beside its price per GB-hour.
+                "unit_price_per_month": per_gb_month(line.unit_price) if skus[line.sku].is_storage else None,
                 "amount": line.amount,
             }
             for line in lines
@@ -328,106 +319,6 @@ def offerings_priced(offered: Iterable[Offering], *, now: datetime) -> list[Pric
         PricedOffering(row, dict(sorted(index.get((row.rung, row.gpu_model, row.region), {}).items())))
         for row in offered
     ]
-
-
-# --- revenue and margin (finance) -------------------------------------------------------------------------------
-
-
-def _month_key(ms: int) -> str:
-    return metering.from_ms(ms).strftime("%Y-%m")
-
-
-def _gpu_per_unit(sku: Sku, gpus_per_node: dict[tuple[int, int], int], hall_id: int) -> Decimal:
-    """GPU equivalents one unit of the SKU holds: a whole GPU 1, a MIG slice its compute share of a GPU (a soft
-    share's fraction is already in its units), a bare-metal node its GPUs."""
-    if sku.unit == "mig" and sku.gpu_model is not None:
-        kind = sku.gpu_model.mig_profiles.get(sku.mig_profile)
-        compute = GEOMETRY[MigKind(kind)].compute if kind else COMPUTE_SLICES
-        return Decimal(compute) / COMPUTE_SLICES
-    if sku.unit == "node":
-        return Decimal(gpus_per_node.get((hall_id, sku.gpu_model_id or 0), 0))
-    return Decimal(1)
-
-
-def _margin_pieces(start_ms: int, end_ms: int, now: datetime) -> list[tuple[int, int, int | None, int, int]]:
-    """(window, SKU, price, hall, quantity) of every usage piece with its window in ``[start, end)``: the closed
-    ones summed (the pieces the rollups sum), and the open intervals measured up to ``now``, as the upcoming invoice
-    measures them."""
-    pieces: list[tuple[int, int, int | None, int, int]] = list(
-        UsageInterval.objects.filter(
-            window_ms__gte=start_ms, window_ms__lt=end_ms, end_ms__isnull=False, allocation__isnull=False
-        )
-        .values_list("window_ms", "sku_id", "price_id", "allocation__hall_id")
-        .annotate(quantity=Sum("quantity_milli"))
-        .order_by()
-    )
-    still_open = list(
-        UsageInterval.objects.filter(end_ms=None, start_ms__lt=end_ms, allocation__isnull=False).values_list(
-            "sku_id", "start_ms", "units_milli", "allocation__hall_id"
-        )
-    )
-    book = PriceBook.load(row[0] for row in still_open)
-    now_ms = to_ms(now)
-    for sku_id, start, units, hall_id in still_open:
-        stop = max(now_ms, start)
-        for piece in metering.split(start, stop, book.changes(sku_id, start, stop)):
-            if start_ms <= piece.window_ms < end_ms:
-                price = book.at(sku_id, piece.start_ms)
-                quantity = metering.quantity(units, piece.start_ms, piece.end_ms)
-                pieces.append((piece.window_ms, sku_id, price.pk if price else None, hall_id, quantity))
-    return pieces
-
-
-def margin_report(*, start: datetime, end: datetime, now: datetime) -> MarginReport:
-    """Revenue, allocated cost, idle and stranded capacity cost and gross margin per rung, GPU model, region and
-    month, for the usage windows and capacity samples in ``[start, end)`` (``billing.domain.margin``), running work
-    measured to ``now``."""
-    pieces = _margin_pieces(to_ms(start), to_ms(end), now)
-    skus = Sku.objects.select_related("gpu_model", "region").in_bulk({p[1] for p in pieces})
-    prices = dict(
-        SkuPrice.objects.filter(id__in={p[2] for p in pieces if p[2]}).values_list("id", "unit_price_per_hour")
-    )
-    halls = {h.id: h for h in Hall.objects.select_related("region")}
-    gpus_per_node = {
-        (hall_id, model_id): most
-        for hall_id, model_id, most in Node.objects.values_list("hall_id", "gpu_model_id")
-        .annotate(most=Max("gpu_count"))
-        .order_by()
-    }
-    revenue, held = [], []
-    for window_ms, sku_id, price_id, hall_id, quantity in pieces:
-        sku, hall, month = skus[sku_id], halls[hall_id], _month_key(window_ms)
-        if sku.gpu_model is None:  # storage: not GPU capacity
-            continue
-        if price_id is not None:
-            money = amount(quantity, prices[price_id])
-            revenue.append(Revenue(month, sku.rung, sku.gpu_model.name, sku.region.code, sku.currency, money))
-        gpu_hours = Decimal(quantity) * _gpu_per_unit(sku, gpus_per_node, hall_id) / 3_600_000
-        held.append(
-            Held(month, sku.rung, sku.gpu_model.name, hall.code, hall.region.code, sku.currency, window_ms, gpu_hours)
-        )
-    models = dict(GpuModel.objects.values_list("id", "name"))
-    samples = [
-        Sample(
-            _month_key(to_ms(at) - 1),
-            models[model_id],
-            halls[hall_id].code,
-            halls[hall_id].region.code,
-            to_ms(at),
-            seconds,
-            gpus,
-            idle,
-            stranded,
-        )
-        for at, seconds, hall_id, model_id, gpus, idle, stranded in CapacitySample.objects.filter(
-            at__gt=start, at__lte=end
-        ).values_list("at", "seconds", "hall_id", "gpu_model_id", "gpus", "idle_milli", "stranded_milli")
-    ]
-    book = CostBook(
-        (models[b.gpu_model_id], halls[b.hall_id].code, Basis(to_ms(b.effective_from), b.per_gpu_hour, b.currency))
-        for b in CostBasis.objects.all()
-    )
-    return margin(revenue=revenue, held=held, samples=samples, book=book)
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,25 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
-from billing.models import BillingAccount, BudgetAlert, CostBasis, Invoice, Notification, Sku, SkuPrice
+from billing.domain.pricing import PRICE_PLACES, price_fits
+from billing.models import (
+    BillingAccount,
+    BudgetAlert,
+    CostBasis,
+    Invoice,
+    Notification,
+    Sku,
+    SkuPrice,
+    StorageCostBasis,
+    StorageKind,
+)
 from billing.selectors import month_of, month_spend, stripe_enabled
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid, ServiceError
 from core.sql import Lookup
 from core.tasks import enqueue
-from provisioning.models import GpuModel, Hall
+from provisioning.models import GpuModel, Hall, Region
 from tenancy.models import Membership, Tenant, TenantState
 from tenancy.services import TenantNotActive, tenant_require_writable
 
@@ -40,11 +51,25 @@ class PaymentRequired(ServiceError):
 
 
 @transaction.atomic
-def price_set(*, sku: Sku, unit_price_per_hour: Decimal, effective_from: datetime, actor: Actor) -> SkuPrice:
+def price_set(
+    *,
+    sku: Sku,
+    unit_price_per_hour: Decimal,
+    effective_from: datetime,
+    actor: Actor,
+    quoted: dict[str, str] | None = None,
+) -> SkuPrice:
     """Schedule a SKU's price from ``effective_from`` on. A price never starts in the past: usage already
-    metered keeps the price it was metered at."""
+    metered keeps the price it was metered at. ``quoted``: the price as the operator wrote it, when that is not per
+    unit-hour (a storage price per GB-month), kept in the audit record beside the price per hour."""
     if unit_price_per_hour < 0:
         raise Invalid("invalid_price", "A price cannot be negative.", field="unit_price_per_hour")
+    if not price_fits(unit_price_per_hour):
+        raise Invalid(
+            "invalid_price",
+            f"A price per hour has at most {PRICE_PLACES} decimal places: {unit_price_per_hour} has more.",
+            field="unit_price_per_hour",
+        )
     if effective_from < timezone.now() - timedelta(minutes=1):
         raise Invalid("price_in_past", "A price cannot start in the past.", field="effective_from")
     if SkuPrice.objects.filter(sku=sku, effective_from=effective_from).exists():
@@ -60,6 +85,7 @@ def price_set(*, sku: Sku, unit_price_per_hour: Decimal, effective_from: datetim
             "unit_price_per_hour": str(unit_price_per_hour),
             "currency": sku.currency,
             "effective_from": effective_from.isoformat(),
+            **(quoted or {}),
         },
     )
     return price
@@ -114,6 +140,54 @@ def cost_basis_add(
             "effective_from": effective_from.isoformat(),
             "currency": currency,
             **{f"{name}_per_gpu_hour": str(parts[name]) for name in COST_PARTS},
+        },
+    )
+    return basis
+
+
+@transaction.atomic
+def storage_cost_basis_add(
+    *,
+    region: Region,
+    storage_kind: str,
+    effective_from: datetime,
+    cost_per_gb_month: Decimal,
+    currency: str,
+    actor: Actor,
+) -> StorageCostBasis:
+    """What a provisioned GB of ``storage_kind`` (filesystem, block, snapshot) in ``region`` costs per storage
+    month from ``effective_from`` on. Like the GPU cost basis: added, never edited, and it may start in the past
+    (the margin report is computed when read; audited with who did it)."""
+    if storage_kind not in StorageKind.values:
+        raise Invalid("validation_error", f"A storage kind is {', '.join(StorageKind.values)}.", field="storage_kind")
+    if cost_per_gb_month < 0:
+        raise Invalid("validation_error", "A cost cannot be negative.", field="cost_per_gb_month")
+    if StorageCostBasis.objects.filter(
+        region=region, storage_kind=storage_kind, effective_from=effective_from
+    ).exists():
+        raise Conflict(
+            "cost_basis_exists",
+            "This region and storage kind already have a cost basis starting then.",
+            field="effective_from",
+        )
+    basis = StorageCostBasis.objects.create(
+        region=region,
+        storage_kind=storage_kind,
+        effective_from=effective_from,
+        currency=currency,
+        cost_per_gb_month=cost_per_gb_month,
+    )
+    audit_record(
+        actor=actor,
+        action="billing.storage_cost_basis_added",
+        target_type="storage_cost_basis",
+        target_id=basis.pk,
+        data={
+            "region": region.code,
+            "storage_kind": storage_kind,
+            "effective_from": effective_from.isoformat(),
+            "currency": currency,
+            "cost_per_gb_month": str(cost_per_gb_month),
         },
     )
     return basis
@@ -214,7 +288,12 @@ def budget_check(*, tenant: Tenant, now: datetime) -> BudgetCheck:
             )
             if created:
                 crossed.append(threshold)
-                stop = " New allocations are refused and running work stops." if account.budget_hard_stop else ""
+                stop = (
+                    " New allocations, volumes and volume growth are refused and running work stops; your volumes "
+                    "and their data are kept (and billed)."
+                    if account.budget_hard_stop
+                    else ""
+                )
                 notify(
                     tenant=tenant,
                     kind="budget",

@@ -1,9 +1,10 @@
 """A tenant's volumes across the apps: provisioning keeps the volume, compliance its data key and governance,
-billing refuses new storage once a budget's hard stop is reached.
+billing refuses new storage once a budget's hard stop is reached, and storage that has no price.
 
 - ``volume_create`` / ``volume_restore``: admission (standing, budget: a hard stop refuses new storage, it never
-  deletes any), then the volume and its asset (its own data key) in one transaction.
-- ``volume_grow`` / ``volume_rename``: the volume and its asset together.
+  deletes any; a storage kind and region without a price in effect: 409 ``not_priced``), then the volume and its
+  asset (its own data key) in one transaction.
+- ``volume_grow`` / ``volume_rename``: the volume and its asset together (growth is admitted as new storage is).
 - ``volume_delete``: refused while mounted (409 ``volume_in_use``) or under a legal hold (409 ``legal_hold``); else
   the asset starts its waiting period, the volume stops being mounted and billed, and once the key is shredded the
   backend volume goes (``lifecycle.receivers``).
@@ -22,6 +23,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from billing.models import StorageKind
+from billing.selectors import storage_price_at, storage_sku_code
 from billing.services.accounts import PaymentRequired, admission_check
 from compliance.models import DataAsset
 from compliance.services.assets import LegalHoldActive
@@ -43,19 +46,42 @@ from tenancy.models import Tenant
 from tenancy.services import tenant_require_writable
 
 
-def _admit(tenant: Tenant, what: str, actor: Actor) -> None:
-    """New storage is bought like new capacity: refused while suspended, closing, or over a hard-stop budget. The
-    volumes a tenant has are never touched by it: a budget stops work, never deletes data. A closing tenant's member
-    is refused first, in the words every other change is refused in (``tenant_require_writable``)."""
+def _admit(
+    tenant: Tenant, what: str, actor: Actor, *, region: Region, storage_kind: str, now: datetime | None = None
+) -> None:
+    """New storage is bought like new capacity: refused while suspended, closing, or over a hard-stop budget (402
+    ``budget_exceeded``), and where it has no price (409 ``not_priced``). The volumes a tenant has are never
+    touched by it: a budget stops work, never deletes data. A closing tenant's member is refused first, in the words
+    every other change is refused in (``tenant_require_writable``)."""
     tenant_require_writable(tenant, actor=actor)
+    now = now or timezone.now()
     try:
-        admission_check(tenant=tenant)
+        admission_check(tenant=tenant, now=now)
     except PaymentRequired as error:
         if error.code != "budget_exceeded":
             raise
         raise PaymentRequired(
             error.code, f"{error.detail} {what} is refused; your volumes and their data are kept.", extra=error.extra
         ) from None
+    _priced(region, storage_kind, now)
+
+
+def _priced(region: Region, storage_kind: str, now: datetime) -> None:
+    """Nothing is stored without a price, as nothing runs without one: a storage kind (filesystem, block,
+    snapshot) with no price in effect in the region is refused 409 ``not_priced``, naming its SKU. A kind that is
+    not one is left to provisioning's check (422 naming ``kind``)."""
+    if storage_kind not in StorageKind.values:
+        return
+    if storage_price_at(region_code=region.code, storage_kind=storage_kind, at=now) is not None:
+        return
+    sku = storage_sku_code(storage_kind=storage_kind, region_code=region.code)
+    raise Conflict(
+        "not_priced",
+        f"{storage_kind.capitalize()} storage in {region.code} has no price yet ({sku}): it cannot be bought there "
+        "until an operator prices it.",
+        field="region",
+        extra={"sku": sku},
+    )
 
 
 def volume_create(
@@ -71,8 +97,8 @@ def volume_create(
 ) -> Volume:
     """A new volume (restored from ``snapshot`` when given) with its own data key; it is ``creating`` until the
     backend has it."""
-    _admit(tenant, "A new volume", actor)
     now = now or timezone.now()
+    _admit(tenant, "A new volume", actor, region=region, storage_kind=kind, now=now)
     with transaction.atomic():
         volume = provisioning.volume_create(
             tenant=tenant,
@@ -88,10 +114,11 @@ def volume_create(
     return volume
 
 
-def volume_grow(*, volume: Volume, size_gb: int, actor: Actor) -> Volume:
-    _admit(volume.tenant, "Growing a volume", actor)
+def volume_grow(*, volume: Volume, size_gb: int, actor: Actor, now: datetime | None = None) -> Volume:
+    now = now or timezone.now()
+    _admit(volume.tenant, "Growing a volume", actor, region=volume.region, storage_kind=volume.kind, now=now)
     with transaction.atomic():
-        volume = provisioning.volume_grow(volume=volume, size_gb=size_gb, actor=actor)
+        volume = provisioning.volume_grow(volume=volume, size_gb=size_gb, actor=actor, now=now)
         volume_asset_update(volume=volume)
     return volume
 
@@ -124,9 +151,12 @@ def volume_delete(*, volume: Volume, actor: Actor, now: datetime | None = None) 
     return volume
 
 
-def volume_snapshot_create(*, volume: Volume, name: str, actor: Actor) -> VolumeSnapshot:
-    _admit(volume.tenant, "A new snapshot", actor)
-    return provisioning.snapshot_create(volume=volume, name=name, actor=actor)
+def volume_snapshot_create(*, volume: Volume, name: str, actor: Actor, now: datetime | None = None) -> VolumeSnapshot:
+    """A snapshot is storage of its own (billed by the GB-hour on the region's snapshot SKU), admitted as a volume
+    is."""
+    now = now or timezone.now()
+    _admit(volume.tenant, "A new snapshot", actor, region=volume.region, storage_kind=StorageKind.SNAPSHOT, now=now)
+    return provisioning.snapshot_create(volume=volume, name=name, actor=actor, now=now)
 
 
 def volume_snapshot_delete(*, snapshot: VolumeSnapshot, actor: Actor) -> VolumeSnapshot:

@@ -77,6 +77,8 @@ def test_usage_shows_closed_and_open_windows(recent, api, alice, acme, priced):
     assert rows[0] == {
         "sku": "container/H100-SXM-80GB/gpu/eu-west",
         "window_start": start.isoformat().replace("+00:00", "Z"),
+        "unit": "GPU-hours",
+        "quantity": "0.050000",
         "gpu_seconds": "180.000",
         "amount": "0.12",
         "currency": "usd",
@@ -126,14 +128,18 @@ def test_the_upcoming_invoice_prices_usage_from_the_price_book(recent, api, alic
     assert body["lines"] == [
         {
             "sku": "container/H100-SXM-80GB/gpu/eu-west",
+            "unit": "GPU-hours",
             "quantity": "0.500000",
             "unit_price": "2.400000",
+            "unit_price_per_month": None,
             "amount": "1.20",
         },
         {
             "sku": "container/H100-SXM-80GB/mig-3g.40gb/eu-west",
+            "unit": "MIG slice-hours",
             "quantity": "1.000000",
             "unit_price": "0.600000",
+            "unit_price_per_month": None,
             "amount": "0.60",
         },
     ]

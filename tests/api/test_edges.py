@@ -46,6 +46,7 @@ WRITES = [
     ("POST", "/api/v1/compliance/legal-holds/{id}/release", "compliance"),
     ("POST", "/api/v1/ops/fleet", "operator"),
     ("POST", "/api/v1/ops/cost-basis", "operator"),
+    ("POST", "/api/v1/ops/storage-prices", "operator"),
     ("POST", "/api/v1/ops/nodes/{id}/drain", "operator"),
     ("POST", "/api/v1/ops/nodes/{id}/undrain", "operator"),
     ("POST", "/api/v1/ops/nodes/{id}/quarantine", "operator"),

@@ -3,8 +3,9 @@
 
 Nothing is placed without a price, so the suite's fleets come priced: ``tests/conftest.py`` prices every shape of
 each pool (GPU model x region) a test's fleet offers as its first node is saved (``price_pool``: the default price
-book, in force since ``PRICE_BOOK_SINCE``). A test that keeps a price book of its own (the price list, the Stripe
-catalog, ``seed_demo``'s) is marked ``own_price_book`` and prices what it places itself."""
+book, in force since ``PRICE_BOOK_SINCE``), and every storage kind of each region as the region is saved
+(``price_storage``: nothing is stored without a price either). A test that keeps a price book of its own (the price
+list, the Stripe catalog, ``seed_demo``'s) is marked ``own_price_book`` and prices what it places itself."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from typing import Any
 
 from django.conf import settings
 
-from billing.models import Sku, SkuPrice, Unit
+from billing.domain.pricing import per_gb_hour
+from billing.models import Sku, SkuPrice, StorageKind, Unit
 from billing.selectors import sku_shapes
 from provisioning.domain.states import AllocationState as S
 from provisioning.models import Allocation, GpuModel, Region
@@ -32,6 +34,7 @@ BASE = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 # The default price book's start: before any instant a test uses, on any clock.
 PRICE_BOOK_SINCE = datetime(2000, 1, 1, tzinfo=UTC)
 DEFAULT_PRICE = Decimal("1.00")  # per unit-hour, every shape
+DEFAULT_STORAGE_PER_GB_MONTH = Decimal("0.10")  # every storage kind: per_gb_hour() of it per GB-hour
 
 
 def price_pool(model: GpuModel, region: Region) -> int:
@@ -62,6 +65,40 @@ def price_pool(model: GpuModel, region: Region) -> int:
         SkuPrice(sku=sku, unit_price_per_hour=DEFAULT_PRICE, effective_from=PRICE_BOOK_SINCE) for sku in unpriced
     )
     return len(unpriced)
+
+
+def price_storage(region: Region, per_gb_month: Decimal = DEFAULT_STORAGE_PER_GB_MONTH) -> int:
+    """Price every storage kind (filesystem, block, snapshot) of a region that has no price yet, per GB-month, from
+    ``PRICE_BOOK_SINCE``; returns the prices made."""
+    made = 0
+    for kind in StorageKind.values:
+        found, _ = Sku.objects.get_or_create(
+            unit=Unit.GB,
+            storage_kind=kind,
+            region=region,
+            defaults={"code": Sku.storage_code(kind, region.code), "currency": settings.LADDER_BILLING_CURRENCY},
+        )
+        if not found.prices.exists():
+            SkuPrice.objects.create(
+                sku=found, unit_price_per_hour=per_gb_hour(per_gb_month), effective_from=PRICE_BOOK_SINCE
+            )
+            made += 1
+    return made
+
+
+def storage_price(
+    per_gb_month: str, *, kind: str = "filesystem", region: str = "eu-west", since: datetime = BASE - timedelta(days=60)
+) -> SkuPrice:
+    """A storage price quoted per GB-month, as setup data (the service refuses to backdate prices)."""
+    found, _ = Sku.objects.get_or_create(
+        unit=Unit.GB,
+        storage_kind=kind,
+        region=Region.objects.get(code=region),
+        defaults={"code": Sku.storage_code(kind, region), "currency": settings.LADDER_BILLING_CURRENCY},
+    )
+    return SkuPrice.objects.create(
+        sku=found, unit_price_per_hour=per_gb_hour(Decimal(per_gb_month)), effective_from=since
+    )
 
 
 def at(minutes: float = 0, seconds: float = 0) -> datetime:

@@ -24,11 +24,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
-from billing.models import CostBasis, StorageKind, Unit
+from billing.models import CostBasis, StorageCostBasis, StorageKind, Unit
 from billing.selectors import sku_shapes
-from billing.services.accounts import cost_basis_add, price_set
+from billing.services.accounts import cost_basis_add, price_set, storage_cost_basis_add
 from billing.services.ledger import sku_get
-from billing.services.storage import storage_sku
+from billing.services.storage import storage_price_set, storage_sku
 from compliance.models import DataAsset, TenantSecret
 from compliance.services.assets import data_asset_create
 from compliance.services.secrets import secret_create
@@ -36,7 +36,6 @@ from core.actor import Actor
 from lifecycle.services.customers import allocation_request, tenant_signup
 from lifecycle.services.volumes import volume_create
 from provisioning.domain.rungs import Rung
-from provisioning.domain.volumes import HOURS_PER_MONTH
 from provisioning.domain.workloads import Workload
 from provisioning.drivers.base import simulated_node_public_key
 from provisioning.models import Allocation, GpuModel, Hall, Node, Region, Volume
@@ -165,11 +164,17 @@ DEMO_MIG_PREMIUM = {Rung.CONTAINER: Decimal("1.10"), Rung.SERVERLESS: Decimal("1
 PYTORCH = "nvcr.io/nvidia/pytorch:25.01-py3"
 SSH = "ssh-key"  # stands for the demo SSH key's id in a workload below
 DATASETS = "datasets"  # acme's shared filesystem volume, named by its id in a workload below
-# The demo storage prices per GB-month (stored per GB-hour: HOURS_PER_MONTH of them make a storage month).
+# The demo storage prices per GB-month (kept per GB-hour: HOURS_PER_MONTH of them make a storage month), and what
+# a GB-month of each costs the operator (the disks with their replicas, the storage servers, power and space).
 DEMO_STORAGE_GB_MONTH = {
     StorageKind.FILESYSTEM: Decimal("0.07"),
     StorageKind.BLOCK: Decimal("0.10"),
     StorageKind.SNAPSHOT: Decimal("0.05"),
+}
+DEMO_STORAGE_COST_GB_MONTH = {
+    StorageKind.FILESYSTEM: Decimal("0.03"),
+    StorageKind.BLOCK: Decimal("0.04"),
+    StorageKind.SNAPSHOT: Decimal("0.015"),
 }
 DEMO_SECRET = ("HF_TOKEN", "hf_demo-token-not-a-real-one")
 DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
@@ -372,14 +377,19 @@ class Command(BaseCommand):
 
     @staticmethod
     def _storage_price_book(actor: Actor) -> int:
-        """A storage price per region and kind (``DEMO_STORAGE_GB_MONTH``), set once per SKU."""
+        """A storage price per region and kind (``DEMO_STORAGE_GB_MONTH``), quoted per GB-month and kept per
+        GB-hour (``storage_price_set``), set once per SKU."""
         created = 0
         for region in Region.objects.all():
             for kind, per_month in DEMO_STORAGE_GB_MONTH.items():
-                sku = storage_sku(storage_kind=kind, region=region)
-                if not sku.prices.exists():
-                    per_hour = (per_month / HOURS_PER_MONTH).quantize(Decimal("0.000001"))
-                    price_set(sku=sku, unit_price_per_hour=per_hour, effective_from=timezone.now(), actor=actor)
+                if not storage_sku(storage_kind=kind, region=region).prices.exists():
+                    storage_price_set(
+                        region=region,
+                        storage_kind=kind,
+                        price_per_gb_month=per_month,
+                        effective_from=timezone.now(),
+                        actor=actor,
+                    )
                     created += 1
         return created
 
@@ -410,7 +420,8 @@ class Command(BaseCommand):
 
     def _cost_book(self, actor: Actor) -> int:
         """What a GPU-hour costs in each demo hall from the start of this month (capex over four years, power at
-        the hall's tariff, space and network); set once."""
+        the hall's tariff, space and network), and a GB-month of each storage kind in each region
+        (``DEMO_STORAGE_COST_GB_MONTH``); set once."""
         created = 0
         start = timezone.now().replace(day=1, hour=0, minute=0, second=0, microsecond=0)
         for model_id, hall_id in Node.objects.values_list("gpu_model", "hall").order_by().distinct():
@@ -420,6 +431,19 @@ class Command(BaseCommand):
             parts = {**DEMO_COST[model.name], "power": DEMO_POWER[hall.region.code]}
             cost_basis_add(gpu_model=model, hall=hall, effective_from=start, parts=parts, currency="usd", actor=actor)
             created += 1
+        for region in Region.objects.all():
+            for kind, per_month in DEMO_STORAGE_COST_GB_MONTH.items():
+                if StorageCostBasis.objects.filter(region=region, storage_kind=kind).exists():
+                    continue
+                storage_cost_basis_add(
+                    region=region,
+                    storage_kind=kind,
+                    effective_from=start,
+                    cost_per_gb_month=per_month,
+                    currency="usd",
+                    actor=actor,
+                )
+                created += 1
         return created
 
     def _allocations(self, actor: Actor) -> int:
