@@ -276,10 +276,20 @@ class UsageInterval(TenantOwned):
         indexes = [
             models.Index(fields=["window_ms"], condition=Q(batch=None, end_ms__isnull=False), name="usage_unrolled"),
             models.Index(fields=["tenant", "window_ms"], name="usage_by_tenant"),
-            # The detail export's order and every column it reads: the database walks it without sorting or
-            # reading the table (billing.selectors.exports).
+            # The detail export's order and every column it reads, the resource being the allocation, volume or
+            # snapshot: the database walks it without sorting or reading the table (billing.selectors.exports).
             models.Index(
-                fields=["tenant", "sku", "window_ms", "allocation", "price", "batch", "quantity_milli"],
+                fields=[
+                    "tenant",
+                    "sku",
+                    "window_ms",
+                    "allocation",
+                    "volume",
+                    "snapshot",
+                    "price",
+                    "batch",
+                    "quantity_milli",
+                ],
                 condition=Q(batch__isnull=False),
                 name="usage_export",
             ),

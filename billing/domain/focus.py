@@ -1,17 +1,19 @@
 """FinOps FOCUS 1.2 rows of the usage ledger, free of the ORM: the columns, and one row from one charge.
 
 A charge is a slice of the ledger: for the summary export a usage rollup (tenant x SKU x price x hour, ``seq`` > 0
-a late adjustment), for the detail export the pieces of one allocation in one hour at one price counted by one
-rollup batch. The row formats every FOCUS column the validator checks for 1.2 plus Ladder's own (``x_``).
+a late adjustment), for the detail export the pieces of one resource (an allocation, a volume or a snapshot) in
+one hour at one price counted by one rollup batch. The row formats every FOCUS column the validator checks for 1.2
+plus Ladder's own (``x_``). Compute is in the FOCUS service category ``Compute``, volumes and snapshots in
+``Storage`` (``STORAGE_SERVICES``), counted in GB-hours.
 
 Costs reconcile with the invoice exactly. An invoice line is ``round_half_up(amount(sum of quantities, price))``
 per tenant x SKU x price x month (``billing.domain.pricing.invoice_lines``); an exact amount is rarely a finite decimal
 (``quantity x price / 3,600,000``), so rows cannot each carry it. ``CostCarry`` gives each row the difference of
-the running exact amount of its line, quantized to ``COST_PLACES`` decimal places: ``Q(amount(before + q)) -
-Q(amount(before))``. Summed over a line's rows that telescopes to ``Q(amount(total))``, which rounds to the
-invoice line's cents (16 places: an exact amount that is not itself on a half cent lies at least 1/7.2e14 away
-from one, far more than the 5e-17 the quantization moves it), and each row is within 1e-16 of its own exact
-amount.
+the running exact amount of its line, truncated to ``COST_PLACES`` decimal places: ``T(amount(before + q)) -
+T(amount(before))``. Summed over a line's rows that telescopes to ``T(amount(total))``, which rounds to the
+invoice line's cents: every half cent is on the grid of 16 places, so truncating to it never carries an amount
+across one, whatever the price's places (a storage price per GB-hour has ten); and each row is within 1e-16 of
+its own exact amount.
 """
 
 from __future__ import annotations
@@ -24,11 +26,21 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from billing.domain.pricing import per_gb_month
 from provisioning.domain.rungs import RUNGS, RungFacts, rung_facts
 
 FOCUS_VERSION = "1.2"
 PROVIDER = "Ladder"
 SERVICE_CATEGORY = "Compute"
+STORAGE_CATEGORY = "Storage"
+# A storage kind's service, its FOCUS subcategory and the type of its resource (one subcategory per service).
+STORAGE_SERVICES = {
+    "filesystem": ("Ladder Filesystem Volumes", "File Storage", "Filesystem Volume"),
+    "block": ("Ladder Block Volumes", "Block Storage", "Block Volume"),
+    "snapshot": ("Ladder Volume Snapshots", "Backup Storage", "Volume Snapshot"),
+}
+_OTHER_STORAGE = ("Ladder Storage", "Other (Storage)", "Storage")
+PRICE_PLACES = 10  # a price per unit-hour (``billing.domain.pricing.PRICE_PLACES``)
 # One service per rung, so each has one subcategory (FOCUS: a ServiceName has one ServiceSubcategory): the table
 # of rungs names them (``RungFacts.focus``); a SKU of a rung it does not know is this one.
 _OTHER_SERVICE = ("Ladder GPU Compute", "Other (Compute)")
@@ -72,7 +84,7 @@ COLUMNS: tuple[Column, ...] = (
     _C("PricingCurrency", "string", True, "The currency prices are set in: the billing currency."),
     _C("PricingCurrencyListUnitPrice", "decimal", True, "ListUnitPrice in the pricing currency: the same."),
     _C("PricingCurrencyContractedUnitPrice", "decimal", True, "ContractedUnitPrice in the pricing currency: the same."),
-    _C("PricingUnit", "string", True, "GPU-Hours, MIG Slice-Hours or Node-Hours."),
+    _C("PricingUnit", "string", True, "GPU-Hours, MIG Slice-Hours, Node-Hours or GB-Hours (storage)."),
     _C("ConsumedUnit", "string", True, "Same as PricingUnit."),
     _C("CommitmentDiscountStatus", "string", False, "Null: Ladder sells no commitment discounts."),
     _C("PricingCategory", "string", True, "Standard: prices are the public price book's."),
@@ -90,24 +102,32 @@ COLUMNS: tuple[Column, ...] = (
     _C("InvoiceIssuerName", "string", True, "Ladder."),
     _C("RegionId", "string", True, "The region's code."),
     _C("RegionName", "string", True, "The region's name."),
-    _C("AvailabilityZone", "string", False, "Detail: the hall the allocation ran in; summary: null."),
-    _C("ResourceId", "string", False, "Detail: the allocation (allocation/<id>); summary: null (many)."),
-    _C("ResourceName", "string", False, "Detail: the allocation's name."),
-    _C("ResourceType", "string", False, "Detail: Bare Metal Server, Virtual Machine, Container, Job or Endpoint."),
-    _C("ServiceName", "string", True, "One per rung: Ladder Containers, Ladder Virtual Machines, ..."),
-    _C("ServiceCategory", "string", True, "Compute."),
-    _C("ServiceSubcategory", "string", True, "Containers, Virtual Machines, Serverless Compute or Other (Compute)."),
+    _C("AvailabilityZone", "string", False, "Detail: the hall the allocation ran in; summary and storage: null."),
+    _C("ResourceId", "string", False, "Detail: allocation/<id>, volume/<id> or snapshot/<id>; summary: null (many)."),
+    _C("ResourceName", "string", False, "Detail: the allocation's, volume's or snapshot's name."),
+    _C("ResourceType", "string", False, "Detail: Bare Metal Server, ..., Container, Job, Endpoint; Block Volume, ..."),
+    _C(
+        "ServiceName",
+        "string",
+        True,
+        "One per rung (Ladder Containers, ...) and storage kind (Ladder Block Volumes).",
+    ),
+    _C("ServiceCategory", "string", True, "Compute, or Storage for volumes and snapshots."),
+    _C("ServiceSubcategory", "string", True, "Containers, ..., Other (Compute); File, Block or Backup Storage."),
     _C("InvoiceId", "string", True, "The tenant's invoice of the billing period: ladder-<tenant id>-<YYYY-MM>."),
-    _C("SkuId", "string", True, "The SKU's code: rung/GPU model/unit/region."),
+    _C("SkuId", "string", True, "The SKU's code: rung/GPU model/unit/region, or storage/kind/region."),
     _C("SkuPriceId", "string", True, "The price version: <SKU code>@<effective from, UTC>."),
-    _C("SkuMeter", "string", True, "What is metered: GPU time, MIG slice time or node time."),
-    _C("SkuPriceDetails", "json", True, "x_Unit, x_MigProfile, x_PricePerUnitHour, x_EffectiveFrom."),
-    _C("Tags", "json", True, "Detail: the allocation's provider tags (ladder/...); summary: {}."),
-    _C("x_Rung", "string", True, "The rung sold (bare_metal, vm, confidential_vm, container, job, serverless)."),
+    _C("SkuMeter", "string", True, "What is metered: GPU time, MIG slice time, node time or provisioned storage."),
+    _C(
+        "SkuPriceDetails", "json", True, "x_Unit, x_MigProfile, x_StorageKind, x_PricePerUnitHour, x_PricePerGbMonth..."
+    ),
+    _C("Tags", "json", True, "Detail: the resource's provider tags (ladder/...); summary: {}."),
+    _C("x_Rung", "string", False, "The rung sold (bare_metal, vm, ...); null for storage."),
     _C("x_PerformanceIsolation", "string", False, "How the GPU is shared; summary: null where the SKU allows several."),
-    _C("x_SecurityIsolation", "string", True, "The boundary between tenants the rung promises."),
-    _C("x_GpuModel", "string", True, "The GPU model."),
+    _C("x_SecurityIsolation", "string", False, "The boundary between tenants the rung promises; null for storage."),
+    _C("x_GpuModel", "string", False, "The GPU model; null for storage."),
     _C("x_TenantSlug", "string", True, "The tenant's slug."),
+    _C("x_StorageKind", "string", False, "Storage: filesystem, block or snapshot; null for compute."),
 )
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 INDEX = {name: i for i, name in enumerate(COLUMN_NAMES)}
@@ -116,19 +136,21 @@ UNIT_WORDS = {
     "gpu": ("GPU-Hours", "GPU time"),
     "mig": ("MIG Slice-Hours", "MIG slice time"),
     "node": ("Node-Hours", "node time"),
+    "gb": ("GB-Hours", "provisioned storage"),
 }
 
 
 @dataclass(frozen=True)
 class Sku:
     code: str
-    rung: str
-    unit: str  # gpu, mig, node
+    rung: str  # "" for storage
+    unit: str  # gpu, mig, node, gb (storage)
     mig_profile: str
-    gpu_model: str
+    gpu_model: str  # "" for storage
     region_code: str
     region_name: str
     currency: str
+    storage_kind: str = ""  # filesystem, block, snapshot; "" for compute
 
 
 @dataclass(frozen=True)
@@ -150,9 +172,23 @@ class Tenant:
     name: str
 
 
+RESOURCE_KINDS = ("allocation", "volume", "snapshot")
+
+
+def resource_key(kind: str, pk: int) -> int:
+    """One integer for a detail row's resource, whichever kind it is (ids of two kinds may be equal)."""
+    return pk * len(RESOURCE_KINDS) + RESOURCE_KINDS.index(kind)
+
+
+def resource_of(key: int) -> tuple[str, int]:
+    """``resource_key`` undone: the kind and the id."""
+    return RESOURCE_KINDS[key % len(RESOURCE_KINDS)], key // len(RESOURCE_KINDS)
+
+
 @dataclass(frozen=True)
 class Resource:
-    """The allocation of a detail row."""
+    """The resource of a detail row: an allocation (its rung, isolation and hall), or a volume or snapshot (``kind``;
+    no rung, isolation nor hall: storage lives in a region)."""
 
     id: int
     name: str
@@ -161,6 +197,11 @@ class Resource:
     security: str
     hall: str
     tags: Mapping[str, str | int | bool | None] = field(default_factory=dict)
+    kind: str = "allocation"
+
+    @property
+    def key(self) -> int:
+        return resource_key(self.kind, self.id)
 
 
 class Charge(NamedTuple):
@@ -191,18 +232,18 @@ def month_bounds(ms: int) -> tuple[int, int]:
     return int(start.timestamp()) * 1000, int(end.timestamp()) * 1000
 
 
-def price_micros(per_hour: Decimal) -> int:
-    """A price per unit-hour in millionths (the price book keeps six decimal places)."""
-    micros = per_hour.scaleb(6)
-    if micros != micros.to_integral_value() or micros < 0:
-        raise ValueError(f"a price has at most six decimal places and is not negative: {per_hour}")
-    return int(micros)
+def price_units(per_hour: Decimal) -> int:
+    """A price per unit-hour in units of 1e-10 (the price book keeps ten decimal places)."""
+    units = per_hour.scaleb(PRICE_PLACES)
+    if units != units.to_integral_value() or units < 0:
+        raise ValueError(f"a price has at most {PRICE_PLACES} decimal places and is not negative: {per_hour}")
+    return int(units)
 
 
-def cost_units(quantity_milli: int, micros: int) -> int:
-    """``billing.domain.pricing.amount`` in units of 1e-16, rounded half up: ``q x P / 3,600,000`` with ``P = micros /
-    1e6`` is ``q x micros x 1e5 / 36`` units, in integers (exact, and fast)."""
-    return (quantity_milli * micros * 200_000 + 36) // 72
+def cost_units(quantity_milli: int, price: int) -> int:
+    """``billing.domain.pricing.amount`` in units of 1e-16, truncated: ``q x P / 3,600,000`` with ``P = price /
+    1e10`` is ``q x price / 3.6`` units, ``q x price x 20 / 72`` in integers (exact, and fast)."""
+    return quantity_milli * price * 20 // 72
 
 
 def quantity_units(quantity_milli: int) -> int:
@@ -232,7 +273,7 @@ class CostCarry:
     def __init__(self) -> None:
         self._scope: tuple[int, str] | None = None
         self._running: dict[tuple[int | None, int], int] = {}
-        self._micros: dict[int | None, int] = {}
+        self._prices: dict[int | None, int] = {}
 
     def units(self, charge: Charge) -> int:
         scope = (charge.tenant.id, charge.sku.code)
@@ -242,15 +283,15 @@ class CostCarry:
         before = self._running.get(key, 0)
         after = before + charge.quantity_milli
         self._running[key] = after
-        micros = self._micros.get(charge.price.id)
-        if micros is None:
-            micros = self._micros[charge.price.id] = price_micros(charge.price.per_hour)
-        return cost_units(after, micros) - cost_units(before, micros)
+        price = self._prices.get(charge.price.id)
+        if price is None:
+            price = self._prices[charge.price.id] = price_units(charge.price.per_hour)
+        return cost_units(after, price) - cost_units(before, price)
 
 
 def exact_amount(quantity_milli: int, per_hour: Decimal) -> Decimal:
-    """``billing.domain.pricing.amount`` quantized to ``COST_PLACES`` places, half up."""
-    return decimal(cost_units(quantity_milli, price_micros(per_hour)), COST_PLACES)
+    """``billing.domain.pricing.amount`` truncated to ``COST_PLACES`` places."""
+    return decimal(cost_units(quantity_milli, price_units(per_hour)), COST_PLACES)
 
 
 def _json(value: Mapping[str, Any]) -> str:
@@ -282,18 +323,24 @@ def _resource_type(rung: str) -> str:
     return facts.focus.resource_type if facts else "Other"
 
 
-def _static(charge: Charge) -> tuple[Any, ...]:
-    """The values of the columns after ``VARYING`` (every one but the row's cost, quantity, hour and counts)."""
-    sku, price, tenant, resource = charge.sku, charge.price, charge.tenant, charge.resource
-    pricing_unit, meter = UNIT_WORDS[sku.unit]
-    month_start, month_end = month_bounds(charge.window_ms)
+@dataclass(frozen=True)
+class _Sold:
+    """What a row's SKU (and resource) sold, in FOCUS's words."""
+
+    service: str
+    category: str
+    subcategory: str
+    resource_type: str | None
+    performance: str | None
+    security: str | None
+
+
+def _sold(sku: Sku, resource: Resource | None) -> _Sold:
+    if sku.unit == "gb":  # storage: no rung, GPU or hall; its kind is the service
+        service, subcategory, kind_type = STORAGE_SERVICES.get(sku.storage_kind, _OTHER_STORAGE)
+        return _Sold(service, STORAGE_CATEGORY, subcategory, kind_type if resource else None, None, None)
     facts = _facts(sku.rung)
     service, subcategory = (facts.focus.service, facts.focus.subcategory) if facts else _OTHER_SERVICE
-    details: dict[str, Any] = {"x_Unit": sku.unit, "x_PricePerUnitHour": str(price.per_hour)}
-    if sku.mig_profile:
-        details["x_MigProfile"] = sku.mig_profile
-    if price.effective_from_ms is not None:
-        details["x_EffectiveFrom"] = iso(price.effective_from_ms)
     if resource is not None:
         performance: str | None = resource.performance
     elif sku.unit == "mig":
@@ -302,6 +349,25 @@ def _static(charge: Charge) -> tuple[Any, ...]:
         performance = "whole_gpu"  # MIG slices have SKUs of their own; only serverless sells soft shares
     else:
         performance = None  # sold whole and as soft shares on one SKU: the detail export names each
+    security = resource.security if resource else facts.security.value if facts else sku.rung
+    resource_type = _resource_type(resource.rung) if resource else None
+    return _Sold(service, SERVICE_CATEGORY, subcategory, resource_type, performance, security)
+
+
+def _static(charge: Charge) -> tuple[Any, ...]:
+    """The values of the columns after ``VARYING`` (every one but the row's cost, quantity, hour and counts)."""
+    sku, price, tenant, resource = charge.sku, charge.price, charge.tenant, charge.resource
+    pricing_unit, meter = UNIT_WORDS[sku.unit]
+    month_start, month_end = month_bounds(charge.window_ms)
+    sold = _sold(sku, resource)
+    details: dict[str, Any] = {"x_Unit": sku.unit, "x_PricePerUnitHour": str(price.per_hour)}
+    if sku.mig_profile:
+        details["x_MigProfile"] = sku.mig_profile
+    if sku.storage_kind:  # storage is quoted per GB-month: the price as people read it, beside the kept one
+        details["x_StorageKind"] = sku.storage_kind
+        details["x_PricePerGbMonth"] = str(per_gb_month(price.per_hour))
+    if price.effective_from_ms is not None:
+        details["x_EffectiveFrom"] = iso(price.effective_from_ms)
     values: dict[str, Any] = {
         "ListUnitPrice": price.per_hour,
         "ContractedUnitPrice": price.per_hour,
@@ -326,24 +392,25 @@ def _static(charge: Charge) -> tuple[Any, ...]:
         "InvoiceIssuerName": PROVIDER,
         "RegionId": sku.region_code,
         "RegionName": sku.region_name,
-        "AvailabilityZone": resource.hall if resource else None,
-        "ResourceId": f"allocation/{resource.id}" if resource else None,
+        "AvailabilityZone": (resource.hall or None) if resource else None,
+        "ResourceId": f"{resource.kind}/{resource.id}" if resource else None,
         "ResourceName": resource.name if resource else None,
-        "ResourceType": _resource_type(resource.rung) if resource else None,
-        "ServiceName": service,
-        "ServiceCategory": SERVICE_CATEGORY,
-        "ServiceSubcategory": subcategory,
+        "ResourceType": sold.resource_type,
+        "ServiceName": sold.service,
+        "ServiceCategory": sold.category,
+        "ServiceSubcategory": sold.subcategory,
         "InvoiceId": f"ladder-{tenant.id}-{iso(month_start)[:7]}",
         "SkuId": sku.code,
         "SkuPriceId": price_id(sku, price),
         "SkuMeter": meter,
         "SkuPriceDetails": _json(details),
         "Tags": _json({TAG_PREFIX + k: v for k, v in resource.tags.items()}) if resource else "{}",
-        "x_Rung": sku.rung,
-        "x_PerformanceIsolation": performance,
-        "x_SecurityIsolation": resource.security if resource else facts.security.value if facts else sku.rung,
-        "x_GpuModel": sku.gpu_model,
+        "x_Rung": sku.rung or None,
+        "x_PerformanceIsolation": sold.performance,
+        "x_SecurityIsolation": sold.security,
+        "x_GpuModel": sku.gpu_model or None,
         "x_TenantSlug": tenant.slug,
+        "x_StorageKind": sku.storage_kind or None,
     }
     return tuple(values[name] for name in COLUMN_NAMES[VARYING:])
 
@@ -370,7 +437,7 @@ def static_of(charge: Charge) -> Static:
     values = _static(charge)
     what = charge.sku.code
     if charge.resource is not None:
-        what = f"{charge.resource.name} (allocation {charge.resource.id}): {what}"
+        what = f"{charge.resource.name} ({charge.resource.kind} {charge.resource.id}): {what}"
     quoted = '"' + what.replace('"', '""')
     return Static(values, ",".join(_csv_cell(v) for v in values), what, quoted)
 
@@ -385,7 +452,7 @@ class Rows:
         self._statics: dict[tuple[Any, ...], Static] = {}
 
     def _static_of(self, charge: Charge) -> Static:
-        resource = charge.resource.id if charge.resource else None
+        resource = charge.resource.key if charge.resource else None
         key = (charge.tenant.id, charge.sku.code, charge.price.id, resource, month_bounds(charge.window_ms)[0])
         static = self._statics.get(key)
         if static is None:

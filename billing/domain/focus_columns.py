@@ -9,8 +9,8 @@ the export's columns:
   of its invoice line's running quantity. A batch's rows are sorted (stably) by line, the running quantities are
   one cumulative sum with each line's start moved to what the line carried from the previous batch, and the
   costs are computed in 64-bit integers split so nothing overflows: with ``x = 72 Q + R``, ``cost_units(x) = Q k +
-  (R k + 36) // 72`` (``k = micros x 200,000``), so a row costs ``(Qa - Qb) k + ...``, the size of the row's own
-  cost. A batch whose numbers do not fit (a row costing more than about 900 units of currency, a negative
+  (R k) // 72`` (``k`` = the price in units of 1e-10 x 20), so a row costs ``(Qa - Qb) k + ...``, the size of the
+  row's own cost. A batch whose numbers do not fit (a row costing more than about 900 units of currency, a negative
   quantity) is computed with Python integers instead: exact either way;
 - the unchanging columns of each combination (tenant x SKU x price x allocation x month) come from ``focus.Static``,
   made once per combination and taken by index;
@@ -49,7 +49,7 @@ from billing.domain.focus import (
     fixed,
     iso,
     month_bounds,
-    price_micros,
+    price_units,
     quantity_units,
     static_of,
 )
@@ -115,7 +115,7 @@ class _ChargeLookups:
 
 def batches(charges: Iterable[Charge], size: int = 5000) -> Iterator[Batch]:
     """Charges as batches of ``size``: ids as the reference (``focus.Rows``) keys them (tenant id, SKU code, price
-    id, allocation id)."""
+    id, resource key)."""
     look = _ChargeLookups()
     chunk: list[Charge] = []
 
@@ -128,7 +128,7 @@ def batches(charges: Iterable[Charge], size: int = 5000) -> Iterator[Batch]:
             skus.append(sku_id)
             look.prices[c.price.id] = c.price
             if c.resource is not None:
-                look.resources[c.resource.id] = c.resource
+                look.resources[c.resource.key] = c.resource
         detail = any(c.resource is not None for c in chunk)
         return Batch(
             look,
@@ -140,7 +140,7 @@ def batches(charges: Iterable[Charge], size: int = 5000) -> Iterator[Batch]:
             [c.quantity_milli for c in chunk],
             [c.closed_ms for c in chunk],
             [c.goodput_lost_ms for c in chunk],
-            [c.resource.id if c.resource else None for c in chunk] if detail else None,
+            [c.resource.key if c.resource else None for c in chunk] if detail else None,
         )
 
     for charge in charges:
@@ -186,17 +186,14 @@ def _split_units(values: pa.Array, factor: int) -> pa.Array:
 
 def _cost_differences(after: pa.Array, before: pa.Array, factor: pa.Array) -> pa.Array:
     """``cost_units(after) - cost_units(before)`` (``k = factor``) for 0 <= before <= after, in 64-bit integers: with
-    ``x = 72 Q + R``, ``(x k + 36) // 72 = Q k + (R k + 36) // 72``, so the difference is ``(Qa - Qb) k`` (the size of
-    the row's own cost, whatever the running totals) plus the difference of the remainders' terms (each under
-    ``k``). Raises ``ArrowInvalid`` when a row's cost does not fit."""
+    ``x = 72 Q + R``, ``(x k) // 72 = Q k + (R k) // 72``, so the difference is ``(Qa - Qb) k`` (the size of the
+    row's own cost, whatever the running totals) plus the difference of the remainders' terms (each under ``k``).
+    Raises ``ArrowInvalid`` when a row's cost does not fit."""
     whole_a, whole_b = pc.divide(after, 72), pc.divide(before, 72)
     rest_a, rest_b = pc.subtract(after, pc.multiply(whole_a, 72)), pc.subtract(before, pc.multiply(whole_b, 72))
     return pc.add_checked(
         pc.multiply_checked(pc.subtract(whole_a, whole_b), factor),
-        pc.subtract(
-            pc.divide(pc.add(pc.multiply(rest_a, factor), 36), 72),
-            pc.divide(pc.add(pc.multiply(rest_b, factor), 36), 72),
-        ),
+        pc.subtract(pc.divide(pc.multiply(rest_a, factor), 72), pc.divide(pc.multiply(rest_b, factor), 72)),
     )
 
 
@@ -227,7 +224,7 @@ class Columns:
         self._running: dict[tuple[int, int], int] = {}  # (price or -1, month start) -> running quantity
         self._statics: dict[tuple[Any, ...], Static] = {}
         self._hours: dict[int, tuple[int, int, str, str]] = {}  # window -> month start, month end, start, end
-        self._micros: dict[int, int] = {}
+        self._prices: dict[int, int] = {}  # price id -> the price in units of 1e-10
 
     def _hour(self, window_ms: int) -> tuple[int, int, str, str]:
         found = self._hours.get(window_ms)
@@ -366,16 +363,16 @@ class Columns:
         self._scope = (tenant[n - 1].as_py(), sku[n - 1].as_py())
         s_before = pc.add_checked(before_all, pc.take(pa.array(shift, pa.int64()), line))
         s_after = pc.add_checked(s_before, s_quantity)
-        # k = micros x 200,000 per row, from its price.
+        # k = the price in units of 1e-10 x 20 per row, from its price.
         uniq = pc.unique(s_price)
         factors = []
         for pk in uniq.to_pylist():
-            micros = self._micros.get(pk)
-            if micros is None:
-                micros = self._micros[pk] = price_micros(look.price(None if pk == -1 else pk).per_hour)
-            factors.append(micros * 200_000)
+            units = self._prices.get(pk)
+            if units is None:
+                units = self._prices[pk] = price_units(look.price(None if pk == -1 else pk).per_hour)
+            factors.append(units * 20)
         inverse = pc.sort_indices(order) if order is not None else None
-        fits = max(factors) * 72 + 36 <= _INT64_MAX and pc.min(s_quantity).as_py() >= 0
+        fits = max(factors) * 72 <= _INT64_MAX and pc.min(s_quantity).as_py() >= 0
         if fits:
             k = pc.take(pa.array(factors, pa.int64()), pc.index_in(s_price, uniq))
             try:
@@ -383,9 +380,9 @@ class Columns:
                 return cost if inverse is None else pc.take(cost, inverse)
             except pa.ArrowInvalid:
                 pass
-        micros_of = dict(zip(uniq.to_pylist(), factors, strict=True))
+        units_of = dict(zip(uniq.to_pylist(), factors, strict=True))
         exact = [
-            cost_units(a, micros_of[p] // 200_000) - cost_units(b, micros_of[p] // 200_000)
+            cost_units(a, units_of[p] // 20) - cost_units(b, units_of[p] // 20)
             for a, b, p in zip(s_after.to_pylist(), s_before.to_pylist(), prices, strict=True)
         ]
         if inverse is None:

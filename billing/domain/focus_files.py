@@ -20,7 +20,7 @@ from typing import IO, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from billing.domain.focus import COLUMNS, COST_PLACES, QUANTITY_PLACES, VARYING
+from billing.domain.focus import COLUMNS, COST_PLACES, PRICE_PLACES, QUANTITY_PLACES, VARYING
 from billing.domain.focus_columns import Batch, Columns, csv_bytes, record_batch
 
 FORMATS = ("csv", "parquet")
@@ -28,10 +28,10 @@ HASH_WINDOW = 32 << 20  # bytes of a CSV part mapped at once while it is hashed 
 ROW_GROUP = 65_536
 
 _DECIMAL_PLACES = {
-    "ListUnitPrice": 6,
-    "ContractedUnitPrice": 6,
-    "PricingCurrencyListUnitPrice": 6,
-    "PricingCurrencyContractedUnitPrice": 6,
+    "ListUnitPrice": PRICE_PLACES,
+    "ContractedUnitPrice": PRICE_PLACES,
+    "PricingCurrencyListUnitPrice": PRICE_PLACES,
+    "PricingCurrencyContractedUnitPrice": PRICE_PLACES,
     "PricingQuantity": QUANTITY_PLACES,
     "ConsumedQuantity": QUANTITY_PLACES,
     "x_GoodputSecondsLost": 3,

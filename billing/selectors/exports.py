@@ -16,9 +16,9 @@ Rows:
   change inside it) stay two rows, one per ``SkuPriceId``; a late adjustment (``seq`` > 0) stays its own row, so
   what was added after the hour closed is visible (and is a FOCUS ``Correction`` when it was counted after the
   hour's month had ended).
-- detail: the pieces of one allocation x SKU x hour x price counted by one rollup batch, summed. Only counted
-  pieces (``batch`` set) are exported, so a detail export and a summary export of one range hold the same
-  quantities and costs per tenant x SKU x hour x price.
+- detail: the pieces of one resource (an allocation, a volume or a snapshot) x SKU x hour x price counted by one
+  rollup batch, summed. Only counted pieces (``batch`` set) are exported, so a detail export and a summary export
+  of one range hold the same quantities and costs per tenant x SKU x hour x price.
 
 Goodput lost to provider faults (``provisioning.models.AllocationFault``): a fault's ``lost_ms`` (the work from
 the checkpoint the job went back to until the fault) is attributed whole to the allocation's last usage piece that
@@ -40,9 +40,10 @@ from django.db import connection, connections
 
 from billing.domain import focus, focus_columns, focus_files
 from billing.domain.metering import DAY_MS, from_ms, to_ms
+from billing.domain.pricing import price_shown
 from billing.models import Sku, SkuPrice, UsageInterval, UsageRollup
 from core import forks
-from provisioning.models import Allocation, AllocationFault
+from provisioning.models import Allocation, AllocationFault, Volume, VolumeSnapshot
 from tenancy.models import Tenant
 
 CHUNK = 20_000  # rows read and made into columns at a time: fewer, larger Arrow calls; memory bounded by it
@@ -53,21 +54,26 @@ FAULT_LOOKAHEAD_MS = 7 * DAY_MS
 class _Lookups:
     def __init__(self) -> None:
         self.skus = {
-            pk: focus.Sku(code, rung, unit, mig, gpu, region_code, region_name, currency)
-            for pk, code, rung, unit, mig, gpu, region_code, region_name, currency in Sku.objects.values_list(
-                "pk",
-                "code",
-                "rung",
-                "unit",
-                "mig_profile",
-                "gpu_model__name",
-                "region__code",
-                "region__name",
-                "currency",
+            pk: focus.Sku(code, rung, unit, mig, gpu or "", region_code, region_name, currency, storage_kind)
+            for pk, code, rung, unit, mig, gpu, region_code, region_name, currency, storage_kind in (
+                Sku.objects.values_list(
+                    "pk",
+                    "code",
+                    "rung",
+                    "unit",
+                    "mig_profile",
+                    "gpu_model__name",
+                    "region__code",
+                    "region__name",
+                    "currency",
+                    "storage_kind",
+                )
             )
         }
+        # Prices as they are shown (six places for compute, ten where needed), so an export reads the same
+        # whatever places the database keeps.
         self.prices = {
-            pk: focus.Price(pk, to_ms(start), per_hour)
+            pk: focus.Price(pk, to_ms(start), price_shown(per_hour))
             for pk, start, per_hour in SkuPrice.objects.values_list("pk", "effective_from", "unit_price_per_hour")
         }
         self._tenants: dict[int, focus.Tenant] = {}
@@ -92,27 +98,45 @@ class _Lookups:
         return found
 
     def prefetch(self, resources: Collection[int]) -> None:
-        """Load the allocations of a chunk in one query; those of earlier chunks are dropped past a bound (rows come
-        tenant by tenant, so they are done)."""
+        """Load the resources of a chunk (``focus.resource_key``: allocations, volumes, snapshots) in a query per
+        kind; those of earlier chunks are dropped past a bound (rows come tenant by tenant, so they are done)."""
         if len(self._resources) + len(resources) > RESOURCE_CACHE:
             self._resources.clear()
-        missing = [pk for pk in resources if pk not in self._resources]
-        for start in range(0, len(missing), 1000):
+        missing: dict[str, list[int]] = {kind: [] for kind in focus.RESOURCE_KINDS}
+        for wanted in resources:
+            if wanted not in self._resources:
+                kind, pk = focus.resource_of(wanted)
+                missing[kind].append(pk)
+        for start in range(0, len(missing["allocation"]), 1000):
             fields = ("pk", "name", "rung", "performance", "security", "hall__code", "workload", "dedicated")
             for pk, name, rung, performance, security, hall, workload, dedicated in Allocation.objects.filter(
-                pk__in=missing[start : start + 1000]
+                pk__in=missing["allocation"][start : start + 1000]
             ).values_list(*fields):
                 tags: dict[str, Any] = {"name": name, "rung": rung, "hall": hall, "dedicated": dedicated}
                 if isinstance(workload, dict):
                     for key in ("kind", "image"):
                         if isinstance(workload.get(key), str):
                             tags[key] = workload[key]
-                self._resources[pk] = focus.Resource(pk, name, rung, performance, security, hall, tags)
+                resource = focus.Resource(pk, name, rung, performance, security, hall, tags)
+                self._resources[resource.key] = resource
+        for start in range(0, len(missing["volume"]), 1000):
+            for pk, name, kind in Volume.objects.filter(pk__in=missing["volume"][start : start + 1000]).values_list(
+                "pk", "name", "kind"
+            ):
+                resource = focus.Resource(pk, name, "", "", "", "", {"name": name, "storage_kind": kind}, "volume")
+                self._resources[resource.key] = resource
+        for start in range(0, len(missing["snapshot"]), 1000):
+            for pk, name, volume in VolumeSnapshot.objects.filter(
+                pk__in=missing["snapshot"][start : start + 1000]
+            ).values_list("pk", "name", "volume_id"):
+                tags = {"name": name, "storage_kind": "snapshot", "volume": volume}
+                resource = focus.Resource(pk, name, "", "", "", "", tags, "snapshot")
+                self._resources[resource.key] = resource
 
-    def resource(self, pk: int) -> focus.Resource:
-        if pk not in self._resources:
-            self.prefetch([pk])
-        return self._resources[pk]
+    def resource(self, key: int) -> focus.Resource:
+        if key not in self._resources:
+            self.prefetch([key])
+        return self._resources[key]
 
 
 def _faults(first_ms: int, stop_ms: int, tenant_id: int | None) -> dict[tuple[int, int, int], int]:
@@ -234,12 +258,14 @@ def summary_batches(
             )
 
 
+# One of allocation, volume and snapshot is set (``usage_of_one_thing``): the resource of the row.
 _DETAIL = """
-SELECT tenant_id, sku_id, window_ms, allocation_id, price_id, batch, CAST(SUM(quantity_milli) AS BIGINT)
+SELECT tenant_id, sku_id, window_ms, allocation_id, volume_id, snapshot_id, price_id, batch,
+       CAST(SUM(quantity_milli) AS BIGINT)
 FROM {interval}
 WHERE batch IS NOT NULL AND window_ms >= %s AND window_ms < %s{where}
-GROUP BY tenant_id, sku_id, window_ms, allocation_id, price_id, batch
-ORDER BY tenant_id, sku_id, window_ms, allocation_id, price_id, batch
+GROUP BY tenant_id, sku_id, window_ms, allocation_id, volume_id, snapshot_id, price_id, batch
+ORDER BY tenant_id, sku_id, window_ms, allocation_id, volume_id, snapshot_id, price_id, batch
 """
 
 # The late adjustments (rollups with seq > 0) between two (tenant, SKU, hour) keys, inclusive: those of a chunk.
@@ -268,17 +294,17 @@ def _late(rows: list[tuple[Any, ...]], first_ms: int, stop_ms: int) -> dict[tupl
 def detail_batches(
     *, first_ms: int, stop_ms: int, tenant_id: int | None, keys: KeyRange | None = None
 ) -> Iterator[focus_columns.Batch]:
-    """The charges (FOCUS rows) per allocation x SKU x hour x price x counting batch, for windows in
-    ``[first_ms, stop_ms)``, a chunk at a time. A piece's rollup is a late adjustment when the rollup its batch
-    made has ``seq`` > 0; those are few and are looked up per chunk, so the pieces are read alone, in the order of
-    the ``usage_export`` index (no sort, no table read)."""
+    """The charges (FOCUS rows) per resource (an allocation, a volume or a snapshot) x SKU x hour x price x counting
+    batch, for windows in ``[first_ms, stop_ms)``, a chunk at a time. A piece's rollup is a late adjustment when the
+    rollup its batch made has ``seq`` > 0; those are few and are looked up per chunk, so the pieces are read alone,
+    in the order of the ``usage_export`` index (no sort, no table read)."""
     look = _Lookups()
     lost_of = _faults(first_ms, stop_ms, tenant_id)
     where, params = _where(tenant_id, keys)
     with connection.chunked_cursor() as cursor:
         cursor.execute(_DETAIL.format(interval=UsageInterval._meta.db_table, where=where), [first_ms, stop_ms, *params])
         while rows := cursor.fetchmany(CHUNK):
-            tenants, skus, windows, allocations, prices, _, quantities = zip(*rows, strict=True)
+            tenants, skus, windows, allocations, volumes, snapshots, prices, _, quantities = zip(*rows, strict=True)
             if lost_of:
                 lost = [lost_of.pop(key, 0) for key in zip(allocations, skus, windows, strict=True)]
             else:
@@ -287,12 +313,20 @@ def detail_batches(
             seqs: Sequence[int]
             closed: Sequence[int]
             if late:
-                found = [late.get((r[0], r[1], r[2], r[4], r[5])) for r in rows]
+                found = [late.get((r[0], r[1], r[2], r[6], r[7])) for r in rows]
                 seqs = [0 if f is None else f[0] for f in found]
                 closed = [w if f is None else f[1] for w, f in zip(windows, found, strict=True)]
             else:  # counted in time: the counting time only matters for a late adjustment
                 seqs, closed = [0] * len(rows), windows
-            yield focus_columns.Batch(look, tenants, skus, prices, windows, seqs, quantities, closed, lost, allocations)
+            resources = [
+                focus.resource_key("allocation", a)
+                if a is not None
+                else focus.resource_key("volume", v)
+                if v is not None
+                else focus.resource_key("snapshot", n)
+                for a, v, n in zip(allocations, volumes, snapshots, strict=True)
+            ]
+            yield focus_columns.Batch(look, tenants, skus, prices, windows, seqs, quantities, closed, lost, resources)
 
 
 def export_batches(

@@ -24,7 +24,7 @@ from billing.selectors.exports import export_batches
 from billing.services.ledger import windows_close
 from provisioning.domain.states import AllocationState as S
 from provisioning.drivers.base import SimulatedProvisioner
-from provisioning.models import Node
+from provisioning.models import Node, Volume, VolumeSnapshot
 from provisioning.services.faults import node_failed
 from provisioning.services.transitions import allocation_transition
 from tests.support import SYSTEM
@@ -90,11 +90,54 @@ def test_the_detail_export_holds_what_the_summary_holds(acme, globex, tmp_path):
     assert {k: v[0] for k, v in per(detail, late).items()} == {k: v[0] for k, v in per(summary, late).items()}
     lines = ("x_TenantSlug", "SkuPriceId", "BillingPeriodStart")
     assert per(detail, lines) == per(summary, lines)  # costs too, exactly, per invoice line
-    assert all(r["ResourceId"].startswith("allocation/") and r["Tags"].startswith('{"ladder/') for r in detail)
+    assert all(r["Tags"].startswith('{"ladder/') for r in detail)
+    assert {r["ResourceId"].split("/")[0] for r in detail} == {"allocation", "volume", "snapshot"}
     assert all(r["ResourceId"] == "" and r["Tags"] == "{}" for r in summary)
-    assert {r["x_PerformanceIsolation"] for r in detail} == {"whole_gpu", "mig", "fractional"}
+    compute = [r for r in detail if r["ServiceCategory"] == "Compute"]
+    assert {r["x_PerformanceIsolation"] for r in compute} == {"whole_gpu", "mig", "fractional"}
     only_acme, _ = export(tmp_path, "--from", "2026-10-01", "--to", "2026-10-02", "--tenant", "acme", name="a.csv")
     assert only_acme == [r for r in summary if r["x_TenantSlug"] == "acme"]
+
+
+def test_storage_is_exported_in_gb_hours_per_volume_and_snapshot(acme, globex, tmp_path):
+    generated_month([acme, globex], days=1)
+    summary, _ = export(tmp_path, "--from", "2026-10-01", "--to", "2026-10-01", name="s.csv")
+    detail, _ = export(tmp_path, "--from", "2026-10-01", "--to", "2026-10-01", "--detail", name="d.csv")
+    stored = [r for r in detail if r["ServiceCategory"] == "Storage"]
+    volume = Volume.objects.get(tenant=acme)
+    snapshot = VolumeSnapshot.objects.get(tenant=acme)
+    mine = {r["ResourceId"]: r for r in stored if r["x_TenantSlug"] == "acme"}
+    assert set(mine) == {f"volume/{volume.pk}", f"snapshot/{snapshot.pk}"}
+    row = mine[f"volume/{volume.pk}"]
+    assert (row["ResourceName"], row["ResourceType"], row["ServiceName"], row["ServiceSubcategory"]) == (
+        "datasets-0",
+        "Filesystem Volume",
+        "Ladder Filesystem Volumes",
+        "File Storage",
+    )
+    assert (row["ConsumedUnit"], row["PricingUnit"], row["x_StorageKind"], row["SkuId"]) == (
+        "GB-Hours",
+        "GB-Hours",
+        "filesystem",
+        "storage/filesystem/eu-west",
+    )
+    assert (row["x_Rung"], row["x_GpuModel"], row["AvailabilityZone"]) == ("", "", "")
+    assert row["ListUnitPrice"] == "0.0000958904"
+    assert '"x_PricePerGbMonth":"0.070000"' in row["SkuPriceDetails"]
+    assert mine[f"snapshot/{snapshot.pk}"]["ServiceSubcategory"] == "Backup Storage"
+    # The 11:00 hour of the 800 GB volume: 800 GB-hours, in the summary as in the detail.
+    hour = [
+        r for r in stored if r["ResourceId"] == f"volume/{volume.pk}" and r["ChargePeriodStart"].endswith("T11:00:00Z")
+    ]
+    assert [(r["ConsumedQuantity"], r["x_UsageQuantityMilli"]) for r in hour] == [
+        ("800.000000000000", str(800 * 3_600_000))
+    ]
+    summed = [
+        r
+        for r in summary
+        if r["SkuId"] == "storage/filesystem/eu-west" and r["ChargePeriodStart"] == "2026-10-01T11:00:00Z"
+    ]
+    assert sorted(r["ConsumedQuantity"] for r in summed) == ["800.000000000000"] * 2  # acme's and globex's
 
 
 @override_settings(LADDER_SIM_CHECKPOINT_SECONDS=60)

@@ -22,10 +22,15 @@ SKUS = [
     focus.Sku("container/H100/mig-3g.40gb/eu-west", "container", "mig", "3g.40gb", "H100", "eu-west", "EU", "usd"),
     focus.Sku("bare_metal/H100/node/eu-west", "bare_metal", "node", "", "H100", "eu-west", "EU West", "eur"),
     focus.Sku("serverless/H100/gpu/eu-west", "serverless", "gpu", "", "H100", "eu-west", "EU West", "usd"),
+    focus.Sku("storage/filesystem/eu-west", "", "gb", "", "", "eu-west", "EU West", "usd", "filesystem"),
+    focus.Sku("storage/snapshot/eu-west", "", "gb", "", "", "eu-west", "EU West", "usd", "snapshot"),
 ]
 RESOURCES = [
     focus.Resource(1, 'run, "1"', "container", "mig", "container", "eu-west-1a", {"image": "a/b:1"}),
     focus.Resource(2, "train", "serverless", "soft_share", "container", "eu-west-1b", {"kind": "job", "x": True}),
+    # A volume and a snapshot with the allocation's id: a resource is its kind and its id.
+    focus.Resource(1, "datasets", "", "", "", "", {"name": "datasets", "storage_kind": "filesystem"}, "volume"),
+    focus.Resource(1, "before", "", "", "", "", {"name": "before", "volume": 1}, "snapshot"),
 ]
 
 prices = st.one_of(
@@ -35,6 +40,11 @@ prices = st.one_of(
         # up to 5,000 an hour, and now and then a price whose rows overflow 64-bit arithmetic
         st.integers(0, 5_000_000_000) | st.sampled_from([10**12, 7 * 10**11 + 1]),
         st.integers(1, 4),
+    ),
+    st.builds(  # storage's prices per GB-hour: ten places
+        lambda units, pk: focus.Price(pk, OCT - 30 * 24 * HOUR, Decimal(units).scaleb(-10)),
+        st.integers(0, 10**7) | st.sampled_from([958_904, 1_369_863]),
+        st.integers(5, 6),
     ),
 )
 
@@ -122,4 +132,4 @@ def test_ordinary_rows_take_the_64_bit_path_and_huge_ones_python_integers():
     assert not isinstance(made.quantity, list)
     huge = [focus.Charge(TENANTS[0], SKUS[0], price, OCT, 0, 10**15, 0)]  # 690,000 a row: past 64 bits
     made = focus_columns.Columns().make(next(focus_columns.batches(huge)))
-    assert made.cost == [focus.cost_units(10**15, 2_490_000)]
+    assert made.cost == [focus.cost_units(10**15, 24_900_000_000)]

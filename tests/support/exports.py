@@ -1,6 +1,7 @@
 """A month of generated usage for the export tests, through the real ledger: allocations of several kinds run for
 days (window closing cuts them every hour), a price change in the middle of an hour mid-month, late adjustments
-(usage reported after its window closed), and provider faults."""
+(usage reported after its window closed), provider faults, and storage: a filesystem volume per tenant that grows,
+and a snapshot of it, priced per GB-month (ten-place prices per GB-hour)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,13 @@ from typing import Any
 
 from billing.models import Unit
 from billing.services.ledger import windows_close
-from provisioning.models import AllocationFault
+from lifecycle.services.volumes import volume_create, volume_grow, volume_snapshot_create
+from provisioning.domain.volumes import SnapshotState, VolumeState
+from provisioning.models import AllocationFault, Region, Volume, VolumeSnapshot
+from provisioning.services.volumes import snapshot_transition, volume_transition
 from tenancy.models import Tenant
-from tests.support.billing import load_fleet, place, price, run, stop
+from tests.support import SYSTEM
+from tests.support.billing import load_fleet, place, price, run, stop, storage_price
 
 MONTH = datetime(2026, 10, 1, tzinfo=UTC)
 MONTH_END = datetime(2026, 11, 1, tzinfo=UTC)
@@ -37,10 +42,14 @@ def generated_month(tenants: list[Tenant], *, days: int = 31) -> Month:
     price("0.70", since=MONTH - timedelta(days=30), unit=Unit.MIG, mig_profile="3g.40gb")
     price("3.10", since=MONTH - timedelta(days=30), rung="job")
     price("2.75", since=MONTH - timedelta(days=30), rung="serverless")
+    storage_price("0.07", since=MONTH - timedelta(days=30))
+    storage_price("0.05", kind="snapshot", since=MONTH - timedelta(days=30))
     end = min(MONTH + timedelta(days=days), MONTH_END)
     running = []
+    stored = []
     faults = 0
     for i, tenant in enumerate(tenants):
+        stored.append(_storage(tenant, i))
         Tenant.objects.filter(pk=tenant.pk).update(allow_soft_sharing=True)
         tenant.refresh_from_db()
         whole = run(place(tenant, gpus=1), MONTH + timedelta(minutes=7 + i))
@@ -69,6 +78,9 @@ def generated_month(tenants: list[Tenant], *, days: int = 31) -> Month:
         stop(allocation, end - timedelta(hours=3, minutes=17))
     for allocation in running[1::2]:
         stop(allocation, end - timedelta(minutes=1))
+    for volume, snapshot in stored:  # deleting them stops their billing
+        snapshot_transition(snapshot=snapshot, to=SnapshotState.DELETING, actor=SYSTEM, at=end - timedelta(hours=2))
+        volume_transition(volume=volume, to=VolumeState.DELETING, actor=SYSTEM, at=end - timedelta(minutes=47))
     windows_close(now=end + timedelta(hours=1))
     # Usage reported after its window had closed: late adjustments (seq 1) of closed hours.
     for tenant in tenants:
@@ -77,6 +89,22 @@ def generated_month(tenants: list[Tenant], *, days: int = 31) -> Month:
         stop(run(late, late_at), late_at + timedelta(minutes=30))
     windows_close(now=end + timedelta(hours=2))
     return Month(tenants, faults, price_change)
+
+
+def _storage(tenant: Tenant, i: int) -> tuple[Volume, VolumeSnapshot]:
+    """A 500 GB filesystem of the tenant's in eu-west from the month's first minutes, snapshotted after two hours and
+    grown to 800 GB after five (each as the backend reports it, at its time)."""
+    made = MONTH + timedelta(minutes=10 + i)
+    region = Region.objects.get(code="eu-west")
+    volume = volume_create(
+        tenant=tenant, name=f"datasets-{i}", region=region, kind="filesystem", size_gb=500, actor=SYSTEM, now=made
+    )
+    volume_transition(volume=volume, to=VolumeState.AVAILABLE, actor=SYSTEM, at=made)
+    taken = MONTH + timedelta(hours=2, minutes=30)
+    snapshot = volume_snapshot_create(volume=volume, name="before-cleanup", actor=SYSTEM, now=taken)
+    snapshot_transition(snapshot=snapshot, to=SnapshotState.READY, actor=SYSTEM, at=taken + timedelta(minutes=3))
+    volume = volume_grow(volume=volume, size_gb=800, actor=SYSTEM, now=MONTH + timedelta(hours=5, minutes=13))
+    return volume, snapshot
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
