@@ -1,5 +1,6 @@
 """Everything that talks to Stripe, through the official SDK and never inside a database transaction: the
-client, the catalog (a Product per SKU, a Billing Meter and a metered Price per price), customers and subscriptions,
+client, the catalog (a Product per SKU, a Billing Meter and a metered Price per price; storage's named in words
+that say GB, its meters counting GB-seconds), customers and subscriptions,
 Stripe's preview of an upcoming invoice and the payment method. The outbox pusher, which sends each closed rollup
 as one meter event exactly once, is ``stripe_push.py``.
 """
@@ -21,7 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from billing.domain.pricing import stripe_unit_amount
+from billing.domain.pricing import price_shown, stripe_unit_amount
 from billing.models import BillingAccount, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
 from billing.selectors import stripe_enabled
 from billing.services.accounts import billing_account
@@ -103,8 +104,7 @@ def stripe_sync_catalog() -> CatalogReport:
         created = 0
         if not sku.stripe_product_id:
             product = client.v1.products.create(
-                params={"name": sku.code, "metadata": {"ladder_sku": sku.code}},
-                options={"idempotency_key": f"ladder-product-{sku.event_name}"},
+                params=_product(sku), options={"idempotency_key": f"ladder-product-{sku.event_name}"}
             )
             sku.stripe_product_id = product.id
             Sku.objects.filter(pk=sku.pk).update(stripe_product_id=product.id)
@@ -117,7 +117,7 @@ def stripe_sync_catalog() -> CatalogReport:
             if meter_id is None:
                 meter = client.v1.billing.meters.create(
                     params={
-                        "display_name": f"{sku.code} from {price.effective_from:%Y-%m-%d %H:%M}"[:250],
+                        "display_name": f"{_shown_name(sku)} from {price.effective_from:%Y-%m-%d %H:%M}"[:250],
                         "event_name": price.event_name,
                         "default_aggregation": {"formula": "sum"},
                         "customer_mapping": {"type": "by_id", "event_payload_key": "stripe_customer_id"},
@@ -138,6 +138,29 @@ def stripe_sync_catalog() -> CatalogReport:
     return report
 
 
+# What Stripe's invoices call a storage SKU's product: its meter counts GB-seconds (whole ones, as for every SKU its
+# unit-seconds), which Stripe prices per GB-second; the price book's is per GB-hour, quoted per GB-month.
+STORAGE_NAMES = {"filesystem": "Filesystem storage", "block": "Block storage", "snapshot": "Snapshot storage"}
+STORAGE_UNIT_LABEL = "GB-second"
+
+
+def _shown_name(sku: Sku) -> str:
+    """A SKU as Stripe's dashboard and invoices name it: compute by its code, storage in words that say GB
+    (``Filesystem storage, eu-west (GB-seconds)``)."""
+    if not sku.is_storage:
+        return sku.code
+    kind = STORAGE_NAMES.get(sku.storage_kind, f"{sku.storage_kind.capitalize()} storage")
+    return f"{kind}, {sku.region.code} (GB-seconds)"
+
+
+def _product(sku: Sku) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": _shown_name(sku), "metadata": {"ladder_sku": sku.code}}
+    if sku.is_storage:
+        params["unit_label"] = STORAGE_UNIT_LABEL
+        params["metadata"]["ladder_storage_kind"] = sku.storage_kind
+    return params
+
+
 def _price_ensure(client: stripe.StripeClient, sku: Sku, price: SkuPrice) -> str:
     lookup_key = f"ladder:{price.event_name}"
     found = client.v1.prices.list(params={"lookup_keys": [lookup_key], "limit": 1})
@@ -151,7 +174,11 @@ def _price_ensure(client: stripe.StripeClient, sku: Sku, price: SkuPrice) -> str
             "unit_amount_decimal": stripe_unit_amount(price.unit_price_per_hour, sku.currency),
             "recurring": {"interval": "month", "usage_type": "metered", "meter": price.stripe_meter_id},
             "lookup_key": lookup_key,
-            "metadata": {"ladder_sku": sku.code, "unit_price_per_hour": str(price.unit_price_per_hour)},
+            "metadata": {
+                "ladder_sku": sku.code,
+                "unit_price_per_hour": str(price_shown(price.unit_price_per_hour)),
+                **({"unit_price_per_gb_month": str(price.per_gb_month)} if sku.is_storage else {}),
+            },
         },
         options={"idempotency_key": lookup_key},
     )

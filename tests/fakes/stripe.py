@@ -453,6 +453,9 @@ class StripeServer:
             raise missing("name")
         product = self._new("prod", "product", active=as_bool(p, "active", True), name=p["name"], default_price=None)
         product.update(description=p.get("description"), metadata=metadata({}, p.get("metadata")))
+        product["unit_label"] = p.get("unit_label")  # shown beside the quantity on invoices (at most 12 characters)
+        if product["unit_label"] is not None and len(product["unit_label"]) > 12:
+            raise StripeError(400, "unit_label must be at most 12 characters.", param="unit_label")
         self.products[product["id"]] = product
         return product
 
