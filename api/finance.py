@@ -1,6 +1,7 @@
 """Finance and the cost book: ``/api/v1/finance/margin`` (revenue, cost and gross margin per rung, model, region
-and month), ``/api/v1/finance/budgets`` (tenants against their budgets), and the operators' cost basis per
-GPU-hour ``/api/v1/ops/cost-basis``. Finance staff read every tenant's billing and change no tenant's data."""
+and month, and storage's per region and kind), ``/api/v1/finance/budgets`` (tenants against their budgets), and the
+operators' cost basis per GPU-hour ``/api/v1/ops/cost-basis`` and per storage GB-month
+``/api/v1/ops/storage-cost-basis``. Finance staff read every tenant's billing and change no tenant's data."""
 
 from __future__ import annotations
 
@@ -17,11 +18,11 @@ from api.base import StaffViewSet
 from api.serializers import StrictSerializer
 from billing import selectors
 from billing.domain.margin import MarginReport
-from billing.models import CostBasis
-from billing.services.accounts import COST_PARTS, cost_basis_add
+from billing.models import CostBasis, StorageCostBasis, StorageKind
+from billing.services.accounts import COST_PARTS, cost_basis_add, storage_cost_basis_add
 from core.domain.months import month_range
 from core.errors import Invalid
-from provisioning.models import GpuModel, Hall
+from provisioning.models import GpuModel, Hall, Region
 from tenancy.domain.roles import StaffPermission
 
 
@@ -79,12 +80,28 @@ def margin_body(report: MarginReport) -> dict[str, Any]:
             {"month": month, "gpu_model": model, "hall": hall, "gpu_hours": _hours(hours)}
             for (month, model, hall), hours in report.uncosted.items()
         ],
+        "storage": [
+            {
+                "month": r.month,
+                "region": r.region,
+                "storage_kind": r.kind,
+                "currency": r.currency,
+                "revenue": _money(r.revenue),
+                "gb_hours": _hours(r.gb_hours),
+                "cost": _money(r.cost),
+                "gross_margin": _money(r.gross_margin),
+                "margin_pct": None if r.margin_pct is None else str(r.margin_pct.quantize(Decimal("0.1"))),
+                "uncosted_gb_hours": _hours(r.uncosted_gb_hours),
+            }
+            for r in report.storage
+        ],
     }
 
 
 class MarginViewSet(StaffViewSet):
     """Revenue and gross margin per rung, GPU model, region and month, with the cost of idle and stranded
-    capacity; see docs/finance.md for each figure."""
+    capacity, and storage's revenue, cost and margin per region, storage kind and month; see docs/finance.md for
+    each figure."""
 
     queryset = CostBasis.objects.none()  # figures come from the ledger, samples and cost book, not a queryset
     required_permission = StaffPermission.USAGE_VIEW  # revenue is finance's: operators keep the cost book only
@@ -199,7 +216,52 @@ class CostBasisViewSet(mixins.ListModelMixin, StaffViewSet):
         return Response(CostBasisSerializer(self.get_queryset().get(pk=basis.pk)).data, status=201)
 
 
+class StorageCostBasisSerializer(serializers.ModelSerializer[StorageCostBasis]):
+    region = serializers.CharField(source="region.code")
+    cost_per_gb_month = serializers.DecimalField(max_digits=12, decimal_places=6)
+
+    class Meta:
+        model = StorageCostBasis
+        fields = ["id", "region", "storage_kind", "effective_from", "currency", "cost_per_gb_month", "created_at"]
+
+
+class StorageCostBasisRequestSerializer(StrictSerializer):
+    region = serializers.SlugRelatedField(slug_field="code", queryset=Region.objects.all())
+    storage_kind = serializers.ChoiceField(choices=StorageKind.values)
+    effective_from = serializers.DateTimeField()
+    currency = serializers.RegexField(r"^[a-z]{3}$", default="usd", help_text="ISO code in lower case.")
+    cost_per_gb_month = serializers.DecimalField(
+        max_digits=12, decimal_places=6, min_value=Decimal(0), help_text="Per provisioned GB per 730 hours."
+    )
+
+
+class StorageCostBasisViewSet(mixins.ListModelMixin, StaffViewSet):
+    """The storage cost book: what a provisioned GB of each storage kind in each region costs per GB-month from a
+    date on (disks and their replicas, servers, power, space). Added, never edited; the latest in force applies."""
+
+    queryset = StorageCostBasis.objects.select_related("region").order_by("region__code", "storage_kind", "id")
+    serializer_class = StorageCostBasisSerializer
+    required_permission = StaffPermission.COST_BASIS_VIEW  # the one cost book: GPU-hours and storage alike
+    action_permissions = {"create": StaffPermission.COST_BASIS_ADD}
+
+    @extend_schema(request=StorageCostBasisRequestSerializer, responses={201: StorageCostBasisSerializer})
+    def create(self, request: Request) -> Response:
+        data = StorageCostBasisRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        basis = storage_cost_basis_add(
+            region=values["region"],
+            storage_kind=values["storage_kind"],
+            effective_from=values["effective_from"],
+            cost_per_gb_month=values["cost_per_gb_month"],
+            currency=values["currency"],
+            actor=self.caller.actor,
+        )
+        return Response(StorageCostBasisSerializer(self.get_queryset().get(pk=basis.pk)).data, status=201)
+
+
 def register(router: Any) -> None:
     router.register("finance/margin", MarginViewSet, basename="finance-margin")
     router.register("finance/budgets", BudgetStandingViewSet, basename="finance-budgets")
     router.register("ops/cost-basis", CostBasisViewSet, basename="cost-basis")
+    router.register("ops/storage-cost-basis", StorageCostBasisViewSet, basename="storage-cost-basis")

@@ -105,8 +105,14 @@ class StorageMargin:
     currency: str
     revenue: Decimal = ZERO
     gb_hours: Decimal = ZERO
-    cost: Decimal = ZERO
     uncosted_gb_hours: Decimal = ZERO
+    # GB-hours x their cost per GB-month, summed: the cost times HOURS_PER_MONTH, divided once (``cost``), so a
+    # month of whole GB-hours costs exactly its GB-months.
+    gb_hour_months: Decimal = ZERO
+
+    @property
+    def cost(self) -> Decimal:
+        return self.gb_hour_months / HOURS_PER_MONTH
 
     @property
     def gross_margin(self) -> Decimal:
@@ -133,7 +139,7 @@ def storage_margin(stored: Iterable[Stored], book: StorageCostBook) -> list[Stor
         if basis is None or basis.currency != s.currency:
             row.uncosted_gb_hours += s.gb_hours
             continue
-        row.cost += s.gb_hours * basis.per_gb_month / HOURS_PER_MONTH
+        row.gb_hour_months += s.gb_hours * basis.per_gb_month
     return [rows[k] for k in sorted(rows)]
 
 

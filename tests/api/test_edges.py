@@ -47,6 +47,7 @@ WRITES = [
     ("POST", "/api/v1/ops/fleet", "operator"),
     ("POST", "/api/v1/ops/cost-basis", "operator"),
     ("POST", "/api/v1/ops/storage-prices", "operator"),
+    ("POST", "/api/v1/ops/storage-cost-basis", "operator"),
     ("POST", "/api/v1/ops/nodes/{id}/drain", "operator"),
     ("POST", "/api/v1/ops/nodes/{id}/undrain", "operator"),
     ("POST", "/api/v1/ops/nodes/{id}/quarantine", "operator"),
