@@ -152,7 +152,7 @@ def _storage_price_row(row: selectors.StoragePriceRow) -> dict[str, Any]:
 
 class StoragePriceRequestSerializer(StrictSerializer):
     region = serializers.SlugRelatedField(slug_field="code", queryset=Region.objects.all())
-    storage_kind = serializers.ChoiceField(choices=StorageKind.values)
+    storage_kind = serializers.ChoiceField(choices=StorageKind.choices)
     per_gb_month = serializers.DecimalField(
         max_digits=12, decimal_places=6, min_value=Decimal(0), help_text="Price per provisioned GB per 730 hours."
     )

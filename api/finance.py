@@ -227,7 +227,7 @@ class StorageCostBasisSerializer(serializers.ModelSerializer[StorageCostBasis]):
 
 class StorageCostBasisRequestSerializer(StrictSerializer):
     region = serializers.SlugRelatedField(slug_field="code", queryset=Region.objects.all())
-    storage_kind = serializers.ChoiceField(choices=StorageKind.values)
+    storage_kind = serializers.ChoiceField(choices=StorageKind.choices)
     effective_from = serializers.DateTimeField()
     currency = serializers.RegexField(r"^[a-z]{3}$", default="usd", help_text="ISO code in lower case.")
     cost_per_gb_month = serializers.DecimalField(
