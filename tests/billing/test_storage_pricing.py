@@ -193,3 +193,24 @@ def test_the_command_schedules_a_price_and_names_a_bad_argument(db):
         with pytest.raises(CommandError) as refused:
             call_command("storage_price_set", *argv, stdout=StringIO())
         assert str(refused.value).startswith(message), refused.value
+
+
+# --- the admin -----------------------------------------------------------------------------------------------------
+
+
+def test_the_admin_shows_a_storage_price_per_gb_month_beside_the_price_it_keeps(db, admin_client):
+    load_fleet()
+    price = storage_price_set(
+        region=Region.objects.get(code="eu-west"),
+        storage_kind="filesystem",
+        price_per_gb_month=D("0.07"),
+        effective_from=timezone.now() + timedelta(hours=1),
+        actor=SYSTEM,
+    )
+    page = admin_client.get(f"/admin/billing/sku/{price.sku_id}/change/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "0.0000958904" in text
+    assert "0.070000" in text
+    listed = admin_client.get("/admin/billing/sku/", {"storage_kind": "filesystem"}).content.decode()
+    assert "storage/filesystem/eu-west" in listed

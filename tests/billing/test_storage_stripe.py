@@ -26,6 +26,7 @@ from billing.services.stripe_sync import stripe_account_sync
 from lifecycle.services.volumes import volume_create, volume_grow, volume_snapshot_create
 from provisioning.domain.volumes import SnapshotState, VolumeState
 from provisioning.models import Region
+from provisioning.services import volumes as provisioning
 from provisioning.services.volumes import snapshot_transition, volume_transition
 from tenancy.models import Tenant
 from tests.fakes.stripe import StripeServer
@@ -136,3 +137,31 @@ def test_storage_reaches_the_meters_as_gb_seconds_and_the_month_reconciles(
     assert amounts == {FILESYSTEM: Decimal("4.60"), SNAPSHOT: Decimal("2.47")}  # 36,000 x 0.0000684932
     assert by_sku[FILESYSTEM].invoiced_amount == 460
     assert by_sku[SNAPSHOT].invoiced_amount == 247
+
+
+def test_storage_metered_without_a_price_waits_for_a_person_and_bills_nothing(
+    may: Any, acme: Tenant, stripe_server: StripeServer
+) -> None:
+    """Block storage is not priced in eu-west: a volume made before the rule refused it (made here below the rule,
+    through provisioning alone) is metered, never billed silently."""
+    start = DAY3 + timedelta(hours=1)
+    volume = provisioning.volume_create(
+        tenant=acme,
+        name="old-disk",
+        region=Region.objects.get(code="eu-west"),
+        kind="block",
+        size_gb=100,
+        actor=SYSTEM,
+        now=start,
+    )
+    volume_transition(volume=volume, to=VolumeState.AVAILABLE, actor=SYSTEM, at=start)
+    may.move_to(start + timedelta(hours=2, minutes=30))
+    windows_close(now=timezone.now())
+    report = billing_push(now=timezone.now())
+    rollups = UsageRollup.objects.filter(tenant=acme, sku__code="storage/block/eu-west")
+    assert report.failed == rollups.count() == 2
+    assert {r.push_state for r in rollups} == {PushState.FAILED}
+    assert all("storage/block/eu-west had no price" in r.push_error for r in rollups)
+    assert stripe_server.events() == []
+    preview = invoice_for(tenant=acme, start=MONTH, end=NEXT, now=timezone.now())
+    assert (preview.lines, preview.total) == ([], Decimal(0))  # usage without a price is on no invoice line
