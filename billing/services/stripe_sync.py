@@ -21,6 +21,7 @@ import stripe
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from stripe.params import ProductCreateParams
 
 from billing.domain.pricing import price_shown, stripe_unit_amount
 from billing.models import BillingAccount, PushState, Sku, SkuPrice, UsageInterval, UsageRollup
@@ -153,12 +154,14 @@ def _shown_name(sku: Sku) -> str:
     return f"{kind}, {sku.region.code} (GB-seconds)"
 
 
-def _product(sku: Sku) -> dict[str, Any]:
-    params: dict[str, Any] = {"name": _shown_name(sku), "metadata": {"ladder_sku": sku.code}}
-    if sku.is_storage:
-        params["unit_label"] = STORAGE_UNIT_LABEL
-        params["metadata"]["ladder_storage_kind"] = sku.storage_kind
-    return params
+def _product(sku: Sku) -> ProductCreateParams:
+    if not sku.is_storage:
+        return {"name": _shown_name(sku), "metadata": {"ladder_sku": sku.code}}
+    return {
+        "name": _shown_name(sku),
+        "unit_label": STORAGE_UNIT_LABEL,
+        "metadata": {"ladder_sku": sku.code, "ladder_storage_kind": sku.storage_kind},
+    }
 
 
 def _price_ensure(client: stripe.StripeClient, sku: Sku, price: SkuPrice) -> str:
