@@ -345,30 +345,31 @@ def test_a_snapshot_restores_under_its_lineages_passphrase_and_shredding_takes_e
     allocations_reconcile()
     assert client.get(f"/api/v1/volumes/{restored['id']}").json()["state"] == "available"
 
-    # Deleted: its snapshots go at once (their key once the driver let the content go); the claim waits for the key.
+    # Deleted: in its waiting period the volume keeps its claim, its snapshots and their keys, since a legal hold
+    # placed meanwhile may yet preserve them; none of them is billed any more.
     with capture(execute=True):
         assert client.delete(f"/api/v1/volumes/{body['id']}").status_code == 202
-    storage.tick()  # the garbage collector finishes the foreground deletion
-    assert storage.get_object("snapshot.storage.k8s.io/v1", "VolumeSnapshot", f"snap-{snap_id}", NS) is None
-    assert key_of(storage, f"snap-{snap_id}")  # the CSI snapshotter still reads its credentials from it
+    storage.tick()
     allocations_reconcile()
     assert VolumeSnapshot.objects.get(pk=snap_id).state == "deleting"
+    assert storage.get_object("snapshot.storage.k8s.io/v1", "VolumeSnapshot", f"snap-{snap_id}", NS) is not None
+    assert storage.get_object("v1", "PersistentVolumeClaim", f"vol-{body['id']}", NS) is not None
+    assert key_of(storage, f"vol-{body['id']}")
+
+    # Shredded: the data key first, then the snapshots and the claim; each key Secret once the driver has deleted
+    # what it protects (the CSI driver reads its credentials from it to delete).
+    pv = storage.get_object("v1", "PersistentVolumeClaim", f"vol-{body['id']}", NS)["spec"]["volumeName"]  # type: ignore[index]
+    asset = DataAsset.objects.get(volume_id=body["id"])
+    with capture(execute=True):
+        assets_shred(tenant=acme, assets=[asset], actor=SYSTEM, now=timezone.now())
+    storage.tick()  # the garbage collector finishes the foreground deletions; no pod uses the claim
+    assert storage.get_object("snapshot.storage.k8s.io/v1", "VolumeSnapshot", f"snap-{snap_id}", NS) is None
+    assert key_of(storage, f"snap-{snap_id}")  # the CSI snapshotter still reads its credentials from it
     storage.delete_object("snapshot.storage.k8s.io/v1", "VolumeSnapshotContent", content)  # the driver deleted it
     allocations_reconcile()
     assert VolumeSnapshot.objects.get(pk=snap_id).state == "deleted"
     storage.tick()
     assert storage.get_object("v1", "Secret", f"snap-{snap_id}", NS) is None
-    # In its waiting period the volume keeps its claim and its key: deletion can still be cancelled.
-    assert storage.get_object("v1", "PersistentVolumeClaim", f"vol-{body['id']}", NS) is not None
-    assert key_of(storage, f"vol-{body['id']}")
-
-    # Shredded: the data key first, then the claim; the key Secret once the driver has deleted the volume.
-    pv = storage.get_object("v1", "PersistentVolumeClaim", f"vol-{body['id']}", NS)["spec"]["volumeName"]  # type: ignore[index]
-    asset = DataAsset.objects.get(volume_id=body["id"])
-    with capture(execute=True):
-        assets_shred(tenant=acme, assets=[asset], actor=SYSTEM, now=timezone.now())
-    storage.tick()  # no pod uses the claim: its protection finalizer goes
-    allocations_reconcile()
     assert storage.get_object("v1", "PersistentVolumeClaim", f"vol-{body['id']}", NS) is None
     assert key_of(storage, f"vol-{body['id']}")  # the driver deletes the image with the credentials in it
     assert Volume.objects.get(pk=body["id"]).state == "deleting"
