@@ -1,7 +1,7 @@
-"""The finance console: revenue and gross margin per rung (with charts), tenants against their budgets, the month's
-reconciliation with Stripe (start a run, read its differences and their causes), and the pushes Stripe refused,
-with Stripe's message and a retry. Finance reads every tenant's billing and changes no tenant's data; every action
-calls the service the API calls."""
+"""The finance console: revenue and gross margin per rung (with charts) and of storage, tenants against their
+budgets, the month's reconciliation with Stripe (start a run, read its differences and their causes), and the pushes
+Stripe refused, with Stripe's message and a retry. Finance reads every tenant's billing and changes no tenant's
+data; every action calls the service the API calls."""
 
 from __future__ import annotations
 
@@ -85,8 +85,9 @@ def _charts(report: MarginReport) -> dict[str, Any]:
 
 @staff_page(CONSOLE, StaffPermission.USAGE_VIEW)
 def margin(request: HttpRequest) -> HttpResponse:
-    """Revenue, allocated cost and gross margin per rung, model and region, and the cost of idle and stranded
-    capacity, for a range of months (this month by default); docs/finance.md says where each figure comes from."""
+    """Revenue, allocated cost and gross margin per rung, model and region, the cost of idle and stranded capacity,
+    and storage's revenue, cost and margin per region and kind, for a range of months (this month by default);
+    docs/finance.md says where each figure comes from."""
     now = timezone.now()
     form = MonthRangeForm(request.GET or None)
     since = until = month_text(now)
@@ -107,6 +108,7 @@ def margin(request: HttpRequest) -> HttpResponse:
         "until": until,
         "report": report,
         "totals": sorted(report.totals().items()),
+        "storage_uncosted": any(row.uncosted_gb_hours for row in report.storage),
         "chart": _charts(report),
     }
     return render(request, "consoles/finance/margin.html", context, status=status)
