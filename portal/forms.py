@@ -268,6 +268,26 @@ class SnapshotForm(forms.Form):
     name = forms.CharField(max_length=200, label="Snapshot name", help_text="Lower-case letters, digits and hyphens.")
 
 
+class VolumeRenameForm(forms.Form):
+    name = forms.CharField(
+        max_length=200,
+        label="New name",
+        help_text=f"Lower-case letters, digits and hyphens; 1 to {NAME_MAX} characters.",
+    )
+
+
+class VolumeRestoreForm(forms.Form):
+    """A new volume from a snapshot: its region and kind are the snapshot's; the service judges the size (at least
+    the snapshot's) so the refusal reads as the API's."""
+
+    name = forms.CharField(
+        max_length=200, label="New volume's name", help_text="Lower-case letters, digits and hyphens."
+    )
+    size_gb = forms.IntegerField(
+        min_value=MIN_GB, max_value=MAX_GB, label="Size (GB)", help_text="At least the snapshot's size."
+    )
+
+
 class InviteForm(forms.Form):
     email = forms.EmailField(label="E-mail address")
     role = forms.ChoiceField(choices=[(r, r) for r in ("admin", "member", "viewer", "billing", "owner")])

@@ -63,6 +63,11 @@ urlpatterns = [
     path("portal/volumes/<int:volume_id>", volumes.volume, name="volume"),
     path("portal/volumes/<int:volume_id>/delete", volumes.volume_delete_view, name="volume_delete"),
     path(
+        "portal/volumes/<int:volume_id>/snapshots/<int:snapshot_id>/restore",
+        volumes.snapshot_restore_view,
+        name="snapshot_restore",
+    ),
+    path(
         "portal/volumes/<int:volume_id>/snapshots/<int:snapshot_id>/delete",
         volumes.snapshot_delete_view,
         name="snapshot_delete",

@@ -28,7 +28,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from billing.domain.pricing import round_money
+from billing.domain.pricing import price_shown, round_money
 from billing.selectors import invoice_upcoming, month_of, offerings_priced, usage_rows
 from billing.services.accounts import billing_account
 from compliance.domain import retention
@@ -326,21 +326,21 @@ def usage(request: HttpRequest, membership: Membership) -> HttpResponse:
         response = HttpResponse(content_type="text/csv")
         response["Content-Disposition"] = f'attachment; filename="ladder-usage-{start:%Y-%m}.csv"'
         writer = csv.writer(response)
-        writer.writerow(["day", "sku", "gpu_seconds", "amount", "currency"])
+        # unit and quantity come last: the first five columns keep their places for readers of the older file.
+        writer.writerow(["day", "sku", "gpu_seconds", "amount", "currency", "unit", "quantity"])
         for row in rows:
-            writer.writerow([f"{row.window_start:%Y-%m-%d}", row.sku, row.gpu_seconds, row.amount, row.currency])
+            day = f"{row.window_start:%Y-%m-%d}"
+            writer.writerow([day, row.sku, row.gpu_seconds, row.amount, row.currency, row.unit, row.quantity])
         return response
     days = sorted({f"{r.window_start:%Y-%m-%d}" for r in rows})
     per_sku: dict[str, dict[str, str]] = defaultdict(dict)
     for row in rows:
         per_sku[row.sku][f"{row.window_start:%Y-%m-%d}"] = str(row.amount)
     chart = {"days": days, "series": [{"sku": s, "amounts": [v.get(d, "0") for d in days]} for s, v in per_sku.items()]}
-    context = {
-        "rows": rows,
-        "chart": chart,
-        "cost": cost_figures(membership),
-        "invoice": invoice_upcoming(tenant=membership.tenant, now=now),
-    }
+    invoice = invoice_upcoming(tenant=membership.tenant, now=now)
+    # Prices as the API shows them: six places, ten where a price needs them (storage per GB-hour).
+    lines = [{**line, "unit_price": price_shown(line["unit_price"])} for line in invoice.lines]
+    context = {"rows": rows, "chart": chart, "cost": cost_figures(membership), "invoice": invoice, "lines": lines}
     return render(request, "portal/usage.html", context)
 
 

@@ -1,9 +1,10 @@
 """The Volumes page (``/portal/volumes``): the tenant's volumes with where each is attached, its snapshots and what
-it costs a month; creating one, and on a volume's own page growing it, taking a snapshot, and deleting it (or a
-snapshot) after a confirmation.
+it costs a month; creating one, and on a volume's own page renaming or growing it, taking a snapshot, restoring a
+ready snapshot into a new volume, and deleting it (or a snapshot) after a confirmation.
 
 Every write goes through ``lifecycle.services.volumes``, the services ``/api/v1/volumes`` calls, so the same rules
-refuse it in the same words (mounted, under a legal hold, over the quota, outside the residency, a closing tenant)
+refuse it in the same words (mounted, under a legal hold, over the quota, outside the residency, a name in use, a
+restore smaller than its snapshot, a closing tenant)
 and the same audit events are left. Every role reads; owners, admins and members manage (``Action.DATA_MANAGE``).
 """
 
@@ -29,11 +30,19 @@ from lifecycle.services.volumes import (
     volume_create,
     volume_delete,
     volume_grow,
+    volume_rename,
     volume_snapshot_create,
     volume_snapshot_delete,
 )
 from portal import words
-from portal.forms import SnapshotForm, VolumeCreateForm, VolumeGrowForm, error_onto
+from portal.forms import (
+    SnapshotForm,
+    VolumeCreateForm,
+    VolumeGrowForm,
+    VolumeRenameForm,
+    VolumeRestoreForm,
+    error_onto,
+)
 from portal.views import member, regions_allowed
 from provisioning.domain.volumes import ACCESS_MODES, HOURS_PER_MONTH, PROVISIONED, SnapshotState, VolumeState
 from provisioning.models import Allocation, Volume, VolumeSnapshot
@@ -164,14 +173,26 @@ def volumes_fragment(request: HttpRequest, membership: Membership) -> HttpRespon
 
 @member(Action.DATA_VIEW)
 def volume(request: HttpRequest, membership: Membership, volume_id: int) -> HttpResponse:
-    """One volume: what it is and costs, who mounts it, its snapshots; grow it, take a snapshot."""
+    """One volume: what it is and costs, who mounts it, its snapshots; rename or grow it, take a snapshot."""
     found = _volume(membership, volume_id)
     sent = request.POST.get("form") if request.method == "POST" else None
+    rename = VolumeRenameForm(
+        request.POST if sent == "rename" else None, initial={"name": found.name}, auto_id="rename_%s"
+    )
     grow = VolumeGrowForm(request.POST if sent == "grow" else None, auto_id="grow_%s")
     snap = SnapshotForm(request.POST if sent == "snapshot" else None, auto_id="snapshot_%s")
-    if sent in ("grow", "snapshot") and not _may_manage(membership):
+    if sent in ("rename", "grow", "snapshot") and not _may_manage(membership):
         raise PermissionDenied(f"A {membership.role} may not change volumes.")
     actor = Actor.for_user(request.user)
+    if sent == "rename" and rename.is_valid():
+        was = found.name
+        try:
+            renamed = volume_rename(volume=found, name=rename.cleaned_data["name"], actor=actor)
+        except ServiceError as error:
+            error_onto(rename, error)
+        else:
+            messages.success(request, f"{was} is now named {renamed.name}.")
+            return redirect("portal:volume", volume_id=found.pk)
     if sent == "grow" and grow.is_valid():
         try:
             grown = volume_grow(volume=found, size_gb=grow.cleaned_data["size_gb"], actor=actor)
@@ -191,6 +212,7 @@ def volume(request: HttpRequest, membership: Membership, volume_id: int) -> Http
     [row] = _rows(membership, [found])
     context = {
         **row,
+        "rename": rename,
         "grow": grow,
         "snap": snap,
         "manage": _may_manage(membership),
@@ -198,7 +220,8 @@ def volume(request: HttpRequest, membership: Membership, volume_id: int) -> Http
         "not_priced": words.NOT_PRICED,
         "live": found.state not in (VolumeState.DELETING, VolumeState.DELETED),
     }
-    return render(request, "portal/volume.html", context, status=422 if grow.errors or snap.errors else 200)
+    status = 422 if rename.errors or grow.errors or snap.errors else 200
+    return render(request, "portal/volume.html", context, status=status)
 
 
 @member(Action.DATA_MANAGE)
@@ -237,3 +260,45 @@ def snapshot_delete_view(
             return redirect("portal:volume", volume_id=found.pk)
     context = {"volume": found, "snapshot": snapshot, "refusal": refusal}
     return render(request, "portal/snapshot_delete.html", context, status=status)
+
+
+@member(Action.DATA_MANAGE)
+def snapshot_restore_view(
+    request: HttpRequest, membership: Membership, volume_id: int, snapshot_id: int
+) -> HttpResponse:
+    """A new volume from a ready snapshot, in the snapshot's region and of its volume's kind: a name and a size (at
+    least the snapshot's), admitted as any new volume is (quota, budget, price, a closing tenant)."""
+    found = _volume(membership, volume_id)
+    snapshot = get_object_or_404(VolumeSnapshot.objects.filter(volume=found).exclude(state__in=GONE), pk=snapshot_id)
+    form = VolumeRestoreForm(
+        request.POST if request.method == "POST" else None,
+        initial={"size_gb": snapshot.size_gb},
+        auto_id="restore_%s",
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            made = volume_create(
+                tenant=membership.tenant,
+                name=form.cleaned_data["name"],
+                region=found.region,
+                kind=found.kind,
+                size_gb=form.cleaned_data["size_gb"],
+                actor=Actor.for_user(request.user),
+                snapshot=snapshot,
+            )
+        except ServiceError as error:
+            error_onto(form, error)
+        else:
+            messages.success(
+                request, f"The volume {made.name} is made from the snapshot {snapshot.name}: {made.size_gb} GB."
+            )
+            return redirect("portal:volume", volume_id=made.pk)
+    prices = storage_prices(now=timezone.now())
+    context = {
+        "volume": found,
+        "snapshot": snapshot,
+        "form": form,
+        "monthly": monthly(snapshot.size_gb, prices.get((found.region.code, found.kind))),
+        "not_priced": words.NOT_PRICED,
+    }
+    return render(request, "portal/snapshot_restore.html", context, status=422 if form.errors else 200)

@@ -119,6 +119,12 @@ class QuotaForm(OnceForm):
         label="Endpoint calls a minute",
         help_text="Calls a minute each of the tenant's endpoints takes; empty: the default.",
     )
+    volume_gb = forms.IntegerField(
+        required=False,
+        min_value=0,
+        label="Storage quota (GB)",
+        help_text="GB the tenant's volumes may hold (their provisioned size); empty lifts the quota.",
+    )
 
 
 # --- finance ----------------------------------------------------------------------------------------------------

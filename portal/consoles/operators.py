@@ -1,7 +1,8 @@
 """The operator console: the fleet as a heatmap, a node's page (its GPUs, versions, diagnosis by layer, and drain,
 undrain, quarantine with a reason after a confirmation), fragmentation and the defragmentation plan (a dry run, and
 starting a run), version skew within each NVLink domain, each region's storage per class (volumes and snapshots),
-and tenants' limits (GPU quota, endpoint calls a minute). Every action calls the service the API calls."""
+and tenants' limits (GPU quota, endpoint calls a minute, storage quota). Every action calls the service the API
+calls."""
 
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ from portal.consoles.forms import DefragmentStartForm, QuotaForm, ReasonForm
 from portal.consoles.frame import Console, Page, actor, already_done, mark_done, register, staff_page
 from portal.forms import error_onto
 from provisioning.domain.states import HOLDS_DEVICES
+from provisioning.domain.volumes import COUNTED
 from provisioning.drivers.kubernetes.clusters import node_diagnosis
 from provisioning.fleet_cache import fleet_read
-from provisioning.models import Allocation, DefragmentRun, Node
+from provisioning.models import Allocation, DefragmentRun, Node, Volume
 from provisioning.selectors import (
     STORAGE_CLASSES,
     VERSION_FIELDS,
@@ -206,12 +208,20 @@ def _quota_rows(form_for: dict[int, QuotaForm]) -> list[dict[str, Any]]:
         .annotate(milli=Sum("quota_milli"))
         .values_list("tenant_id", "milli")
     )
+    # What each tenant's volumes count against its storage quota (provisioning's volumes_counted_gb, for all at once)
+    stored = dict(
+        Volume.objects.filter(state__in=list(COUNTED))
+        .values("tenant_id")
+        .annotate(gb=Sum("size_gb"))
+        .values_list("tenant_id", "gb")
+    )
     rows = []
     for tenant in Tenant.objects.order_by("slug"):
         quota = tenant.gpu_quota_milli
         initial = {
             "gpus": None if quota is None else Decimal(quota) / 1000,
             "endpoint_calls": tenant.endpoint_calls_per_minute,
+            "volume_gb": tenant.volume_quota_gb,
         }
         rows.append(
             {
@@ -220,6 +230,8 @@ def _quota_rows(form_for: dict[int, QuotaForm]) -> list[dict[str, Any]]:
                 "held": Decimal(held.get(tenant.pk) or 0) / 1000,
                 "endpoint_calls": endpoint_calls_per_minute(tenant),
                 "endpoint_calls_own": tenant.endpoint_calls_per_minute is not None,
+                "volume_quota_gb": tenant.volume_quota_gb,
+                "volume_held_gb": stored.get(tenant.pk) or 0,
                 "form": form_for.get(tenant.pk) or QuotaForm(initial=initial, prefix=f"t{tenant.pk}"),
             }
         )
@@ -228,8 +240,8 @@ def _quota_rows(form_for: dict[int, QuotaForm]) -> list[dict[str, Any]]:
 
 @staff_page(CONSOLE, StaffPermission.TENANT_QUOTA_SET)
 def quotas(request: HttpRequest) -> HttpResponse:
-    """Each tenant's GPU quota and what it holds now, and the calls a minute each of its endpoints takes; set them
-    (the service the API's quota PUT calls)."""
+    """Each tenant's GPU quota and what it holds now, the calls a minute each of its endpoints takes, and its
+    storage quota and the GB its volumes hold; set them (the service the API's quota PUT calls)."""
     forms: dict[int, QuotaForm] = {}
     if request.method == "POST":
         done = already_done_prefixed(request)
@@ -244,16 +256,25 @@ def quotas(request: HttpRequest) -> HttpResponse:
                     tenant=tenant,
                     gpu_quota_milli=None if gpus is None else int(gpus * 1000),
                     endpoint_calls_per_minute=form.cleaned_data["endpoint_calls"],
+                    volume_quota_gb=form.cleaned_data["volume_gb"],
                     actor=actor(request),
                 )
             except ServiceError as error:
-                error_onto(form, error, {"gpu_quota_milli": "gpus", "endpoint_calls_per_minute": "endpoint_calls"})
+                fields = {
+                    "gpu_quota_milli": "gpus",
+                    "endpoint_calls_per_minute": "endpoint_calls",
+                    "volume_quota_gb": "volume_gb",
+                }
+                error_onto(form, error, fields)
             else:
                 where = reverse("portal:console_quotas") + f"#tenant-{tenant.slug}"
                 mark_done(request, where, prefix=f"t{tenant.pk}")
                 quota = "no quota" if gpus is None else f"a quota of {gpus:g} GPUs"
                 calls = endpoint_calls_per_minute(tenant)
-                messages.success(request, f"{tenant.slug} now has {quota}; each endpoint takes {calls} calls a minute.")
+                gb = tenant.volume_quota_gb
+                storage = "have no storage quota" if gb is None else f"may hold {gb} GB"
+                said = f"{tenant.slug} now has {quota}; each endpoint takes {calls} calls a minute."
+                messages.success(request, f"{said} Its volumes {storage}.")
                 return redirect(where)
         forms[tenant.pk] = form
     status = 422 if any(f.errors for f in forms.values()) else 200

@@ -58,8 +58,12 @@ def signed_in(user: Any, **kwargs: Any) -> Client:
 
 
 def storage_price(per_gb_hour: str, kind: str = "filesystem", region: str = "eu-west") -> SkuPrice:
+    """Price ``kind`` in ``region`` per GB-hour from ``SINCE``, in place of the price every test's regions get."""
     sku = storage_sku(storage_kind=kind, region=Region.objects.get(code=region))
-    return SkuPrice.objects.create(sku=sku, unit_price_per_hour=Decimal(per_gb_hour), effective_from=SINCE)
+    price, _ = SkuPrice.objects.update_or_create(
+        sku=sku, effective_from=SINCE, defaults={"unit_price_per_hour": Decimal(per_gb_hour)}
+    )
+    return price
 
 
 def sent(run: Any, client: Client, url: str, body: Any = None) -> Any:
@@ -133,6 +137,8 @@ def test_a_member_creates_a_volume_and_sees_it_available_with_its_monthly_cost(
     assert event.actor_label == alice.username
 
     run(client.post, "/portal/volumes", {"name": "vm-disk", "region": "eu-west", "kind": "block", "size_gb": "100"})
+    # As for a volume made before its storage was priced: no price in force now.
+    SkuPrice.objects.filter(sku__code="storage/block/eu-west").update(effective_from=datetime(2999, 1, 1, tzinfo=UTC))
     assert cell(client.get("/portal/volumes"), "vm-disk", "monthly") == "not priced"
 
 

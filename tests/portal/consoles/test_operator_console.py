@@ -2,7 +2,7 @@
 soft shares (by tenant or by state, with text for each GPU), a node's page with drain / undrain / quarantine after a
 confirmation (audited as the operator, a refusal on the form, a form sent twice acting once), the diagnosis's
 refusal without a cluster, fragmentation and the defragmentation plan and run, version skew per NVLink domain, and
-quotas set and lifted."""
+quotas (GPUs, endpoint calls, storage) set and lifted."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import re
 from typing import Any
 
 from core.models import AuditEvent
-from provisioning.models import DefragmentRun, Node
+from lifecycle.services.volumes import volume_create
+from provisioning.models import DefragmentRun, Node, Region
 from provisioning.services.fleet import fleet_load
 from tenancy.models import Tenant
 from tests.support import SYSTEM
@@ -213,3 +214,34 @@ def test_a_bad_quota_is_refused_and_an_unknown_tenant_is_404(operator: Any, acme
     assert b"greater than or equal to 0" in refused.content
     assert Tenant.objects.get(pk=acme.pk).gpu_quota_milli is None
     assert client.post("/console/operators/quotas", {"tenant": "nope"}).status_code == 404
+
+
+def test_the_operator_sets_and_lifts_a_storage_quota_beside_what_the_volumes_hold(operator: Any, acme: Any) -> None:
+    regions()
+    volume_create(
+        tenant=acme, name="datasets", region=Region.objects.get(code="eu-west"), kind="filesystem", size_gb=500,
+        actor=SYSTEM,
+    )  # fmt: skip
+    client = signed_in(operator)
+    page = client.get("/console/operators/quotas")
+    assert "<td data-storage>500 GB of no quota</td>" in page.content.decode()
+    prefix = f"t{acme.pk}"
+    form = {"tenant": "acme", f"{prefix}-once": token(page, prefix), f"{prefix}-volume_gb": "800"}
+    done = client.post("/console/operators/quotas", form, follow=True)
+    assert "Its volumes may hold 800 GB." in done.content.decode()
+    assert "<td data-storage>500 GB of 800 GB</td>" in done.content.decode()
+    assert f'name="{prefix}-volume_gb" value="800"' in done.content.decode()  # the form starts from it
+    assert Tenant.objects.get(pk=acme.pk).volume_quota_gb == 800
+    event = AuditEvent.objects.filter(action="tenant.quota_set", actor_label="operator").latest("seq")
+    assert event.data["volume_quota_gb"] == {"old": None, "new": 800}
+
+    page = client.get("/console/operators/quotas")
+    negative = {"tenant": "acme", f"{prefix}-once": token(page, prefix), f"{prefix}-volume_gb": "-1"}
+    refused = client.post("/console/operators/quotas", negative)
+    assert refused.status_code == 422
+    assert b"greater than or equal to 0" in refused.content
+    assert Tenant.objects.get(pk=acme.pk).volume_quota_gb == 800
+    lift = {"tenant": "acme", f"{prefix}-once": token(page, prefix), f"{prefix}-volume_gb": ""}
+    lifted = client.post("/console/operators/quotas", lift, follow=True)
+    assert "Its volumes have no storage quota." in lifted.content.decode()
+    assert Tenant.objects.get(pk=acme.pk).volume_quota_gb is None
