@@ -20,7 +20,7 @@ from django.utils import timezone
 from core.actor import Actor
 from provisioning.domain.volumes import SnapshotState, VolumeState
 from provisioning.models import Volume, VolumeSnapshot
-from provisioning.services.volumes import snapshot_transition, volume_ready, volume_transition
+from provisioning.services.volumes import snapshot_transition, volume_key, volume_ready, volume_transition
 
 SYSTEM = Actor.system("provisioner")
 GB = 1024**3
@@ -118,8 +118,8 @@ class SimulatedVolumes(VolumeBackend):
             snapshot_transition(snapshot=snapshot, to=SnapshotState.DELETED, actor=SYSTEM)
 
     def reconcile(self, now: datetime) -> int:
-        """Finish what a lost task left (a crash between commit and the backend's step), and record what each
-        provisioned volume holds."""
+        """Finish what a lost task left (a crash between commit and the backend's step: a volume or snapshot being
+        made, a snapshot going, a volume whose key is shredded), and record what each provisioned volume holds."""
         moved = 0
         for volume_id in Volume.objects.filter(state=VolumeState.CREATING).values_list("pk", flat=True):
             self.provision(volume_id)
@@ -130,6 +130,10 @@ class SimulatedVolumes(VolumeBackend):
         for snapshot_id in snapshots_to_remove().values_list("pk", flat=True):
             self.snapshot_destroy(snapshot_id)
             moved += 1
+        for volume in Volume.objects.filter(state=VolumeState.DELETING).select_related("tenant"):
+            if volume_key(volume) is None:  # shredded, and its destroy task was lost: the backend lets it go
+                self.destroy(volume.pk)
+                moved += 1
         for volume in Volume.objects.filter(state__in=[VolumeState.AVAILABLE, VolumeState.ATTACHED]).select_related(
             "tenant"
         ):

@@ -299,6 +299,24 @@ def test_delete_stops_billing_then_shredding_destroys_the_key_and_the_volume(
     made(client, capture)
 
 
+def test_a_shredded_volume_whose_destroy_task_was_lost_goes_at_the_next_reconcile(
+    api: Any, alice: Any, acme: Tenant, fleet: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    client = api(alice)
+    capture = django_capture_on_commit_callbacks
+    body = made(client, capture)
+    with capture(execute=True):
+        client.delete(f"{URL}/{body['id']}")
+    asset = DataAsset.objects.get(volume_id=body["id"])
+    with capture(execute=False):  # the destroy task queued on commit is lost
+        assets_shred(tenant=acme, assets=[asset], actor=SYSTEM, now=timezone.now())
+    assert Volume.objects.get(pk=body["id"]).state == "deleting"
+    assert volume_dir(body["id"]).is_dir()
+    allocations_reconcile()
+    assert Volume.objects.get(pk=body["id"]).state == "deleted"
+    assert not volume_dir(body["id"]).exists()
+
+
 def test_a_legal_hold_blocks_deleting_a_volume_and_its_snapshots(
     api: Any, alice: Any, acme: Tenant, fleet: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
