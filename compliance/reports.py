@@ -11,11 +11,10 @@ from typing import Any
 from django.db.models import Count, Max, Min, Q, Sum
 
 from compliance.models import AssetState, DataAsset
-from compliance.services.assets import region_info
 from provisioning.domain.placement.isolation import HallInfo, TenantPolicy, hall_allowed, region_allowed
 from provisioning.domain.volumes import SnapshotState, VolumeState
 from provisioning.models import Allocation, Hall, Region, Volume
-from provisioning.selectors import tenant_policy
+from provisioning.selectors import region_info, tenant_policy
 from tenancy.models import Tenant
 
 EXAMPLES = 20  # ids listed per violating place: enough to start an investigation, bounded for big tenants

@@ -34,7 +34,7 @@ from billing.services.accounts import billing_account
 from compliance.domain import retention
 from compliance.models import DataAsset, ErasureItem, ErasureOutcome, ErasureRequest, TenantSecret
 from compliance.reports import residency_report
-from compliance.services.assets import region_info, retention_keep_days
+from compliance.services.assets import retention_keep_days
 from compliance.services.erasure import erasure_request_create
 from compliance.services.sweep import retention_policy_set
 from core.actor import Actor
@@ -65,7 +65,7 @@ from provisioning.domain.states import WORKING
 from provisioning.drivers.base import provisioner
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, Region
-from provisioning.selectors import tenant_policy
+from provisioning.selectors import region_info, tenant_policy
 from provisioning.services.stopping import allocation_stop
 from provisioning.services.workloads import os_images
 from tenancy.domain.roles import Action, TenantRole, role_allows

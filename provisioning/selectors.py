@@ -17,7 +17,7 @@ from django.db.models import Count, Sum
 from provisioning.domain.fabric import FabricRefused, fabric_of
 from provisioning.domain.fleet_document import Rdma
 from provisioning.domain.placement.fragmentation import fragmentation
-from provisioning.domain.placement.isolation import TenantPolicy
+from provisioning.domain.placement.isolation import RegionInfo, TenantPolicy, region_allowed
 from provisioning.domain.placement.state import FleetState
 from provisioning.domain.rungs import rung_facts
 from provisioning.domain.states import HOLDS_DEVICES, TERMINAL, AllocationState
@@ -27,6 +27,7 @@ from provisioning.models import (
     Allocation,
     AllocationDevice,
     Cluster,
+    Hall,
     Node,
     NodeState,
     Region,
@@ -53,6 +54,20 @@ VERSION_FIELDS = (
     VersionField("nccl", "nccl_version", "NCCL"),
     VersionField("firmware", "firmware_version", "firmware"),
 )
+
+
+def region_info(region: Region) -> RegionInfo:
+    """A region as the residency rules see it: its code, its jurisdiction and the jurisdictions its halls are fenced
+    for."""
+    fenced = Hall.objects.filter(region=region, fenced_for__isnull=False).values_list("fenced_for", flat=True)
+    return RegionInfo(code=region.code, jurisdiction=region.jurisdiction, fenced_for=frozenset(filter(None, fenced)))
+
+
+def residency_refusal(tenant: Tenant, region: Region) -> str | None:
+    """Why the tenant's data may not live in ``region`` (None: it may): the one rule for stored data, data assets
+    and volumes alike (``provisioning.domain.placement.isolation.region_allowed``)."""
+    refusal = region_allowed(tenant_policy(tenant), region_info(region))
+    return refusal.message if refusal is not None else None
 
 
 def tenant_policy(tenant: Tenant) -> TenantPolicy:

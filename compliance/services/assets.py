@@ -34,9 +34,8 @@ from core.actor import Actor
 from core.audit import audit_record, audit_record_many
 from core.errors import Conflict, Invalid, ServiceError
 from core.keys import key_setting
-from provisioning.domain.placement.isolation import RegionInfo, region_allowed
-from provisioning.models import Hall, Region
-from provisioning.selectors import tenant_policy
+from provisioning.models import Region
+from provisioning.selectors import residency_refusal
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
 from tenancy.services import tenant_require_writable
@@ -130,15 +129,10 @@ def master_key_rotate(*, actor: Actor) -> dict[str, int]:
 # --- rules: residency, retention, holds ------------------------------------------------------------------------
 
 
-def region_info(region: Region) -> RegionInfo:
-    fenced = Hall.objects.filter(region=region, fenced_for__isnull=False).values_list("fenced_for", flat=True)
-    return RegionInfo(code=region.code, jurisdiction=region.jurisdiction, fenced_for=frozenset(filter(None, fenced)))
-
-
 def residency_check(tenant: Tenant, region: Region) -> None:
-    refusal = region_allowed(tenant_policy(tenant), region_info(region))
+    refusal = residency_refusal(tenant, region)
     if refusal is not None:
-        raise ResidencyRefused(refusal.message)
+        raise ResidencyRefused(refusal)
 
 
 def region_resolve(code: str) -> Region:

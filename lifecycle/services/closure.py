@@ -45,7 +45,6 @@ from compliance.services.assets import (
     data_asset_content,
     data_asset_create,
     holds_active,
-    region_info,
     shred_wait,
 )
 from core.actor import Actor
@@ -56,7 +55,7 @@ from lifecycle.services.volumes import volumes_closure_notice, volumes_described
 from provisioning.domain.placement.isolation import region_allowed
 from provisioning.domain.states import AllocationState as S
 from provisioning.models import Allocation, Region
-from provisioning.selectors import tenant_policy
+from provisioning.selectors import region_info, tenant_policy
 from provisioning.services.stopping import allocation_stop
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant, TenantState

@@ -28,7 +28,6 @@ from core.actor import Actor
 from core.audit import audit_record, audit_record_many
 from core.errors import Conflict, Invalid
 from core.tasks import enqueue
-from provisioning.domain.placement.isolation import RegionInfo, region_allowed
 from provisioning.domain.volumes import (
     COUNTED,
     MOUNTABLE,
@@ -52,8 +51,8 @@ from provisioning.events import (
     volume_resized,
     volume_unprovisioned,
 )
-from provisioning.models import Allocation, Hall, Region, Volume, VolumeAttachment, VolumeSnapshot
-from provisioning.selectors import tenant_policy
+from provisioning.models import Allocation, Region, Volume, VolumeAttachment, VolumeSnapshot
+from provisioning.selectors import residency_refusal
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
 from tenancy.services import tenant_require_writable
@@ -120,11 +119,9 @@ def _quota_check(tenant: Tenant, more_gb: int) -> None:
 
 def residency_check(tenant: Tenant, region: Region) -> None:
     """Refuse a region outside the tenant's residency (409 ``residency``): a volume is the tenant's data."""
-    fenced = Hall.objects.filter(region=region, fenced_for__isnull=False).values_list("fenced_for", flat=True)
-    info = RegionInfo(code=region.code, jurisdiction=region.jurisdiction, fenced_for=frozenset(filter(None, fenced)))
-    refusal = region_allowed(tenant_policy(tenant), info)
+    refusal = residency_refusal(tenant, region)
     if refusal is not None:
-        raise Conflict("residency", refusal.message, field="region")
+        raise Conflict("residency", refusal, field="region")
 
 
 def region_of(code: object) -> Region:
