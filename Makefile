@@ -10,20 +10,20 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: run test test-fast lint venv lock browser worker beat bench-data bench-data-check focus-venv focus-lock load faults
+.PHONY: run test test-fast lint venv lock sdk browser worker beat bench-data bench-data-check focus-venv focus-lock load faults
 
 venv: $(STAMP)
 
 # The project goes in without resolving dependencies and is built by the locked setuptools (no build isolation),
 # so nothing lands in .venv that the lock does not pin.
-$(STAMP): $(LOCK) pyproject.toml
+$(STAMP): $(LOCK) pyproject.toml sdk/pyproject.toml cli/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --require-hashes -r $(LOCK)
-	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	$(PIP) install --quiet --no-deps --no-build-isolation -e . -e ./sdk -e ./cli
 	@touch $(STAMP)
 
 # To bump a dependency: edit its range in pyproject.toml, run `make lock`, commit both files. The lock holds the
-# runtime dependencies, the dev extra and the build backend, resolved for Python 3.11 on Linux x86_64 from PyPI.
+# runtime dependencies, the dev and cli extras and the build backend, resolved for Python 3.11 on Linux x86_64 from PyPI.
 # Pins already in the lock are kept while the ranges allow them; to move to newer releases inside the ranges:
 # `make lock LOCKFLAGS='--upgrade-package NAME'` (one package) or `make lock LOCKFLAGS=--upgrade` (all).
 LOCKFLAGS ?=
@@ -31,7 +31,7 @@ BUILD_REQUIRES := import tomllib; print("\n".join(tomllib.load(open("pyproject.t
 
 lock:
 	@test -x $(BIN)/uv || $(MAKE) venv
-	$(BIN)/python -c '$(BUILD_REQUIRES)' | $(BIN)/uv pip compile --quiet --no-config pyproject.toml - --extra dev \
+	$(BIN)/python -c '$(BUILD_REQUIRES)' | $(BIN)/uv pip compile --quiet --no-config pyproject.toml - --extra dev --extra cli \
 		--generate-hashes --python-version 3.11 --python-platform x86_64-unknown-linux-gnu \
 		--custom-compile-command 'make lock' $(LOCKFLAGS) --output-file $(LOCK)
 
@@ -53,6 +53,11 @@ run: $(STAMP)
 	@# The beat schedule runs in a process of its own beside the server (reconcile, windows, sweeps); it stops with it.
 	$(BIN)/python manage.py beat_inline > var/beat_inline.log 2>&1 & trap 'kill $$! 2>/dev/null' EXIT INT TERM; \
 		$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+# The SDK (sdk/ladder_sdk) and the task file's JSON Schema, regenerated from the API's OpenAPI schema; commit the
+# result. The suite fails while they differ from what this would write (tests/cli/test_sdk_drift.py).
+sdk: $(STAMP)
+	$(BIN)/python sdk/generate.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

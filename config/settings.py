@@ -285,6 +285,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Operation ids and tags from the path below the prefix (allocations_list, tag allocations); api/schema.py
+    # gives every error answer its problem+json shape and every enum a name, for generated clients (sdk/).
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "api.schema.postprocess"],
     "ENUM_NAME_OVERRIDES": {
         "GpuModelEnum": "provisioning.domain.placement.catalog.GPU_MODEL_NAMES",
         "ReconciliationStateEnum": "billing.models.ReconciliationState",

@@ -24,6 +24,7 @@ TESTS = Path(__file__).resolve().parents[1]
 # Paths under tests/: a directory (ending in "/") or a module.
 SYSTEM = (
     "browser/",
+    "cli/live/",
     "deploy/",
     "api/test_http.py",
     "api/test_scale_to_zero_http.py",

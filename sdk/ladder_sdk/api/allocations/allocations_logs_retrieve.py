@@ -1,0 +1,236 @@
+import datetime
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.logs import Logs
+from ...models.problem import Problem
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    id: int,
+    *,
+    follow: bool | Unset = False,
+    since: datetime.datetime | Unset = UNSET,
+    tail: int | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["follow"] = follow
+
+    json_since: str | Unset = UNSET
+    if not isinstance(since, Unset):
+        json_since = since.isoformat()
+    params["since"] = json_since
+
+    params["tail"] = tail
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/allocations/{id}/logs".format(
+            id=quote(str(id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Logs | Problem | None:
+    if response.status_code == 200:
+        response_200 = Logs.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Logs | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    follow: bool | Unset = False,
+    since: datetime.datetime | Unset = UNSET,
+    tail: int | Unset = UNSET,
+) -> Response[Logs | Problem]:
+    """The workload's output in time order (a VM's serial console; a job's members, merged). ``follow=1``
+    streams new lines as NDJSON until the allocation ends.
+
+    Args:
+        id (int):
+        follow (bool | Unset):  Default: False.
+        since (datetime.datetime | Unset):
+        tail (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Logs | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        follow=follow,
+        since=since,
+        tail=tail,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    follow: bool | Unset = False,
+    since: datetime.datetime | Unset = UNSET,
+    tail: int | Unset = UNSET,
+) -> Logs | Problem | None:
+    """The workload's output in time order (a VM's serial console; a job's members, merged). ``follow=1``
+    streams new lines as NDJSON until the allocation ends.
+
+    Args:
+        id (int):
+        follow (bool | Unset):  Default: False.
+        since (datetime.datetime | Unset):
+        tail (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Logs | Problem
+    """
+
+    return sync_detailed(
+        id=id,
+        client=client,
+        follow=follow,
+        since=since,
+        tail=tail,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    follow: bool | Unset = False,
+    since: datetime.datetime | Unset = UNSET,
+    tail: int | Unset = UNSET,
+) -> Response[Logs | Problem]:
+    """The workload's output in time order (a VM's serial console; a job's members, merged). ``follow=1``
+    streams new lines as NDJSON until the allocation ends.
+
+    Args:
+        id (int):
+        follow (bool | Unset):  Default: False.
+        since (datetime.datetime | Unset):
+        tail (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Logs | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        follow=follow,
+        since=since,
+        tail=tail,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    follow: bool | Unset = False,
+    since: datetime.datetime | Unset = UNSET,
+    tail: int | Unset = UNSET,
+) -> Logs | Problem | None:
+    """The workload's output in time order (a VM's serial console; a job's members, merged). ``follow=1``
+    streams new lines as NDJSON until the allocation ends.
+
+    Args:
+        id (int):
+        follow (bool | Unset):  Default: False.
+        since (datetime.datetime | Unset):
+        tail (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Logs | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            client=client,
+            follow=follow,
+            since=since,
+            tail=tail,
+        )
+    ).parsed

@@ -1,0 +1,193 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.export_job import ExportJob
+from ...models.export_request_request import ExportRequestRequest
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    *,
+    body: ExportRequestRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/v1/finance/exports",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ExportJob | Problem | None:
+    if response.status_code == 202:
+        response_202 = ExportJob.from_dict(response.json())
+
+        return response_202
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ExportJob | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: ExportRequestRequest,
+) -> Response[ExportJob | Problem]:
+    """Start an export job: written and signed by a worker; poll it, then download it.
+
+    Args:
+        body (ExportRequestRequest): Refuses, with 422 ``validation_error``, every field of the
+            body it does not declare as writable, each
+            named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body
+            ``share.mdoe``), together
+            with the declared fields' own errors.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ExportJob | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    body: ExportRequestRequest,
+) -> ExportJob | Problem | None:
+    """Start an export job: written and signed by a worker; poll it, then download it.
+
+    Args:
+        body (ExportRequestRequest): Refuses, with 422 ``validation_error``, every field of the
+            body it does not declare as writable, each
+            named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body
+            ``share.mdoe``), together
+            with the declared fields' own errors.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ExportJob | Problem
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: ExportRequestRequest,
+) -> Response[ExportJob | Problem]:
+    """Start an export job: written and signed by a worker; poll it, then download it.
+
+    Args:
+        body (ExportRequestRequest): Refuses, with 422 ``validation_error``, every field of the
+            body it does not declare as writable, each
+            named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body
+            ``share.mdoe``), together
+            with the declared fields' own errors.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ExportJob | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    body: ExportRequestRequest,
+) -> ExportJob | Problem | None:
+    """Start an export job: written and signed by a worker; poll it, then download it.
+
+    Args:
+        body (ExportRequestRequest): Refuses, with 422 ``validation_error``, every field of the
+            body it does not declare as writable, each
+            named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body
+            ``share.mdoe``), together
+            with the declared fields' own errors.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ExportJob | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed

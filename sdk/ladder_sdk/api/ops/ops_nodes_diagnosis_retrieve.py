@@ -1,0 +1,188 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.ops_nodes_diagnosis_retrieve_response_200 import OpsNodesDiagnosisRetrieveResponse200
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    id: int,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/ops/nodes/{id}/diagnosis".format(
+            id=quote(str(id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> OpsNodesDiagnosisRetrieveResponse200 | Problem | None:
+    if response.status_code == 200:
+        response_200 = OpsNodesDiagnosisRetrieveResponse200.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[OpsNodesDiagnosisRetrieveResponse200 | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+) -> Response[OpsNodesDiagnosisRetrieveResponse200 | Problem]:
+    """Why Kubernetes may not offer this node's GPUs: the first broken layer (node, driver, toolkit, device
+    plugin, allocatable, and rdma for a node the fleet gives RDMA NICs) with its evidence, read from the
+    node's
+    cluster.
+
+    Args:
+        id (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[OpsNodesDiagnosisRetrieveResponse200 | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+) -> OpsNodesDiagnosisRetrieveResponse200 | Problem | None:
+    """Why Kubernetes may not offer this node's GPUs: the first broken layer (node, driver, toolkit, device
+    plugin, allocatable, and rdma for a node the fleet gives RDMA NICs) with its evidence, read from the
+    node's
+    cluster.
+
+    Args:
+        id (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        OpsNodesDiagnosisRetrieveResponse200 | Problem
+    """
+
+    return sync_detailed(
+        id=id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+) -> Response[OpsNodesDiagnosisRetrieveResponse200 | Problem]:
+    """Why Kubernetes may not offer this node's GPUs: the first broken layer (node, driver, toolkit, device
+    plugin, allocatable, and rdma for a node the fleet gives RDMA NICs) with its evidence, read from the
+    node's
+    cluster.
+
+    Args:
+        id (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[OpsNodesDiagnosisRetrieveResponse200 | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+) -> OpsNodesDiagnosisRetrieveResponse200 | Problem | None:
+    """Why Kubernetes may not offer this node's GPUs: the first broken layer (node, driver, toolkit, device
+    plugin, allocatable, and rdma for a node the fleet gives RDMA NICs) with its evidence, read from the
+    node's
+    cluster.
+
+    Args:
+        id (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        OpsNodesDiagnosisRetrieveResponse200 | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            client=client,
+        )
+    ).parsed

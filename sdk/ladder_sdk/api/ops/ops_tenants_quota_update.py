@@ -1,0 +1,214 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.problem import Problem
+from ...models.quota import Quota
+from ...models.quota_request import QuotaRequest
+from ...types import Response
+
+
+def _get_kwargs(
+    slug: str,
+    *,
+    body: QuotaRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "put",
+        "url": "/api/v1/ops/tenants/{slug}/quota".format(
+            slug=quote(str(slug), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | Quota | None:
+    if response.status_code == 200:
+        response_200 = Quota.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | Quota]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    slug: str,
+    *,
+    client: AuthenticatedClient,
+    body: QuotaRequest,
+) -> Response[Problem | Quota]:
+    """Operators set a tenant's limits: its GPU quota and the calls a minute each of its endpoints takes.
+
+    Args:
+        slug (str):
+        body (QuotaRequest): Refuses, with 422 ``validation_error``, every field of the body it
+            does not declare as writable, each
+            named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body
+            ``share.mdoe``), together
+            with the declared fields' own errors.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | Quota]
+    """
+
+    kwargs = _get_kwargs(
+        slug=slug,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    slug: str,
+    *,
+    client: AuthenticatedClient,
+    body: QuotaRequest,
+) -> Problem | Quota | None:
+    """Operators set a tenant's limits: its GPU quota and the calls a minute each of its endpoints takes.
+
+    Args:
+        slug (str):
+        body (QuotaRequest): Refuses, with 422 ``validation_error``, every field of the body it
+            does not declare as writable, each
+            named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body
+            ``share.mdoe``), together
+            with the declared fields' own errors.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | Quota
+    """
+
+    return sync_detailed(
+        slug=slug,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    slug: str,
+    *,
+    client: AuthenticatedClient,
+    body: QuotaRequest,
+) -> Response[Problem | Quota]:
+    """Operators set a tenant's limits: its GPU quota and the calls a minute each of its endpoints takes.
+
+    Args:
+        slug (str):
+        body (QuotaRequest): Refuses, with 422 ``validation_error``, every field of the body it
+            does not declare as writable, each
+            named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body
+            ``share.mdoe``), together
+            with the declared fields' own errors.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | Quota]
+    """
+
+    kwargs = _get_kwargs(
+        slug=slug,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    slug: str,
+    *,
+    client: AuthenticatedClient,
+    body: QuotaRequest,
+) -> Problem | Quota | None:
+    """Operators set a tenant's limits: its GPU quota and the calls a minute each of its endpoints takes.
+
+    Args:
+        slug (str):
+        body (QuotaRequest): Refuses, with 422 ``validation_error``, every field of the body it
+            does not declare as writable, each
+            named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body
+            ``share.mdoe``), together
+            with the declared fields' own errors.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | Quota
+    """
+
+    return (
+        await asyncio_detailed(
+            slug=slug,
+            client=client,
+            body=body,
+        )
+    ).parsed

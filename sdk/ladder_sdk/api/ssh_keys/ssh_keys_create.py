@@ -1,0 +1,205 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.problem import Problem
+from ...models.ssh_key import SshKey
+from ...models.ssh_key_create_request import SshKeyCreateRequest
+from ...types import Response
+
+
+def _get_kwargs(
+    *,
+    body: SshKeyCreateRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/v1/ssh-keys",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | SshKey | None:
+    if response.status_code == 201:
+        response_201 = SshKey.from_dict(response.json())
+
+        return response_201
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | SshKey]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: SshKeyCreateRequest,
+) -> Response[Problem | SshKey]:
+    """The tenant's SSH public keys (ed25519, ECDSA, RSA of 3072 bits or more), named by their fingerprint
+    as
+    ``ssh-keygen -l`` prints it. Work that offers SSH access (bare metal, VMs, containers) names keys by
+    id.
+
+    Args:
+        body (SshKeyCreateRequest): Refuses, with 422 ``validation_error``, every field of the
+            body it does not declare as writable, each
+            named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body
+            ``share.mdoe``), together
+            with the declared fields' own errors.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | SshKey]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    body: SshKeyCreateRequest,
+) -> Problem | SshKey | None:
+    """The tenant's SSH public keys (ed25519, ECDSA, RSA of 3072 bits or more), named by their fingerprint
+    as
+    ``ssh-keygen -l`` prints it. Work that offers SSH access (bare metal, VMs, containers) names keys by
+    id.
+
+    Args:
+        body (SshKeyCreateRequest): Refuses, with 422 ``validation_error``, every field of the
+            body it does not declare as writable, each
+            named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body
+            ``share.mdoe``), together
+            with the declared fields' own errors.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | SshKey
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: SshKeyCreateRequest,
+) -> Response[Problem | SshKey]:
+    """The tenant's SSH public keys (ed25519, ECDSA, RSA of 3072 bits or more), named by their fingerprint
+    as
+    ``ssh-keygen -l`` prints it. Work that offers SSH access (bare metal, VMs, containers) names keys by
+    id.
+
+    Args:
+        body (SshKeyCreateRequest): Refuses, with 422 ``validation_error``, every field of the
+            body it does not declare as writable, each
+            named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body
+            ``share.mdoe``), together
+            with the declared fields' own errors.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | SshKey]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    body: SshKeyCreateRequest,
+) -> Problem | SshKey | None:
+    """The tenant's SSH public keys (ed25519, ECDSA, RSA of 3072 bits or more), named by their fingerprint
+    as
+    ``ssh-keygen -l`` prints it. Work that offers SSH access (bare metal, VMs, containers) names keys by
+    id.
+
+    Args:
+        body (SshKeyCreateRequest): Refuses, with 422 ``validation_error``, every field of the
+            body it does not declare as writable, each
+            named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body
+            ``share.mdoe``), together
+            with the declared fields' own errors.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | SshKey
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed

@@ -1,0 +1,332 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.allocation_state_enum import AllocationStateEnum
+from ..models.rung_enum import RungEnum
+
+if TYPE_CHECKING:
+    from ..models.access import Access
+    from ..models.device import Device
+    from ..models.fabric import Fabric
+    from ..models.fault import Fault
+
+
+T = TypeVar("T", bound="Allocation")
+
+
+@_attrs_define
+class Allocation:
+    """
+    Attributes:
+        id (int):
+        name (str):
+        state (AllocationStateEnum): * `requested` - requested
+            * `placed` - placed
+            * `provisioning` - provisioning
+            * `running` - running
+            * `restarting` - restarting
+            * `idle` - idle
+            * `stopping` - stopping
+            * `stopped` - stopped
+            * `failed` - failed
+        rung (RungEnum): * `bare_metal` - bare_metal
+            * `vm` - vm
+            * `confidential_vm` - confidential_vm
+            * `container` - container
+            * `job` - job
+            * `serverless` - serverless
+        performance_isolation (str):
+        security_isolation (str):
+        gpu_model (str):
+        region (str):
+        hall (str):
+        devices (list[Device]):
+        created (datetime.datetime):
+        state_changed_at (datetime.datetime):
+        observed_at (datetime.datetime | None):
+        failure_reason (str):
+        replicas (int | None): Serverless: ready replicas, what is billed now (0 while idle); null: other rungs.
+        cold_start_ms (int | None): Serverless: how long its last wake from zero took until it ran; null: none yet.
+        workload (Any): As submitted (secrets by name only); null: none.
+        access (Access):
+        checkpoint_at (datetime.datetime): The last checkpoint the workload reported (a job); a fault bills up to it.
+        restarts (int):
+        goodput_lost_seconds (str): Work lost to provider faults (each fault's time less its checkpoint), not billed;
+            decimal string.
+        faults (list[Fault]):
+        fabric (Fabric | None): A multi-node job's or bare-metal allocation's RDMA fabric: its name, link layer, your
+            isolation on it (InfiniBand partition key or RoCE VLAN, yours alone) and the NICs of each node; null: none.
+    """
+
+    id: int
+    name: str
+    state: AllocationStateEnum
+    rung: RungEnum
+    performance_isolation: str
+    security_isolation: str
+    gpu_model: str
+    region: str
+    hall: str
+    devices: list[Device]
+    created: datetime.datetime
+    state_changed_at: datetime.datetime
+    observed_at: datetime.datetime | None
+    failure_reason: str
+    replicas: int | None
+    cold_start_ms: int | None
+    workload: Any
+    access: Access
+    checkpoint_at: datetime.datetime
+    restarts: int
+    goodput_lost_seconds: str
+    faults: list[Fault]
+    fabric: Fabric | None
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.fabric import Fabric
+
+        id = self.id
+
+        name = self.name
+
+        state = self.state.value
+
+        rung = self.rung.value
+
+        performance_isolation = self.performance_isolation
+
+        security_isolation = self.security_isolation
+
+        gpu_model = self.gpu_model
+
+        region = self.region
+
+        hall = self.hall
+
+        devices = []
+        for devices_item_data in self.devices:
+            devices_item = devices_item_data.to_dict()
+            devices.append(devices_item)
+
+        created = self.created.isoformat()
+
+        state_changed_at = self.state_changed_at.isoformat()
+
+        observed_at: None | str
+        if isinstance(self.observed_at, datetime.datetime):
+            observed_at = self.observed_at.isoformat()
+        else:
+            observed_at = self.observed_at
+
+        failure_reason = self.failure_reason
+
+        replicas: int | None
+        replicas = self.replicas
+
+        cold_start_ms: int | None
+        cold_start_ms = self.cold_start_ms
+
+        workload = self.workload
+
+        access = self.access.to_dict()
+
+        checkpoint_at = self.checkpoint_at.isoformat()
+
+        restarts = self.restarts
+
+        goodput_lost_seconds = self.goodput_lost_seconds
+
+        faults = []
+        for faults_item_data in self.faults:
+            faults_item = faults_item_data.to_dict()
+            faults.append(faults_item)
+
+        fabric: dict[str, Any] | None
+        if isinstance(self.fabric, Fabric):
+            fabric = self.fabric.to_dict()
+        else:
+            fabric = self.fabric
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "id": id,
+                "name": name,
+                "state": state,
+                "rung": rung,
+                "performance_isolation": performance_isolation,
+                "security_isolation": security_isolation,
+                "gpu_model": gpu_model,
+                "region": region,
+                "hall": hall,
+                "devices": devices,
+                "created": created,
+                "state_changed_at": state_changed_at,
+                "observed_at": observed_at,
+                "failure_reason": failure_reason,
+                "replicas": replicas,
+                "cold_start_ms": cold_start_ms,
+                "workload": workload,
+                "access": access,
+                "checkpoint_at": checkpoint_at,
+                "restarts": restarts,
+                "goodput_lost_seconds": goodput_lost_seconds,
+                "faults": faults,
+                "fabric": fabric,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.access import Access
+        from ..models.device import Device
+        from ..models.fabric import Fabric
+        from ..models.fault import Fault
+
+        d = dict(src_dict)
+        id = d.pop("id")
+
+        name = d.pop("name")
+
+        state = AllocationStateEnum(d.pop("state"))
+
+        rung = RungEnum(d.pop("rung"))
+
+        performance_isolation = d.pop("performance_isolation")
+
+        security_isolation = d.pop("security_isolation")
+
+        gpu_model = d.pop("gpu_model")
+
+        region = d.pop("region")
+
+        hall = d.pop("hall")
+
+        devices = []
+        _devices = d.pop("devices")
+        for devices_item_data in _devices:
+            devices_item = Device.from_dict(devices_item_data)
+
+            devices.append(devices_item)
+
+        created = datetime.datetime.fromisoformat(d.pop("created"))
+
+        state_changed_at = datetime.datetime.fromisoformat(d.pop("state_changed_at"))
+
+        def _parse_observed_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                observed_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return observed_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        observed_at = _parse_observed_at(d.pop("observed_at"))
+
+        failure_reason = d.pop("failure_reason")
+
+        def _parse_replicas(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        replicas = _parse_replicas(d.pop("replicas"))
+
+        def _parse_cold_start_ms(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        cold_start_ms = _parse_cold_start_ms(d.pop("cold_start_ms"))
+
+        workload = d.pop("workload")
+
+        access = Access.from_dict(d.pop("access"))
+
+        checkpoint_at = datetime.datetime.fromisoformat(d.pop("checkpoint_at"))
+
+        restarts = d.pop("restarts")
+
+        goodput_lost_seconds = d.pop("goodput_lost_seconds")
+
+        faults = []
+        _faults = d.pop("faults")
+        for faults_item_data in _faults:
+            faults_item = Fault.from_dict(faults_item_data)
+
+            faults.append(faults_item)
+
+        def _parse_fabric(data: object) -> Fabric | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                fabric_type_1 = Fabric.from_dict(data)
+
+                return fabric_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(Fabric | None, data)
+
+        fabric = _parse_fabric(d.pop("fabric"))
+
+        allocation = cls(
+            id=id,
+            name=name,
+            state=state,
+            rung=rung,
+            performance_isolation=performance_isolation,
+            security_isolation=security_isolation,
+            gpu_model=gpu_model,
+            region=region,
+            hall=hall,
+            devices=devices,
+            created=created,
+            state_changed_at=state_changed_at,
+            observed_at=observed_at,
+            failure_reason=failure_reason,
+            replicas=replicas,
+            cold_start_ms=cold_start_ms,
+            workload=workload,
+            access=access,
+            checkpoint_at=checkpoint_at,
+            restarts=restarts,
+            goodput_lost_seconds=goodput_lost_seconds,
+            faults=faults,
+            fabric=fabric,
+        )
+
+        allocation.additional_properties = d
+        return allocation
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

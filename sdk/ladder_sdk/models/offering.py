@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.offering_mig_profiles import OfferingMigProfiles
+    from ..models.offering_prices import OfferingPrices
+
+
+T = TypeVar("T", bound="Offering")
+
+
+@_attrs_define
+class Offering:
+    """
+    Attributes:
+        rung (str):
+        gpu_model (str):
+        region (str):
+        performance_isolation (list[str]):
+        security_isolation (str):
+        unit (str):
+        mig_profiles (OfferingMigProfiles): Profile -> slices placeable now.
+        available (int): Free now, in the rung's unit (GPUs, or nodes for bare metal).
+        sovereign_available (int): Free now in halls fenced for sovereign tenants.
+        prices (OfferingPrices): Price per unit-hour now, by unit: "gpu", "node" or "mig:<profile>" (empty: not priced
+            yet).
+        currency (None | str):
+    """
+
+    rung: str
+    gpu_model: str
+    region: str
+    performance_isolation: list[str]
+    security_isolation: str
+    unit: str
+    mig_profiles: OfferingMigProfiles
+    available: int
+    sovereign_available: int
+    prices: OfferingPrices
+    currency: None | str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        rung = self.rung
+
+        gpu_model = self.gpu_model
+
+        region = self.region
+
+        performance_isolation = self.performance_isolation
+
+        security_isolation = self.security_isolation
+
+        unit = self.unit
+
+        mig_profiles = self.mig_profiles.to_dict()
+
+        available = self.available
+
+        sovereign_available = self.sovereign_available
+
+        prices = self.prices.to_dict()
+
+        currency: None | str
+        currency = self.currency
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "rung": rung,
+                "gpu_model": gpu_model,
+                "region": region,
+                "performance_isolation": performance_isolation,
+                "security_isolation": security_isolation,
+                "unit": unit,
+                "mig_profiles": mig_profiles,
+                "available": available,
+                "sovereign_available": sovereign_available,
+                "prices": prices,
+                "currency": currency,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.offering_mig_profiles import OfferingMigProfiles
+        from ..models.offering_prices import OfferingPrices
+
+        d = dict(src_dict)
+        rung = d.pop("rung")
+
+        gpu_model = d.pop("gpu_model")
+
+        region = d.pop("region")
+
+        performance_isolation = cast(list[str], d.pop("performance_isolation"))
+
+        security_isolation = d.pop("security_isolation")
+
+        unit = d.pop("unit")
+
+        mig_profiles = OfferingMigProfiles.from_dict(d.pop("mig_profiles"))
+
+        available = d.pop("available")
+
+        sovereign_available = d.pop("sovereign_available")
+
+        prices = OfferingPrices.from_dict(d.pop("prices"))
+
+        def _parse_currency(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        currency = _parse_currency(d.pop("currency"))
+
+        offering = cls(
+            rung=rung,
+            gpu_model=gpu_model,
+            region=region,
+            performance_isolation=performance_isolation,
+            security_isolation=security_isolation,
+            unit=unit,
+            mig_profiles=mig_profiles,
+            available=available,
+            sovereign_available=sovereign_available,
+            prices=prices,
+            currency=currency,
+        )
+
+        offering.additional_properties = d
+        return offering
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class RetentionSourceEnum(StrEnum):
+    DEFAULT = "default"
+    TENANT = "tenant"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+T = TypeVar("T", bound="Sealed")
+
+
+@_attrs_define
+class Sealed:
+    """
+    Attributes:
+        alg (str):
+        epk (str):
+        iv (str):
+        ciphertext (str):
+    """
+
+    alg: str
+    epk: str
+    iv: str
+    ciphertext: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        alg = self.alg
+
+        epk = self.epk
+
+        iv = self.iv
+
+        ciphertext = self.ciphertext
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "alg": alg,
+                "epk": epk,
+                "iv": iv,
+                "ciphertext": ciphertext,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        d = dict(src_dict)
+        alg = d.pop("alg")
+
+        epk = d.pop("epk")
+
+        iv = d.pop("iv")
+
+        ciphertext = d.pop("ciphertext")
+
+        sealed = cls(
+            alg=alg,
+            epk=epk,
+            iv=iv,
+            ciphertext=ciphertext,
+        )
+
+        sealed.additional_properties = d
+        return sealed
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
