@@ -8,7 +8,8 @@ drf-spectacular describes the success answers; this pass adds what a generated c
 - no anonymous inline enum: a query parameter's choices are the named enum that holds the same values, or a
   named enum of their own (``<Tag><Parameter>Enum``), so a generator makes one type per set of values, not one per
   operation;
-- enums drf-spectacular names after a bare field name get a name that says what they are (``RENAMED``).
+- enums drf-spectacular names after a bare field name get a name that says what they are (``RENAMED``), and
+  two enums with the same values become one.
 
 Operation ids and tags come from the path below ``/api/v1`` (``SCHEMA_PATH_PREFIX``): ``allocations_list``, tag
 ``allocations``; the SDK has one module per tag.
@@ -86,6 +87,15 @@ def _named_enums(schemas: dict[str, Any]) -> dict[frozenset[Any], str]:
     }
 
 
+def _duplicate_enums(schemas: dict[str, Any]) -> list[set[str]]:
+    """Named enums holding the same values (two serializers' fields with the same choices): one is kept."""
+    groups: dict[frozenset[Any], set[str]] = {}
+    for name, schema in schemas.items():
+        if name.endswith("Enum") and isinstance(schema.get("enum"), list):
+            groups.setdefault(frozenset(schema["enum"]), set()).add(name)
+    return [names for names in groups.values() if len(names) > 1]
+
+
 def _name_parameter_enums(operation: dict[str, Any], tag: str, schemas: dict[str, Any]) -> None:
     by_values = _named_enums(schemas)
     for parameter in operation.get("parameters", []):
@@ -134,6 +144,11 @@ def postprocess(result: dict[str, Any], generator: Any, request: Any, public: bo
     renames = {old: new for old, new in RENAMED.items() if old in schemas}
     for old, new in renames.items():
         schemas[new] = schemas.pop(old)
+    for same in _duplicate_enums(schemas):
+        kept = min(same, key=lambda name: (len(name), name))
+        for name in same - {kept}:
+            renames[name] = kept
+            del schemas[name]
     result = _rename(result, renames)
     schemas = result["components"]["schemas"]
     schemas["Problem"] = PROBLEM_SCHEMA

@@ -25,6 +25,7 @@ TESTS = Path(__file__).resolve().parents[1]
 SYSTEM = (
     "browser/",
     "cli/live/",
+    "cli/test_sdk_drift.py",
     "deploy/",
     "api/test_http.py",
     "api/test_scale_to_zero_http.py",

@@ -70,7 +70,6 @@ from .finance_state_enum import FinanceStateEnum
 from .fleet_document_request import FleetDocumentRequest
 from .fleet_hall_request import FleetHallRequest
 from .fleet_load_result import FleetLoadResult
-from .fleet_node_cpu_tee_enum import FleetNodeCpuTeeEnum
 from .fleet_node_request import FleetNodeRequest
 from .fleet_region_request import FleetRegionRequest
 from .fleet_versions_request import FleetVersionsRequest
@@ -284,7 +283,6 @@ __all__ = (
     "FleetDocumentRequest",
     "FleetHallRequest",
     "FleetLoadResult",
-    "FleetNodeCpuTeeEnum",
     "FleetNodeRequest",
     "FleetRegionRequest",
     "FleetVersionsRequest",

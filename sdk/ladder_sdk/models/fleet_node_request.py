@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
-from ..models.fleet_node_cpu_tee_enum import FleetNodeCpuTeeEnum
 from ..models.gpu_model_enum import GpuModelEnum
+from ..models.node_cpu_tee_enum import NodeCpuTeeEnum
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -40,8 +40,8 @@ class FleetNodeRequest:
                 named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body ``share.mdoe``), together
                 with the declared fields' own errors.
             cc_mode (bool | Unset): Needs cc_capable and a GPU model that supports CC. Default: False.
-            cpu_tee (FleetNodeCpuTeeEnum | None | Unset): The CPU TEE of a cc_capable host: snp (AMD SEV-SNP) or tdx (Intel
-                TDX). Required with cc_mode.
+            cpu_tee (NodeCpuTeeEnum | None | Unset): The CPU TEE of a cc_capable host: snp (AMD SEV-SNP) or tdx (Intel TDX).
+                Required with cc_mode.
 
                 * `snp` - snp
                 * `tdx` - tdx
@@ -54,7 +54,7 @@ class FleetNodeRequest:
     cc_capable: bool
     versions: FleetVersionsRequest
     cc_mode: bool | Unset = False
-    cpu_tee: FleetNodeCpuTeeEnum | None | Unset = UNSET
+    cpu_tee: NodeCpuTeeEnum | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -75,7 +75,7 @@ class FleetNodeRequest:
         cpu_tee: None | str | Unset
         if isinstance(self.cpu_tee, Unset):
             cpu_tee = UNSET
-        elif isinstance(self.cpu_tee, FleetNodeCpuTeeEnum):
+        elif isinstance(self.cpu_tee, NodeCpuTeeEnum):
             cpu_tee = self.cpu_tee.value
         else:
             cpu_tee = self.cpu_tee
@@ -118,7 +118,7 @@ class FleetNodeRequest:
 
         cc_mode = d.pop("cc_mode", UNSET)
 
-        def _parse_cpu_tee(data: object) -> FleetNodeCpuTeeEnum | None | Unset:
+        def _parse_cpu_tee(data: object) -> NodeCpuTeeEnum | None | Unset:
             if data is None:
                 return data
             if isinstance(data, Unset):
@@ -126,12 +126,12 @@ class FleetNodeRequest:
             try:
                 if not isinstance(data, str):
                     raise TypeError()
-                cpu_tee_type_0 = FleetNodeCpuTeeEnum(data)
+                cpu_tee_type_0 = NodeCpuTeeEnum(data)
 
                 return cpu_tee_type_0
             except (TypeError, ValueError, AttributeError, KeyError):
                 pass
-            return cast(FleetNodeCpuTeeEnum | None | Unset, data)
+            return cast(NodeCpuTeeEnum | None | Unset, data)
 
         cpu_tee = _parse_cpu_tee(d.pop("cpu_tee", UNSET))
 

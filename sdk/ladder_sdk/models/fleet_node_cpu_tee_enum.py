@@ -1,9 +1,0 @@
-from enum import StrEnum
-
-
-class FleetNodeCpuTeeEnum(StrEnum):
-    SNP = "snp"
-    TDX = "tdx"
-
-    def __str__(self) -> str:
-        return str(self.value)
