@@ -46,8 +46,8 @@ from portal.forms import (
 from portal.views import member, regions_allowed
 from provisioning.domain.volumes import ACCESS_MODES, HOURS_PER_MONTH, PROVISIONED, SnapshotState, VolumeState
 from provisioning.models import Allocation, Volume, VolumeSnapshot
-from provisioning.selectors import SNAPSHOT_CLASS, volumes_attached_to
-from provisioning.services.volumes import region_of, volumes_counted_gb
+from provisioning.selectors import SNAPSHOT_CLASS, volumes_attached_to, volumes_counted_gb
+from provisioning.services.volumes import region_of
 from tenancy.domain.roles import Action, role_allows
 from tenancy.models import Membership
 
@@ -160,7 +160,7 @@ def volumes(request: HttpRequest, membership: Membership) -> HttpResponse:
         "manage": _may_manage(membership),
         "kinds": words.VOLUME_KINDS,
         "quota_gb": quota,
-        "counted_gb": volumes_counted_gb(tenant),
+        "counted_gb": volumes_counted_gb([tenant.pk]).get(tenant.pk, 0),
     }
     return render(request, "portal/volumes.html", context, status=422 if form.errors else 200)
 

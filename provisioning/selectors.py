@@ -22,7 +22,7 @@ from provisioning.domain.placement.state import FleetState
 from provisioning.domain.rungs import rung_facts
 from provisioning.domain.states import HOLDS_DEVICES, TERMINAL, AllocationState
 from provisioning.domain.upgrades import PlanAllocation, PlanDomain, PlanNode, upgrade_plan, wave_gpu_limit
-from provisioning.domain.volumes import MOUNTABLE, PROVISIONED, SnapshotState, VolumeKind
+from provisioning.domain.volumes import COUNTED, MOUNTABLE, PROVISIONED, SnapshotState, VolumeKind
 from provisioning.models import (
     Allocation,
     AllocationDevice,
@@ -325,6 +325,16 @@ def volumes_attached_to(volume_ids: Sequence[int]) -> dict[int, list[int]]:
     ):
         found[volume_id].append(allocation_id)
     return found
+
+
+def volumes_counted_gb(tenant_ids: Collection[int] | None = None) -> dict[int, int]:
+    """GB each tenant's volumes count against its storage quota (volumes in a ``COUNTED`` state), by tenant id;
+    every tenant's, or those of ``tenant_ids``. A tenant with none is absent."""
+    volumes = Volume.objects.filter(state__in=list(COUNTED))
+    if tenant_ids is not None:
+        volumes = volumes.filter(tenant_id__in=list(tenant_ids))
+    grouped = volumes.order_by().values("tenant_id").annotate(gb=Sum("size_gb")).values_list("tenant_id", "gb")
+    return {tenant_id: int(gb or 0) for tenant_id, gb in grouped}
 
 
 def volumes_mountable(*, tenant: Tenant, kinds: Collection[str]) -> list[Volume]:

@@ -23,16 +23,16 @@ from portal.consoles.forms import DefragmentStartForm, QuotaForm, ReasonForm
 from portal.consoles.frame import Console, Page, actor, already_done, mark_done, register, staff_page
 from portal.forms import error_onto
 from provisioning.domain.states import HOLDS_DEVICES
-from provisioning.domain.volumes import COUNTED
 from provisioning.drivers.kubernetes.clusters import node_diagnosis
 from provisioning.fleet_cache import fleet_read
-from provisioning.models import Allocation, DefragmentRun, Node, Volume
+from provisioning.models import Allocation, DefragmentRun, Node
 from provisioning.selectors import (
     STORAGE_CLASSES,
     VERSION_FIELDS,
     fragmentation_figures,
     storage_figures,
     version_skew,
+    volumes_counted_gb,
 )
 from provisioning.services import fleet as fleet_services
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
@@ -208,13 +208,7 @@ def _quota_rows(form_for: dict[int, QuotaForm]) -> list[dict[str, Any]]:
         .annotate(milli=Sum("quota_milli"))
         .values_list("tenant_id", "milli")
     )
-    # What each tenant's volumes count against its storage quota (provisioning's volumes_counted_gb, for all at once)
-    stored = dict(
-        Volume.objects.filter(state__in=list(COUNTED))
-        .values("tenant_id")
-        .annotate(gb=Sum("size_gb"))
-        .values_list("tenant_id", "gb")
-    )
+    stored = volumes_counted_gb()
     rows = []
     for tenant in Tenant.objects.order_by("slug"):
         quota = tenant.gpu_quota_milli

@@ -21,7 +21,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from core.actor import Actor
@@ -29,7 +28,6 @@ from core.audit import audit_record, audit_record_many
 from core.errors import Conflict, Invalid
 from core.tasks import enqueue
 from provisioning.domain.volumes import (
-    COUNTED,
     MOUNTABLE,
     PROVISIONED,
     SnapshotState,
@@ -52,7 +50,7 @@ from provisioning.events import (
     volume_unprovisioned,
 )
 from provisioning.models import Allocation, Region, Volume, VolumeAttachment, VolumeSnapshot
-from provisioning.selectors import residency_refusal
+from provisioning.selectors import residency_refusal, volumes_counted_gb
 from tenancy.locks import lock_tenant
 from tenancy.models import Tenant
 from tenancy.services import tenant_require_writable
@@ -96,17 +94,11 @@ def _invalid(error: VolumeRuleBroken) -> Invalid:
     return Invalid("validation_error", error.message, field=error.field)
 
 
-def volumes_counted_gb(tenant: Tenant) -> int:
-    """GB the tenant's volumes count against its storage quota."""
-    total = Volume.objects.filter(tenant=tenant, state__in=list(COUNTED)).aggregate(gb=Sum("size_gb"))["gb"]
-    return int(total or 0)
-
-
 def _quota_check(tenant: Tenant, more_gb: int) -> None:
     """Under the tenant's lock: refuse what would take its volumes past its storage quota (409 ``quota``)."""
     if tenant.volume_quota_gb is None:
         return
-    counted = volumes_counted_gb(tenant)
+    counted = volumes_counted_gb([tenant.pk]).get(tenant.pk, 0)
     if counted + more_gb > tenant.volume_quota_gb:
         raise Conflict(
             "quota",
