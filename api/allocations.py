@@ -196,7 +196,9 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
         allow_null=True, help_text="Serverless: how long its last wake from zero took until it ran; null: none yet."
     )
     checkpoint_at = serializers.DateTimeField(
-        read_only=True, help_text="The last checkpoint the workload reported (a job); a fault bills up to it."
+        read_only=True,
+        allow_null=True,
+        help_text="The last checkpoint the workload reported (a job); a fault bills up to it; null: none yet.",
     )
     goodput_lost_seconds = serializers.SerializerMethodField(
         help_text="Work lost to provider faults (each fault's time less its checkpoint), not billed; decimal string."

@@ -223,7 +223,7 @@ class AllocationWorkloadActions:
         return Response(LogsSerializer(body).data)
 
     @extend_schema(responses=EventSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)  # the whole list, as the schema says
     def events(self, request: Request, pk: str) -> Response:
         """What happened to the allocation, in time order: Ladder's own changes (placed, provisioning, running,
         stopped...) and what the backend reports (scheduling, pulls, starts, restarts, faults, checkpoints)."""

@@ -41,7 +41,7 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _server_env(database: Path) -> dict[str, str]:
+def _server_env(database: Path, url: str) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -53,6 +53,7 @@ def _server_env(database: Path) -> dict[str, str]:
         "DEBUG": "1",
         "LADDER_TASKS_INLINE": "1",
         "DATABASE_URL": f"sqlite:///{database}",
+        "LADDER_PUBLIC_URL": url,  # where the server is: the demo's endpoints are served by it, at its own port
         **FAST_FLEET,
     }
 
@@ -110,14 +111,15 @@ def _wait_until_up(url: str, server: subprocess.Popen[bytes], deadline: float) -
 @contextmanager
 def live_ladder(scratch: Path) -> Iterator[LiveLadder]:
     """Migrate, seed and serve the embedded default from ``scratch``; stop everything on the way out."""
-    env = _server_env(scratch / "db.sqlite3")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = _server_env(scratch / "db.sqlite3", url)
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--noinput"], env=env, check=True, capture_output=True, cwd=ROOT)
     seeded = subprocess.run(
         [*manage, "seed_demo", "--json"], env=env, check=True, capture_output=True, text=True, cwd=ROOT
     )
-    port = _free_port()
-    live = LiveLadder(url=f"http://127.0.0.1:{port}", demo=json.loads(seeded.stdout), scratch=scratch)
+    live = LiveLadder(url=url, demo=json.loads(seeded.stdout), scratch=scratch)
     commands = {
         "server": [*manage, "runserver", f"127.0.0.1:{port}", "--noreload"],
         "beat": [*manage, "beat_inline"],

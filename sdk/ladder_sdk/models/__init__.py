@@ -128,7 +128,6 @@ from .paginated_cost_basis_list import PaginatedCostBasisList
 from .paginated_data_asset_list import PaginatedDataAssetList
 from .paginated_defragment_run_list import PaginatedDefragmentRunList
 from .paginated_erasure_request_list import PaginatedErasureRequestList
-from .paginated_event_list import PaginatedEventList
 from .paginated_hold_entry_list import PaginatedHoldEntryList
 from .paginated_invoice_list import PaginatedInvoiceList
 from .paginated_member_list import PaginatedMemberList
@@ -341,7 +340,6 @@ __all__ = (
     "PaginatedDataAssetList",
     "PaginatedDefragmentRunList",
     "PaginatedErasureRequestList",
-    "PaginatedEventList",
     "PaginatedHoldEntryList",
     "PaginatedInvoiceList",
     "PaginatedMemberList",

@@ -6,42 +6,33 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.paginated_event_list import PaginatedEventList
+from ...models.event import Event
 from ...models.problem import Problem
-from ...types import UNSET, Response, Unset
+from ...types import Response
 
 
 def _get_kwargs(
     id: int,
-    *,
-    cursor: str | Unset = UNSET,
-    page_size: int | Unset = UNSET,
 ) -> dict[str, Any]:
-
-    params: dict[str, Any] = {}
-
-    params["cursor"] = cursor
-
-    params["page_size"] = page_size
-
-    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
     _kwargs: dict[str, Any] = {
         "method": "get",
         "url": "/api/v1/allocations/{id}/events".format(
             id=quote(str(id), safe=""),
         ),
-        "params": params,
     }
 
     return _kwargs
 
 
-def _parse_response(
-    *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> PaginatedEventList | Problem | None:
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | list[Event] | None:
     if response.status_code == 200:
-        response_200 = PaginatedEventList.from_dict(response.json())
+        response_200 = []
+        _response_200 = response.json()
+        for response_200_item_data in _response_200:
+            response_200_item = Event.from_dict(response_200_item_data)
+
+            response_200.append(response_200_item)
 
         return response_200
 
@@ -60,11 +51,6 @@ def _parse_response(
 
         return response_404
 
-    if response.status_code == 422:
-        response_422 = Problem.from_dict(response.json())
-
-        return response_422
-
     if response.status_code == 429:
         response_429 = Problem.from_dict(response.json())
 
@@ -78,7 +64,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[PaginatedEventList | Problem]:
+) -> Response[Problem | list[Event]]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -91,29 +77,23 @@ def sync_detailed(
     id: int,
     *,
     client: AuthenticatedClient,
-    cursor: str | Unset = UNSET,
-    page_size: int | Unset = UNSET,
-) -> Response[PaginatedEventList | Problem]:
+) -> Response[Problem | list[Event]]:
     """What happened to the allocation, in time order: Ladder's own changes (placed, provisioning, running,
     stopped...) and what the backend reports (scheduling, pulls, starts, restarts, faults, checkpoints).
 
     Args:
         id (int):
-        cursor (str | Unset):
-        page_size (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[PaginatedEventList | Problem]
+        Response[Problem | list[Event]]
     """
 
     kwargs = _get_kwargs(
         id=id,
-        cursor=cursor,
-        page_size=page_size,
     )
 
     response = client.get_httpx_client().request(
@@ -127,30 +107,24 @@ def sync(
     id: int,
     *,
     client: AuthenticatedClient,
-    cursor: str | Unset = UNSET,
-    page_size: int | Unset = UNSET,
-) -> PaginatedEventList | Problem | None:
+) -> Problem | list[Event] | None:
     """What happened to the allocation, in time order: Ladder's own changes (placed, provisioning, running,
     stopped...) and what the backend reports (scheduling, pulls, starts, restarts, faults, checkpoints).
 
     Args:
         id (int):
-        cursor (str | Unset):
-        page_size (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        PaginatedEventList | Problem
+        Problem | list[Event]
     """
 
     return sync_detailed(
         id=id,
         client=client,
-        cursor=cursor,
-        page_size=page_size,
     ).parsed
 
 
@@ -158,29 +132,23 @@ async def asyncio_detailed(
     id: int,
     *,
     client: AuthenticatedClient,
-    cursor: str | Unset = UNSET,
-    page_size: int | Unset = UNSET,
-) -> Response[PaginatedEventList | Problem]:
+) -> Response[Problem | list[Event]]:
     """What happened to the allocation, in time order: Ladder's own changes (placed, provisioning, running,
     stopped...) and what the backend reports (scheduling, pulls, starts, restarts, faults, checkpoints).
 
     Args:
         id (int):
-        cursor (str | Unset):
-        page_size (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[PaginatedEventList | Problem]
+        Response[Problem | list[Event]]
     """
 
     kwargs = _get_kwargs(
         id=id,
-        cursor=cursor,
-        page_size=page_size,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -192,30 +160,24 @@ async def asyncio(
     id: int,
     *,
     client: AuthenticatedClient,
-    cursor: str | Unset = UNSET,
-    page_size: int | Unset = UNSET,
-) -> PaginatedEventList | Problem | None:
+) -> Problem | list[Event] | None:
     """What happened to the allocation, in time order: Ladder's own changes (placed, provisioning, running,
     stopped...) and what the backend reports (scheduling, pulls, starts, restarts, faults, checkpoints).
 
     Args:
         id (int):
-        cursor (str | Unset):
-        page_size (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        PaginatedEventList | Problem
+        Problem | list[Event]
     """
 
     return (
         await asyncio_detailed(
             id=id,
             client=client,
-            cursor=cursor,
-            page_size=page_size,
         )
     ).parsed
