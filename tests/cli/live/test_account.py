@@ -54,7 +54,8 @@ def test_offerings_show_free_capacity_price_and_both_promises(live: LiveLadder, 
     assert all(row.startswith("container") for row in rows)
     assert any("H100-SXM-80GB" in row and "/GPU" in row for row in rows)
 
-    data = json.loads(live.ladder("offerings", "--json", home=home).stdout)  # public: no key needed
+    public = live.ladder("offerings", "--json", home=home, env={"LADDER_URL": live.url})  # no key needed
+    data = json.loads(public.stdout)
     assert {row["rung"] for row in data} >= {"container", "job", "serverless", "vm"}
     assert all({"available", "prices", "security_isolation", "performance_isolation"} <= row.keys() for row in data)
 
