@@ -7,7 +7,7 @@ import sys
 import typer
 
 from ladder_cli import __version__
-from ladder_cli.commands import account, offerings
+from ladder_cli.commands import account, billing, keys, offerings, volumes
 from ladder_cli.errors import CliError
 
 app = typer.Typer(
@@ -37,7 +37,7 @@ def _root(
     """Ladder from a terminal."""
 
 
-for module in (account, offerings):
+for module in (account, offerings, billing, keys, volumes):
     module.register(app)
 
 
