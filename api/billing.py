@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import mixins, serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -327,6 +327,20 @@ class InvoiceSerializer(serializers.ModelSerializer[Invoice]):
         read_only_fields = fields
 
 
+class InvoiceLedgerPreviewSerializer(InvoicePreviewSerializer):
+    """A month's local preview as the invoice list shows it in ledger-only mode."""
+
+    status = serializers.CharField(help_text="`preview`: priced from the price book, not an invoice of Stripe's.")
+
+
+_INVOICE_ROW = PolymorphicProxySerializer(
+    component_name="InvoiceListed",
+    serializers=[InvoiceSerializer, InvoiceLedgerPreviewSerializer],
+    resource_type_field_name=None,
+    many=True,
+)
+
+
 class InvoiceViewSet(mixins.ListModelMixin, TenantScopedViewSet):
     """Invoices: Stripe's, mirrored from its webhooks (amounts in minor units); in ledger-only mode, the
     local previews of every month with usage (status ``preview``, amounts as decimals)."""
@@ -335,6 +349,7 @@ class InvoiceViewSet(mixins.ListModelMixin, TenantScopedViewSet):
     serializer_class = InvoiceSerializer
     role_actions: ClassVar[dict[str, Action]] = {"list": Action.BILLING_VIEW}
 
+    @extend_schema(responses=_INVOICE_ROW)
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         if stripe_enabled():
             return super().list(request, *args, **kwargs)

@@ -240,7 +240,7 @@ class VolumeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantScop
         return self._answer(volume, status.HTTP_202_ACCEPTED)
 
     @extend_schema(responses=SnapshotSerializer(many=True))
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
     def snapshots(self, request: Request, pk: str) -> Response:
         """The volume's snapshots, newest first."""
         rows = VolumeSnapshot.objects.filter(volume=self.get_object()).order_by("-pk")

@@ -90,6 +90,8 @@ from .hold_preview import HoldPreview
 from .hold_preview_by_category import HoldPreviewByCategory
 from .hold_scope_request import HoldScopeRequest
 from .invoice import Invoice
+from .invoice_ledger_preview import InvoiceLedgerPreview
+from .invoice_ledger_preview_stripe_preview_type_0 import InvoiceLedgerPreviewStripePreviewType0
 from .invoice_line import InvoiceLine
 from .invoice_preview import InvoicePreview
 from .invoice_preview_stripe_preview_type_0 import InvoicePreviewStripePreviewType0
@@ -129,7 +131,7 @@ from .paginated_data_asset_list import PaginatedDataAssetList
 from .paginated_defragment_run_list import PaginatedDefragmentRunList
 from .paginated_erasure_request_list import PaginatedErasureRequestList
 from .paginated_hold_entry_list import PaginatedHoldEntryList
-from .paginated_invoice_list import PaginatedInvoiceList
+from .paginated_invoice_listed_list import PaginatedInvoiceListedList
 from .paginated_member_list import PaginatedMemberList
 from .paginated_node_list import PaginatedNodeList
 from .paginated_notification_list import PaginatedNotificationList
@@ -302,6 +304,8 @@ __all__ = (
     "HoldPreviewByCategory",
     "HoldScopeRequest",
     "Invoice",
+    "InvoiceLedgerPreview",
+    "InvoiceLedgerPreviewStripePreviewType0",
     "InvoiceLine",
     "InvoicePreview",
     "InvoicePreviewStripePreviewType0",
@@ -341,7 +345,7 @@ __all__ = (
     "PaginatedDefragmentRunList",
     "PaginatedErasureRequestList",
     "PaginatedHoldEntryList",
-    "PaginatedInvoiceList",
+    "PaginatedInvoiceListedList",
     "PaginatedMemberList",
     "PaginatedNodeList",
     "PaginatedNotificationList",

@@ -5,7 +5,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
-from ...models.paginated_invoice_list import PaginatedInvoiceList
+from ...models.paginated_invoice_listed_list import PaginatedInvoiceListedList
 from ...models.problem import Problem
 from ...types import UNSET, Response, Unset
 
@@ -35,9 +35,9 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> PaginatedInvoiceList | Problem | None:
+) -> PaginatedInvoiceListedList | Problem | None:
     if response.status_code == 200:
-        response_200 = PaginatedInvoiceList.from_dict(response.json())
+        response_200 = PaginatedInvoiceListedList.from_dict(response.json())
 
         return response_200
 
@@ -69,7 +69,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[PaginatedInvoiceList | Problem]:
+) -> Response[PaginatedInvoiceListedList | Problem]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -83,7 +83,7 @@ def sync_detailed(
     client: AuthenticatedClient,
     cursor: str | Unset = UNSET,
     page_size: int | Unset = UNSET,
-) -> Response[PaginatedInvoiceList | Problem]:
+) -> Response[PaginatedInvoiceListedList | Problem]:
     """Invoices: Stripe's, mirrored from its webhooks (amounts in minor units); in ledger-only mode, the
     local previews of every month with usage (status ``preview``, amounts as decimals).
 
@@ -96,7 +96,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[PaginatedInvoiceList | Problem]
+        Response[PaginatedInvoiceListedList | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -116,7 +116,7 @@ def sync(
     client: AuthenticatedClient,
     cursor: str | Unset = UNSET,
     page_size: int | Unset = UNSET,
-) -> PaginatedInvoiceList | Problem | None:
+) -> PaginatedInvoiceListedList | Problem | None:
     """Invoices: Stripe's, mirrored from its webhooks (amounts in minor units); in ledger-only mode, the
     local previews of every month with usage (status ``preview``, amounts as decimals).
 
@@ -129,7 +129,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        PaginatedInvoiceList | Problem
+        PaginatedInvoiceListedList | Problem
     """
 
     return sync_detailed(
@@ -144,7 +144,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     cursor: str | Unset = UNSET,
     page_size: int | Unset = UNSET,
-) -> Response[PaginatedInvoiceList | Problem]:
+) -> Response[PaginatedInvoiceListedList | Problem]:
     """Invoices: Stripe's, mirrored from its webhooks (amounts in minor units); in ledger-only mode, the
     local previews of every month with usage (status ``preview``, amounts as decimals).
 
@@ -157,7 +157,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[PaginatedInvoiceList | Problem]
+        Response[PaginatedInvoiceListedList | Problem]
     """
 
     kwargs = _get_kwargs(
@@ -175,7 +175,7 @@ async def asyncio(
     client: AuthenticatedClient,
     cursor: str | Unset = UNSET,
     page_size: int | Unset = UNSET,
-) -> PaginatedInvoiceList | Problem | None:
+) -> PaginatedInvoiceListedList | Problem | None:
     """Invoices: Stripe's, mirrored from its webhooks (amounts in minor units); in ledger-only mode, the
     local previews of every month with usage (status ``preview``, amounts as decimals).
 
@@ -188,7 +188,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        PaginatedInvoiceList | Problem
+        PaginatedInvoiceListedList | Problem
     """
 
     return (

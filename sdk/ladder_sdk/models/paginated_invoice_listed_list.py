@@ -10,29 +10,37 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.invoice import Invoice
+    from ..models.invoice_ledger_preview import InvoiceLedgerPreview
 
 
-T = TypeVar("T", bound="PaginatedInvoiceList")
+T = TypeVar("T", bound="PaginatedInvoiceListedList")
 
 
 @_attrs_define
-class PaginatedInvoiceList:
+class PaginatedInvoiceListedList:
     """
     Attributes:
-        results (list[Invoice]):
+        results (list[Invoice | InvoiceLedgerPreview]):
         next_ (None | str | Unset):  Example: http://api.example.org/accounts/?cursor=cD00ODY%3D".
         previous (None | str | Unset):  Example: http://api.example.org/accounts/?cursor=cj0xJnA9NDg3.
     """
 
-    results: list[Invoice]
+    results: list[Invoice | InvoiceLedgerPreview]
     next_: None | str | Unset = UNSET
     previous: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.invoice import Invoice
+
         results = []
         for results_item_data in self.results:
-            results_item = results_item_data.to_dict()
+            results_item: dict[str, Any]
+            if isinstance(results_item_data, Invoice):
+                results_item = results_item_data.to_dict()
+            else:
+                results_item = results_item_data.to_dict()
+
             results.append(results_item)
 
         next_: None | str | Unset
@@ -64,12 +72,29 @@ class PaginatedInvoiceList:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.invoice import Invoice
+        from ..models.invoice_ledger_preview import InvoiceLedgerPreview
 
         d = dict(src_dict)
         results = []
         _results = d.pop("results")
         for results_item_data in _results:
-            results_item = Invoice.from_dict(results_item_data)
+
+            def _parse_results_item(data: object) -> Invoice | InvoiceLedgerPreview:
+                try:
+                    if not isinstance(data, dict):
+                        raise TypeError()
+                    componentsschemas_invoice_listed_type_0 = Invoice.from_dict(data)
+
+                    return componentsschemas_invoice_listed_type_0
+                except (TypeError, ValueError, AttributeError, KeyError):
+                    pass
+                if not isinstance(data, dict):
+                    raise TypeError()
+                componentsschemas_invoice_listed_type_1 = InvoiceLedgerPreview.from_dict(data)
+
+                return componentsschemas_invoice_listed_type_1
+
+            results_item = _parse_results_item(results_item_data)
 
             results.append(results_item)
 
@@ -91,14 +116,14 @@ class PaginatedInvoiceList:
 
         previous = _parse_previous(d.pop("previous", UNSET))
 
-        paginated_invoice_list = cls(
+        paginated_invoice_listed_list = cls(
             results=results,
             next_=next_,
             previous=previous,
         )
 
-        paginated_invoice_list.additional_properties = d
-        return paginated_invoice_list
+        paginated_invoice_listed_list.additional_properties = d
+        return paginated_invoice_listed_list
 
     @property
     def additional_keys(self) -> list[str]:
