@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import email.utils
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -41,13 +42,16 @@ def retry_after(headers: httpx.Headers, attempt: int) -> float:
 
 class RetryingTransport(httpx.BaseTransport):
     """Tries again on 429 and 503 (Ladder did nothing: throttled, or waking an endpoint), waiting as told.
-    A POST carries an Idempotency-Key, so trying it again never acts twice."""
+    Every POST carries an Idempotency-Key (a new one unless the command set its own), the same on each try, so
+    trying it again never acts twice."""
 
     def __init__(self, inner: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         self.inner = inner or httpx.HTTPTransport()
         self.sleep = sleep
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and "Idempotency-Key" not in request.headers:
+            request.headers["Idempotency-Key"] = uuid.uuid4().hex
         for attempt in range(ATTEMPTS):
             response = self.inner.handle_request(request)
             if response.status_code not in RETRIED or attempt == ATTEMPTS - 1:

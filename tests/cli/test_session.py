@@ -34,6 +34,17 @@ def test_a_throttled_call_waits_as_long_as_retry_after_says_then_succeeds() -> N
     assert [request.headers["Idempotency-Key"] for request in seen] == ["k1"] * 3  # the same request each time
 
 
+def test_every_post_carries_one_idempotency_key_over_its_retries() -> None:
+    transport, _, seen = _transport([httpx.Response(503), httpx.Response(201, json={}), httpx.Response(200)])
+    with httpx.Client(transport=transport) as client:
+        client.post("http://ladder.test/api/v1/volumes", json={})
+        client.get("http://ladder.test/api/v1/volumes")
+    first, again, read = seen
+    assert len(first.headers["Idempotency-Key"]) == 32
+    assert again.headers["Idempotency-Key"] == first.headers["Idempotency-Key"]
+    assert "Idempotency-Key" not in read.headers
+
+
 def test_it_gives_up_after_the_last_attempt_and_shows_the_answer() -> None:
     transport, slept, _ = _transport([httpx.Response(503) for _ in range(ATTEMPTS)])
     with httpx.Client(transport=transport) as client:
