@@ -135,3 +135,14 @@ def test_a_crashed_request_frees_its_key_for_a_retry(api, alice):
     assert crashed.status_code == 500
     assert crashed["Content-Type"] == "application/problem+json"
     assert _invite(client, "retry-me").status_code == 201
+
+
+def test_a_view_nobody_signs_in_to_ignores_the_key(api, alice):
+    """A serverless endpoint's own URL checks the key itself; an Idempotency-Key (which the command line sends on
+    every POST) changes nothing there."""
+    client = api(alice)
+    without = client.post("/endpoints/999999/v1/predict", {"prompt": "hi"}, format="json")
+    with_key = client.post("/endpoints/999999/v1/predict", {"prompt": "hi"}, format="json", HTTP_IDEMPOTENCY_KEY="k")
+    assert without.status_code == with_key.status_code != 401
+    assert without.json()["code"] == with_key.json()["code"]
+    assert not IdempotencyRecord.objects.exists()
