@@ -29,7 +29,7 @@ from api.base import LadderView, TenantScopedViewSet
 from api.permissions import IsTenantMember, TenantRoleAllows
 from api.serializers import IdField, StrictSerializer, refuse_body
 from compliance.domain import retention
-from compliance.models import CATEGORY_CHOICES, AccountClosure, AssetState, DataAsset, RetentionPolicy
+from compliance.models import CATEGORY_CHOICES, AccountClosure, AssetState, DataAsset, RetentionPolicy, ShredReason
 from compliance.reports import residency_report
 from compliance.services.assets import (
     content_decode,
@@ -55,6 +55,8 @@ class DataAssetSerializer(serializers.ModelSerializer[DataAsset]):
     region = serializers.CharField(source="region.code")
     derived_from = serializers.SerializerMethodField(help_text="Ids of the assets this one was made from.")
     derivatives = serializers.SerializerMethodField(help_text="Ids of the assets made from this one.")
+    # Empty until shredding is scheduled; stated, so the schema says "" is one of its values.
+    shred_reason = serializers.ChoiceField(choices=ShredReason.choices, allow_blank=True, read_only=True)
 
     class Meta:
         model = DataAsset
@@ -515,7 +517,9 @@ class TenantCloseView(LadderView):
     extra_permissions = [IsTenantMember, TenantRoleAllows]
     role_actions: ClassVar[dict[str, Action]] = {"get": Action.TENANT_VIEW, "post": Action.TENANT_CLOSE}
 
-    @extend_schema(responses={200: ClosureSerializer})
+    @extend_schema(
+        responses={200: ClosureSerializer, 404: OpenApiResponse(description="The tenant has not asked to close.")}
+    )
     def get(self, request: Request) -> Response:
         closure = AccountClosure.objects.select_related("tenant").filter(tenant=self.membership.tenant).first()
         if closure is None:

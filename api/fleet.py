@@ -9,7 +9,7 @@ from functools import partial
 from typing import Any, ClassVar
 
 import django_filters
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -275,7 +275,12 @@ class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet
         )
         return Response(NodeSerializer(self.get_queryset().get(pk=node.pk)).data)
 
-    @extend_schema(responses=dict[str, Any])
+    @extend_schema(
+        responses={
+            200: dict[str, Any],
+            409: OpenApiResponse(description="`no_cluster`: the node's hall has no Kubernetes cluster registered."),
+        }
+    )
     @action(detail=True, methods=["get"])
     def diagnosis(self, request: Request, pk: str) -> Response:
         """Why Kubernetes may not offer this node's GPUs: the first broken layer (node, driver, toolkit, device

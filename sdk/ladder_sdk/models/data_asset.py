@@ -7,6 +7,7 @@ from typing import Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.blank_enum import BlankEnum
 from ..models.category_enum import CategoryEnum
 from ..models.data_asset_state_enum import DataAssetStateEnum
 from ..models.shred_reason_enum import ShredReasonEnum
@@ -38,10 +39,7 @@ class DataAsset:
         state (DataAssetStateEnum): * `live` - Live
             * `shredding` - Shredding
             * `shredded` - Shredded
-        shred_reason (ShredReasonEnum): * `retention` - Retention
-            * `delete` - Delete
-            * `erasure` - Erasure
-            * `closure` - Closure
+        shred_reason (BlankEnum | ShredReasonEnum):
         shred_after (datetime.datetime | None): End of the waiting period.
         shredded_at (datetime.datetime | None):
     """
@@ -57,7 +55,7 @@ class DataAsset:
     derived_from: list[int]
     derivatives: list[int]
     state: DataAssetStateEnum
-    shred_reason: ShredReasonEnum
+    shred_reason: BlankEnum | ShredReasonEnum
     shred_after: datetime.datetime | None
     shredded_at: datetime.datetime | None
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -85,7 +83,11 @@ class DataAsset:
 
         state = self.state.value
 
-        shred_reason = self.shred_reason.value
+        shred_reason: str
+        if isinstance(self.shred_reason, ShredReasonEnum):
+            shred_reason = self.shred_reason.value
+        else:
+            shred_reason = self.shred_reason.value
 
         shred_after: None | str
         if isinstance(self.shred_after, datetime.datetime):
@@ -147,7 +149,22 @@ class DataAsset:
 
         state = DataAssetStateEnum(d.pop("state"))
 
-        shred_reason = ShredReasonEnum(d.pop("shred_reason"))
+        def _parse_shred_reason(data: object) -> BlankEnum | ShredReasonEnum:
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                shred_reason_type_0 = ShredReasonEnum(data)
+
+                return shred_reason_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            if not isinstance(data, str):
+                raise TypeError()
+            shred_reason_type_1 = BlankEnum(data)
+
+            return shred_reason_type_1
+
+        shred_reason = _parse_shred_reason(d.pop("shred_reason"))
 
         def _parse_shred_after(data: object) -> datetime.datetime | None:
             if data is None:
