@@ -55,7 +55,8 @@ class Allocation:
         cold_start_ms (int | None): Serverless: how long its last wake from zero took until it ran; null: none yet.
         workload (Any): As submitted (secrets by name only); null: none.
         access (Access):
-        checkpoint_at (datetime.datetime): The last checkpoint the workload reported (a job); a fault bills up to it.
+        checkpoint_at (datetime.datetime | None): The last checkpoint the workload reported (a job); a fault bills up to
+            it; null: none yet.
         restarts (int):
         goodput_lost_seconds (str): Work lost to provider faults (each fault's time less its checkpoint), not billed;
             decimal string.
@@ -82,7 +83,7 @@ class Allocation:
     cold_start_ms: int | None
     workload: Any
     access: Access
-    checkpoint_at: datetime.datetime
+    checkpoint_at: datetime.datetime | None
     restarts: int
     goodput_lost_seconds: str
     faults: list[Fault]
@@ -137,7 +138,11 @@ class Allocation:
 
         access = self.access.to_dict()
 
-        checkpoint_at = self.checkpoint_at.isoformat()
+        checkpoint_at: None | str
+        if isinstance(self.checkpoint_at, datetime.datetime):
+            checkpoint_at = self.checkpoint_at.isoformat()
+        else:
+            checkpoint_at = self.checkpoint_at
 
         restarts = self.restarts
 
@@ -258,7 +263,20 @@ class Allocation:
 
         access = Access.from_dict(d.pop("access"))
 
-        checkpoint_at = datetime.datetime.fromisoformat(d.pop("checkpoint_at"))
+        def _parse_checkpoint_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                checkpoint_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return checkpoint_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        checkpoint_at = _parse_checkpoint_at(d.pop("checkpoint_at"))
 
         restarts = d.pop("restarts")
 
