@@ -7,7 +7,7 @@ import sys
 import typer
 
 from ladder_cli import __version__
-from ladder_cli.commands import account, offerings
+from ladder_cli.commands import account, launch, offerings
 from ladder_cli.errors import CliError
 
 app = typer.Typer(
@@ -37,7 +37,7 @@ def _root(
     """Ladder from a terminal."""
 
 
-for module in (account, offerings):
+for module in (account, offerings, launch):
     module.register(app)
 
 
