@@ -21,6 +21,7 @@ from billing.selectors import offerings_priced
 from lifecycle.services.customers import allocation_request
 from provisioning.domain.placement.catalog import GPU_MODEL_NAMES
 from provisioning.domain.placement.offerings import offerings
+from provisioning.domain.promises import performances_words, security_words
 from provisioning.domain.rungs import MOVABLE_RUNGS, SOFT_SHARING, Rung
 from provisioning.domain.states import AllocationState
 from provisioning.drivers.base import allocations_reconcile, provisioner
@@ -375,6 +376,20 @@ class OfferingSerializer(serializers.Serializer[Any]):
         help_text='Price per unit-hour now, by unit: "gpu", "node" or "mig:<profile>" (empty: not priced yet).',
     )
     currency = serializers.CharField(allow_null=True)
+    performance_words = serializers.SerializerMethodField(
+        help_text="Each performance isolation in plain words (how the GPU is shared), as the portal says it."
+    )
+    security_words = serializers.SerializerMethodField(
+        help_text="The security isolation in plain words (what separates your work from other tenants')."
+    )
+
+    @extend_schema_field(serializers.DictField(child=serializers.CharField()))
+    def get_performance_words(self, row: dict[str, Any]) -> dict[str, str]:
+        return performances_words(row["performance_isolation"])
+
+    @extend_schema_field(serializers.CharField())
+    def get_security_words(self, row: dict[str, Any]) -> str:
+        return security_words(row["security_isolation"])
 
 
 class OfferingsView(LadderView):

@@ -1,32 +1,21 @@
 """What each rung and isolation promise means, in plain words: shown before anything is bought; and what volumes are
 and do, for the Volumes page and the launch form. One place, so the launch page, the allocation page, the Volumes
-page and the docs say the same thing."""
+page and the docs say the same thing. The promises' words are ``provisioning.domain.promises``', which the API's
+offerings (and so ``ladder launch``) say too."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from provisioning.domain import promises
 from provisioning.domain.rungs import RUNGS as TABLE
-from provisioning.domain.rungs import Performance, RungFacts, Security
+from provisioning.domain.rungs import Performance, RungFacts
 from provisioning.domain.volumes import Attach, VolumeKind, VolumeState
 
-PERFORMANCE: dict[str, str] = {
-    Performance.WHOLE_GPU: "Whole GPUs: every SM and all the memory of each GPU are yours alone.",
-    Performance.MIG: "A MIG slice: your own SMs, memory and memory bandwidth, a hardware partition of the GPU.",
-    Performance.MPS: "MPS: a share of one GPU's SMs in one shared context; only your own processes share it.",
-    Performance.TIME_SLICING: "Time-sliced: the GPU switches between processes with no memory isolation; only your "
-    "own processes share it.",
-    Performance.FRACTIONAL: "Fractional: soft limits on memory and compute of one GPU; only your own processes "
-    "share it.",
-}
-SECURITY: dict[str, str] = {
-    Security.CONTAINER: "A container in your own namespace: isolated by namespaces, seccomp and network policy, on a "
-    "kernel shared with the host.",
-    Security.VM: "A virtual machine: a hypervisor boundary, with the GPUs passed through to it.",
-    Security.CONFIDENTIAL_VM: "A confidential VM: memory encrypted by the CPU (TDX or SEV-SNP) and GPUs in CC mode, "
-    "attested before it runs.",
-    Security.BARE_METAL: "Whole machines: nobody else runs on them, and they are wiped before the next tenant.",
-}
+# Both isolation promises, as the table of promises words them (one place: the API's offerings say the same).
+PERFORMANCE = promises.PERFORMANCE
+SECURITY = promises.SECURITY
+
 # --- volumes ------------------------------------------------------------------------------------------------
 
 VOLUME_KINDS: dict[str, str] = {

@@ -30,13 +30,21 @@ class CliError(Exception):
         sys.stderr.write(self.line() + "\n")
 
 
+def _reason(reason: Any) -> str:
+    """A refusal's reason in words: its message (``{"code", "message"}``), or what it is."""
+    if isinstance(reason, dict):
+        return str(reason.get("message") or reason.get("code") or "")
+    return str(reason)
+
+
 def _problem_text(problem: dict[str, Any]) -> str:
     """One line: the field errors of a validation error, else the detail and its reasons."""
     errors = problem.get("errors")
     if isinstance(errors, dict) and errors:
         return "; ".join(f"{field}: {' '.join(map(str, messages))}" for field, messages in errors.items())
     text = str(problem.get("detail") or problem.get("title") or "refused")
-    reasons = [str(reason) for reason in problem.get("reasons") or [] if str(reason) not in text]
+    said = (_reason(reason) for reason in problem.get("reasons") or [])
+    reasons = list(dict.fromkeys(reason for reason in said if reason not in text))
     return f"{text}: {'; '.join(reasons)}" if reasons else text
 
 

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from ladder_cli import __version__
-from ladder_cli.commands import account, billing, endpoints, keys, offerings, volumes, workloads
+from ladder_cli.commands import account, billing, endpoints, keys, launch, offerings, volumes, workloads
 from ladder_cli.errors import CliError
 
 app = typer.Typer(
@@ -37,7 +37,7 @@ def _root(
     """Ladder from a terminal."""
 
 
-for module in (account, offerings, workloads, endpoints, billing, keys, volumes):
+for module in (account, offerings, launch, workloads, endpoints, billing, keys, volumes):
     module.register(app)
 
 

@@ -4,9 +4,10 @@ to ``task.schema.json``; ``ladder task-schema`` prints it).
 A task file is the allocation request flattened: the request's own fields (``name``, ``rung``, ``gpus``,
 ``mig_profile``, ``share``, ``gpu_model``, ``regions``, ``gang``, ...) and the workload's (``image``, ``command``,
 ``env``, ``ports``, ``volumes``, ``framework``, ``os_image``, ``cloud_init``, ``ssh_keys``, ...) side by side at
-the top, each taking what the API takes, with four conveniences a person writing YAML expects: ``command`` and
-``args`` may be one string (split as a shell would), ``env`` may be a mapping, and ``ssh_keys`` and a volume's
-``volume`` may name the key or the volume instead of giving its id. Unknown keys are refused, as the API does.
+the top, each taking what the API takes, with five conveniences a person writing YAML expects: ``command`` and
+``args`` may be one string (split as a shell would), ``env`` may be a mapping, ``ssh_keys`` and a volume's
+``volume`` may name the key or the volume instead of giving its id, and ``share.fraction`` may be a number
+(``0.25``, as YAML reads it) as well as the API's decimal string. Unknown keys are refused, as the API does.
 """
 
 from __future__ import annotations
@@ -46,6 +47,15 @@ def _convert(node: Any, refs: set[str]) -> Any:
     return out
 
 
+# What the request's own check adds to its fields (api.allocations.AllocationRequestSerializer.validate), so that
+# a task file breaking it is refused before it is sent: exactly one key of each group.
+ONE_OF = (("gpu_model", "gpu_models"), ("gpus", "mig_profile", "share", "nodes"))
+
+
+def _one_of(keys: tuple[str, ...]) -> dict[str, Any]:
+    return {"description": f"Exactly one of {', '.join(keys)}.", "oneOf": [{"required": [key]} for key in keys]}
+
+
 def _one_or_many_strings(schema: dict[str, Any], what: str) -> dict[str, Any]:
     return {"description": what, "anyOf": [{"type": "string", "minLength": 1}, schema]}
 
@@ -81,6 +91,11 @@ def task_schema(openapi: dict[str, Any]) -> dict[str, Any]:
         "description": "A volume of yours, by name or id (ladder volumes): it outlives the allocation.",
         "anyOf": [{k: v for k, v in volume.items() if k != "description"}, {"type": "string", "minLength": 1}],
     }
+    share = definitions["ShareRequest"]["properties"]
+    share["fraction"] = {
+        "description": share["fraction"].pop("description", "Share of one GPU."),
+        "anyOf": [share["fraction"], {"type": "number", "minimum": 0.001, "maximum": 0.999}],
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
@@ -92,6 +107,7 @@ def task_schema(openapi: dict[str, Any]) -> dict[str, Any]:
         "type": "object",
         "properties": dict(sorted(properties.items())),
         "required": sorted(request.get("required", [])),
+        "allOf": [_one_of(keys) for keys in ONE_OF],
         "additionalProperties": False,
         "$defs": dict(sorted(definitions.items())),
     }

@@ -5,6 +5,7 @@ import copy
 import pytest
 from django.test import override_settings
 
+from portal import words
 from provisioning.drivers.base import SimulatedProvisioner
 from provisioning.models import Allocation, GpuClaim, Node
 from provisioning.services.fleet import fleet_load, node_fail
@@ -227,6 +228,15 @@ def test_offerings_are_public_and_follow_capacity(api, alice, fleet):
     rows = api().get("/api/v1/offerings").json()
     container = next(r for r in rows if (r["rung"], r["gpu_model"], r["region"]) == ("container", H100, "eu-west"))
     assert container["available"] == 17
+
+
+def test_offerings_say_both_promises_in_words_as_the_portal_does(api, fleet):
+    rows = api().get("/api/v1/offerings").json()
+    serverless = next(r for r in rows if (r["rung"], r["gpu_model"]) == ("serverless", H100))
+    assert serverless["performance_words"] == {p: words.PERFORMANCE[p] for p in serverless["performance_isolation"]}
+    assert serverless["security_words"] == words.SECURITY["container"]
+    vm = next(r for r in rows if r["rung"] == "vm")
+    assert vm["security_words"].startswith("A virtual machine: a hypervisor boundary")
 
 
 def test_fragmentation_and_defragment_are_for_operators(api, alice, operator, fleet):

@@ -116,6 +116,7 @@ from .node_versions import NodeVersions
 from .notification import Notification
 from .offering import Offering
 from .offering_mig_profiles import OfferingMigProfiles
+from .offering_performance_words import OfferingPerformanceWords
 from .offering_prices import OfferingPrices
 from .ops_fleet_drift_retrieve_response_200 import OpsFleetDriftRetrieveResponse200
 from .ops_fleet_skew_retrieve_response_200 import OpsFleetSkewRetrieveResponse200
@@ -330,6 +331,7 @@ __all__ = (
     "Notification",
     "Offering",
     "OfferingMigProfiles",
+    "OfferingPerformanceWords",
     "OfferingPrices",
     "OpsFleetDriftRetrieveResponse200",
     "OpsFleetSkewRetrieveResponse200",

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.offering_mig_profiles import OfferingMigProfiles
+    from ..models.offering_performance_words import OfferingPerformanceWords
     from ..models.offering_prices import OfferingPrices
 
 
@@ -30,6 +31,9 @@ class Offering:
         prices (OfferingPrices): Price per unit-hour now, by unit: "gpu", "node" or "mig:<profile>" (empty: not priced
             yet).
         currency (None | str):
+        performance_words (OfferingPerformanceWords): Each performance isolation in plain words (how the GPU is shared),
+            as the portal says it.
+        security_words (str): The security isolation in plain words (what separates your work from other tenants').
     """
 
     rung: str
@@ -43,6 +47,8 @@ class Offering:
     sovereign_available: int
     prices: OfferingPrices
     currency: None | str
+    performance_words: OfferingPerformanceWords
+    security_words: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -69,6 +75,10 @@ class Offering:
         currency: None | str
         currency = self.currency
 
+        performance_words = self.performance_words.to_dict()
+
+        security_words = self.security_words
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -84,6 +94,8 @@ class Offering:
                 "sovereign_available": sovereign_available,
                 "prices": prices,
                 "currency": currency,
+                "performance_words": performance_words,
+                "security_words": security_words,
             }
         )
 
@@ -92,6 +104,7 @@ class Offering:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.offering_mig_profiles import OfferingMigProfiles
+        from ..models.offering_performance_words import OfferingPerformanceWords
         from ..models.offering_prices import OfferingPrices
 
         d = dict(src_dict)
@@ -122,6 +135,10 @@ class Offering:
 
         currency = _parse_currency(d.pop("currency"))
 
+        performance_words = OfferingPerformanceWords.from_dict(d.pop("performance_words"))
+
+        security_words = d.pop("security_words")
+
         offering = cls(
             rung=rung,
             gpu_model=gpu_model,
@@ -134,6 +151,8 @@ class Offering:
             sovereign_available=sovereign_available,
             prices=prices,
             currency=currency,
+            performance_words=performance_words,
+            security_words=security_words,
         )
 
         offering.additional_properties = d
