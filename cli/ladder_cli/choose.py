@@ -1,4 +1,5 @@
-"""What a person picks: one record of a list by the name (or id) they typed, and a yes before anything is destroyed.
+"""What a person picks: one record of a list by the name (or id) they typed (an allocation, a volume, a key), and
+a yes before anything is launched, stopped or destroyed.
 
 A name matches no record: exit 4. It matches several: exit 2, naming their ids. A destructive command asks first
 unless ``--yes``; with no terminal to ask on and no ``--yes`` it is a usage error (exit 2), never a silent yes.
@@ -11,11 +12,15 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import typer
+from ladder_sdk import AuthenticatedClient
+from ladder_sdk.api.allocations import allocations_list, allocations_retrieve
 
 from ladder_cli.errors import NOT_FOUND, REFUSED, USAGE, CliError
+from ladder_cli.session import answer, every
 
 T = TypeVar("T")
 
+FINISHED = frozenset({"stopped", "failed"})  # an allocation's states that no longer hold anything
 YES = typer.Option(False, "--yes", "-y", help="Do it without asking (needed when there is no terminal to ask on).")
 
 
@@ -48,3 +53,17 @@ def confirm(action: str, yes: bool) -> None:
         raise CliError(f"pass --yes to {action} (there is no terminal to ask on)", USAGE)
     if not typer.confirm(f"{action[:1].upper()}{action[1:]}?", default=False, err=True):
         raise CliError("not confirmed: nothing was changed", REFUSED)
+
+
+def allocation(api: AuthenticatedClient, name: str) -> Any:
+    """The allocation named ``name`` (or with that id): the live one when finished ones share its name."""
+    if name.isdigit():
+        return answer(allocations_retrieve.sync_detailed, api, id=int(name))
+    return one(
+        every(allocations_list.sync_detailed, api),
+        name,
+        "allocation",
+        "ladder ps --all lists yours",
+        keys=lambda item: (item.name,),
+        gone=lambda item: str(item.state) in FINISHED,
+    )

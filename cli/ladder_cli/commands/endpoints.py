@@ -15,7 +15,7 @@ import typer
 from ladder_sdk import AuthenticatedClient
 from ladder_sdk.api.allocations import allocations_retrieve
 
-from ladder_cli import output, resolve
+from ladder_cli import choose, output
 from ladder_cli.errors import REFUSED, USAGE, CliError, refusal
 from ladder_cli.session import answer, client, unreachable
 
@@ -44,7 +44,7 @@ def url(
 
     Example: ladder url notebook 8888
     """
-    allocation = resolve.allocation(client(), name)
+    allocation = choose.allocation(client(), name)
     access = allocation.access
     urls = {int(p): u for p, u in access.urls.to_dict().items()}
     endpoint = access.endpoint if isinstance(access.endpoint, str) else None
@@ -130,7 +130,7 @@ def call(
     Example: ladder endpoint call inference --path /v1/completions --data '{"prompt": "Hello", "max_tokens": 16}'
     """
     api = client()
-    allocation = resolve.allocation(api, name)
+    allocation = choose.allocation(api, name)
     endpoint = allocation.access.endpoint
     if not isinstance(endpoint, str):
         raise CliError(

@@ -24,9 +24,9 @@ from ladder_sdk.api.ssh_keys import ssh_keys_list
 from ladder_sdk.api.volumes import volumes_list
 from ladder_sdk.models.allocation_request_request import AllocationRequestRequest
 
-from ladder_cli import output, plan, taskfile
+from ladder_cli import choose, output, plan, taskfile
 from ladder_cli.config import credentials
-from ladder_cli.errors import REFUSED, USAGE, CliError
+from ladder_cli.errors import REFUSED, CliError
 from ladder_cli.session import answer, client, every
 
 POLL_SECONDS = 1.0
@@ -60,15 +60,6 @@ def _show_plan(rows: list[tuple[str, str]]) -> None:
     output.err.print("Plan", style="bold")
     for label, value in rows:
         output.err.print(f"  {label.ljust(width)}  {value}", highlight=False)
-
-
-def _confirm(yes: bool) -> None:
-    if yes:
-        return
-    if not sys.stdin.isatty():
-        raise CliError("not launched: nobody at a terminal to confirm the plan; pass --yes to launch", USAGE)
-    if not typer.confirm("Launch?", default=False, err=True):
-        raise CliError("not launched", REFUSED)
 
 
 def _arrived(allocation: Any) -> bool:
@@ -134,7 +125,7 @@ def _where(allocation: Any) -> str:
 
 def launch(
     file: str = typer.Option(..., "-f", "--file", help="The task file (YAML; `-` reads standard input)."),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Launch without asking (needed when not at a terminal)."),
+    yes: bool = choose.YES,
     detach: bool = typer.Option(False, "--detach", "-d", help="Do not follow it: print what was placed and return."),
     timeout: float = typer.Option(600, "--timeout", min=1, metavar="SECONDS", help="How long to wait for it to run."),
     as_json: bool = typer.Option(False, "--json", help="Print the allocation as JSON (the plan stays on stderr)."),
@@ -155,7 +146,7 @@ def launch(
     body = taskfile.request_body(task, _names(api))
     offered = output.plain(answer(offerings_list.sync_detailed, api))
     _show_plan(plan.plan(body, offered, _budget(api), task.source, task.data))
-    _confirm(yes)
+    choose.confirm("launch", yes)
     once = client(creds).with_headers({"Idempotency-Key": str(uuid.uuid4())})
     request = AllocationRequestRequest.from_dict(body)
     allocation = answer(allocations_create.sync_detailed, once, body=request)

@@ -21,7 +21,7 @@ from ladder_sdk.api.allocations import (
     allocations_logs_retrieve,
 )
 
-from ladder_cli import output, resolve
+from ladder_cli import choose, output
 from ladder_cli.errors import REFUSED, USAGE, CliError, refusal
 from ladder_cli.session import answer, client, every, unreachable
 
@@ -201,7 +201,7 @@ def ps(
     rows = [
         item
         for item in every(allocations_list.sync_detailed, client())
-        if show_all or str(item.state) not in resolve.FINISHED
+        if show_all or str(item.state) not in choose.FINISHED
     ]
     if as_json:
         output.emit_json(rows)
@@ -222,7 +222,7 @@ def show(name: str = NAME, as_json: bool = output.JSON) -> None:
 
     Example: ladder show notebook
     """
-    allocation = resolve.allocation(client(), name)
+    allocation = choose.allocation(client(), name)
     if as_json:
         output.emit_json(allocation)
         return
@@ -286,7 +286,7 @@ def logs(
     Example: ladder logs pretrain -f --tail 20
     """
     api = client()
-    allocation = resolve.allocation(api, name)
+    allocation = choose.allocation(api, name)
     moment = _since(since)
     params: dict[str, Any] = {}
     if tail is not None:
@@ -319,7 +319,7 @@ def events(name: str = NAME, as_json: bool = output.JSON) -> None:
     Example: ladder events pretrain
     """
     api = client()
-    allocation = resolve.allocation(api, name)
+    allocation = choose.allocation(api, name)
     rows = answer(allocations_events_list.sync_detailed, api, id=allocation.id)
     if as_json:
         output.emit_json(rows)
@@ -331,16 +331,9 @@ def events(name: str = NAME, as_json: bool = output.JSON) -> None:
     )
 
 
-def _confirmed(question: str) -> bool:
-    """Asked on stderr and read from the terminal, so stdout carries only the answer's data."""
-    sys.stderr.write(f"{question} [y/N]: ")
-    sys.stderr.flush()
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
-
-
 def stop(
     name: str = NAME,
-    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask to confirm."),
+    yes: bool = choose.YES,
     as_json: bool = typer.Option(False, "--json", help="Print the allocation as it was left, as JSON."),
 ) -> None:
     """Stop an allocation: its work ends, its devices are freed and billing stops.
@@ -351,14 +344,8 @@ def stop(
     Example: ladder stop notebook --yes
     """
     api = client()
-    allocation = resolve.allocation(api, name)
-    if not yes:
-        if not sys.stdin.isatty():
-            raise CliError("stopping asks to confirm: run it in a terminal, or pass --yes", USAGE)
-        what = f"{allocation.name} (id {allocation.id}, {allocation.rung}, {shape(allocation)})"
-        if not _confirmed(f"Stop {what}? Its work ends and its devices are freed"):
-            output.err.print("Not stopped.")
-            raise typer.Exit(1)
+    allocation = choose.allocation(api, name)
+    choose.confirm(f"stop {allocation.name} (id {allocation.id}, {allocation.rung}, {shape(allocation)})", yes)
     stopped = answer(allocations_destroy.sync_detailed, api, id=allocation.id)
     if as_json:
         output.emit_json(stopped)
@@ -391,7 +378,7 @@ def ssh(
 
     Example: ladder ssh notebook -- -L 8888:localhost:8888
     """
-    allocation = resolve.allocation(client(), name)
+    allocation = choose.allocation(client(), name)
     argv = ssh_argv(allocation, list(extra or []))
     if print_only:
         output.out.print(shlex.join(argv), highlight=False, markup=False)

@@ -149,9 +149,7 @@ def test_without_a_terminal_it_asks_for_yes(live: LiveLadder, home: Path) -> Non
     path = task_file(home, "container", "launch-unconfirmed")
     done = live.ladder("launch", "-f", str(path), home=home, user="alice")
     assert done.returncode == 2
-    assert done.stderr.endswith(
-        "ladder: not launched: nobody at a terminal to confirm the plan; pass --yes to launch\n"
-    )
+    assert done.stderr.endswith("ladder: pass --yes to launch (there is no terminal to ask on)\n")
     assert named(live, "alice", "launch-unconfirmed") == []
 
 

@@ -118,7 +118,7 @@ def test_an_unknown_name_is_exit_4_with_one_line(live: LiveLadder, home: Path) -
         done = live.ladder(*args, home=home, user="alice")
         assert done.returncode == 4, (args, done.stderr)
         assert done.stderr.splitlines() == [
-            "ladder: no allocation named 'no-such-allocation' (ladder ps lists yours) (not_found)"
+            "ladder: no allocation 'no-such-allocation' (ladder ps --all lists yours) (not_found)"
         ]
     other_tenants = live.ladder("show", str(_demo(live, "notebook")["id"]), home=home, user="charlie")
     assert other_tenants.returncode == 4
@@ -224,7 +224,8 @@ def test_stop_asks_then_stops_what_the_test_launched(live: LiveLadder, home: Pat
     allocation = _launch(live, "test-stop")
     unasked = live.ladder("stop", "test-stop", home=home, user="bob")
     assert unasked.returncode == 2
-    assert unasked.stderr == "ladder: stopping asks to confirm: run it in a terminal, or pass --yes\n"
+    assert unasked.stderr.startswith("ladder: pass --yes to stop test-stop (id ")
+    assert unasked.stderr.endswith("(there is no terminal to ask on)\n")
     assert _api(live, "bob", "GET", f"allocations/{allocation['id']}")["state"] == "running"
 
     done = live.ladder("stop", "test-stop", "--yes", home=home, user="bob")
