@@ -4,6 +4,7 @@ and messages on stderr so that a script reading stdout sees data only."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -12,8 +13,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+
+def _width(stream: Any) -> int | None:
+    """A terminal's own width (rich reads it); piped into a file or another program, no wrapping at 80 columns:
+    a table's rows stay one line each, for grep and for people reading a log."""
+    if os.environ.get("COLUMNS") or stream.isatty():
+        return None
+    return 4096
+
+
+out = Console(soft_wrap=True, width=_width(sys.stdout))
+err = Console(stderr=True, soft_wrap=True, width=_width(sys.stderr))
 
 JSON = typer.Option(False, "--json", help="Print JSON for scripts instead of a table.")
 
