@@ -65,3 +65,19 @@ def test_every_command_shows_an_example(path: tuple[str, ...]) -> None:
 def test_no_snapshot_is_left_from_a_command_that_is_gone() -> None:
     expected = {_snapshot(path).name for path in COMMANDS}
     assert {path.name for path in SNAPSHOTS.glob("*.txt")} <= expected
+
+
+def test_shell_completion_is_offered_and_completes_commands() -> None:
+    """``ladder --install-completion`` installs what ``--show-completion`` prints; the script calls ``ladder`` back
+    with ``_LADDER_COMPLETE`` set, which answers the words that fit."""
+    runner = CliRunner()
+    script = runner.invoke(app, ["--show-completion", "bash"])
+    assert script.exit_code == 0
+    assert "complete -o default -F _ladder_completion ladder" in script.output
+    words = runner.invoke(
+        app,
+        [],
+        prog_name="ladder",
+        env={"_LADDER_COMPLETE": "complete_bash", "COMP_WORDS": "ladder volumes ", "COMP_CWORD": "2"},
+    )
+    assert {"create", "grow", "snapshot", "delete"} <= set(words.output.split())
