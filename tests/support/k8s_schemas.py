@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import kubernetes_validate  # type: ignore[import-untyped]
 import yaml
 from referencing import Registry, Resource

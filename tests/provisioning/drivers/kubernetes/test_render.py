@@ -8,7 +8,7 @@ import copy
 from dataclasses import replace
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml

@@ -9,7 +9,7 @@ import copy
 from dataclasses import replace
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import pytest
 
 from provisioning.domain.workload_access import access, route_host

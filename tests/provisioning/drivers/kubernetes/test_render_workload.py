@@ -11,7 +11,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import pytest
 import yaml
 
