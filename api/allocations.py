@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, ClassVar
 
+import django_filters
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status
@@ -314,6 +315,10 @@ def placed_answer(allocation: Allocation) -> dict[str, Any]:
 # --- views ------------------------------------------------------------------------------------------------------
 
 
+class AllocationFilter(django_filters.FilterSet):
+    name = django_filters.CharFilter(field_name="name", help_text="Only those with this name (names may repeat).")
+
+
 class AllocationViewSet(
     AllocationWorkloadActions, mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantScopedViewSet
 ):
@@ -326,6 +331,7 @@ class AllocationViewSet(
         "devices", "faults"
     )
     serializer_class = AllocationSerializer
+    filterset_class = AllocationFilter
     http_method_names = ["get", "post", "delete", "head", "options"]
     role_actions: ClassVar[dict[str, Action]] = {
         "list": Action.ALLOCATION_VIEW,

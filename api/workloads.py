@@ -222,8 +222,8 @@ class AllocationWorkloadActions:
         body = {"lines": [_line(x) for x in lines], "next_since": lines[-1].at if lines else since}
         return Response(LogsSerializer(body).data)
 
-    @extend_schema(responses=EventSerializer(many=True))
-    @action(detail=True, methods=["get"], pagination_class=None)  # the whole list, as the schema says
+    @extend_schema(responses=EventSerializer(many=True), filters=False)
+    @action(detail=True, methods=["get"], pagination_class=None, filterset_class=None)  # one allocation's, whole
     def events(self, request: Request, pk: str) -> Response:
         """What happened to the allocation, in time order: Ladder's own changes (placed, provisioning, running,
         stopped...) and what the backend reports (scheduling, pulls, starts, restarts, faults, checkpoints)."""

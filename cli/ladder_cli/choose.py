@@ -60,7 +60,7 @@ def allocation(api: AuthenticatedClient, name: str) -> Any:
     if name.isdigit():
         return answer(allocations_retrieve.sync_detailed, api, id=int(name))
     return one(
-        every(allocations_list.sync_detailed, api),
+        every(allocations_list.sync_detailed, api, name=name),
         name,
         "allocation",
         "ladder ps --all lists yours",

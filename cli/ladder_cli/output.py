@@ -50,7 +50,9 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], empty: str = "N
         grid.add_column(column, overflow="fold")
     for row in rows:
         grid.add_row(*("" if cell is None else str(cell) for cell in row))
-    out.print(grid)
+    with out.capture() as captured:
+        out.print(grid)
+    out.file.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))  # no padding at the end
 
 
 def fields(pairs: Sequence[tuple[str, Any]]) -> None:

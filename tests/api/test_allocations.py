@@ -246,3 +246,12 @@ def test_fragmentation_and_defragment_are_for_operators(api, alice, operator, fl
     plan = api(operator).post("/api/v1/ops/defragment", {"dry_run": True}, format="json")
     assert plan.status_code == 200
     assert plan.json()["moves"] == []  # carrying plans out: tests/api/test_defragment.py
+
+
+def test_the_list_filters_by_name(api, alice, fleet):
+    client = api(alice)
+    first = ask(client, name="train", rung="container", gpu_model="H100-SXM-80GB", gpus=1).json()
+    ask(client, name="other", rung="container", gpu_model="H100-SXM-80GB", gpus=1)
+    answer = client.get("/api/v1/allocations?name=train").json()
+    assert [row["id"] for row in answer["results"]] == [first["id"]]
+    assert client.get("/api/v1/allocations?name=nothing").json()["results"] == []

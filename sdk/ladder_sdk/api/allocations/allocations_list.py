@@ -13,12 +13,15 @@ from ...types import UNSET, Response, Unset
 def _get_kwargs(
     *,
     cursor: str | Unset = UNSET,
+    name: str | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
 
     params["cursor"] = cursor
+
+    params["name"] = name
 
     params["page_size"] = page_size
 
@@ -82,6 +85,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     cursor: str | Unset = UNSET,
+    name: str | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> Response[PaginatedAllocationList | Problem]:
     """A tenant's allocations. Refusals are 409 problem+json whose ``code`` names the rule
@@ -93,6 +97,7 @@ def sync_detailed(
 
     Args:
         cursor (str | Unset):
+        name (str | Unset):
         page_size (int | Unset):
 
     Raises:
@@ -105,6 +110,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         cursor=cursor,
+        name=name,
         page_size=page_size,
     )
 
@@ -119,6 +125,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     cursor: str | Unset = UNSET,
+    name: str | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> PaginatedAllocationList | Problem | None:
     """A tenant's allocations. Refusals are 409 problem+json whose ``code`` names the rule
@@ -130,6 +137,7 @@ def sync(
 
     Args:
         cursor (str | Unset):
+        name (str | Unset):
         page_size (int | Unset):
 
     Raises:
@@ -143,6 +151,7 @@ def sync(
     return sync_detailed(
         client=client,
         cursor=cursor,
+        name=name,
         page_size=page_size,
     ).parsed
 
@@ -151,6 +160,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     cursor: str | Unset = UNSET,
+    name: str | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> Response[PaginatedAllocationList | Problem]:
     """A tenant's allocations. Refusals are 409 problem+json whose ``code`` names the rule
@@ -162,6 +172,7 @@ async def asyncio_detailed(
 
     Args:
         cursor (str | Unset):
+        name (str | Unset):
         page_size (int | Unset):
 
     Raises:
@@ -174,6 +185,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         cursor=cursor,
+        name=name,
         page_size=page_size,
     )
 
@@ -186,6 +198,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     cursor: str | Unset = UNSET,
+    name: str | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> PaginatedAllocationList | Problem | None:
     """A tenant's allocations. Refusals are 409 problem+json whose ``code`` names the rule
@@ -197,6 +210,7 @@ async def asyncio(
 
     Args:
         cursor (str | Unset):
+        name (str | Unset):
         page_size (int | Unset):
 
     Raises:
@@ -211,6 +225,7 @@ async def asyncio(
         await asyncio_detailed(
             client=client,
             cursor=cursor,
+            name=name,
             page_size=page_size,
         )
     ).parsed
