@@ -1,10 +1,12 @@
 """Ladder as a newcomer runs it, and the installed ``ladder`` command against it.
 
 :func:`live_ladder` starts what ``make run`` starts, in a scratch directory: the embedded default's settings
-(``config.settings``, SQLite, tasks inline, the simulated fleet), ``migrate``, ``seed_demo``, ``runserver`` and
+(``config.settings``, tasks inline, the simulated fleet), ``migrate``, ``seed_demo``, ``runserver`` and
 ``beat_inline`` beside it, with the simulated fleet's clocks shortened so that a launch runs within a second or
-two. :class:`LiveLadder.ladder` runs ``.venv/bin/ladder`` in a subprocess with a home of its own, exactly as a
-customer's shell would (no test double between the command and the server).
+two. Its database is the pass's: a scratch SQLite file, or, when the suite runs on PostgreSQL (``DATABASE_URL``),
+a scratch database on that server, dropped afterwards, so the command line is tried on both.
+:class:`LiveLadder.ladder` runs ``.venv/bin/ladder`` in a subprocess with a home of its own, exactly as a customer's
+shell would (no test double between the command and the server).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,7 +45,27 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _server_env(database: Path, url: str) -> dict[str, str]:
+@contextmanager
+def _scratch_database(scratch: Path) -> Iterator[str]:
+    """The server's DATABASE_URL: a new database on the suite's PostgreSQL, or a SQLite file in ``scratch``."""
+    suite = urllib.parse.urlsplit(os.environ.get("DATABASE_URL", ""))
+    if suite.scheme not in ("postgres", "postgresql"):
+        yield f"sqlite:///{scratch / 'db.sqlite3'}"
+        return
+    import psycopg
+
+    name = f"ladder_cli_{uuid.uuid4().hex[:12]}"
+    admin = urllib.parse.urlunsplit(suite._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield urllib.parse.urlunsplit(suite._replace(path=f"/{name}"))
+    finally:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _server_env(database: str, url: str) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -52,7 +76,7 @@ def _server_env(database: Path, url: str) -> dict[str, str]:
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "DEBUG": "1",
         "LADDER_TASKS_INLINE": "1",
-        "DATABASE_URL": f"sqlite:///{database}",
+        "DATABASE_URL": database,
         "LADDER_PUBLIC_URL": url,  # where the server is: the demo's endpoints are served by it, at its own port
         **FAST_FLEET,
     }
@@ -111,9 +135,14 @@ def _wait_until_up(url: str, server: subprocess.Popen[bytes], deadline: float) -
 @contextmanager
 def live_ladder(scratch: Path) -> Iterator[LiveLadder]:
     """Migrate, seed and serve the embedded default from ``scratch``; stop everything on the way out."""
+    with _scratch_database(scratch) as database:
+        yield from _serve(scratch, database)
+
+
+def _serve(scratch: Path, database: str) -> Iterator[LiveLadder]:
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    env = _server_env(scratch / "db.sqlite3", url)
+    env = _server_env(database, url)
     manage = [sys.executable, str(ROOT / "manage.py")]
     subprocess.run([*manage, "migrate", "--noinput"], env=env, check=True, capture_output=True, cwd=ROOT)
     seeded = subprocess.run(
