@@ -1,5 +1,6 @@
-"""What a person picks: one record of a list by the name (or id) they typed (an allocation, a volume, a key), and
-a yes before anything is launched, stopped or destroyed.
+"""What a person picks or gives: one record of a list by the name (or id) they typed (an allocation, a volume, a
+key), a yes before anything is launched, stopped or destroyed, and a secret (an API key, a secret's value) typed
+unseen or piped in, never on the command line.
 
 A name matches no record: exit 4. It matches several: exit 2, naming their ids. A destructive command asks first
 unless ``--yes``; with no terminal to ask on and no ``--yes`` it is a usage error (exit 2), never a silent yes.
@@ -53,6 +54,16 @@ def confirm(action: str, yes: bool) -> None:
         raise CliError(f"pass --yes to {action} (there is no terminal to ask on)", USAGE)
     if not typer.confirm(f"{action[:1].upper()}{action[1:]}?", default=False, err=True):
         raise CliError("not confirmed: nothing was changed", REFUSED)
+
+
+def hidden_input(label: str, *, twice: bool = False) -> str:
+    """A secret from a hidden prompt at a terminal (asked twice when ``twice``), else from stdin with one trailing
+    newline dropped (as ``echo`` adds it). Never from the command line, where the shell's history and the process
+    list would keep it."""
+    if sys.stdin.isatty():
+        return str(typer.prompt(label, hide_input=True, confirmation_prompt=twice, err=True))
+    value = sys.stdin.read()
+    return value[:-2] if value.endswith("\r\n") else value[:-1] if value.endswith("\n") else value
 
 
 def allocation(api: AuthenticatedClient, name: str) -> Any:

@@ -42,14 +42,17 @@ def stored() -> dict[str, str]:
     return {key: str(value) for key, value in data.items() if key in ("url", "api_key")}
 
 
+def ladder_url() -> str:
+    """Where Ladder is: LADDER_URL, else what `ladder login` stored, else the embedded default's address."""
+    return (os.environ.get("LADDER_URL") or stored().get("url") or DEFAULT_URL).rstrip("/")
+
+
 def credentials() -> Credentials:
     """The URL and key to use, or exit 3 when there is no key."""
-    data = stored()
-    url = os.environ.get("LADDER_URL") or data.get("url") or DEFAULT_URL
-    key = os.environ.get("LADDER_API_KEY") or data.get("api_key")
+    key = os.environ.get("LADDER_API_KEY") or stored().get("api_key")
     if not key:
         raise CliError("not signed in: run `ladder login` (or set LADDER_URL and LADDER_API_KEY)", NOT_SIGNED_IN)
-    return Credentials(url=url.rstrip("/"), api_key=key)
+    return Credentials(url=ladder_url(), api_key=key)
 
 
 def save(creds: Credentials) -> Path:

@@ -12,11 +12,11 @@ from http import HTTPStatus
 from typing import Any, TypeVar
 
 import httpx
-from ladder_sdk import AuthenticatedClient
+from ladder_sdk import AuthenticatedClient, Client
 from ladder_sdk.types import Response
 
 from ladder_cli import __version__
-from ladder_cli.config import Credentials, credentials
+from ladder_cli.config import Credentials, credentials, ladder_url
 from ladder_cli.errors import REFUSED, CliError, refusal
 
 T = TypeVar("T")
@@ -79,11 +79,21 @@ def client(creds: Credentials | None = None, transport: httpx.BaseTransport | No
     )
 
 
+def public_client() -> Client:
+    """For the reads anyone may make (offerings): no key is sent, so they work before `ladder login` too."""
+    return Client(
+        base_url=ladder_url(),
+        timeout=TIMEOUT,
+        headers={"User-Agent": f"ladder-cli/{__version__}"},
+        httpx_args={"transport": RetryingTransport()},
+    )
+
+
 def unreachable(url: str, error: Exception) -> CliError:
     return CliError(f"cannot reach Ladder at {url}: {error}", REFUSED, "unreachable")
 
 
-def answer(call: Callable[..., Response[Any]], api: AuthenticatedClient, **kwargs: Any) -> Any:
+def answer(call: Callable[..., Response[Any]], api: AuthenticatedClient | Client, **kwargs: Any) -> Any:
     """Call an SDK operation's ``sync_detailed``; its parsed body when it succeeded, else the refusal's CliError."""
     try:
         response = call(client=api, **kwargs)

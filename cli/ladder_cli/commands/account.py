@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 from ladder_sdk.api.tenant import tenant_retrieve
 
-from ladder_cli import output
-from ladder_cli.config import DEFAULT_URL, Credentials, config_path, credentials, forget, save, stored
+from ladder_cli import choose, output
+from ladder_cli.config import DEFAULT_URL, Credentials, config_path, credentials, forget, ladder_url, save
 from ladder_cli.errors import USAGE, CliError
 from ladder_cli.session import answer, client
-
-
-def _read_key() -> str:
-    """The API key from a hidden prompt, or from stdin when it is not a terminal: never from the command line,
-    where it would stay in the shell's history and in the process list."""
-    if sys.stdin.isatty():
-        return str(typer.prompt("API key (ldr_...)", hide_input=True)).strip()
-    return sys.stdin.readline().strip()
 
 
 def login(
@@ -31,10 +21,8 @@ def login(
 
     Example: ladder login --url https://ladder.example.com
     """
-    import os
-
-    url = (url or os.environ.get("LADDER_URL") or stored().get("url") or DEFAULT_URL).rstrip("/")
-    key = _read_key()
+    url = url.rstrip("/") if url else ladder_url()
+    key = choose.hidden_input("API key (ldr_...)").strip()
     if not key:
         raise CliError("no API key given (create one in the portal under API keys)", USAGE)
     creds = Credentials(url=url, api_key=key)

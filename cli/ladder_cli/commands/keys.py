@@ -23,7 +23,7 @@ from ladder_sdk.models import (
     SshKeyCreateRequest,
 )
 
-from ladder_cli import output
+from ladder_cli import choose, output
 from ladder_cli.choose import YES, confirm, one
 from ladder_cli.commands.groups import group
 from ladder_cli.config import credentials
@@ -291,11 +291,7 @@ def secrets_list_cli(as_json: bool = output.JSON) -> None:
 def secret_value() -> str:
     """The value from stdin when it is not a terminal (one trailing newline dropped, as `echo` adds it), else from
     a hidden prompt asked twice. Never from the command line."""
-    if sys.stdin.isatty():
-        value = str(typer.prompt("Value", hide_input=True, confirmation_prompt=True, err=True))
-    else:
-        value = sys.stdin.read()
-        value = value[:-2] if value.endswith("\r\n") else value[:-1] if value.endswith("\n") else value
+    value = choose.hidden_input("Value", twice=True)
     if not value:
         raise CliError("the value is empty: give it on stdin or at the prompt", USAGE)
     return value

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from decimal import Decimal
 from typing import Any
 
 import typer
-from ladder_sdk import AuthenticatedClient
 from ladder_sdk.api.offerings import offerings_list
 
 from ladder_cli import output
-from ladder_cli.config import DEFAULT_URL, Credentials, stored
-from ladder_cli.session import answer, client
-
-
-def _public_client() -> AuthenticatedClient:
-    """Offerings are public: they need no key, so they work before `ladder login` too."""
-    url = os.environ.get("LADDER_URL") or stored().get("url") or DEFAULT_URL
-    key = os.environ.get("LADDER_API_KEY") or stored().get("api_key") or "none"
-    return client(Credentials(url=url.rstrip("/"), api_key=key))
+from ladder_cli.session import answer, public_client
 
 
 def offerings(
@@ -35,7 +25,7 @@ def offerings(
     """
     rows = [
         row
-        for row in answer(offerings_list.sync_detailed, _public_client())
+        for row in answer(offerings_list.sync_detailed, public_client())
         if (rung is None or row.rung == rung) and (region is None or row.region == region)
     ]
     if as_json:
