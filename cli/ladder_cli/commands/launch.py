@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 import time
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -147,9 +146,8 @@ def launch(
     offered = output.plain(answer(offerings_list.sync_detailed, api))
     _show_plan(plan.plan(body, offered, _budget(api), task.source, task.data))
     choose.confirm("launch", yes)
-    once = client(creds).with_headers({"Idempotency-Key": str(uuid.uuid4())})
-    request = AllocationRequestRequest.from_dict(body)
-    allocation = answer(allocations_create.sync_detailed, once, body=request)
+    # The transport gives the POST its Idempotency-Key, the same over its retries (session.RetryingTransport).
+    allocation = answer(allocations_create.sync_detailed, api, body=AllocationRequestRequest.from_dict(body))
     output.err.print(f"Launched {allocation.name} (id {allocation.id}).", highlight=False)
     if not detach:
         allocation = _follow(api, allocation, timeout)
