@@ -77,17 +77,29 @@ def problem_response(
     )
 
 
+def _service_problem(exc: ServiceError) -> tuple[dict[str, Any], dict[str, str] | None]:
+    """A service error's problem body and headers (``Retry-After`` when it says when to come back)."""
+    extra: dict[str, Any] = {}
+    if exc.errors:
+        extra["errors"] = {name: list(messages) for name, messages in exc.errors.items()}
+    elif exc.field:
+        extra["errors"] = {exc.field: [exc.detail]}
+    retry = getattr(exc, "retry_after", None)
+    wait = {"Retry-After": str(int(retry))} if retry is not None else None
+    return problem_body(exc.status, exc.code, exc.detail, **extra, **exc.extra), wait
+
+
+def service_error_response(exc: ServiceError) -> HttpResponse:
+    """A service error as a plain Django response, for the few views that are not DRF's (kept lean)."""
+    body, headers = _service_problem(exc)
+    return HttpResponse(json.dumps(body), status=exc.status, content_type=PROBLEM_CONTENT_TYPE, headers=headers)
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's EXCEPTION_HANDLER. Anything it does not know is left to Django's 500 handler."""
     if isinstance(exc, ServiceError):
-        extra: dict[str, Any] = {}
-        if exc.errors:
-            extra["errors"] = {name: list(messages) for name, messages in exc.errors.items()}
-        elif exc.field:
-            extra["errors"] = {exc.field: [exc.detail]}
-        retry = getattr(exc, "retry_after", None)
-        wait = {"Retry-After": str(int(retry))} if retry is not None else None
-        return problem_response(exc.status, exc.code, exc.detail, wait, **extra, **exc.extra)
+        body, wait = _service_problem(exc)
+        return Response(body, status=exc.status, headers=wait, content_type=PROBLEM_CONTENT_TYPE)
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):

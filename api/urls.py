@@ -3,7 +3,7 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
-from api import data, finance, legal
+from api import data, finance, gateway, legal
 from api.allocations import (
     AllocationViewSet,
     DefragmentViewSet,
@@ -34,11 +34,11 @@ from api.fleet import (
     NodeViewSet,
     RegionViewSet,
 )
+from api.gateway import EndpointTokenRotationView, EndpointTokenView
 from api.reconciliation import PushViewSet, ReconciliationRunViewSet, ReconciliationView
 from api.secrets import SecretViewSet
 from api.tenancy import ApiKeyViewSet, MemberViewSet, SshKeyViewSet, TenantView
 from api.volumes import SnapshotViewSet, VolumeViewSet
-from api.workloads import GatewayAuthorizeView
 
 router = SimpleRouter(trailing_slash=False)
 router.register("members", MemberViewSet, basename="member")
@@ -84,7 +84,10 @@ urlpatterns = [
     path("finance/exports/<int:pk>", ExportJobView.as_view(), name="finance-export"),
     path("finance/exports/<int:pk>/download", ExportJobDownloadView.as_view(), name="finance-export-download"),
     path("finance/exports/<int:pk>/signature", ExportJobSignatureView.as_view(), name="finance-export-signature"),
-    path("gateway/authorize", GatewayAuthorizeView.as_view(), name="gateway-authorize"),
+    path("gateway/authorize", gateway.authorize, name="gateway-authorize"),
+    path("gateway/jwks/<slug:tenant>", gateway.jwks, name="gateway-jwks"),
+    path("endpoint-tokens", EndpointTokenView.as_view(), name="endpoint-tokens"),
+    path("endpoint-tokens/rotate", EndpointTokenRotationView.as_view(), name="endpoint-tokens-rotate"),
     path(
         "attestation/<int:allocation_id>/challenge",
         AttestationChallengeView.as_view(),

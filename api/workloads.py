@@ -1,5 +1,5 @@
 """Workloads at the API: the ``workload`` object of ``POST /api/v1/allocations``, an allocation's logs and events,
-the gateway's check of who may call a serverless endpoint, and the simulated fleet's endpoints themselves.
+and the simulated fleet's serverless endpoints themselves (the gateway's side is ``api/gateway.py``).
 
 The serializers check shapes and types; the rules per rung are
 ``provisioning.domain.workload_rules.workload_check``'s (run
@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from django.conf import settings
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -25,9 +25,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.base import LadderView
+from api.gateway import bearer
 from api.serializers import IdField, StrictSerializer
 from core.models import AuditEvent
-from lifecycle.services.workloads import endpoint_call, gateway_authorize
+from lifecycle.services.workloads import endpoint_call
 from provisioning.domain.rungs import DEFAULT_FRAMEWORK, Framework
 from provisioning.domain.states import WORKING
 from provisioning.domain.workload_output import LogLine
@@ -252,30 +253,6 @@ class AllocationWorkloadActions:
 # --- serverless endpoints -------------------------------------------------------------------------------------
 
 
-def _bearer(request: HttpRequest) -> str:
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
-
-
-class GatewayAuthorizeView(LadderView):
-    """The gateway's check before it forwards a request: ``Host`` (or ``X-Forwarded-Host``) names what is called.
-    A serverless endpoint (``ldr-<id>.<base domain>``) needs an API key of its tenant in ``Authorization``: 200,
-    401 without a valid key, 403 with another tenant's key; 503 while it does not run. A public port
-    (``ldr-<id>-<port>.<base domain>``) is public: 200 while the allocation exposes it. Any other host: 403. Past
-    the endpoint's calls a minute (its tenant's plan): 429 ``throttled`` with ``Retry-After``."""
-
-    base_permissions: ClassVar[list[type]] = [AllowAny]
-    authentication_classes = ()
-    # Every tenant's calls come from the gateway's one address: the service counts them per tenant and endpoint.
-    throttle_classes = ()
-
-    @extend_schema(responses={200: None, 401: None, 403: None, 429: None, 503: None})
-    def get(self, request: Request) -> Response:
-        host = (request.headers.get("X-Forwarded-Host") or request.get_host()).split(",")[0].strip()
-        gateway_authorize(host=host, api_key=_bearer(request))
-        return Response(status=200)
-
-
 @extend_schema(exclude=True)  # the tenant's own service, not Ladder's API
 class SimulatedEndpointView(LadderView):
     """A serverless endpoint on the simulated fleet, served by Ladder itself so ``make run`` can call it: the
@@ -289,7 +266,7 @@ class SimulatedEndpointView(LadderView):
     def _call(self, request: Request, allocation_id: int, path: str) -> Response:
         answer = endpoint_call(
             allocation_id=allocation_id,
-            api_key=_bearer(request),
+            api_key=bearer(request),
             request_body=request.body,
             path=path,
         )

@@ -34,6 +34,10 @@ env = environ.FileAwareEnv(
     LADDER_TASKS_INLINE=(bool, False),
     LADDER_API_RATE=(str, "1200/min"),
     LADDER_ENDPOINT_CALLS_PER_MINUTE=(int, 1200),
+    LADDER_ENDPOINT_TOKEN_SECRET=(str, ""),
+    LADDER_ENDPOINT_TOKEN_TTL_SECONDS=(int, 3600),
+    LADDER_ENDPOINT_TOKEN_MAX_TTL_SECONDS=(int, 86400),
+    LADDER_GATEWAY_KEYS_SECONDS=(int, 30),
     LADDER_TRUSTED_PROXIES=(int, 0),
     LADDER_AUDIT_VERIFY_EVERY_SECONDS=(int, 3600),
     LADDER_AUDIT_CHECKPOINT_EVERY_SECONDS=(int, 3600),
@@ -256,6 +260,20 @@ if LADDER_TRUSTED_PROXIES < 0:
 LADDER_ENDPOINT_CALLS_PER_MINUTE: int = env("LADDER_ENDPOINT_CALLS_PER_MINUTE")
 if LADDER_ENDPOINT_CALLS_PER_MINUTE < 1:
     raise ImproperlyConfigured("LADDER_ENDPOINT_CALLS_PER_MINUTE must be at least 1.")
+# Endpoint tokens (docs/serverless.md): the secret their tenants' signing keys derive from (empty: SECRET_KEY's),
+# how long a token lives unless asked otherwise, and the most it may.
+LADDER_ENDPOINT_TOKEN_SECRET: str = env("LADDER_ENDPOINT_TOKEN_SECRET") or SECRET_KEY
+LADDER_ENDPOINT_TOKEN_TTL_SECONDS: int = env("LADDER_ENDPOINT_TOKEN_TTL_SECONDS")
+LADDER_ENDPOINT_TOKEN_MAX_TTL_SECONDS: int = env("LADDER_ENDPOINT_TOKEN_MAX_TTL_SECONDS")
+if not 60 <= LADDER_ENDPOINT_TOKEN_TTL_SECONDS <= LADDER_ENDPOINT_TOKEN_MAX_TTL_SECONDS:
+    raise ImproperlyConfigured(
+        "LADDER_ENDPOINT_TOKEN_TTL_SECONDS must be at least 60 and at most LADDER_ENDPOINT_TOKEN_MAX_TTL_SECONDS."
+    )
+# The bound within which a revoked key or a rotated signing key is refused everywhere: the gateway refreshes each
+# tenant's JWKS this often (its policy's cacheDuration), and the compatibility check keeps its lookups this long.
+LADDER_GATEWAY_KEYS_SECONDS: int = env("LADDER_GATEWAY_KEYS_SECONDS")
+if not 1 <= LADDER_GATEWAY_KEYS_SECONDS <= 3600:
+    raise ImproperlyConfigured("LADDER_GATEWAY_KEYS_SECONDS must be between 1 and 3600.")
 REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "api.authentication.ApiKeyAuthentication",

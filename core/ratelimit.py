@@ -1,9 +1,9 @@
 """How callers are counted: the fixed-window counter every rate limit uses, and the one place a client's address is
 derived from a request.
 
-A window costs one ``add`` and one ``incr`` on the default cache whatever the rate, and several web processes
-sharing a Redis cache count together (the local-memory default counts per process). A caller can burst up to twice
-the limit across a window boundary: limits are a guard against runaway callers, not a meter.
+A call costs one ``incr`` on the default cache whatever the rate (a window's first, an ``add`` more), and several web
+processes sharing a Redis cache count together (the local-memory default counts per process). A caller can burst up
+to twice the limit across a window boundary: limits are a guard against runaway callers, not a meter.
 
 An address is what many tenants share when a gateway, a proxy or a NAT stands in front of them, so it keys only
 what really is per caller (sign-in failures, anonymous public reads); tenant traffic is counted per tenant and
@@ -33,12 +33,11 @@ def window_take(key: str, *, limit: int, seconds: int, now: float) -> Verdict:
     at most ``limit`` calls, this one included."""
     window = int(now // seconds)
     counter = f"{key}:{window}"
-    cache.add(counter, 0, timeout=seconds + 1)
     try:
-        count = cache.incr(counter)
-    except ValueError:  # expired between add and incr
-        cache.set(counter, 1, timeout=seconds + 1)
-        count = 1
+        count = cache.incr(counter)  # one round trip for every call but a window's first
+    except ValueError:  # the window's first call (or its counter expired)
+        # Another process may have opened the window in between: then count on in it.
+        count = 1 if cache.add(counter, 1, timeout=seconds + 1) else cache.incr(counter)
     return Verdict(allowed=count <= limit, count=count, retry_after=(window + 1) * seconds - now)
 
 

@@ -29,7 +29,10 @@ from provisioning.events import (
     workload_ended,
 )
 from provisioning.models import Allocation, Volume, VolumeSnapshot
+from provisioning.running_endpoints import running_entries_forget
 from provisioning.services.volumes import volume_deletion_begin, volume_destroy
+from tenancy.events import tenant_limits_set
+from tenancy.models import Tenant
 
 VOLUMES = Actor.system("volumes")
 
@@ -102,3 +105,9 @@ def _volumes_destroy(sender: Any, *, assets: list[DataAsset], at: datetime, **kw
     """A volume's data key is destroyed: the volume and its snapshots leave the backend."""
     for volume in Volume.objects.filter(asset__in=[a.pk for a in assets if a.volume_id is not None]):
         volume_destroy(volume=volume, actor=VOLUMES)
+
+
+@receiver(tenant_limits_set, dispatch_uid="lifecycle.running_entries_forget")
+def _gateway_limits(sender: Any, *, tenant: Tenant, **kwargs: Any) -> None:
+    """The gateway's check counts each endpoint against its tenant's limit from the next call on."""
+    running_entries_forget(tenant_id=tenant.pk)

@@ -50,6 +50,8 @@ class Tenant(models.Model):
     # Calls a minute each of its endpoints takes (the gateway's check, the endpoint's own URL), counted per
     # endpoint; null: LADDER_ENDPOINT_CALLS_PER_MINUTE. Operators set it with the quota.
     endpoint_calls_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    # The generation of the key signing its endpoint tokens (tenancy.domain.endpoint_tokens): rotating moves it on.
+    endpoint_token_generation = models.PositiveIntegerField(default=1)
 
     class Meta:
         ordering = ["id"]

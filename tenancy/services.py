@@ -20,6 +20,8 @@ from core.errors import Conflict, Forbidden, Invalid
 from core.sql import Columns
 from tenancy.domain import ssh
 from tenancy.domain.roles import STAFF_PERMISSIONS, Action, StaffRole, TenantRole, may_assign_role, role_allows
+from tenancy.gateway_keys import endpoint_tokens_rotate, gateway_key_forget
+from tenancy.events import tenant_limits_set
 from tenancy.locks import lock_api_keys, lock_tenant
 from tenancy.models import WRITABLE, ApiKey, ApiKeyScope, Membership, SshKey, Tenant, TenantState
 
@@ -202,6 +204,7 @@ def tenant_set_quota(
     audit_record(
         actor=actor, action="tenant.quota_set", target_type="tenant", target_id=tenant.pk, tenant=tenant, data=data
     )
+    tenant_limits_set.send(sender=Tenant, tenant=tenant)
     return tenant
 
 
@@ -293,12 +296,16 @@ def member_remove(*, membership: Membership, actor_role: str, actor: Actor) -> N
         tenant=tenant,
         data={"username": user.get_username(), "revoked_api_keys": [k.prefix for k in keys]},
     )
+    for key in keys:
+        gateway_key_forget(key.prefix)
+    if keys:  # tokens their keys minted die with them
+        endpoint_tokens_rotate(tenant=tenant, actor=actor, reason=f"{user.get_username()} removed")
 
 
 # --- API keys -------------------------------------------------------------------------------------------------
 
 
-def _hash_secret(secret: str) -> str:
+def hash_secret(secret: str) -> str:
     # Secrets carry 256 bits of entropy, so a fast hash is enough; a slow KDF would only slow every request.
     return hashlib.sha256(secret.encode("ascii")).hexdigest()
 
@@ -330,7 +337,7 @@ def api_key_create(*, user: Any, name: str, scopes: list[str], expires_at: datet
         tenant=tenant,
         name=name,
         prefix=prefix,
-        secret_hash=_hash_secret(secret),
+        secret_hash=hash_secret(secret),
         scopes=sorted(set(scopes)),
         expires_at=expires_at,
     )
@@ -360,6 +367,9 @@ def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
             tenant=key.tenant,
             data={"prefix": key.prefix, "name": key.name},
         )
+        gateway_key_forget(key.prefix)
+        if key.tenant is not None:  # the endpoint tokens it minted die with it
+            endpoint_tokens_rotate(tenant=key.tenant, actor=actor, reason=f"API key {key.prefix} revoked")
     return key
 
 
@@ -429,7 +439,7 @@ def api_key_authenticate(token: str) -> ApiKey | None:
     if len(parts) != 3 or parts[0] != KEY_PREFIX:
         return None
     key = _api_key_with_owner(parts[1])
-    if key is None or not secrets.compare_digest(key.secret_hash, _hash_secret(parts[2])):
+    if key is None or not secrets.compare_digest(key.secret_hash, hash_secret(parts[2])):
         return None
     if not key.is_usable() or not key.user.is_active:
         return None

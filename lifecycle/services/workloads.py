@@ -7,10 +7,8 @@ tenant's SSH keys
   another region is refused 409 ``residency``.
 - ``allocation_materials``: secret values, pull credentials, SSH public keys, signed dataset links and the OS
   image, for the driver to render into the tenant's own namespace (installed in ``lifecycle/apps.py``).
-- ``endpoint_call``: who may call a serverless endpoint (the gateway asks; the simulated fleet serves it here);
-  the first call to an idle endpoint wakes it and is held while it cold-starts. Each endpoint takes the calls a
-  minute its tenant's plan sets, counted per tenant and endpoint (never per address: the gateway is one address
-  for every tenant), so one busy endpoint refuses only its own calls (429 ``throttled``).
+- ``endpoint_call``: a call to a serverless endpoint of the simulated fleet, which Ladder serves itself, after the
+  gateway's own check (``lifecycle.services.gateway``).
 - ``workload_output_keep``: the logs and last checkpoint a workload left become ``job_log`` / ``checkpoint``
   assets with lineage to the datasets it mounted, in the region it ran in.
 """
@@ -18,13 +16,10 @@ tenant's SSH keys
 from __future__ import annotations
 
 import json
-import re
-import time
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
 from compliance.domain.retention import Category
@@ -34,23 +29,18 @@ from compliance.services.capture import inference_payload_capture, kept
 from compliance.services.downloads import asset_download_url
 from compliance.services.secrets import secret_values
 from core.actor import Actor
-from core.errors import Conflict, Invalid, ServiceError, TooManyRequests, Unavailable
-from core.ratelimit import retry_after_seconds, window_take
+from core.errors import Conflict, Invalid
+from lifecycle.services.gateway import endpoint_admit, endpoint_called
 from provisioning.domain.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.domain.os_images import DEFAULT_OS_IMAGE
-from provisioning.domain.rungs import rung_facts, rungs_where
-from provisioning.domain.states import AllocationState as S
+from provisioning.domain.rungs import rung_facts
 from provisioning.domain.volumes import MOUNTABLE, VolumeKind
 from provisioning.domain.workload_rules import WorkloadInvalid, image_parse, workload_check
 from provisioning.domain.workloads import Materials, Workload, WorkloadSpec
-from provisioning.drivers.base import provisioner
 from provisioning.models import Allocation, Volume
-from provisioning.services.endpoints import endpoint_wake
 from provisioning.services.placing import AllocationSpec
 from provisioning.services.workloads import image_registries, mounted_volumes, os_images
 from tenancy.models import SshKey, Tenant
-from tenancy.selectors import endpoint_calls_per_minute
-from tenancy.services import api_key_authenticate
 
 WORKLOADS = Actor.system("workloads")
 
@@ -267,7 +257,7 @@ def workload_output_keep(
     return kept_assets
 
 
-# --- the gateway and serverless endpoints ---------------------------------------------------------------
+# --- the simulated fleet's endpoints ------------------------------------------------------------------------
 
 
 def endpoint_call(
@@ -277,33 +267,16 @@ def endpoint_call(
     request_body: bytes | None = None,
     path: str = "",
 ) -> dict[str, object] | None:
-    """Who may call a serverless endpoint: an API key of its tenant, while it runs (401 without a valid key, 403
-    with another tenant's key or for what is not an endpoint, 503 while it does not run; an idle one is woken and
-    the call held while it cold-starts, see ``_awake``). With a request body,
-    the simulated fleet's answer (and its payloads kept when the tenant's capture policy asks)."""
-    key = api_key_authenticate(api_key) if api_key and "\x00" not in api_key else None
-    if key is None:
-        raise ServiceError(
-            "not_authenticated",
-            "Call an endpoint with an API key of its tenant (Authorization: Bearer ...).",
-            status=401,
-        )
-    # Only the key's own tenant's endpoints are found: another tenant's id reads as none at all (staff keys have
-    # no tenant, so they find none).
-    tenant_id = key.tenant_id or 0
-    allocation = (
-        Allocation.objects.select_related("tenant", "hall__region")
-        .filter(pk=allocation_id, rung__in=rungs_where(lambda f: f.endpoint), tenant_id=tenant_id)
-        .first()
-    )
-    if allocation is None:
-        raise ServiceError("endpoint_forbidden", "This key may not call that endpoint.", status=403)
-    _admit(allocation)
-    allocation = _awake(allocation)
+    """A call to a serverless endpoint of the simulated fleet, which Ladder serves itself: the gateway's check
+    (``lifecycle.services.gateway.endpoint_admit``: an endpoint token or API key of its tenant, within its calls a
+    minute, an idle one woken and the call held while it starts), then, with a request body, an answer in the
+    shape a model server gives (its payloads kept when the tenant's capture policy asks)."""
+    endpoint_admit(allocation_id=allocation_id, credential=api_key)
     now = timezone.now()
-    _called(allocation, now)
+    endpoint_called(allocation_id, now)
     if request_body is None:
         return None
+    allocation = Allocation.objects.select_related("tenant", "hall__region").get(pk=allocation_id)
     workload = Workload.from_json(allocation.workload) if allocation.workload else Workload()
     answer: dict[str, object] = {
         "endpoint": allocation.pk,
@@ -324,94 +297,3 @@ def endpoint_call(
         now=now,
     )
     return answer
-
-
-WAKE_POLL_SECONDS = 0.25  # how often a held request looks whether its endpoint runs yet
-WAKING_RETRY_AFTER = 5  # what a request held past the bound is told
-
-
-def _waking(allocation: Allocation) -> bool:
-    """Woken from zero and not running yet (its cold start is under way)."""
-    return (
-        allocation.state in (S.PLACED, S.PROVISIONING)
-        and allocation.woke_at is not None
-        and allocation.cold_start_ms is None
-    )
-
-
-def _awake(allocation: Allocation) -> Allocation:
-    """The endpoint, running. An idle one is woken by this request, which is held (at most
-    ``LADDER_SERVERLESS_WAKE_WAIT_SECONDS``) while it is placed again and cold-starts: its driver provisions it and
-    is asked about it every ``WAKE_POLL_SECONDS`` rather than waiting for a worker or the reconcile beat, so the
-    hold ends as soon as the endpoint is ready. No capacity: 503 ``endpoint_no_capacity``; past the bound: 503
-    ``endpoint_waking``; both with ``Retry-After``. An endpoint on its first start, stopping or ended: 503
-    ``endpoint_not_running``."""
-    if allocation.state == S.IDLE:
-        endpoint_wake(allocation=allocation, actor=WORKLOADS)  # False: another request woke it first
-        allocation.refresh_from_db()
-    if _waking(allocation):
-        driver = provisioner()
-        deadline = time.monotonic() + settings.LADDER_SERVERLESS_WAKE_WAIT_SECONDS
-        while _waking(allocation) and time.monotonic() < deadline:
-            # Provisioning is idempotent and moves by compare-and-swap, so the held request may start it itself
-            # rather than wait for the queued task (which then finds it under way).
-            if allocation.state == S.PLACED:
-                driver.provision(allocation.pk)
-            else:
-                driver.status(allocation.pk)
-            allocation.refresh_from_db()
-            if _waking(allocation):
-                time.sleep(WAKE_POLL_SECONDS)
-        if _waking(allocation):
-            raise Unavailable(
-                "endpoint_waking",
-                "The endpoint is starting from zero replicas; try again in a few seconds.",
-                retry_after=WAKING_RETRY_AFTER,
-            )
-    if allocation.state != S.RUNNING:
-        raise ServiceError("endpoint_not_running", f"The endpoint is {allocation.state}, not running.", status=503)
-    return allocation
-
-
-def _admit(allocation: Allocation) -> None:
-    """Count a call to the endpoint against its tenant's limit, in the endpoint's own counter (per tenant and
-    endpoint: another tenant's burst, or the same tenant's on another endpoint, never uses it up). Only calls that
-    passed the key check are counted, so nobody else can spend an endpoint's allowance; a refusal says when the
-    count starts again (429 ``throttled`` with ``Retry-After``). Counted before a wake, which a refused call must
-    not start."""
-    limit = endpoint_calls_per_minute(allocation.tenant)
-    verdict = window_take(f"endpoint:{allocation.tenant_id}:{allocation.pk}", limit=limit, seconds=60, now=time.time())
-    if not verdict.allowed:
-        wait = retry_after_seconds(verdict)
-        raise TooManyRequests(
-            "throttled",
-            f"Endpoint {allocation.pk} takes {limit} calls a minute; try again in {wait} seconds.",
-            retry_after=wait,
-        )
-
-
-def _called(allocation: Allocation, now: datetime) -> None:
-    """The endpoint's idle clock starts again (written at most once a second: it is bookkeeping, not a log)."""
-    recent = now - timedelta(seconds=1)
-    Allocation.objects.filter(pk=allocation.pk).filter(
-        Q(last_called_at__isnull=True) | Q(last_called_at__lt=recent)
-    ).update(last_called_at=now)
-
-
-def gateway_authorize(*, host: str, api_key: str) -> None:
-    """Whether the gateway may forward a request for ``host`` (raises when not; see ``endpoint_call``). It is
-    where an endpoint's requests are first seen: the check for an idle endpoint wakes it and answers only once it
-    runs (or 503 with ``Retry-After``), so the gateway holds the request meanwhile (docs/kubernetes.md §7). A call
-    let through counts against its endpoint's limit, a public port's against its allocation's (429 past it)."""
-    match = re.fullmatch(rf"ldr-(\d+)(?:-(\d+))?\.{re.escape(settings.LADDER_BASE_DOMAIN)}(?::\d+)?", host.lower())
-    if match is None:
-        raise ServiceError("endpoint_forbidden", "That host names no endpoint.", status=403)
-    allocation_id, port = int(match[1]), match[2]
-    if port is None:
-        endpoint_call(allocation_id=allocation_id, api_key=api_key)
-        return
-    allocation = Allocation.objects.select_related("tenant").filter(pk=allocation_id, state=S.RUNNING).first()
-    workload = Workload.from_json(allocation.workload) if allocation and allocation.workload else Workload()
-    if allocation is None or int(port) not in {p.port for p in workload.public_ports()}:
-        raise ServiceError("endpoint_forbidden", "That host names no public port.", status=403)
-    _admit(allocation)

@@ -18,6 +18,7 @@ from provisioning.domain.states import HOLDS_DEVICES, TERMINAL, AllocationState,
 from provisioning.events import allocation_started, allocation_stopped
 from provisioning.fleet_cache import placement_section
 from provisioning.models import Allocation, AllocationFault
+from provisioning.running_endpoints import running_entry_forget
 from provisioning.services.devices import devices_release, hosts_left_sanitize
 from provisioning.services.volumes import attachments_release
 
@@ -51,6 +52,8 @@ def allocation_transition(
         if not Allocation.objects.filter(pk=allocation.pk, state=current).update(**fields):
             return False
         allocation.refresh_from_db()
+        if S.RUNNING in (current, to):
+            running_entry_forget(allocation.pk)
         if to == S.RUNNING:
             allocation_started.send(sender=Allocation, allocation=allocation, at=now)
         if current == S.RESTARTING and to == S.RUNNING:

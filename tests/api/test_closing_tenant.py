@@ -35,6 +35,8 @@ def tenant_writes(estate: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any
         ("post", "/api/v1/api-keys"): {"name": "ci", "scopes": ["read"]},
         ("delete", "/api/v1/api-keys/{id}"): None,
         ("put", "/api/v1/budget"): {"monthly": "100.00", "hard_stop": False},
+        ("post", "/api/v1/endpoint-tokens"): {},
+        ("post", "/api/v1/endpoint-tokens/rotate"): None,
         ("post", "/api/v1/data-assets"): {"name": "late", "category": "dataset", "region": "eu-west", "size_bytes": 1},
         ("delete", "/api/v1/data-assets/{id}"): None,
         ("post", "/api/v1/data-assets/{id}/cancel-shredding"): None,

@@ -33,6 +33,8 @@ WRITES = [
     ("POST", "/api/v1/members", "alice"),
     ("PATCH", "/api/v1/members/{id}", "alice"),
     ("POST", "/api/v1/api-keys", "alice"),
+    ("POST", "/api/v1/endpoint-tokens", "alice"),
+    ("POST", "/api/v1/endpoint-tokens/rotate", "alice"),
     ("POST", "/api/v1/allocations", "alice"),
     ("PUT", "/api/v1/budget", "alice"),
     ("POST", "/api/v1/data-assets", "alice"),
