@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -101,8 +102,10 @@ class EndpointTokenRotationSerializer(serializers.Serializer[Any]):
 
 class EndpointTokenView(LadderView):
     """Endpoint tokens: what callers of your serverless endpoints send, checked by the gateway itself, so a
-    running endpoint's calls never reach Ladder. Minted with an API key (not a portal session)."""
+    running endpoint's calls never reach Ladder. Minted with an API key (not a portal session), read-only keys
+    included: a token may do what its key may at an endpoint (call it), nothing more."""
 
+    base_permissions: ClassVar[list[type]] = [IsAuthenticated]
     extra_permissions = [IsTenantMember, TenantRoleAllows]
     role_actions: ClassVar[dict[str, Action]] = {"post": Action.ALLOCATION_VIEW}
     idempotency_redact = ("token",)

@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import transaction
 from django.db.models import Q
 
 from core.actor import Actor
@@ -74,6 +75,7 @@ class MintedToken:
     kid: str
 
 
+@transaction.atomic
 def endpoint_token_mint(
     *, key: ApiKey, endpoints: list[int] | None, ttl_seconds: int | None, now: datetime
 ) -> MintedToken:

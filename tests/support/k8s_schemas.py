@@ -122,6 +122,7 @@ def validate_core(obj: dict[str, Any]) -> None:
 CRD_GROUPS = {
     "kueue.x-k8s.io": ("Kueue", "kueue"),
     "gateway.networking.k8s.io": ("Gateway API", "gateway-api"),
+    "gateway.envoyproxy.io": ("Envoy Gateway", "envoy-gateway"),
     "metal3.io": ("Metal3", "metal3"),
     "resource.nvidia.com": ("NVIDIA DRA driver", "nvidia-dra-driver"),
     "slinky.slurm.net": ("Slinky", "slinky"),

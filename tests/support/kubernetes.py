@@ -95,3 +95,22 @@ def gang_up(server: K8sServer, allocation: Allocation) -> list[str]:
         "batch/v1", "jobs", found["metadata"]["name"], namespace, {"active": len(names), "ready": len(names)}
     )
     return names
+
+
+def replicas_ready(server: K8sServer, allocation: Allocation, replicas: int) -> None:
+    """The Deployment controller reports a serverless endpoint's ``replicas`` ready and available."""
+    status = {"replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas}
+    server.set_status("apps/v1", "deployments", f"ldr-{allocation.pk}", "ladder-acme", status)
+
+
+def running_endpoint(server: K8sServer, tenant: Any, gpus: int = 3) -> Allocation:
+    """A serverless endpoint of ``tenant`` (acme's namespace), provisioned with one replica ready and running."""
+    from provisioning.drivers.base import allocations_reconcile
+    from provisioning.drivers.kubernetes.driver import KubernetesProvisioner
+
+    allocation = place(tenant, rung="serverless", gpus=gpus)
+    KubernetesProvisioner().provision(allocation.pk)
+    replicas_ready(server, allocation, 1)
+    allocations_reconcile()
+    assert state(allocation) == "running"
+    return allocation

@@ -200,13 +200,14 @@ class Kube:
         data = self._call("GET", path, query=query, body=None, content_type=None, accept="text/plain")
         return data.decode("utf-8", errors="replace")  # a program may write any bytes
 
-    def delete(self, obj: dict[str, Any]) -> bool:
-        """Delete with foreground propagation (dependents first); False when it was already gone."""
+    def delete(self, obj: dict[str, Any], *, propagation: str = "Foreground") -> bool:
+        """Delete with foreground propagation (dependents first; ``Background`` for an object that has none and
+        must be gone at once); False when it was already gone."""
         try:
             self.request(
                 "DELETE",
                 object_path(obj),
-                body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Foreground"},
+                body={"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": propagation},
                 content_type="application/json",
             )
         except ApiException as error:

@@ -21,6 +21,7 @@ from provisioning.models import Allocation
 from provisioning.services.attestation import attestation_credential
 from provisioning.services.workloads import mounted_volumes, workload_materials
 from tenancy.models import Tenant
+from tenancy.selectors import endpoint_calls_per_minute
 
 
 def tenant_shape(tenant: Tenant) -> TenantShape:
@@ -74,6 +75,9 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
         materials=materials if materials is not None else workload_materials(allocation),
         hall=allocation.hall.code,
         base_domain=settings.LADDER_BASE_DOMAIN,
+        ladder_url=settings.LADDER_PUBLIC_URL,
+        keys_seconds=settings.LADDER_GATEWAY_KEYS_SECONDS,
+        calls_per_minute=endpoint_calls_per_minute(allocation.tenant),
         attestation=(
             (f"{settings.LADDER_PUBLIC_URL}/api/v1/attestation/{allocation.pk}", attestation_credential(allocation.pk))
             if allocation.rung == Rung.CONFIDENTIAL_VM

@@ -50,7 +50,12 @@ from provisioning.drivers.kubernetes.output import (
     workload_event,
 )
 from provisioning.drivers.kubernetes.recovery import GANG_KINDS, job_replace, job_stale
-from provisioning.drivers.kubernetes.scaling import deployment_scale_to_zero, deployment_wake
+from provisioning.drivers.kubernetes.scaling import (
+    ANNOTATION_IDLE_SINCE,
+    deployment_scale_to_zero,
+    deployment_wake,
+    token_policy_apply,
+)
 from provisioning.drivers.kubernetes.shapes import LABEL_DEDICATED
 from provisioning.drivers.kubernetes.status import (
     exact_quantity,
@@ -157,6 +162,8 @@ class KubernetesProvisioner(Provisioner):
         elif state == "running" and allocation.state in (S.PROVISIONING, S.RESTARTING):
             if allocation.rung == Rung.CONFIDENTIAL_VM and not self._attest(allocation, live or {}):
                 return
+            if allocation.rung == Rung.SERVERLESS:
+                token_policy_apply(kube, allocation)
             allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM)
         elif state == "running" and allocation.rung == Rung.JOB:
             self._checkpoint_learn(kube, allocation)
@@ -164,6 +171,8 @@ class KubernetesProvisioner(Provisioner):
             ready = int((live.get("status") or {}).get("readyReplicas") or 0)
             if ready >= 1:  # usage is replica-seconds: it follows the ready replicas
                 allocation_replicas_set(allocation=allocation, replicas=ready, actor=SYSTEM)
+                if not (live.get("metadata") or {}).get("annotations", {}).get(ANNOTATION_IDLE_SINCE):
+                    token_policy_apply(kube, allocation)  # put back if someone deleted it
             deployment_scale_to_zero(kube, allocation, live)
         elif state == "idle" and allocation.state == S.RUNNING and not pods_of(kube, allocation):
             # The last replica is gone (its streams drained in its grace period): the devices go back.
@@ -243,6 +252,8 @@ class KubernetesProvisioner(Provisioner):
             if allocation.workload and not _teardown_begun(kube, primary):
                 self._ended(kube, cluster, allocation, objects)
             first = [primary] if primary is not None else []
+            if allocation.rung == Rung.SERVERLESS:  # not in the rendered set: it exists only while it runs
+                first.append(render.endpoint_token_policy(shape))
             for obj in [*first, *(o for o in reversed(objects) if o is not primary)]:
                 kube.delete(obj)
             if allocation.workload_spec.leaves_host_dirty:

@@ -55,7 +55,15 @@ from provisioning.drivers.kubernetes.manifest import (
     selector,
     single_host,
 )
-from provisioning.drivers.kubernetes.render_access import access_objects, gateway, serve_port, ssh_gateway
+from provisioning.drivers.kubernetes.render_access import (
+    LADDER_API_SERVICE,
+    access_objects,
+    endpoint_token_policy,
+    gateway,
+    gateway_check_policy,
+    serve_port,
+    ssh_gateway,
+)
 from provisioning.drivers.kubernetes.render_devices import (
     CLAIM,
     GPU,
@@ -130,6 +138,7 @@ __all__ = [  # what the driver, k8s_render and the tests use, wherever it is def
     "bare_metal_node_patches",
     "cluster_setup",
     "documents",
+    "endpoint_token_policy",
     "flavor_name",
     "kueue_configuration",
     "namespace_set",
@@ -522,13 +531,20 @@ def system_namespace() -> Obj:
 
 
 def cluster_setup(
-    models: list[str], gpus_per_model: Mapping[str, int] | None = None, *, base_domain: str = DEFAULT_BASE_DOMAIN
+    models: list[str],
+    gpus_per_model: Mapping[str, int] | None = None,
+    *,
+    base_domain: str = DEFAULT_BASE_DOMAIN,
+    api: tuple[str, str, int] = LADDER_API_SERVICE,
+    hold_seconds: float = 60.0,
 ) -> list[Obj]:
     """What an operator installs once per cluster: ``ladder-system``, the Kueue Topology (NVLink clique, then
     host), a ResourceFlavor per GPU model, the ClusterQueue ``ladder-gpu`` for Ladder's namespaces, the Kata
-    confidential RuntimeClasses, the Gateway ``ladder`` for ``*.<base_domain>`` and the SSH gateway's
-    ServiceAccount, RBAC and Service. Kueue's GPU quota is the fleet's size per model (``gpus_per_model``, default
-    1024): the placement engine already decided who gets which GPU; Kueue only gates when a gang starts."""
+    confidential RuntimeClasses, the Gateway ``ladder`` for ``*.<base_domain>`` with Ladder's per-request check
+    on it (``gateway_check_policy``: ``api`` is Ladder's web Service, ``hold_seconds`` how long a wake holds a
+    request) and the SSH gateway's ServiceAccount, RBAC and Service. Kueue's GPU quota is the fleet's size per
+    model (``gpus_per_model``, default 1024): the placement engine already decided who gets which GPU; Kueue only
+    gates when a gang starts."""
     unknown = sorted(set(models) - set(GPU_PRODUCTS))
     if unknown:
         raise ValueError(f"unknown GPU models: {unknown}")
@@ -555,7 +571,7 @@ def cluster_setup(
     for handler in sorted(KATA_RUNTIME.values()):
         scheduling = {"nodeSelector": {CC_MODE: "on"}}
         objs.append(obj("node.k8s.io/v1", "RuntimeClass", meta(handler), handler=handler, scheduling=scheduling))
-    return [*objs, gateway(base_domain), *ssh_gateway()]
+    return [*objs, gateway(base_domain), *gateway_check_policy(api, hold_seconds), *ssh_gateway()]
 
 
 class _Dumper(yaml.SafeDumper):

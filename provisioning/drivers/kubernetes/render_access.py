@@ -32,8 +32,14 @@ from provisioning.drivers.kubernetes.render_workload import (
     port_name,
 )
 from provisioning.drivers.kubernetes.shapes import MANAGED_BY, AllocationShape
+from tenancy.domain.endpoint_tokens import TENANT_CLAIM, tenant_audience
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"
+ENVOY_GATEWAY_API = "gateway.envoyproxy.io/v1alpha1"  # Envoy Gateway's policies (docs/serverless.md)
+JWT_PROVIDER = "ladder"
+GATEWAY_CHECK_POLICY = "ladder-gateway-check"  # on the Gateway: Ladder's per-request check, and the wake path
+AUTHORIZE_PATH = "/api/v1/gateway/authorize"
+LADDER_API_SERVICE = ("ladder", "ladder-web", 80)  # Ladder's web Service as deploy/kustomize/overlays/prod names it
 GATEWAY = "ladder"  # the shared Gateway, in ladder-system
 GATEWAY_LISTENER = "https"
 GATEWAY_CLASS = "ladder"  # the operator's Gateway implementation registers a GatewayClass of this name
@@ -127,6 +133,75 @@ def routes(a: AllocationShape) -> list[Obj]:
     ]
 
 
+def _route_ref(name: str) -> Obj:
+    return {"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": name}
+
+
+def _route_names(a: AllocationShape) -> list[str]:
+    return [str(r["metadata"]["name"]) for r in routes(a)]
+
+
+def rate_limits(a: AllocationShape) -> list[Obj]:
+    """Each route's calls a minute, counted at the gateway itself (Envoy Gateway's local rate limit, per proxy
+    replica): the tenant's ``endpoint_calls_per_minute`` per endpoint or public port, as the per-request check
+    counts it, so one busy endpoint is refused alone whichever way its callers are checked."""
+    rule = {"limit": {"requests": a.calls_per_minute, "unit": "Minute"}}
+    return [
+        obj(
+            ENVOY_GATEWAY_API,
+            "BackendTrafficPolicy",
+            own(a, name),
+            spec={"targetRefs": [_route_ref(name)], "rateLimit": {"type": "Local", "local": {"rules": [rule]}}},
+        )
+        for name in _route_names(a)
+    ]
+
+
+def open_ports(a: AllocationShape) -> list[Obj]:
+    """A public port is public: its route's own SecurityPolicy lets every request through, so the Gateway's
+    per-request check (which a route-level policy replaces) is never asked about it."""
+    if a.rung == Rung.SERVERLESS:
+        return []
+    return [
+        obj(
+            ENVOY_GATEWAY_API,
+            "SecurityPolicy",
+            own(a, name),
+            spec={"targetRefs": [_route_ref(name)], "authorization": {"defaultAction": "Allow"}},
+        )
+        for name in _route_names(a)
+    ]
+
+
+def endpoint_token_policy(a: AllocationShape) -> Obj:
+    """The running endpoint's own SecurityPolicy (``ldr-<id>`` on its route): the gateway checks each caller's
+    endpoint token itself (signature against the tenant's JWKS at Ladder, refreshed every
+    ``keys_seconds``; issuer; an audience naming this endpoint or all the tenant's; the tenant's claim), so no
+    call reaches Ladder. Applied once the endpoint runs and withdrawn before it scales to zero: an idle endpoint's
+    calls fall back to the Gateway's policy, Ladder's check, which wakes it (``gateway_check_policy``)."""
+    provider = {
+        "name": JWT_PROVIDER,
+        "issuer": a.ladder_url,
+        "audiences": [route_host(a.id, a.base_domain), tenant_audience(a.tenant, a.base_domain)],
+        "remoteJWKS": {
+            "uri": f"{a.ladder_url}/api/v1/gateway/jwks/{a.tenant}",
+            "cacheDuration": f"{a.keys_seconds}s",
+        },
+    }
+    own_tenant = {"name": TENANT_CLAIM, "values": [a.tenant]}
+    rule = {
+        "name": "own-tenant",
+        "action": "Allow",
+        "principal": {"jwt": {"provider": JWT_PROVIDER, "claims": [own_tenant]}},
+    }
+    spec = {
+        "targetRefs": [_route_ref(a.object_name)],
+        "jwt": {"providers": [provider]},
+        "authorization": {"defaultAction": "Deny", "rules": [rule]},
+    }
+    return obj(ENVOY_GATEWAY_API, "SecurityPolicy", own(a), spec=spec)
+
+
 def ssh_objects(a: AllocationShape) -> list[Obj]:
     """The Service the hall's SSH gateway routes ``ldr-<id>`` to, labelled ``ladder.io/ssh-user: ldr-<id>``: the
     SSH sidecar (container), the VM's launcher pod, or on bare metal an ExternalName naming the first held node
@@ -202,7 +277,7 @@ def network_policies(a: AllocationShape) -> list[Obj]:
 
 def access_objects(a: AllocationShape) -> list[Obj]:
     """Services, routes and policies of one allocation, in apply order."""
-    return services(a) + ssh_objects(a) + routes(a) + network_policies(a)
+    return services(a) + ssh_objects(a) + routes(a) + rate_limits(a) + open_ports(a) + network_policies(a)
 
 
 # --- once per cluster -------------------------------------------------------------------------------------------
@@ -224,6 +299,35 @@ def gateway(base_domain: str) -> Obj:
     }
     spec = {"gatewayClassName": GATEWAY_CLASS, "listeners": [listener]}
     return obj(GATEWAY_API, "Gateway", meta(GATEWAY, SYSTEM_NAMESPACE), spec=spec)
+
+
+def gateway_check_policy(api: tuple[str, str, int], hold_seconds: float) -> list[Obj]:
+    """Ladder's per-request check on the whole Gateway (``SecurityPolicy`` ``ladder-gateway-check`` in
+    ladder-system), for every route without a policy of its own: an idle endpoint's (the check wakes it and holds
+    the request up to ``hold_seconds``, so the external authorization's timeout is a little longer) and, for
+    gateways that cannot check tokens, every endpoint's. ``api`` is Ladder's web Service (namespace, name,
+    port); a ReferenceGrant in its namespace lets the policy name it."""
+    namespace, service, port = api
+    ext_auth = {
+        "http": {"backendRefs": [{"name": service, "namespace": namespace, "port": port}], "path": AUTHORIZE_PATH},
+        "headersToExtAuth": ["authorization", "x-forwarded-host"],
+        "timeout": f"{int(hold_seconds) + 5}s",
+        "failOpen": False,
+    }
+    gateway_ref = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": GATEWAY}
+    grant = {
+        "from": [{"group": "gateway.envoyproxy.io", "kind": "SecurityPolicy", "namespace": SYSTEM_NAMESPACE}],
+        "to": [{"group": "", "kind": "Service", "name": service}],
+    }
+    return [
+        obj(
+            ENVOY_GATEWAY_API,
+            "SecurityPolicy",
+            meta(GATEWAY_CHECK_POLICY, SYSTEM_NAMESPACE),
+            spec={"targetRefs": [gateway_ref], "extAuth": ext_auth},
+        ),
+        obj("gateway.networking.k8s.io/v1beta1", "ReferenceGrant", meta(GATEWAY_CHECK_POLICY, namespace), spec=grant),
+    ]
 
 
 def ssh_gateway() -> list[Obj]:

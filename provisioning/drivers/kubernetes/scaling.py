@@ -1,6 +1,7 @@
 """A serverless endpoint's replicas in its cluster: its Deployment woken from zero replicas, and scaled to zero
-once its queue has been empty for the idle window (an HPA never goes below one). Called by the driver as it reads
-the endpoint's status.
+once its queue has been empty for the idle window (an HPA never goes below one); and its token policy, in place
+exactly while it runs (docs/serverless.md): the gateway checks callers itself while replicas serve, and sends an
+idle endpoint's calls to Ladder's check, which wakes it. Called by the driver as it reads the endpoint's status.
 """
 
 from __future__ import annotations
@@ -37,6 +38,19 @@ def deployment_wake(kube: Kube, allocation: Allocation) -> None:
         log.info("allocation %s: woken, scaling from zero", allocation.pk)
 
 
+def token_policy_apply(kube: Kube, allocation: Allocation) -> None:
+    """The running endpoint's callers are checked by the gateway itself from now on (no call reaches Ladder)."""
+    policy = render.endpoint_token_policy(allocation_shape(allocation))
+    if live_object(kube, policy) is None:
+        kube.apply(policy)
+        log.info("allocation %s: running, the gateway checks its callers' tokens", allocation.pk)
+
+
+def token_policy_withdraw(kube: Kube, allocation: Allocation) -> None:
+    """The endpoint's calls go to Ladder's check again (which wakes it when it is idle)."""
+    kube.delete(render.endpoint_token_policy(allocation_shape(allocation)), propagation="Background")
+
+
 def deployment_scale_to_zero(kube: Kube, allocation: Allocation, deployment: dict[str, Any]) -> None:
     """An endpoint whose queue has been empty for ``LADDER_SERVERLESS_IDLE_SECONDS`` goes to 0 replicas (an
     HPA never does); once its last pod is gone it is ``idle`` and its devices are released (the driver's
@@ -57,6 +71,8 @@ def deployment_scale_to_zero(kube: Kube, allocation: Allocation, deployment: dic
         if not idle_since:
             kube.merge_patch(deployment, {"metadata": {"annotations": {ANNOTATION_IDLE_SINCE: now.isoformat()}}})
         elif (now - datetime.fromisoformat(idle_since)).total_seconds() >= settings.LADDER_SERVERLESS_IDLE_SECONDS:
+            # The token policy goes first: from here on the gateway asks Ladder, whose check wakes it again.
+            token_policy_withdraw(kube, allocation)
             kube.merge_patch(deployment, {"spec": {"replicas": 0}})
             log.info("allocation %s: idle since %s, scaled to zero", allocation.pk, idle_since)
 

@@ -102,6 +102,11 @@ class AllocationShape:
     materials: Materials = field(default_factory=Materials)
     hall: str = ""  # the hall's code: the SSH gateway is per hall
     base_domain: str = "ladder.localhost"  # public hostnames are <name>.<base_domain>
+    # The gateway's side: Ladder's public URL (the tokens' issuer, the JWKS's home), how often the gateway
+    # refreshes a JWKS, and the calls a minute each route takes.
+    ladder_url: str = "http://127.0.0.1:8000"
+    keys_seconds: int = 30
+    calls_per_minute: int = 1200
     # A confidential VM's way to Ladder's attestation API: (its URL, the allocation's attestation credential).
     attestation: tuple[str, str] | None = None
     # A Slurm cluster's auth/slurm key (its daemons and login node authenticate each other with it); None elsewhere.

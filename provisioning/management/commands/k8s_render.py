@@ -37,7 +37,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["cluster_setup"]:
             models = sorted(set(Node.objects.values_list("gpu_model__name", flat=True)))
-            objects = render.cluster_setup(models, base_domain=settings.LADDER_BASE_DOMAIN)
+            objects = render.cluster_setup(
+                models,
+                base_domain=settings.LADDER_BASE_DOMAIN,
+                hold_seconds=settings.LADDER_SERVERLESS_WAKE_WAIT_SECONDS,
+            )
         elif options["tenant"]:
             tenant = Tenant.objects.filter(slug=options["tenant"]).first()
             if tenant is None:

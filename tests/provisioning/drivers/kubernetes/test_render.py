@@ -343,9 +343,17 @@ def test_gang_must_split_evenly() -> None:
 def test_serverless_whole_gpu() -> None:
     objs = render.allocation_objects(SERVERLESS)
     schemas.validate_all(objs)
-    kinds = ["ResourceClaimTemplate", "Deployment", "HorizontalPodAutoscaler", "Service", "HTTPRoute", "NetworkPolicy"]
+    kinds = [
+        "ResourceClaimTemplate",
+        "Deployment",
+        "HorizontalPodAutoscaler",
+        "Service",
+        "HTTPRoute",
+        "BackendTrafficPolicy",
+        "NetworkPolicy",
+    ]
     assert [o["kind"] for o in objs] == kinds
-    template, deployment, hpa, service, route, ingress = objs
+    template, deployment, hpa, service, route, _calls, ingress = objs
     (request,) = template["spec"]["spec"]["devices"]["requests"]
     assert request["exactly"]["count"] == 1  # one of the three placed GPUs per replica
     assert "replicas" not in deployment["spec"]  # the HPA and the driver own the scale
@@ -507,6 +515,8 @@ def test_cluster_setup() -> None:
         "RuntimeClass",
         "RuntimeClass",
         "Gateway",
+        "SecurityPolicy",
+        "ReferenceGrant",
         "ServiceAccount",
         "ClusterRole",
         "ClusterRoleBinding",

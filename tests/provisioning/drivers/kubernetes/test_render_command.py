@@ -130,6 +130,8 @@ def test_k8s_render_prints_placeholders_and_resolves_nothing(
         "Service",
         "Service",
         "HTTPRoute",
+        "BackendTrafficPolicy",
+        "SecurityPolicy",
         "NetworkPolicy",
     ]
     assert k8s_fleet.objects() == enrolled(k8s_fleet)  # nothing was applied

@@ -15,11 +15,11 @@ import pytest
 from billing.models import UsageInterval
 from provisioning.domain.states import AllocationState as S
 from provisioning.drivers.base import allocations_reconcile
-from provisioning.drivers.kubernetes.driver import KubernetesProvisioner
 from provisioning.models import Allocation, GpuClaim
 from tests.fakes.kubernetes import K8sServer
 from tests.support import assert_problem
-from tests.support.kubernetes import live, place, state
+from tests.support.kubernetes import live, place, running_endpoint, state
+from tests.support.kubernetes import replicas_ready as ready
 
 GATEWAY = "/api/v1/gateway/authorize"
 
@@ -47,21 +47,6 @@ def queue_depth(server: K8sServer, allocation: Allocation, value: str) -> None:
 
 def deployment(server: K8sServer, allocation: Allocation) -> dict[str, Any]:
     return live(server, "apps/v1", "Deployment", f"ldr-{allocation.pk}", "ladder-acme")
-
-
-def ready(server: K8sServer, allocation: Allocation, replicas: int) -> None:
-    """The Deployment controller reports ``replicas`` ready and available."""
-    status = {"replicas": replicas, "readyReplicas": replicas, "availableReplicas": replicas}
-    server.set_status("apps/v1", "deployments", f"ldr-{allocation.pk}", "ladder-acme", status)
-
-
-def running_endpoint(server: K8sServer, acme: Any) -> Allocation:
-    allocation = place(acme, rung="serverless", gpus=3)
-    KubernetesProvisioner().provision(allocation.pk)
-    ready(server, allocation, 1)
-    allocations_reconcile()
-    assert state(allocation) == S.RUNNING
-    return allocation
 
 
 def test_an_idle_endpoint_releases_its_gpus_and_its_first_request_wakes_it(
