@@ -20,8 +20,8 @@ from core.errors import Conflict, Forbidden, Invalid
 from core.sql import Columns
 from tenancy.domain import ssh
 from tenancy.domain.roles import STAFF_PERMISSIONS, Action, StaffRole, TenantRole, may_assign_role, role_allows
-from tenancy.gateway_keys import endpoint_tokens_rotate, gateway_key_forget
 from tenancy.events import tenant_limits_set
+from tenancy.gateway_keys import endpoint_tokens_rotate, gateway_key_forget
 from tenancy.locks import lock_api_keys, lock_tenant
 from tenancy.models import WRITABLE, ApiKey, ApiKeyScope, Membership, SshKey, Tenant, TenantState
 
