@@ -74,6 +74,69 @@ def test_a_public_port_is_an_httproute_on_the_shared_gateway(allocation: Allocat
     assert "ladder.io/gateway-auth" not in route["metadata"]["labels"]
 
 
+@pytest.mark.parametrize("allocation", [CONTAINER, JOB, VM], ids=lambda a: a.rung)
+def test_a_public_port_is_open_at_the_gateway_within_its_calls_a_minute(allocation: AllocationShape) -> None:
+    """Its route's own SecurityPolicy replaces the Gateway's check (no call to Ladder per request); its
+    BackendTrafficPolicy counts its calls a minute at the gateway."""
+    objs = objects(replace(allocation, calls_per_minute=300))
+    schemas.validate_all(objs)
+    route = one(objs, "HTTPRoute")["metadata"]["name"]
+    target = [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": route}]
+    policy = one(objs, "SecurityPolicy")
+    assert policy["spec"] == {"targetRefs": target, "authorization": {"defaultAction": "Allow"}}
+    limits = one(objs, "BackendTrafficPolicy")["spec"]
+    assert limits["targetRefs"] == target
+    assert limits["rateLimit"] == {
+        "type": "Local",
+        "local": {"rules": [{"limit": {"requests": 300, "unit": "Minute"}}]},
+    }
+
+
+def test_a_running_endpoints_token_policy_checks_its_tenants_tokens() -> None:
+    endpoint = replace(SERVERLESS, ladder_url="https://ladder.example.net", keys_seconds=45)
+    assert "SecurityPolicy" not in [o["kind"] for o in objects(endpoint)]  # applied by the driver while it runs
+    policy = render.endpoint_token_policy(endpoint)
+    schemas.validate(policy)
+    spec = policy["spec"]
+    name = f"ldr-{endpoint.id}"
+    assert policy["metadata"]["name"] == name
+    assert spec["targetRefs"] == [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "name": name}]
+    (provider,) = spec["jwt"]["providers"]
+    assert provider == {
+        "name": "ladder",
+        "issuer": "https://ladder.example.net",
+        "audiences": [f"{name}.ladder.localhost", "endpoints.acme.ladder.localhost"],
+        "remoteJWKS": {"uri": "https://ladder.example.net/api/v1/gateway/jwks/acme", "cacheDuration": "45s"},
+    }
+    (rule,) = spec["authorization"]["rules"]
+    assert spec["authorization"]["defaultAction"] == "Deny"
+    assert rule["principal"]["jwt"] == {"provider": "ladder", "claims": [{"name": "ladder_tenant", "values": ["acme"]}]}
+
+
+def test_the_gateways_check_holds_a_wake_longer_than_ladder_does() -> None:
+    policy, grant = render.gateway_check_policy(("ladder", "ladder-web", 80), hold_seconds=60)
+    schemas.validate_all([policy, grant])
+    ext = policy["spec"]["extAuth"]
+    assert policy["spec"]["targetRefs"] == [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "ladder"}]
+    assert ext["http"] == {
+        "backendRefs": [{"name": "ladder-web", "namespace": "ladder", "port": 80}],
+        "path": "/api/v1/gateway/authorize",
+    }
+    assert ext["timeout"] == "65s"
+    assert ext["failOpen"] is False
+    assert grant["metadata"]["namespace"] == "ladder"
+    assert grant["spec"]["from"] == [
+        {"group": "gateway.envoyproxy.io", "kind": "SecurityPolicy", "namespace": "ladder-system"}
+    ]
+
+
+def test_the_policy_validators_catch_a_wrong_field() -> None:
+    policy = render.endpoint_token_policy(SERVERLESS)
+    policy["spec"]["jwt"]["providers"][0]["remoteJWKS"]["cacheDurationSeconds"] = 30
+    with pytest.raises(jsonschema.ValidationError):
+        schemas.validate(policy)
+
+
 def test_route_hosts_are_the_urls_the_api_shows() -> None:
     for allocation in (CONTAINER, VM, SERVERLESS):
         shown = access(
