@@ -3,7 +3,7 @@
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
-from api import data, finance, gateway, legal
+from api import data, finance, legal
 from api.allocations import (
     AllocationViewSet,
     DefragmentViewSet,
@@ -84,8 +84,6 @@ urlpatterns = [
     path("finance/exports/<int:pk>", ExportJobView.as_view(), name="finance-export"),
     path("finance/exports/<int:pk>/download", ExportJobDownloadView.as_view(), name="finance-export-download"),
     path("finance/exports/<int:pk>/signature", ExportJobSignatureView.as_view(), name="finance-export-signature"),
-    path("gateway/authorize", gateway.authorize, name="gateway-authorize"),
-    path("gateway/jwks/<slug:tenant>", gateway.jwks, name="gateway-jwks"),
     path("endpoint-tokens", EndpointTokenView.as_view(), name="endpoint-tokens"),
     path("endpoint-tokens/rotate", EndpointTokenRotationView.as_view(), name="endpoint-tokens-rotate"),
     path(

@@ -188,6 +188,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {"default": env.cache("CACHE_URL")}
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    CACHES["default"]["BACKEND"] = "core.cache.RedisCache"  # one client per pool, not one per operation
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -233,7 +235,7 @@ OTP_TOTP_ISSUER: str = env("LADDER_TOTP_ISSUER")
 # DEBUG on (`make run`) none of this applies: the development server speaks plain HTTP.
 # Behind a proxy that terminates TLS, LADDER_TLS_TERMINATED_BY_PROXY trusts its X-Forwarded-Proto header (the proxy
 # must set it on every request and strip any the client sent) and leaves the redirect to the proxy; the health
-# probes are never redirected (kubelet calls them over plain HTTP).
+# probes and the gateway's check are never redirected (the kubelet and the gateway call them over plain HTTP).
 LADDER_TLS_TERMINATED_BY_PROXY: bool = env("LADDER_TLS_TERMINATED_BY_PROXY")
 if LADDER_TLS_TERMINATED_BY_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -241,7 +243,8 @@ if not DEBUG:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not LADDER_TLS_TERMINATED_BY_PROXY)
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+    # The gateway's check is called inside the cluster, over plain HTTP to Ladder's Service, as the probes are.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^api/v1/gateway/authorize$"]
     SECURE_HSTS_SECONDS: int = env("SECURE_HSTS_SECONDS")
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)

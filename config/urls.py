@@ -7,6 +7,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from api import gateway
 from api.billing import stripe_webhook
 from api.health import healthz, readyz
 from api.metrics import metrics
@@ -32,6 +33,9 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
     path("metrics", metrics, name="metrics"),
+    # The gateway's hot path, resolved before the API's hundred routes (api/gateway.py).
+    path("api/v1/gateway/authorize", gateway.authorize, name="gateway-authorize"),
+    path("api/v1/gateway/jwks/<slug:tenant>", gateway.jwks, name="gateway-jwks"),
     path("api/v1/", include("api.urls")),
     path("webhooks/stripe", stripe_webhook, name="stripe-webhook"),
     # Serverless endpoints of the simulated fleet (on Kubernetes they are served at the gateway's hostnames).

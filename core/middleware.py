@@ -28,8 +28,9 @@ REQUEST_ID_HEADER = "X-Request-ID"
 # Methods outside this set are counted as "other": a client may send any token as a method.
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 
-# Probes and scrapes arrive every few seconds from every pod: their successes are logged at DEBUG only.
-QUIET_ROUTES = frozenset({"healthz", "readyz", "metrics"})
+# Probes and scrapes arrive every few seconds from every pod, and the gateway's check and JWKS with serverless
+# traffic (the gateway keeps its own access log): their successes are logged at DEBUG only.
+QUIET_ROUTES = frozenset({"healthz", "readyz", "metrics", "gateway-authorize", "gateway-jwks"})
 
 log = get_logger("core.requests")
 

@@ -1,7 +1,7 @@
 """How callers are counted: the fixed-window counter every rate limit uses, and the one place a client's address is
 derived from a request.
 
-A call costs one ``incr`` on the default cache whatever the rate (a window's first, an ``add`` more), and several web
+A call costs one count on the default cache whatever the rate (one round trip on Redis: ``core.cache``), and several web
 processes sharing a Redis cache count together (the local-memory default counts per process). A caller can burst up
 to twice the limit across a window boundary: limits are a guard against runaway callers, not a meter.
 
@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
+
+from core.cache import counter_incr
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,7 @@ def window_take(key: str, *, limit: int, seconds: int, now: float) -> Verdict:
     """Count one call against ``key``: allowed while the window (``seconds`` long, aligned on the epoch) has seen
     at most ``limit`` calls, this one included."""
     window = int(now // seconds)
-    counter = f"{key}:{window}"
-    try:
-        count = cache.incr(counter)  # one round trip for every call but a window's first
-    except ValueError:  # the window's first call (or its counter expired)
-        # Another process may have opened the window in between: then count on in it.
-        count = 1 if cache.add(counter, 1, timeout=seconds + 1) else cache.incr(counter)
+    count = counter_incr(f"{key}:{window}", timeout=seconds + 1)
     return Verdict(allowed=count <= limit, count=count, retry_after=(window + 1) * seconds - now)
 
 

@@ -1,17 +1,20 @@
 """The gateway's view of a running allocation it may forward to, read on every call without the database: whose it
 is, its tenant's calls a minute and its public ports. Kept only while the allocation runs, for at most
 ``ENTRY_SECONDS``, and forgotten when it enters or leaves ``running`` (``allocation_transition``), so
-an endpoint gone idle is seen as idle by the next call (at once with a cache every web process shares; within the
-bound with one cache per process). Anything not running is read from the database each time.
+an endpoint gone idle is seen as idle by the next call (at once in the process that moved it; within a second in
+the others with a cache every web process shares, within the bound with one cache per process). Anything not
+running is read from the database each time.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from django.core.cache import cache
 from django.db import transaction
 
+from core.cache import LocalMemo
 from provisioning.domain.states import AllocationState
 from provisioning.domain.workloads import Workload
 from provisioning.models import Allocation
@@ -36,8 +39,22 @@ def _key(allocation_id: int) -> str:
     return f"gateway:running:{allocation_id}"
 
 
+_memo = LocalMemo(seconds=1.0)  # this process's: every call of the hot path reads it first
+
+
 def running_entry(allocation_id: int) -> RunningEntry | None:
-    """The allocation while it runs; None when it does not (or is no allocation)."""
+    """The allocation while it runs; None when it does not (or is no allocation). Read from this process's memory
+    of the last second, else the shared cache, else the database."""
+    now = time.monotonic()
+    known, entry = _memo.get(_key(allocation_id), now)
+    if known:
+        return entry if isinstance(entry, RunningEntry) else None
+    entry = _running_entry_read(allocation_id)
+    _memo.put(_key(allocation_id), entry, now)
+    return entry
+
+
+def _running_entry_read(allocation_id: int) -> RunningEntry | None:
     found = cache.get(_key(allocation_id))
     if isinstance(found, RunningEntry):
         return found
@@ -82,5 +99,7 @@ def running_entries_forget(*, tenant_id: int) -> None:
 
 def _forget(keys: list[str]) -> None:
     """Now, and again once committed: a call reading the database in between would cache the old state."""
+    for key in keys:
+        _memo.forget(key)
     cache.delete_many(keys)
     transaction.on_commit(lambda: cache.delete_many(keys))

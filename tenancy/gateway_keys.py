@@ -9,6 +9,7 @@ process within that bound. The bound is the one the gateway's own JWKS refresh g
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -21,8 +22,11 @@ from django.db.models import F
 
 from core.actor import Actor
 from core.audit import audit_record
+from core.cache import LocalMemo
 from tenancy.domain.endpoint_tokens import kid_for, kid_parse, public_jwk, signing_key
 from tenancy.models import ApiKey, Membership, Tenant
+
+_memo = LocalMemo(seconds=1.0)  # this process's: every call of the hot path reads it first
 
 
 @functools.lru_cache(maxsize=4096)
@@ -40,15 +44,29 @@ def _jwks_key(tenant_slug: str) -> str:
     return f"gateway:jwks:{tenant_slug}"
 
 
+@functools.lru_cache(maxsize=4096)
+def _public_key(tenant_slug: str, generation: int) -> ec.EllipticCurvePublicKey:
+    return _signing_key(tenant_slug, generation).public_key()
+
+
 def tenant_jwks(tenant_slug: str) -> dict[str, Any] | None:
     """The tenant's JWKS: the generation that signs now and the next one, published ahead so a gateway holds it
     before it signs anything. None for no such tenant."""
+    now = time.monotonic()
+    known, document = _memo.get(f"jwks:{tenant_slug}", now)
+    if not known:
+        document = _tenant_jwks_read(tenant_slug)
+        _memo.put(f"jwks:{tenant_slug}", document, now)
+    return dict(document) if document is not None else None
+
+
+def _tenant_jwks_read(tenant_slug: str) -> dict[str, Any] | None:
     document = cache.get(_jwks_key(tenant_slug))
     if document is None:
         generation = Tenant.objects.filter(slug=tenant_slug).values_list("endpoint_token_generation", flat=True).first()
         if generation is None:
             return None
-        keys = [public_jwk(_signing_key(tenant_slug, g), kid_for(tenant_slug, g)) for g in (generation, generation + 1)]
+        keys = [public_jwk(_public_key(tenant_slug, g), kid_for(tenant_slug, g)) for g in (generation, generation + 1)]
         document = {"keys": keys}
         cache.set(_jwks_key(tenant_slug), document, timeout=settings.LADDER_GATEWAY_KEYS_SECONDS)
     return dict(document)
@@ -60,7 +78,7 @@ def tenant_public_key(tenant_slug: str, kid: str) -> ec.EllipticCurvePublicKey |
     for jwk in (document or {}).get("keys", []):
         if jwk["kid"] == kid:
             parsed = kid_parse(kid)
-            return _signing_key(*parsed).public_key() if parsed else None
+            return _public_key(*parsed) if parsed else None
     return None
 
 
@@ -80,6 +98,7 @@ def endpoint_tokens_rotate(*, tenant: Tenant, actor: Actor, reason: str) -> int:
         tenant=tenant,
         data={"generation": generation, "reason": reason},
     )
+    _memo.forget(f"jwks:{tenant.slug}")
     _forget(_jwks_key(tenant.slug))
     return generation
 
@@ -110,7 +129,18 @@ def _gateway_key_key(prefix: str) -> str:
 
 
 def gateway_key(prefix: str) -> GatewayKey | None:
-    """The key a prefix names, as of at most ``LADDER_GATEWAY_KEYS_SECONDS`` ago (forgotten when revoked)."""
+    """The key a prefix names, as of at most ``LADDER_GATEWAY_KEYS_SECONDS`` ago (forgotten when revoked: at once
+    in the process that revoked it and, through a shared cache, within a second in the others)."""
+    now = time.monotonic()
+    known, entry = _memo.get(f"key:{prefix}", now)
+    if known:
+        return entry if isinstance(entry, GatewayKey) else None
+    entry = _gateway_key_read(prefix)
+    _memo.put(f"key:{prefix}", entry, now)
+    return entry
+
+
+def _gateway_key_read(prefix: str) -> GatewayKey | None:
     found = cache.get(_gateway_key_key(prefix))
     if found == _NO_KEY:
         return None
@@ -135,6 +165,7 @@ def gateway_key(prefix: str) -> GatewayKey | None:
 
 def gateway_key_forget(prefix: str) -> None:
     """Read the key afresh on its next use (it was revoked, or its owner changed)."""
+    _memo.forget(f"key:{prefix}")
     _forget(_gateway_key_key(prefix))
 
 

@@ -95,16 +95,18 @@ def _postgres_marker(request: pytest.FixtureRequest) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_process_state() -> Iterator[None]:
-    """Each test's database starts over, so the process's in-memory fleet and its cache must too (and a pause of
-    Stripe's invoice preview after a failure)."""
+    """Each test's database starts over, so the process's in-memory fleet, its cache and its short memories of it
+    must too (and a pause of Stripe's invoice preview after a failure)."""
     from django.core.cache import cache
 
     from billing.services import stripe_sync
+    from core.cache import local_memos_clear
     from provisioning.fleet_cache import FLEET
 
     FLEET.invalidate()
     FLEET.seq = 0
     cache.clear()
+    local_memos_clear()
     stripe_sync._preview_paused_until = 0.0
     yield
     FLEET.invalidate()

@@ -32,6 +32,7 @@ from django.db.models import Q
 
 from core.actor import Actor
 from core.audit import audit_record
+from core.cache import LocalMemo
 from core.errors import Forbidden, Invalid, ServiceError, TooManyRequests, Unavailable
 from core.ratelimit import retry_after_seconds, window_take
 from provisioning.domain.rungs import rungs_where
@@ -50,6 +51,7 @@ from tenancy.domain.endpoint_tokens import (
     kid_parse,
     looks_like_token,
     tenant_audience,
+    token_digest,
     token_kid,
     token_sign,
     token_verify,
@@ -168,32 +170,64 @@ def _caller_tenant(credential: str, allocation_id: int, now: float) -> int:
     return entry.tenant_id
 
 
+@dataclass(frozen=True)
+class _Verified:
+    """What a token's signature and issuer were found to say (checked once per process, then remembered)."""
+
+    tenant: str
+    kid: str
+    key_prefix: str
+    audiences: frozenset[str]
+    expires_at: float
+
+
+_verified = LocalMemo(seconds=60.0)  # token digest -> _Verified: a signature is checked once a minute per process
+
+
 def _token_tenant(token: str, allocation_id: int, now: float) -> int:
+    """The tenant of an endpoint token valid for ``allocation_id`` now: its signature by a key its tenant's JWKS
+    lists, its issuer, expiry and audience, and the key that minted it still usable. 401 otherwise."""
+    digest = token_digest(token)
+    known, remembered = _verified.get(digest, time.monotonic())
     try:
-        kid = token_kid(token)
-        parsed = kid_parse(kid)
-        public = tenant_public_key(parsed[0], kid) if parsed else None
-        if parsed is None or public is None:
-            raise TokenRefused("it was signed by a key no longer in use; mint a new one")
-        slug = parsed[0]
+        seen = remembered if known and isinstance(remembered, _Verified) else _token_verify(token, now)
+        if not known:
+            _verified.put(digest, seen, time.monotonic())
+        if seen.expires_at + TOKEN_LEEWAY_SECONDS <= now:
+            raise TokenRefused("the token has expired")
         base = settings.LADDER_BASE_DOMAIN
-        claims = token_verify(
-            token,
-            public,
-            issuer=settings.LADDER_PUBLIC_URL,
-            audience=(endpoint_audience(allocation_id, base), tenant_audience(slug, base)),
-            now=now,
-            leeway=TOKEN_LEEWAY_SECONDS,
-        )
-        if claims[TENANT_CLAIM] != slug:
-            raise TokenRefused("it names another tenant than its key's")
+        if not {endpoint_audience(allocation_id, base), tenant_audience(seen.tenant, base)} & seen.audiences:
+            raise TokenRefused("it was minted for other endpoints")
+        if tenant_public_key(seen.tenant, seen.kid) is None:
+            raise TokenRefused("it was signed by a key no longer in use; mint a new one")
     except TokenRefused as refused:
         raise _refused(f"That endpoint token is refused: {refused}.") from None
     # The gateway learns of a revoked key within its JWKS refresh; here it is refused at once.
-    entry = gateway_key(str(claims.get(KEY_CLAIM, "")))
-    if entry is None or not entry.usable_at(now) or entry.tenant_slug != slug or entry.tenant_id is None:
+    entry = gateway_key(seen.key_prefix)
+    if entry is None or not entry.usable_at(now) or entry.tenant_slug != seen.tenant or entry.tenant_id is None:
         raise _refused("That endpoint token was minted with a key that is revoked or expired.")
     return entry.tenant_id
+
+
+def _token_verify(token: str, now: float) -> _Verified:
+    kid = token_kid(token)
+    parsed = kid_parse(kid)
+    public = tenant_public_key(parsed[0], kid) if parsed else None
+    if parsed is None or public is None:
+        raise TokenRefused("it was signed by a key no longer in use; mint a new one")
+    claims = token_verify(
+        token, public, issuer=settings.LADDER_PUBLIC_URL, audience=None, now=now, leeway=TOKEN_LEEWAY_SECONDS
+    )
+    if claims[TENANT_CLAIM] != parsed[0]:
+        raise TokenRefused("it names another tenant than its key's")
+    audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
+    return _Verified(
+        tenant=parsed[0],
+        kid=kid,
+        key_prefix=str(claims.get(KEY_CLAIM, "")),
+        audiences=frozenset(str(a) for a in audiences),
+        expires_at=float(claims["exp"]),
+    )
 
 
 # --- the checks -------------------------------------------------------------------------------------------------

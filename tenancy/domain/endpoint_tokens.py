@@ -139,12 +139,13 @@ def token_verify(
     public_key: ec.EllipticCurvePublicKey,
     *,
     issuer: str,
-    audience: str | tuple[str, ...],
+    audience: str | tuple[str, ...] | None,
     now: float,
     leeway: float = 0,
 ) -> dict[str, Any]:
-    """The claims of a token signed by ``public_key`` for one of ``audience``, issued by ``issuer``, valid at
-    ``now``; ``TokenRefused`` otherwise. Checks what the gateway's JWT filter checks."""
+    """The claims of a token signed by ``public_key`` for one of ``audience`` (None: whatever its audiences; the
+    caller checks them), issued by ``issuer``, valid at ``now``; ``TokenRefused`` otherwise. Checks what the
+    gateway's JWT filter checks."""
     try:
         claims: dict[str, Any] = jwt.decode(
             token,
@@ -153,7 +154,12 @@ def token_verify(
             audience=list(audience) if isinstance(audience, tuple) else audience,
             issuer=issuer,
             leeway=leeway,
-            options={"require": ["exp", "iat", "aud", "iss", TENANT_CLAIM], "verify_exp": False, "verify_nbf": False},
+            options={
+                "require": ["exp", "iat", "aud", "iss", TENANT_CLAIM],
+                "verify_exp": False,
+                "verify_nbf": False,
+                "verify_aud": audience is not None,
+            },
         )
     except jwt.PyJWTError as error:
         raise TokenRefused(str(error)) from None

@@ -27,10 +27,10 @@ from provisioning.drivers.kubernetes import render
 from provisioning.drivers.kubernetes.render_access import LADDER_API_SERVICE
 from provisioning.models import Allocation
 from tenancy.services import api_key_create
+from tests.fakes.envoy_gateway import EnvoyGatewayDouble
 from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM
 from tests.support import k8s_schemas as schemas
-from tests.support.envoy_gateway import EnvoyGatewayDouble
 from tests.support.kubernetes import live, replicas_ready, running_endpoint, state
 
 pytestmark = pytest.mark.django_db(transaction=True)
