@@ -50,7 +50,7 @@ from provisioning.drivers.kubernetes.output import (
     workload_event,
 )
 from provisioning.drivers.kubernetes.recovery import GANG_KINDS, job_replace, job_stale
-from provisioning.drivers.kubernetes.scaling import deployment_scale_to_zero, deployment_wake
+from provisioning.drivers.kubernetes.scaling import deployment_scale, deployment_wake
 from provisioning.drivers.kubernetes.shapes import LABEL_DEDICATED
 from provisioning.drivers.kubernetes.status import (
     exact_quantity,
@@ -164,7 +164,7 @@ class KubernetesProvisioner(Provisioner):
             ready = int((live.get("status") or {}).get("readyReplicas") or 0)
             if ready >= 1:  # usage is replica-seconds: it follows the ready replicas
                 allocation_replicas_set(allocation=allocation, replicas=ready, actor=SYSTEM)
-            deployment_scale_to_zero(kube, allocation, live)
+            deployment_scale(kube, allocation, live)
         elif state == "idle" and allocation.state == S.RUNNING and not pods_of(kube, allocation):
             # The last replica is gone (its streams drained in its grace period): the devices go back.
             endpoint_sleep(allocation=allocation, actor=SYSTEM)
