@@ -32,6 +32,7 @@ from provisioning.selectors import allocation_fabric, fragmentation_figures
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
 from provisioning.services.placing import AllocationSpec
 from provisioning.services.stopping import allocation_stop
+from provisioning.services.workloads import workload_shown
 from tenancy.domain.roles import Action, StaffPermission
 from tenancy.models import Tenant
 from tenancy.selectors import endpoint_calls_per_minute
@@ -181,6 +182,13 @@ class FabricSerializer(serializers.Serializer[Any]):
     nodes = FabricNodeSerializer(many=True)
 
 
+WORKLOAD_SHOWN = serializers.JSONField(
+    allow_null=True,
+    help_text="As submitted (secrets by name only), with a serverless endpoint's autoscaling filled in as applied; "
+    "null: none.",
+)
+
+
 class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     performance_isolation = serializers.CharField(source="performance")
     security_isolation = serializers.CharField(source="security")
@@ -189,7 +197,7 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     hall = serializers.CharField(source="hall.code")
     created = serializers.DateTimeField(source="created_at")
     devices = serializers.SerializerMethodField()
-    workload = serializers.JSONField(read_only=True, help_text="As submitted (secrets by name only); null: none.")
+    workload = serializers.SerializerMethodField(help_text=WORKLOAD_SHOWN.help_text)
     access = serializers.SerializerMethodField()
     replicas = serializers.IntegerField(
         allow_null=True, help_text="Serverless: ready replicas, what is billed now (0 while idle); null: other rungs."
@@ -242,6 +250,10 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
 
     def get_goodput_lost_seconds(self, allocation: Allocation) -> str:
         return _seconds(allocation.goodput_lost_ms)
+
+    @extend_schema_field(WORKLOAD_SHOWN)
+    def get_workload(self, allocation: Allocation) -> Any:
+        return workload_shown(allocation)
 
     @extend_schema_field(AccessSerializer)
     def get_access(self, allocation: Allocation) -> Any:
@@ -302,7 +314,7 @@ def placed_answer(allocation: Allocation) -> dict[str, Any]:
         "failure_reason": allocation.failure_reason,
         "replicas": allocation.replicas,
         "cold_start_ms": allocation.cold_start_ms,
-        "workload": allocation.workload,
+        "workload": workload_shown(allocation),
         "access": provisioner().access(allocation).as_dict(),
         "checkpoint_at": _time(allocation.checkpoint_at),
         "restarts": allocation.restarts,

@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import Iterator
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -32,8 +33,24 @@ from lifecycle.services.workloads import endpoint_call
 from provisioning.domain.rungs import DEFAULT_FRAMEWORK, Framework
 from provisioning.domain.states import WORKING
 from provisioning.domain.workload_output import LogLine
-from provisioning.domain.workload_rules import MAX_ARG_BYTES, MAX_ARGV, MAX_CLOUD_INIT_BYTES
-from provisioning.domain.workloads import CHECKPOINTS, Workload
+from provisioning.domain.workload_rules import (
+    MAX_ARG_BYTES,
+    MAX_ARGV,
+    MAX_CLOUD_INIT_BYTES,
+    MAX_IDLE_SECONDS,
+    MAX_TARGET_IN_FLIGHT,
+    MAX_WINDOW_S,
+    MIN_IDLE_SECONDS,
+)
+from provisioning.domain.workloads import (
+    CHECKPOINTS,
+    DEFAULT_SCALE_DOWN_WINDOW_S,
+    DEFAULT_SCALE_UP_WINDOW_S,
+    DEFAULT_TARGET_IN_FLIGHT,
+    QUEUE_DEPTH,
+    SIGNALS,
+    Workload,
+)
 from provisioning.drivers.base import provisioner
 from provisioning.drivers.simulated import MAX_LINES
 from provisioning.models import Allocation
@@ -87,6 +104,63 @@ class CheckpointSerializer(StrictSerializer):
     interval_s = serializers.IntegerField(min_value=30, max_value=86_400, default=600)
 
 
+class AutoscalingSerializer(StrictSerializer):
+    """How a serverless endpoint scales (docs/serverless.md, "Autoscaling"). A value left out takes its default;
+    reads show every value as applied."""
+
+    # The bounds here shape the schema; the rules between values (min <= max, what the devices allow) are
+    # provisioning.domain.workload_rules.autoscaling_check's, which every caller runs.
+    min_replicas = serializers.IntegerField(
+        min_value=0, default=0, help_text="Replicas always running: 0 scales to zero once idle; 1 or more never does."
+    )
+    max_replicas = serializers.IntegerField(
+        min_value=1,
+        required=False,
+        help_text="The most replicas; default: all placed devices but one, kept for a rollout (one device: 1).",
+    )
+    target_in_flight = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_TARGET_IN_FLIGHT,
+        default=DEFAULT_TARGET_IN_FLIGHT,
+        help_text="Requests waiting and in flight per replica that the replicas are scaled to.",
+    )
+    scale_up_window_s = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_WINDOW_S,
+        default=DEFAULT_SCALE_UP_WINDOW_S,
+        help_text="Seconds of demand considered before scaling up (0: at once).",
+    )
+    scale_down_window_s = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_WINDOW_S,
+        default=DEFAULT_SCALE_DOWN_WINDOW_S,
+        help_text="Seconds of lower demand before scaling down.",
+    )
+    idle_seconds = serializers.IntegerField(
+        min_value=MIN_IDLE_SECONDS,
+        max_value=MAX_IDLE_SECONDS,
+        required=False,
+        help_text="With min_replicas 0: seconds of an empty queue before it goes to zero; default: the operator's.",
+    )
+    buffer_replicas = serializers.IntegerField(
+        min_value=0, default=0, help_text="Replicas kept warm beyond demand while the endpoint is active."
+    )
+    signal = serializers.ChoiceField(
+        choices=list(SIGNALS),
+        default=QUEUE_DEPTH,
+        help_text="queue_depth: requests waiting and in flight; kv_cache: also vLLM's KV cache use.",
+    )
+    kv_cache_target = serializers.DecimalField(
+        max_digits=4,
+        decimal_places=3,
+        min_value=Decimal(0),
+        max_value=Decimal(1),
+        required=False,
+        help_text='With "signal": "kv_cache": the KV cache use per replica scaled to, a fraction above 0 and at most '
+        "1 (default 0.8); answered as a decimal string.",
+    )
+
+
 _ARG = serializers.CharField(max_length=MAX_ARG_BYTES, trim_whitespace=False, allow_blank=True)
 
 
@@ -123,6 +197,7 @@ class WorkloadSerializer(StrictSerializer):
         help_text="Jobs: torchrun (an Indexed Job), mpi (an MPIJob), ray (a RayJob) or slurm (a Slurm cluster "
         "reached over SSH); docs/jobs.md.",
     )
+    autoscaling = AutoscalingSerializer(required=False, help_text="Serverless: how the endpoint scales.")
 
     @staticmethod
     def build(data: dict[str, Any]) -> Workload:

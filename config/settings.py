@@ -64,6 +64,8 @@ env = environ.FileAwareEnv(
     LADDER_ATTESTATION_DEADLINE_SECONDS=(float, 900),
     LADDER_SERVERLESS_IDLE_SECONDS=(float, 300.0),
     LADDER_SERVERLESS_WAKE_WAIT_SECONDS=(float, 60.0),
+    LADDER_SERVERLESS_AUTOSCALER=(str, "hpa"),
+    LADDER_PROMETHEUS_URL=(str, "http://prometheus-operated.monitoring.svc:9090"),
     LADDER_NODE_FAULT_CONDITIONS=(list, []),
     LADDER_NODE_NOT_READY_GRACE_SECONDS=(float, 60.0),
     LADDER_PUBLIC_URL=(str, "http://127.0.0.1:8000"),
@@ -315,6 +317,7 @@ SPECTACULAR_SETTINGS = {
         "ReconciliationStateEnum": "billing.models.ReconciliationState",
         "VolumeKindEnum": "api.volumes.KINDS",
         "MovedKindEnum": "provisioning.domain.rungs.MOVABLE_RUNGS",
+        "ScalingSignalEnum": "provisioning.domain.workloads.SIGNALS",
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -467,6 +470,15 @@ LADDER_ATTESTATION_DEADLINE_SECONDS: float = env("LADDER_ATTESTATION_DEADLINE_SE
 LADDER_SERVERLESS_IDLE_SECONDS: float = env("LADDER_SERVERLESS_IDLE_SECONDS")
 # The first request to an idle endpoint is held this long at most while it wakes (then 503 endpoint_waking).
 LADDER_SERVERLESS_WAKE_WAIT_SECONDS: float = env("LADDER_SERVERLESS_WAKE_WAIT_SECONDS")
+# What scales serverless endpoints on Kubernetes: "hpa" (a HorizontalPodAutoscaler on the external metrics a metrics
+# adapter serves) or "keda" (a KEDA ScaledObject querying LADDER_PROMETHEUS_URL); docs/serverless.md.
+LADDER_SERVERLESS_AUTOSCALER: str = env("LADDER_SERVERLESS_AUTOSCALER")
+if LADDER_SERVERLESS_AUTOSCALER not in ("hpa", "keda"):
+    raise ImproperlyConfigured(
+        f"LADDER_SERVERLESS_AUTOSCALER must be hpa or keda, not {LADDER_SERVERLESS_AUTOSCALER!r}."
+    )
+# The Prometheus KEDA's triggers query for an endpoint's queue depth and KV cache use.
+LADDER_PROMETHEUS_URL: str = env("LADDER_PROMETHEUS_URL")
 # Node conditions that mean a GPU node is failing (Kubernetes driver; comma-separated ``Type`` or ``Type=Status``);
 # empty: provisioning.drivers.kubernetes.health's DEFAULT_FAULT_CONDITIONS (NVSentinel, node-problem-detector).
 LADDER_NODE_FAULT_CONDITIONS: list[str] = env("LADDER_NODE_FAULT_CONDITIONS")

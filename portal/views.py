@@ -67,7 +67,7 @@ from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, Region
 from provisioning.selectors import region_info, tenant_policy
 from provisioning.services.stopping import allocation_stop
-from provisioning.services.workloads import os_images
+from provisioning.services.workloads import endpoint_autoscaling, os_images
 from tenancy.domain.roles import Action, TenantRole, role_allows
 from tenancy.models import ApiKey, ApiKeyScope, Membership, SshKey, Tenant
 from tenancy.services import api_key_create, api_key_revoke, member_change_role, member_invite, member_remove
@@ -191,6 +191,9 @@ def allocation(request: HttpRequest, membership: Membership, allocation_id: int)
         "security": words.SECURITY.get(found.security, found.security),
         "may_stop": role_allows(membership.role, Action.ALLOCATION_MANAGE),
     }
+    scaling = endpoint_autoscaling(found)
+    if scaling is not None:
+        context["autoscaling"] = words.autoscaling(scaling)
     return render(request, "portal/allocation.html", context)
 
 

@@ -1,7 +1,7 @@
-"""What each rung and isolation promise means, in plain words: shown before anything is bought; and what volumes are
-and do, for the Volumes page and the launch form. One place, so the launch page, the allocation page, the Volumes
-page and the docs say the same thing. The promises' words are ``provisioning.domain.promises``', which the API's
-offerings (and so ``ladder launch``) say too."""
+"""What each rung and isolation promise means, in plain words: shown before anything is bought; what volumes are
+and do, for the Volumes page and the launch form; and how a serverless endpoint scales, for its allocation page.
+One place, so the launch page, the allocation page, the Volumes page and the docs say the same thing. The promises'
+words are ``provisioning.domain.promises``', which the API's offerings (and so ``ladder launch``) say too."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from provisioning.domain import promises
 from provisioning.domain.rungs import RUNGS as TABLE
 from provisioning.domain.rungs import Performance, RungFacts
 from provisioning.domain.volumes import Attach, VolumeKind, VolumeState
+from provisioning.domain.workloads import KV_CACHE, Autoscaling
 
 # Both isolation promises, as the table of promises words them (one place: the API's offerings say the same).
 PERFORMANCE = promises.PERFORMANCE
@@ -86,3 +87,30 @@ def duration(seconds: float) -> str:
         return f"{minutes} min"
     hours, rest = divmod(minutes, 60)
     return f"{hours} h {rest} min" if rest else f"{hours} h"
+
+
+def _replicas(count: int) -> str:
+    return f"{count} replica" + ("" if count == 1 else "s")
+
+
+def autoscaling(scaling: Autoscaling) -> list[str]:
+    """A serverless endpoint's autoscaling as applied, one sentence a setting (the allocation page)."""
+    said = []
+    if scaling.idle_seconds is not None:
+        said.append(
+            f"Scales to zero after {duration(scaling.idle_seconds)} with no request waiting or in flight: no GPU "
+            "held and nothing billed; the next request wakes it."
+        )
+    else:
+        said.append(f"Never scales to zero: at least {_replicas(scaling.min_replicas)} always running.")
+    most = scaling.max_replicas or scaling.floor
+    demand = f"Up to {_replicas(most)}, one for every {scaling.target_in_flight} requests waiting or in flight"
+    if scaling.signal == KV_CACHE and scaling.kv_cache_target is not None:
+        demand += f", or more when the model's KV cache is over {scaling.kv_cache_target:.0%} full"
+    said.append(demand + ".")
+    up = f"once demand has held for {duration(scaling.scale_up_window_s)}" if scaling.scale_up_window_s else "at once"
+    down = duration(scaling.scale_down_window_s) if scaling.scale_down_window_s else "no wait"
+    said.append(f"Scales up {up}; scales down after {down} of lower demand.")
+    if scaling.buffer_replicas:
+        said.append(f"Keeps {_replicas(scaling.buffer_replicas)} warm beyond demand while requests come in.")
+    return said

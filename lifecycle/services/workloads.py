@@ -53,7 +53,9 @@ def workload_admit(*, tenant: Tenant, workload: Workload, spec: AllocationSpec) 
     """Refuse a workload the rung cannot run or that names what the tenant does not have; the spec to place,
     narrowed to the region of the datasets it mounts."""
     try:
-        workload_check(workload, rung=spec.rung, registries=image_registries(), os_images=os_images())
+        workload_check(
+            workload, rung=spec.rung, registries=image_registries(), os_images=os_images(), devices=spec.devices
+        )
     except WorkloadInvalid as error:
         raise _invalid(error.field, error.message) from None
     if WorkloadSpec.of(spec.rung, workload).whole_hosts and spec.gpus != MAX_GPUS_PER_NODE:

@@ -1,6 +1,7 @@
 """The rules a workload must meet on its rung, checked without Django: what each rung (and the job rung's
-framework) takes, the limits on its command, environment, ports, volumes and checkpoint, the grammar of OCI image
-references and the registries they may come from, and the shape of cloud-init user data.
+framework) takes, the limits on its command, environment, ports, volumes and checkpoint, a serverless endpoint's
+autoscaling, the grammar of OCI image references and the registries they may come from, and the shape of
+cloud-init user data.
 
 ``workload_check`` refuses anything the rung cannot run, naming the field (``WorkloadInvalid.field`` is a path
 such as ``ports.1.expose``); the API turns it into 422 ``validation_error``. What the workload names outside
@@ -26,7 +27,15 @@ from provisioning.domain.rungs import (
     RungFacts,
     rung_facts,
 )
-from provisioning.domain.workloads import SECRET_FILES, SSH_PORT, Workload
+from provisioning.domain.workloads import (
+    KV_CACHE,
+    SECRET_FILES,
+    SIGNALS,
+    SSH_PORT,
+    Autoscaling,
+    Workload,
+    serving_replicas,
+)
 
 # Registries Ladder pulls from unless the operator says otherwise (LADDER_IMAGE_REGISTRIES).
 DEFAULT_REGISTRIES = ("docker.io", "ghcr.io", "nvcr.io", "quay.io", "registry.k8s.io", "public.ecr.aws")
@@ -37,6 +46,10 @@ MAX_CLOUD_INIT_BYTES = 64 * 1024  # KubeVirt's NoCloud user data and Metal3's us
 MAX_ENV_BYTES = 64 * 1024
 MAX_ARGV = 256
 MAX_ARG_BYTES = 4096
+MAX_TARGET_IN_FLIGHT = 1000
+MAX_WINDOW_S = 3600  # the HPA's stabilizationWindowSeconds goes up to an hour
+MIN_IDLE_SECONDS = 30  # below a few reconcile passes, an endpoint would go to zero between two calls
+MAX_IDLE_SECONDS = 86_400
 
 
 class WorkloadInvalid(ValueError):
@@ -140,10 +153,16 @@ def _framework_check(w: Workload, rung: str) -> None:
             raise WorkloadInvalid(field_name, why)
 
 
-def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_images: Mapping[str, OsImage]) -> None:
-    """Refuse what the rung cannot run, naming the first field at fault."""
+def workload_check(
+    w: Workload, *, rung: str, registries: Iterable[str], os_images: Mapping[str, OsImage], devices: int = 1
+) -> None:
+    """Refuse what the rung cannot run, naming the first field at fault. ``devices``: how many devices the
+    allocation is placed on (a serverless endpoint's replicas are bounded by them)."""
     _framework_check(w, rung)
     facts = rung_facts(rung, w.framework)
+    if w.autoscaling is not None:
+        _only_on(lambda f: f.endpoint, facts, "autoscaling", "autoscaling (only an endpoint scales on demand)")
+        autoscaling_check(w.autoscaling, devices=devices)
     if w.image is not None:
         _only_on(lambda f: f.runs_image, facts, "image", "a container image (it boots os_image)")
         ref = image_parse(w.image)
@@ -271,6 +290,75 @@ def workload_check(w: Workload, *, rung: str, registries: Iterable[str], os_imag
         )
         if len(set(w.ssh_keys)) != len(w.ssh_keys):
             raise WorkloadInvalid("ssh_keys", "A key is named twice.")
+
+
+def autoscaling_check(a: Autoscaling, *, devices: int) -> None:
+    """A serverless endpoint's autoscaling: each value in its bounds, and the values that must agree with each
+    other (``autoscaling.<name>`` names the field at fault)."""
+
+    def bound(name: str, value: float | None, low: float, high: float, what: str) -> None:
+        if value is not None and not low <= value <= high:
+            raise WorkloadInvalid(f"autoscaling.{name}", f"{name} is {what}, from {low:g} to {high:g}.")
+
+    limit = serving_replicas(devices)
+    if a.min_replicas < 0:
+        raise WorkloadInvalid("autoscaling.min_replicas", "min_replicas is 0 (scale to zero) or more.")
+    if a.max_replicas is not None and not 1 <= a.max_replicas <= limit:
+        why = (
+            f"it is placed on {devices} devices, one replica on each, and keeps one device free for a rollout's "
+            "surge replica, so a rollout never takes a serving replica down first"
+            if devices > 1
+            else "it is placed on one device, so it serves one replica (rolled only from zero)"
+        )
+        raise WorkloadInvalid(
+            "autoscaling.max_replicas",
+            f"This endpoint serves at most {limit} replicas: {why}. More replicas need more GPUs.",
+        )
+    most = a.max_replicas if a.max_replicas is not None else limit
+    if a.min_replicas > most:
+        raise WorkloadInvalid(
+            "autoscaling.min_replicas", f"min_replicas ({a.min_replicas}) is above max_replicas ({most})."
+        )
+    if a.buffer_replicas < 0:
+        raise WorkloadInvalid("autoscaling.buffer_replicas", "buffer_replicas is 0 or more.")
+    if a.min_replicas + a.buffer_replicas > most:
+        raise WorkloadInvalid(
+            "autoscaling.buffer_replicas",
+            f"min_replicas + buffer_replicas ({a.min_replicas + a.buffer_replicas}) is above max_replicas ({most}): "
+            "the buffer is kept warm within the maximum.",
+        )
+    bound(
+        "target_in_flight",
+        a.target_in_flight,
+        1,
+        MAX_TARGET_IN_FLIGHT,
+        "the requests waiting and in flight per replica",
+    )
+    bound("scale_up_window_s", a.scale_up_window_s, 0, MAX_WINDOW_S, "a window in seconds")
+    bound("scale_down_window_s", a.scale_down_window_s, 0, MAX_WINDOW_S, "a window in seconds")
+    if a.idle_seconds is not None:
+        if not a.scales_to_zero:
+            raise WorkloadInvalid(
+                "autoscaling.idle_seconds",
+                f"An endpoint with min_replicas {a.min_replicas} never goes to zero: idle_seconds goes with "
+                "min_replicas 0.",
+            )
+        bound(
+            "idle_seconds",
+            a.idle_seconds,
+            MIN_IDLE_SECONDS,
+            MAX_IDLE_SECONDS,
+            "the seconds of an empty queue before zero",
+        )
+    if a.signal not in SIGNALS:
+        raise WorkloadInvalid("autoscaling.signal", f"A signal is one of {', '.join(SIGNALS)}.")
+    if a.kv_cache_target is not None:
+        if a.signal != KV_CACHE:
+            raise WorkloadInvalid("autoscaling.kv_cache_target", f'kv_cache_target goes with "signal": "{KV_CACHE}".')
+        if not 0 < a.kv_cache_target <= 1:
+            raise WorkloadInvalid(
+                "autoscaling.kv_cache_target", "kv_cache_target is a fraction of the KV cache, above 0 and at most 1."
+            )
 
 
 def cloud_init_check(text: str) -> None:

@@ -1,7 +1,7 @@
 """What a tenant runs on its allocation, typed, without Django: the workload (an image and command, or an OS image
-and cloud-init; env, secrets, ports, volumes, a checkpoint, SSH keys, the job rung's framework), its stored form,
-and ``WorkloadSpec``, the one place modules ask an allocation's workload what it is (its framework, SSH, dirty
-hosts, namespace).
+and cloud-init; env, secrets, ports, volumes, a checkpoint, SSH keys, the job rung's framework, a serverless
+endpoint's autoscaling), its stored form, and ``WorkloadSpec``, the one place modules ask an allocation's workload
+what it is (its framework, SSH, dirty hosts, namespace).
 
 A workload is optional on every rung. Its rules per rung are ``provisioning.domain.workload_rules``; what it names
 outside
@@ -10,8 +10,10 @@ itself (secrets, SSH keys, datasets) is resolved by the services into ``Material
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from provisioning.domain.os_images import OsImage
@@ -56,6 +58,86 @@ class Checkpoint:
     interval_s: int = 600
 
 
+# A serverless endpoint's autoscaling (docs/serverless.md, "Autoscaling"): the defaults, and the signals it scales on.
+DEFAULT_TARGET_IN_FLIGHT = 4  # requests waiting and in flight per replica
+DEFAULT_SCALE_UP_WINDOW_S = 0  # the HPA's own defaults
+DEFAULT_SCALE_DOWN_WINDOW_S = 300
+DEFAULT_KV_CACHE_TARGET = Decimal("0.8")
+QUEUE_DEPTH = "queue_depth"
+KV_CACHE = "kv_cache"  # vLLM's vllm:kv_cache_usage_perc, with the queue depth alongside
+SIGNALS = (QUEUE_DEPTH, KV_CACHE)
+
+
+def serving_replicas(devices: int) -> int:
+    """The most replicas an endpoint placed on ``devices`` devices serves with: all but one, kept for a rollout's
+    surge replica (one device: one replica, rolled only from zero)."""
+    return max(devices - 1, 1)
+
+
+@dataclass(frozen=True)
+class Autoscaling:
+    """How a serverless endpoint scales. As asked, ``max_replicas``, ``idle_seconds`` and ``kv_cache_target`` may be
+    None: they then take what the placed devices allow, the operator's ``LADDER_SERVERLESS_IDLE_SECONDS`` and 0.8
+    (with the ``kv_cache`` signal); ``applied`` fills them in as they are applied."""
+
+    min_replicas: int = 0  # 0: scales to zero once idle; 1 or more: never goes to zero
+    max_replicas: int | None = None
+    target_in_flight: int = DEFAULT_TARGET_IN_FLIGHT
+    scale_up_window_s: int = DEFAULT_SCALE_UP_WINDOW_S
+    scale_down_window_s: int = DEFAULT_SCALE_DOWN_WINDOW_S
+    idle_seconds: int | None = None  # an empty queue this long sends it to zero (only with min_replicas 0)
+    buffer_replicas: int = 0  # replicas kept warm beyond demand while the endpoint is active
+    signal: str = QUEUE_DEPTH
+    kv_cache_target: Decimal | None = None  # the KV cache's use per replica, a fraction (only with kv_cache)
+
+    @property
+    def scales_to_zero(self) -> bool:
+        return self.min_replicas == 0
+
+    @property
+    def floor(self) -> int:
+        """The fewest replicas while it runs (an HPA never goes below one)."""
+        return max(1, self.min_replicas)
+
+    def applied(self, *, devices: int, idle_seconds: int) -> Autoscaling:
+        """Every value as applied to an endpoint placed on ``devices`` devices, with the operator's idle window:
+        ``idle_seconds`` is None when it never goes to zero, ``kv_cache_target`` when it does not scale on it."""
+        return replace(
+            self,
+            max_replicas=self.max_replicas if self.max_replicas is not None else serving_replicas(devices),
+            idle_seconds=(self.idle_seconds if self.idle_seconds is not None else idle_seconds)
+            if self.scales_to_zero
+            else None,
+            kv_cache_target=(self.kv_cache_target if self.kv_cache_target is not None else DEFAULT_KV_CACHE_TARGET)
+            if self.signal == KV_CACHE
+            else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The stored form (and what reads show): the fraction a decimal string, as amounts are everywhere."""
+        data = asdict(self)
+        data["kv_cache_target"] = None if self.kv_cache_target is None else str(self.kv_cache_target.normalize())
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Autoscaling:
+        target = data.get("kv_cache_target")
+        return cls(**{**data, "kv_cache_target": None if target is None else Decimal(str(target))})
+
+    def warm_replicas(self, depth: float) -> int:
+        """The replicas kept warm while the endpoint is active with ``depth`` requests waiting and in flight (as
+        applied): its demand (``depth`` over ``target_in_flight``) and ``buffer_replicas`` more, within its floor
+        and ``max_replicas``."""
+        ceiling = self.max_replicas if self.max_replicas is not None else self.floor
+        return min(ceiling, max(self.floor, math.ceil(depth / self.target_in_flight) + self.buffer_replicas))
+
+
+def autoscaling_applied(asked: Autoscaling | None, *, devices: int, idle_seconds: float) -> Autoscaling:
+    """An endpoint's autoscaling as applied: what it asked (the defaults, when nothing), on ``devices`` devices, with
+    the operator's idle window in seconds (``LADDER_SERVERLESS_IDLE_SECONDS``, rounded up to a whole second)."""
+    return (asked or Autoscaling()).applied(devices=devices, idle_seconds=math.ceil(idle_seconds))
+
+
 @dataclass(frozen=True)
 class Workload:
     image: str | None = None
@@ -71,6 +153,7 @@ class Workload:
     ssh_keys: tuple[int, ...] = ()
     pull_secret: str | None = None  # a tenant secret holding "user:token" for the image's registry
     framework: str = DEFAULT_FRAMEWORK.value  # the job rung's launcher: a ``Framework``
+    autoscaling: Autoscaling | None = None  # a serverless endpoint's (None: the defaults)
 
     @property
     def datasets(self) -> tuple[int, ...]:
@@ -93,6 +176,7 @@ class Workload:
         """The stored form (and what reads show): secrets by name only, never a value."""
         data = asdict(self)
         data["env"] = [{"name": k, "value": v} for k, v in self.env]
+        data["autoscaling"] = self.autoscaling.to_json() if self.autoscaling is not None else None
         data["secrets"] = [{"name": s.name, "as": s.as_} for s in self.secrets]
         data["volumes"] = [
             {k: v for k, v in asdict(vol).items() if v is not None and (k != "read_only" or vol.volume is not None)}
@@ -103,6 +187,7 @@ class Workload:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Workload:
         checkpoint = data.get("checkpoint")
+        autoscaling = data.get("autoscaling")
         return cls(
             image=data.get("image"),
             command=tuple(data.get("command") or ()),
@@ -117,6 +202,7 @@ class Workload:
             ssh_keys=tuple(data.get("ssh_keys") or ()),
             pull_secret=data.get("pull_secret"),
             framework=data.get("framework") or DEFAULT_FRAMEWORK.value,
+            autoscaling=Autoscaling.from_json(autoscaling) if autoscaling else None,
         )
 
 

@@ -45,7 +45,7 @@ from provisioning.services.devices import nodes_sanitized
 from provisioning.services.endpoints import endpoint_sleep
 from provisioning.services.stopping import allocation_stop
 from provisioning.services.transitions import allocation_transition
-from provisioning.services.workloads import os_images
+from provisioning.services.workloads import endpoint_autoscaling, os_images
 
 S = AllocationState
 SYSTEM = Actor.system("provisioner")
@@ -164,10 +164,14 @@ class SimulatedProvisioner(Provisioner):
             self._scale_to_zero(allocation, now)
 
     def _scale_to_zero(self, allocation: Allocation, now: datetime) -> None:
-        """A simulated endpoint not called for ``LADDER_SERVERLESS_IDLE_SECONDS`` goes to zero replicas: idle,
-        its devices released and its usage closed at the end of the idle window (it was not billed past it)."""
+        """A simulated endpoint not called for its ``idle_seconds`` (by default ``LADDER_SERVERLESS_IDLE_SECONDS``)
+        goes to zero replicas: idle, its devices released and its usage closed at the end of the idle window (it
+        was not billed past it). One with ``min_replicas`` 1 or more never does."""
+        scaling = endpoint_autoscaling(allocation)
+        if scaling is None or scaling.idle_seconds is None:
+            return
         quiet_since = max(allocation.last_called_at or allocation.state_changed_at, allocation.state_changed_at)
-        at = quiet_since + timedelta(seconds=settings.LADDER_SERVERLESS_IDLE_SECONDS)
+        at = quiet_since + timedelta(seconds=scaling.idle_seconds)
         if now >= at:
             endpoint_sleep(allocation=allocation, actor=SYSTEM, at=min(at, now))
 

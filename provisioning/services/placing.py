@@ -102,6 +102,14 @@ class AllocationSpec:
     topology: str | None = None
     regions: tuple[str, ...] | None = None
 
+    @property
+    def devices(self) -> int:
+        """The devices it is placed on: its whole GPUs (each member's, in a gang), else one MIG slice or share;
+        bare metal's nodes are counted once placed (0 here)."""
+        if self.gpus:
+            return self.gpus * self.gang_size
+        return 0 if self.nodes else 1
+
     def to_request(self) -> Request:
         share = Share(Performance(self.share_mode), self.share_milli or 0) if self.share_mode else None
         return Request(

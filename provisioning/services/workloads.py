@@ -1,4 +1,5 @@
-"""Workloads as the drivers see them: the operator's rules from settings, and the materials a workload names.
+"""Workloads as the drivers see them: the operator's rules from settings, a serverless endpoint's autoscaling as
+applied, and the materials a workload names.
 
 What a workload names lives in other apps (secret values in compliance, datasets in compliance, SSH keys in
 tenancy). Provisioning does not reach up for them: the app that wires the apps together (``lifecycle``) hands in
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from django.conf import settings
 
@@ -17,8 +19,9 @@ from provisioning.domain.os_images import OsImage, os_catalog
 from provisioning.domain.rungs import rung_facts
 from provisioning.domain.volumes import VolumeKind
 from provisioning.domain.workload_rules import DEFAULT_REGISTRIES
-from provisioning.domain.workloads import Materials, MountedVolume, Workload
+from provisioning.domain.workloads import Autoscaling, Materials, MountedVolume, Workload, autoscaling_applied
 from provisioning.models import Allocation, Volume
+from provisioning.services.placing import AllocationSpec
 
 # (allocation, workload) -> Materials; with ``released=True``, what a verified confidential guest is handed.
 MaterialsSource = Callable[..., Materials]
@@ -77,3 +80,24 @@ def _catalog(configured: str) -> dict[str, OsImage]:
 def os_images() -> dict[str, OsImage]:
     """The operator's catalog of operating systems (LADDER_OS_IMAGES) or the default one."""
     return _catalog(settings.LADDER_OS_IMAGES)
+
+
+def endpoint_autoscaling(allocation: Allocation) -> Autoscaling | None:
+    """A serverless endpoint's autoscaling as applied: what its workload asked, the rest from the devices it is
+    placed on (its shape, so the same while it is idle) and the operator's ``LADDER_SERVERLESS_IDLE_SECONDS``. None
+    on the other rungs."""
+    spec = allocation.workload_spec
+    if not spec.facts.endpoint:
+        return None
+    asked = spec.workload.autoscaling if spec.workload is not None else None
+    devices = AllocationSpec.from_json(allocation.spec).devices
+    return autoscaling_applied(asked, devices=devices, idle_seconds=settings.LADDER_SERVERLESS_IDLE_SECONDS)
+
+
+def workload_shown(allocation: Allocation) -> dict[str, Any] | None:
+    """The workload as reads show it: as submitted (secrets by name only), with an endpoint's autoscaling filled in
+    as it is applied (null on the other rungs, which take none)."""
+    if not allocation.workload:
+        return None
+    autoscaling = endpoint_autoscaling(allocation)
+    return {**allocation.workload, "autoscaling": autoscaling.to_json() if autoscaling is not None else None}

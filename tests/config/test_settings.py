@@ -60,3 +60,12 @@ def test_the_volume_classes_are_read_at_start_and_a_mistake_stops_it():
     )
     refused = _settings({**good, "LADDER_VOLUME_CSI_CREDENTIALS": "eu-west/block=csi-rbd-secret"}, "1")
     assert "a Secret is named <namespace>/<name>" in refused.stderr
+
+
+def test_the_serverless_autoscaler_is_hpa_unless_keda_is_named_and_a_mistake_stops_it():
+    assert _settings({"SECRET_KEY": "x"}, "s.LADDER_SERVERLESS_AUTOSCALER").stdout.strip() == "hpa"
+    keda = _settings({"SECRET_KEY": "x", "LADDER_SERVERLESS_AUTOSCALER": "keda"}, "s.LADDER_SERVERLESS_AUTOSCALER")
+    assert keda.stdout.strip() == "keda", keda.stderr
+    refused = _settings({"SECRET_KEY": "x", "LADDER_SERVERLESS_AUTOSCALER": "knative"}, "1")
+    assert refused.returncode != 0
+    assert "LADDER_SERVERLESS_AUTOSCALER must be hpa or keda, not 'knative'" in refused.stderr

@@ -61,6 +61,7 @@ KINDS = (
     *("MPIJob", "RayJob", "RayCluster"),
     *("NetworkAttachmentDefinition",),
     *("VolumeSnapshot", "VolumeSnapshotContent", "VolumeSnapshotClass"),
+    *("ScaledObject",),
 )
 REASONS = {
     **{400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed"},

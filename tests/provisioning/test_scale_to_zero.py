@@ -1,6 +1,7 @@
 """A serverless endpoint at zero replicas: ``idle`` holds no device (database and engine) and accrues no usage,
 keeps its URL and workload; a wake places it again and its cold start is measured and audited; a wake with no
-capacity is refused 503 and leaves it idle; usage while it runs is replica-seconds, exactly."""
+capacity is refused 503 and leaves it idle; usage while it runs is replica-seconds, exactly; the simulated fleet
+sends an endpoint to zero after its own idle window, never one with ``min_replicas``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from billing.models import UsageInterval
 from billing.services.ledger import usage_close
 from core.models import AuditEvent
 from provisioning.domain.states import AllocationState as S
+from provisioning.domain.workloads import Autoscaling, Workload
+from provisioning.drivers.base import SimulatedProvisioner
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, AllocationDevice, GpuClaim
 from provisioning.services.endpoints import (
@@ -21,10 +24,11 @@ from provisioning.services.endpoints import (
     endpoint_sleep,
     endpoint_wake,
 )
+from provisioning.services.placing import AllocationSpec, allocation_request
 from provisioning.services.stopping import allocation_stop
 from provisioning.services.transitions import allocation_transition
 from tests.support import SYSTEM
-from tests.support.billing import at, load_fleet, place, run
+from tests.support.billing import H100, at, load_fleet, place, run
 
 
 @pytest.fixture
@@ -130,3 +134,32 @@ def test_an_idle_endpoint_stops_and_only_endpoints_sleep(
     with pytest.raises(Exception, match="not a serverless endpoint"):
         endpoint_sleep(allocation=container, actor=SYSTEM)
     assert not endpoint_sleep(allocation=endpoint, actor=SYSTEM)  # stopped: nothing to do
+
+
+def own_endpoint(tenant: Any, autoscaling: Autoscaling) -> Allocation:
+    """Two whole H100s serving a workload with its own autoscaling, running since ``at(0)``, never called."""
+    load_fleet()
+    spec = AllocationSpec(rung="serverless", gpu_models=(H100,), gpus=2)
+    workload = Workload(image="vllm/vllm-openai:v0.11.0", autoscaling=autoscaling)
+    return run(allocation_request(tenant=tenant, name="chat", spec=spec, actor=SYSTEM, workload=workload), at(0))
+
+
+def test_a_simulated_endpoint_sleeps_after_its_own_idle_window(acme: Any, settings: Any, time_machine: Any) -> None:
+    settings.LADDER_SERVERLESS_IDLE_SECONDS = 60  # the operator's: the endpoint's own wins
+    endpoint = own_endpoint(acme, Autoscaling(idle_seconds=600))
+    time_machine.move_to(at(seconds=599), tick=False)
+    SimulatedProvisioner().status(endpoint.pk)
+    assert Allocation.objects.get(pk=endpoint.pk).state == S.RUNNING
+    time_machine.move_to(at(seconds=630), tick=False)
+    SimulatedProvisioner().status(endpoint.pk)
+    assert Allocation.objects.get(pk=endpoint.pk).state == S.IDLE
+    assert usage(endpoint) == [(1000, to_ms(at(0)), to_ms(at(seconds=600)))]  # billed to the end of its window
+
+
+def test_a_simulated_endpoint_with_min_replicas_never_sleeps(acme: Any, settings: Any, time_machine: Any) -> None:
+    settings.LADDER_SERVERLESS_IDLE_SECONDS = 0
+    endpoint = own_endpoint(acme, Autoscaling(min_replicas=1))
+    time_machine.move_to(at(minutes=24 * 60), tick=False)
+    SimulatedProvisioner().status(endpoint.pk)
+    assert Allocation.objects.get(pk=endpoint.pk).state == S.RUNNING
+    assert GpuClaim.objects.filter(allocation=endpoint).exists()

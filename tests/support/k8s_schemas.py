@@ -1,7 +1,7 @@
 """Offline validation of rendered manifests: Kubernetes 1.34 kinds with ``kubernetes-validate`` (strict), Kueue,
-Gateway API, Metal3, NVIDIA DRA driver (ComputeDomain) and CSI snapshot (VolumeSnapshot, VolumeSnapshotClass)
-objects against their CRDs' ``openAPIV3Schema``, KubeVirt objects against KubeVirt's swagger, plus the checks no
-schema expresses (object names, label syntax, Pod Security "restricted").
+Gateway API, Metal3, NVIDIA DRA driver (ComputeDomain), CSI snapshot (VolumeSnapshot, VolumeSnapshotClass) and
+KEDA (ScaledObject) objects against their CRDs' ``openAPIV3Schema``, KubeVirt objects against KubeVirt's swagger,
+plus the checks no schema expresses (object names, label syntax, Pod Security "restricted").
 
 Unknown fields fail everywhere. CRD and swagger schemas rarely say ``additionalProperties: false`` (the API server
 prunes or, with strict field validation, rejects unknown fields instead), so every object schema that lists
@@ -24,8 +24,8 @@ import yaml
 from referencing import Registry, Resource
 
 K8S_VERSION = "1.34.0"
-# The Kueue, Gateway API and Metal3 CRDs and KubeVirt's swagger the tests use, copied into the repository with their
-# sources and licence (tests/data/k8s-schemas/README.md).
+# The add-ons' CRDs (Kueue, Gateway API, Metal3, KEDA, ...) and KubeVirt's swagger the tests use, copied into the
+# repository with their sources and licence (tests/data/k8s-schemas/README.md).
 SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "k8s-schemas"
 K8S_DEFINITIONS = (
     Path(kubernetes_validate.__file__).parent
@@ -130,6 +130,7 @@ CRD_GROUPS = {
     "ray.io": ("KubeRay", "kuberay"),
     "k8s.cni.cncf.io": ("Multus", "multus"),
     "snapshot.storage.k8s.io": ("external-snapshotter", "external-snapshotter"),
+    "keda.sh": ("KEDA", "keda"),
 }
 
 
@@ -196,6 +197,10 @@ def validate_gateway_api(obj: dict[str, Any]) -> None:
 
 def validate_metal3(obj: dict[str, Any]) -> None:
     validate_crd(obj, "metal3.io")
+
+
+def validate_keda(obj: dict[str, Any]) -> None:
+    validate_crd(obj, "keda.sh")
 
 
 # --- KubeVirt ---------------------------------------------------------------------------------------------------

@@ -86,6 +86,9 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
         slurm_key=_slurm_key(allocation) if allocation.workload_spec.is_slurm else None,
         fabric_partition=allocation.tenant_id,  # its partition key or VLAN derive from it (provisioning.domain.fabric)
         fabric_resource_prefix=settings.LADDER_FABRIC_RESOURCE_PREFIX,
+        autoscaler=settings.LADDER_SERVERLESS_AUTOSCALER,
+        prometheus_url=settings.LADDER_PROMETHEUS_URL,
+        idle_seconds=settings.LADDER_SERVERLESS_IDLE_SECONDS,
     )
 
 

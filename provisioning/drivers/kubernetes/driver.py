@@ -52,9 +52,10 @@ from provisioning.drivers.kubernetes.output import (
 from provisioning.drivers.kubernetes.recovery import GANG_KINDS, job_replace, job_stale
 from provisioning.drivers.kubernetes.scaling import (
     ANNOTATION_IDLE_SINCE,
-    deployment_scale_to_zero,
+    deployment_scale,
     deployment_wake,
     token_policy_apply,
+    token_policy_withdraw,
 )
 from provisioning.drivers.kubernetes.shapes import LABEL_DEDICATED
 from provisioning.drivers.kubernetes.status import (
@@ -173,9 +174,11 @@ class KubernetesProvisioner(Provisioner):
                 allocation_replicas_set(allocation=allocation, replicas=ready, actor=SYSTEM)
                 if not (live.get("metadata") or {}).get("annotations", {}).get(ANNOTATION_IDLE_SINCE):
                     token_policy_apply(kube, allocation)  # put back if someone deleted it
-            deployment_scale_to_zero(kube, allocation, live)
+            deployment_scale(kube, allocation, live)
         elif state == "idle" and allocation.state == S.RUNNING and not pods_of(kube, allocation):
-            # The last replica is gone (its streams drained in its grace period): the devices go back.
+            # The last replica is gone (its streams drained in its grace period): the devices go back, and its
+            # calls go to Ladder's check, which wakes it (withdrawn already unless its autoscaler went to zero).
+            token_policy_withdraw(kube, allocation)
             endpoint_sleep(allocation=allocation, actor=SYSTEM)
         elif state == "idle" and allocation.state == S.PROVISIONING:
             deployment_wake(kube, allocation)

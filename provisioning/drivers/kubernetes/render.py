@@ -5,11 +5,11 @@ What a tenant gets (docs/design.md §2, §5; docs/kubernetes.md §2):
   default-deny NetworkPolicies (DNS and same-namespace traffic allowed) and the Kueue LocalQueue ``ladder``.
 - ``allocation_objects``: one allocation, by rung: a Pod, a KubeVirt VirtualMachine, a Kata confidential Pod, a
   Kueue-queued gang with a checkpoint volume (and a ComputeDomain on multi-node NVLink) by the workload's framework
-  (``render_jobs``: an Indexed Job for torchrun, an MPIJob, a RayJob), or a Deployment +
-  Service + HPA for serverless; every device through a DRA ``resource.k8s.io/v1`` claim whose selectors name
-  exactly the placed devices (``render_devices``; ``share_claims``: the tenant's claim per soft-shared GPU); with
-  the tenant's workload in it (``render_workload``) and the ways in (``render_access``: Services, HTTPRoutes, SSH,
-  NetworkPolicies).
+  (``render_jobs``: an Indexed Job for torchrun, an MPIJob, a RayJob), or a Deployment + Service + an HPA or a
+  KEDA ScaledObject (``render_scaling``) for serverless; every device through a DRA ``resource.k8s.io/v1`` claim
+  whose selectors name exactly the placed devices (``render_devices``; ``share_claims``: the tenant's claim per
+  soft-shared GPU); with the tenant's workload in it (``render_workload``) and the ways in (``render_access``:
+  Services, HTTPRoutes, SSH, NetworkPolicies).
 - bare metal (``render_metal``): node taints and labels, the BareMetalHost patches that boot the tenant's OS, and
   the sanitize Job between tenants.
 - ``cluster_setup``: what an operator installs once (``ladder-system``, Kueue Topology, ResourceFlavors and
@@ -19,7 +19,7 @@ Names are deterministic (``ldr-<id>``, ``ldr-<id>-gpus``, ``ldr-<id>-secrets``, 
 under server-side apply. Every object carries ``app.kubernetes.io/managed-by: ladder``; tenant objects also carry
 ``ladder.io/tenant`` and ``ladder.io/allocation``. ``tests/provisioning/drivers/kubernetes/test_render*.py``
 validate every
-manifest against the Kubernetes 1.34, Kueue, KubeVirt, Gateway API and Metal3 schemas.
+manifest against the Kubernetes 1.34, Kueue, KubeVirt, Gateway API, Metal3 and KEDA schemas.
 """
 
 from __future__ import annotations
@@ -101,6 +101,7 @@ from provisioning.drivers.kubernetes.render_metal import (
     sanitize_job,
     sanitize_job_name,
 )
+from provisioning.drivers.kubernetes.render_scaling import autoscaler
 from provisioning.drivers.kubernetes.render_slurm import SLURM_KUEUE_FRAMEWORK, slurm_cluster
 from provisioning.drivers.kubernetes.render_volumes import vm_volumes
 from provisioning.drivers.kubernetes.render_workload import (
@@ -159,7 +160,6 @@ TOPOLOGY = "ladder-gpu"
 PASSTHROUGH_GPU = "nvidia.com/pgpu"  # what NVIDIA's Kata sandbox device plugin advertises by default
 KATA_RUNTIME = {"snp": "kata-qemu-nvidia-gpu-snp", "tdx": "kata-qemu-nvidia-gpu-tdx"}
 
-QUEUE_DEPTH_PER_REPLICA = "4"
 # A serverless replica going away: seconds out of the Service before SIGTERM, then to finish its streams.
 PRE_STOP_SECONDS = 10
 STREAM_GRACE_SECONDS = 300
@@ -399,12 +399,6 @@ def _virtual_machine(a: AllocationShape) -> list[Obj]:
     return [*objs, template, obj("kubevirt.io/v1", "VirtualMachine", own(a), spec=spec)]
 
 
-def serving_replicas(a: AllocationShape) -> int:
-    """The most replicas an endpoint serves with: its placed devices but one, kept for a rollout's surge replica
-    (one device: one replica, rolled only from zero)."""
-    return max(len(a.devices) - 1, 1)
-
-
 def warm_probe(a: AllocationShape) -> Obj:
     """Readiness is the model's warm signal: ``GET <path>`` on the serving port answers 200 only once the model
     is loaded. The path is the workload's ``LADDER_READY_PATH`` variable, else ``/health`` (what vLLM, TGI,
@@ -415,24 +409,25 @@ def warm_probe(a: AllocationShape) -> Obj:
 
 
 def _serverless(a: AllocationShape) -> list[Obj]:
-    """A Deployment of replicas (one placed device each) and an HPA on queue depth; its Service (port 80 to
-    the serving port), HTTPRoute and ingress from ``ladder-system`` come with the other ways in (render_access).
+    """A Deployment of replicas (one placed device each) and what scales it on its queue depth, by the endpoint's
+    autoscaling (an HPA or a KEDA ScaledObject, ``render_scaling``); its Service (port 80 to the serving port),
+    HTTPRoute and ingress from ``ladder-system`` come with the other ways in (render_access).
 
-    ``spec.replicas`` is left out, so re-applying never fights the HPA. Scale to zero is the driver's: the HPA
-    cannot go below 1 (HPAScaleToZero is alpha), so when ``ladder_queue_depth`` has been 0 for the idle window
-    the driver sets the Deployment's scale to 0 (an HPA does not act on a target at 0 replicas); once the last
-    pod is gone the endpoint is ``idle`` and its devices go back to the engine. The first request wakes it (the
-    gateway's check places it again), the driver applies it with its new placement and sets 1, and the HPA takes
-    over again.
+    ``spec.replicas`` is left out, so re-applying never fights the autoscaler. Scale to zero is the driver's: the
+    HPA cannot go below 1 (HPAScaleToZero is alpha), so when ``ladder_queue_depth`` has been 0 for the endpoint's
+    idle window the driver sets the Deployment's scale to 0 (an HPA does not act on a target at 0 replicas); once
+    the last pod is gone the endpoint is ``idle`` and its devices go back to the engine. The first request wakes it
+    (the gateway's check places it again), the driver applies it with its new placement and sets 1, and the
+    autoscaler takes over again.
 
     Rollouts never drop a replica that is serving (``maxUnavailable: 0``): the new replica comes up first on one
-    spare device (``maxSurge: 1``). The spare is headroom the endpoint keeps: with N placed devices the HPA goes
-    up to N - 1 replicas, so a rollout at full scale still has a device for its surge replica; an endpoint of one
-    device rolls only from zero (at a wake, when nothing is serving). Readiness is the model's warm signal
-    (``warm_probe``), so traffic and the surge's hand-over wait for a loaded model; a replica that goes away
-    (scale-down, rollout) is first taken out of the Service, then has ``STREAM_GRACE_SECONDS`` to finish its
-    streams after SIGTERM."""
-    name, labels = a.object_name, labels_of(a)
+    spare device (``maxSurge: 1``). The spare is headroom the endpoint keeps: with N placed devices it goes up to
+    N - 1 replicas at most (``serving_replicas``), so a rollout at full scale still has a device for its surge
+    replica; an endpoint of one device rolls only from zero (at a wake, when nothing is serving). Readiness is the
+    model's warm signal (``warm_probe``), so traffic and the surge's hand-over wait for a loaded model; a replica
+    that goes away (scale-down, rollout) is first taken out of the Service, then has ``STREAM_GRACE_SECONDS`` to
+    finish its streams after SIGTERM."""
+    labels = labels_of(a)
     objs, claims, resources, env = _serverless_devices(a)
     parts = pod_parts(a, serve_port(a))
     # The endpoint leaves the Service (and the gateway's pool) during the pre-stop pause, before SIGTERM.
@@ -452,21 +447,7 @@ def _serverless(a: AllocationShape) -> list[Obj]:
         "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
         "template": {"metadata": {"labels": labels}, "spec": pod},
     }
-    metric = {
-        "metric": {"name": "ladder_queue_depth", "selector": {"matchLabels": selector(a)}},
-        "target": {"type": "AverageValue", "averageValue": QUEUE_DEPTH_PER_REPLICA},
-    }
-    hpa = {
-        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
-        "minReplicas": 1,
-        "maxReplicas": serving_replicas(a),
-        "metrics": [{"type": "External", "external": metric}],
-    }
-    return [
-        *objs,
-        obj("apps/v1", "Deployment", own(a), spec=deployment),
-        obj("autoscaling/v2", "HorizontalPodAutoscaler", own(a), spec=hpa),
-    ]
+    return [*objs, obj("apps/v1", "Deployment", own(a), spec=deployment), autoscaler(a)]
 
 
 def _serverless_devices(a: AllocationShape) -> tuple[list[Obj], list[Obj], Obj, list[Obj]]:

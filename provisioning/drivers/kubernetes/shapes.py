@@ -22,6 +22,11 @@ LABEL_DEDICATED = "ladder.io/dedicated"
 TAINT_DEDICATED = "ladder.io/dedicated"
 DEFAULT_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04"
 SLURM_NAMESPACE_SUFFIX = FRAMEWORKS[Framework.SLURM].namespace_suffix  # the namespace_set(slurm=True) renders
+HPA = "hpa"  # what scales serverless endpoints (LADDER_SERVERLESS_AUTOSCALER): a HorizontalPodAutoscaler
+KEDA = "keda"  # or a KEDA ScaledObject
+AUTOSCALERS = (HPA, KEDA)
+DEFAULT_PROMETHEUS_URL = "http://prometheus-operated.monitoring.svc:9090"
+DEFAULT_IDLE_SECONDS = 300.0
 
 
 # The catalog's GPU models and the ``nvidia.com/gpu.product`` values GPU feature discovery reports for them
@@ -116,6 +121,11 @@ class AllocationShape:
     # from it (``provisioning.domain.fabric``); None: not known, and a gang on RDMA nodes is refused.
     fabric_partition: int | None = None
     fabric_resource_prefix: str = FABRIC_RESOURCE_PREFIX  # the SR-IOV device plugin's pools: <prefix>/rail<r>
+    # A serverless endpoint's autoscaler (``HPA`` or ``KEDA``), the Prometheus KEDA queries, and the operator's idle
+    # window (an endpoint's autoscaling takes it unless it names its own).
+    autoscaler: str = HPA
+    prometheus_url: str = DEFAULT_PROMETHEUS_URL
+    idle_seconds: float = DEFAULT_IDLE_SECONDS
 
     @property
     def spec(self) -> WorkloadSpec:

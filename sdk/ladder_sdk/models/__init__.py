@@ -16,6 +16,7 @@ from .audit_checkpoint import AuditCheckpoint
 from .audit_event import AuditEvent
 from .audit_key import AuditKey
 from .audit_verify import AuditVerify
+from .autoscaling_request import AutoscalingRequest
 from .blank_enum import BlankEnum
 from .budget_request import BudgetRequest
 from .budget_standing import BudgetStanding
@@ -174,6 +175,7 @@ from .run import Run
 from .run_detail import RunDetail
 from .run_start_request import RunStartRequest
 from .rung_enum import RungEnum
+from .scaling_signal_enum import ScalingSignalEnum
 from .sealed import Sealed
 from .secret import Secret
 from .secret_create_request import SecretCreateRequest
@@ -231,6 +233,7 @@ __all__ = (
     "AuditEvent",
     "AuditKey",
     "AuditVerify",
+    "AutoscalingRequest",
     "BlankEnum",
     "BudgetRequest",
     "BudgetStanding",
@@ -389,6 +392,7 @@ __all__ = (
     "RunDetail",
     "RunStartRequest",
     "RungEnum",
+    "ScalingSignalEnum",
     "Sealed",
     "Secret",
     "SecretCreateRequest",

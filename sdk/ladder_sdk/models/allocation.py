@@ -53,7 +53,8 @@ class Allocation:
         failure_reason (str):
         replicas (int | None): Serverless: ready replicas, what is billed now (0 while idle); null: other rungs.
         cold_start_ms (int | None): Serverless: how long its last wake from zero took until it ran; null: none yet.
-        workload (Any): As submitted (secrets by name only); null: none.
+        workload (Any): As submitted (secrets by name only), with a serverless endpoint's autoscaling filled in as
+            applied; null: none.
         access (Access):
         checkpoint_at (datetime.datetime | None): The last checkpoint the workload reported (a job); a fault bills up to
             it; null: none yet.

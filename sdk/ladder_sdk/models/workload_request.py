@@ -10,6 +10,7 @@ from ..models.framework_enum import FrameworkEnum
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.autoscaling_request import AutoscalingRequest
     from ..models.checkpoint_request import CheckpointRequest
     from ..models.env_request import EnvRequest
     from ..models.port_request import PortRequest
@@ -46,6 +47,9 @@ class WorkloadRequest:
                 * `mpi` - mpi
                 * `ray` - ray
                 * `slurm` - slurm Default: FrameworkEnum.TORCHRUN.
+            autoscaling (AutoscalingRequest | Unset): How a serverless endpoint scales (docs/serverless.md, "Autoscaling").
+                A value left out takes its default;
+                reads show every value as applied.
     """
 
     image: str | Unset = UNSET
@@ -61,6 +65,7 @@ class WorkloadRequest:
     ssh_keys: list[int] | Unset = UNSET
     pull_secret: str | Unset = UNSET
     framework: FrameworkEnum | Unset = FrameworkEnum.TORCHRUN
+    autoscaling: AutoscalingRequest | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -120,6 +125,10 @@ class WorkloadRequest:
         if not isinstance(self.framework, Unset):
             framework = self.framework.value
 
+        autoscaling: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.autoscaling, Unset):
+            autoscaling = self.autoscaling.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -149,11 +158,14 @@ class WorkloadRequest:
             field_dict["pull_secret"] = pull_secret
         if framework is not UNSET:
             field_dict["framework"] = framework
+        if autoscaling is not UNSET:
+            field_dict["autoscaling"] = autoscaling
 
         return field_dict
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.autoscaling_request import AutoscalingRequest
         from ..models.checkpoint_request import CheckpointRequest
         from ..models.env_request import EnvRequest
         from ..models.port_request import PortRequest
@@ -225,6 +237,13 @@ class WorkloadRequest:
         else:
             framework = FrameworkEnum(_framework)
 
+        _autoscaling = d.pop("autoscaling", UNSET)
+        autoscaling: AutoscalingRequest | Unset
+        if isinstance(_autoscaling, Unset):
+            autoscaling = UNSET
+        else:
+            autoscaling = AutoscalingRequest.from_dict(_autoscaling)
+
         workload_request = cls(
             image=image,
             command=command,
@@ -239,6 +258,7 @@ class WorkloadRequest:
             ssh_keys=ssh_keys,
             pull_secret=pull_secret,
             framework=framework,
+            autoscaling=autoscaling,
         )
 
         workload_request.additional_properties = d

@@ -528,6 +528,12 @@ def test_the_rbac_lets_ladder_apply_everything_it_renders() -> None:
     assert setup - day_to_day - _granted("ladder-cluster-setup") == set()
 
 
+def test_the_rbac_lets_ladder_apply_an_endpoints_keda_scaled_object() -> None:
+    rendered = _kinds(render.allocation_objects(replace(SERVERLESS, autoscaler="keda")))
+    assert ("keda.sh", "scaledobjects") in rendered
+    assert rendered - _granted("ladder-provisioner") == set()
+
+
 def test_the_rbac_lets_ladder_apply_every_frameworks_objects() -> None:
     """The job rung's frameworks on RDMA nodes (MPIJob, RayJob, Slinky's kinds, the fabric's
     NetworkAttachmentDefinitions) and a Slurm cluster's own namespace set are patchable by ladder-provisioner."""
