@@ -67,7 +67,7 @@ def jwks(request: HttpRequest, tenant: str) -> HttpResponse:
     return response
 
 
-class EndpointTokenRequestSerializer(StrictSerializer):
+class EndpointTokenMintSerializer(StrictSerializer):
     endpoints = serializers.ListField(
         child=serializers.IntegerField(min_value=1),
         min_length=1,
@@ -112,7 +112,7 @@ class EndpointTokenView(LadderView):
     idempotency_per_user = True
 
     @extend_schema(
-        request=EndpointTokenRequestSerializer,
+        request=EndpointTokenMintSerializer,
         responses={201: EndpointTokenSerializer},
         operation_id="endpoint_tokens_create",
     )
@@ -120,7 +120,7 @@ class EndpointTokenView(LadderView):
         key = request.auth
         if not isinstance(key, ApiKey):
             raise Problem(403, "api_key_required", "Mint endpoint tokens with an API key (Authorization: Bearer).")
-        data = EndpointTokenRequestSerializer(data=request.data)
+        data = EndpointTokenMintSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         minted = endpoint_token_mint(
             key=key,

@@ -1,5 +1,6 @@
-"""Reaching work over HTTPS: ``ladder url`` (public ports and endpoints) and ``ladder endpoint call``, a request as
-the tenant's own code would send it, waking a serverless endpoint from zero replicas when it is idle."""
+"""Reaching work over HTTPS: ``ladder url`` (public ports and endpoints), ``ladder endpoint call``, a request as
+the tenant's own code would send it, waking a serverless endpoint from zero replicas when it is idle, and
+``ladder endpoint token`` / ``rotate-tokens``: the endpoint tokens the gateway checks itself."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ import httpx
 import typer
 from ladder_sdk import AuthenticatedClient
 from ladder_sdk.api.allocations import allocations_retrieve
+from ladder_sdk.api.endpoint_tokens import endpoint_tokens_create, endpoint_tokens_rotate
+from ladder_sdk.models import EndpointTokenMintRequest
+from ladder_sdk.types import UNSET
 
 from ladder_cli import choose, output
 from ladder_cli.errors import REFUSED, USAGE, CliError, refusal
@@ -169,7 +173,53 @@ def call(
         output.err.print(f"woke in {took} (cold start)", highlight=False)
 
 
+ENDPOINTS = typer.Argument(
+    None, metavar="[NAME]...", help="The endpoints the token may call (names or ids); none: all of yours."
+)
+
+
+def token(
+    names: list[str] = ENDPOINTS,
+    ttl: int = typer.Option(None, "--ttl", metavar="SECONDS", help="How long it lives (default one hour)."),
+    as_json: bool = output.JSON,
+) -> None:
+    """Mint an endpoint token and print it, for your code to send as `Authorization: Bearer <token>`.
+
+    The gateway checks a token itself, so calls with it never wait on Ladder; an API key works too but is
+    checked by Ladder on every call. A token lives an hour unless --ttl says otherwise (never past your key's
+    expiry), and dies within the gateway's refresh (30 s) when any of your API keys is revoked or you rotate.
+
+    Example: curl -H "Authorization: Bearer $(ladder endpoint token chat)" https://ldr-42.gpu.example.net/v1/models
+    """
+    api = client()
+    ids = [choose.allocation(api, name).id for name in names or ()]
+    body = EndpointTokenMintRequest(endpoints=ids or UNSET, ttl_seconds=UNSET if ttl is None else ttl)
+    minted = answer(endpoint_tokens_create.sync_detailed, api, body=body)
+    if as_json:
+        output.emit_json(minted.to_dict())
+        return
+    output.out.print(minted.token, highlight=False, markup=False, soft_wrap=True)
+    output.err.print(f"expires {minted.expires_at.isoformat()}", highlight=False)
+
+
+def rotate_tokens(yes: bool = choose.YES) -> None:
+    """Refuse every endpoint token minted so far (owners and admins).
+
+    Your tenant's signing key moves on: tokens minted before are refused by the gateway within its refresh
+    (30 s), tokens minted after pass at once. Revoking an API key does the same.
+
+    Example: ladder endpoint rotate-tokens --yes
+    """
+    choose.confirm("rotate the endpoint token key (every token minted so far stops working)", yes)
+    done = answer(endpoint_tokens_rotate.sync_detailed, client())
+    output.out.print(
+        f"rotated: tokens minted before are refused within {done.refused_within_seconds} s", highlight=False
+    )
+
+
 def register(app: typer.Typer) -> None:
     app.command()(url)
     endpoint_app.command("call")(call)
+    endpoint_app.command("token")(token)
+    endpoint_app.command("rotate-tokens")(rotate_tokens)
     app.add_typer(endpoint_app, name="endpoint")

@@ -47,6 +47,9 @@ from .defragment_request_request import DefragmentRequestRequest
 from .defragment_run import DefragmentRun
 from .defragment_step import DefragmentStep
 from .device import Device
+from .endpoint_token import EndpointToken
+from .endpoint_token_mint_request import EndpointTokenMintRequest
+from .endpoint_token_rotation import EndpointTokenRotation
 from .env_request import EnvRequest
 from .erasure_request import ErasureRequest
 from .erasure_request_create_request import ErasureRequestCreateRequest
@@ -264,6 +267,9 @@ __all__ = (
     "DefragmentRun",
     "DefragmentStep",
     "Device",
+    "EndpointToken",
+    "EndpointTokenMintRequest",
+    "EndpointTokenRotation",
     "EnvRequest",
     "ErasureRequest",
     "ErasureRequestCreateRequest",

@@ -13,6 +13,7 @@ import queue
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -275,3 +276,35 @@ def test_endpoint_call_wakes_an_idle_endpoint(live: LiveLadder, home: Path) -> N
     not_one = live.ladder("endpoint", "call", "notebook", home=home, user="alice")
     assert not_one.returncode == 1
     assert "(not_an_endpoint)" in not_one.stderr
+
+
+def test_an_endpoint_token_calls_the_endpoint_and_dies_with_a_rotation(live: LiveLadder, home: Path) -> None:
+    """`ladder endpoint token` prints a token the endpoint takes as it takes the key; a rotation refuses it."""
+    minted = live.ladder("endpoint", "token", "inference", "--ttl", "600", "--json", home=home, user="alice")
+    assert minted.returncode == 0, minted.stderr
+    body = json.loads(minted.stdout)
+    inference = _show(live, home, "inference")
+    assert body["endpoints"] == [inference["id"]]
+    printed = live.ladder("endpoint", "token", home=home, user="alice")
+    assert printed.returncode == 0, printed.stderr
+    token = printed.stdout.strip()
+    assert token.count(".") == 2
+    assert printed.stderr.startswith("expires ")
+
+    def status(credential: str) -> int:
+        request = urllib.request.Request(f"{live.url}/endpoints/{inference['id']}/", data=b"{}", method="POST")
+        request.add_header("Authorization", f"Bearer {credential}")
+        try:
+            with urllib.request.urlopen(request, timeout=90) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as error:
+            return int(error.code)
+
+    assert status(token) == 200
+    assert status(body["token"]) == 200
+    unasked = live.ladder("endpoint", "rotate-tokens", home=home, user="alice")
+    assert unasked.returncode == 2
+    assert "pass --yes" in unasked.stderr
+    rotated = live.ladder("endpoint", "rotate-tokens", "--yes", home=home, user="alice")
+    assert rotated.returncode == 0, rotated.stderr
+    assert status(token) == 401
