@@ -48,6 +48,7 @@ from tenancy.domain.endpoint_tokens import (
     TokenClaims,
     TokenRefused,
     endpoint_audience,
+    kid_for,
     kid_parse,
     looks_like_token,
     tenant_audience,
@@ -140,7 +141,7 @@ def endpoint_token_mint(
         expires_at=datetime.fromtimestamp(claims.expires_at, tz=now.tzinfo),
         audiences=audiences,
         endpoints=tuple(sorted(set(endpoints))) if endpoints is not None else None,
-        kid=f"{tenant.slug}.{generation}",
+        kid=kid_for(tenant.slug, generation),
     )
 
 
