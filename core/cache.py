@@ -39,21 +39,21 @@ class RedisCache(DjangoRedisCache):
         self._class = _SharedClients
 
 
-def counter_incr(name: str, *, timeout: int) -> int:
-    """Add one to the counter ``name`` (created at 1, living ``timeout`` seconds from its first count)."""
+def counter_incr(name: str, *, timeout: int, by: int = 1) -> int:
+    """Add ``by`` to the counter ``name`` (created at ``by``, living ``timeout`` seconds from its first count)."""
     backend = caches[DEFAULT_CACHE_ALIAS]
     if isinstance(backend, DjangoRedisCache):
         key = backend.make_and_validate_key(name)
         pipe = backend._cache.get_client(key, write=True).pipeline(transaction=False)
-        pipe.incr(key)
+        pipe.incr(key, by)
         pipe.expire(key, timeout, nx=True)
         count, _ = pipe.execute()
         return int(count)
     try:
-        return int(cache.incr(name))
+        return int(cache.incr(name, by))
     except ValueError:  # the counter's first count (or it expired)
         # Another process may have created it in between: then count on in it.
-        return 1 if cache.add(name, 1, timeout=timeout) else int(cache.incr(name))
+        return by if cache.add(name, by, timeout=timeout) else int(cache.incr(name, by))
 
 
 _MEMOS: list[LocalMemo] = []

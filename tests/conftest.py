@@ -101,12 +101,14 @@ def _fresh_process_state() -> Iterator[None]:
 
     from billing.services import stripe_sync
     from core.cache import local_memos_clear
+    from core.ratelimit import batches_clear
     from provisioning.fleet_cache import FLEET
 
     FLEET.invalidate()
     FLEET.seq = 0
     cache.clear()
     local_memos_clear()
+    batches_clear()
     stripe_sync._preview_paused_until = 0.0
     yield
     FLEET.invalidate()

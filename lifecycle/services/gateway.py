@@ -34,7 +34,7 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.cache import LocalMemo
 from core.errors import Forbidden, Invalid, ServiceError, TooManyRequests, Unavailable
-from core.ratelimit import retry_after_seconds, window_take
+from core.ratelimit import retry_after_seconds, window_take_batched
 from provisioning.domain.rungs import rungs_where
 from provisioning.domain.states import WORKING
 from provisioning.domain.states import AllocationState as S
@@ -239,8 +239,8 @@ def _admit(tenant_id: int, allocation_id: int, limit: int) -> None:
     endpoint: another tenant's burst, or the same tenant's on another endpoint, never uses it up). Only calls that
     passed the key check are counted, so nobody else can spend an endpoint's allowance; a refusal says when the
     count starts again (429 ``throttled`` with ``Retry-After``). Counted before a wake, which a refused call must
-    not start."""
-    verdict = window_take(f"endpoint:{tenant_id}:{allocation_id}", limit=limit, seconds=60, now=time.time())
+    not start. Counted in batches per process (``window_take_batched``): this is the hot path."""
+    verdict = window_take_batched(f"endpoint:{tenant_id}:{allocation_id}", limit=limit, seconds=60, now=time.time())
     if not verdict.allowed:
         wait = retry_after_seconds(verdict)
         raise TooManyRequests(
