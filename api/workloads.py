@@ -28,6 +28,7 @@ from api.base import LadderView
 from api.serializers import IdField, StrictSerializer
 from core.models import AuditEvent
 from lifecycle.services.workloads import endpoint_call, gateway_authorize
+from provisioning.domain.cold_start import MAX_MODEL_GB
 from provisioning.domain.rungs import DEFAULT_FRAMEWORK, Framework
 from provisioning.domain.states import WORKING
 from provisioning.domain.workload_output import LogLine
@@ -86,6 +87,17 @@ class CheckpointSerializer(StrictSerializer):
     interval_s = serializers.IntegerField(min_value=30, max_value=86_400, default=600)
 
 
+class WorkloadModelSerializer(StrictSerializer):
+    size_gb = serializers.FloatField(
+        min_value=0, max_value=MAX_MODEL_GB, help_text="The weights' size in GB (an 8B model in fp16: 16)."
+    )
+    volume = IdField(
+        required=False,
+        help_text="One of this workload's volumes (in volumes, read-only): the model cache the weights are read "
+        "from, its mount path in LADDER_MODEL_DIR. Without it the weights are downloaded at start.",
+    )
+
+
 _ARG = serializers.CharField(max_length=MAX_ARG_BYTES, trim_whitespace=False, allow_blank=True)
 
 
@@ -121,6 +133,10 @@ class WorkloadSerializer(StrictSerializer):
         default=DEFAULT_FRAMEWORK.value,
         help_text="Jobs: torchrun (an Indexed Job), mpi (an MPIJob), ray (a RayJob) or slurm (a Slurm cluster "
         "reached over SSH); docs/jobs.md.",
+    )
+    model = WorkloadModelSerializer(
+        required=False,
+        help_text="Serverless: what a replica loads before it is warm, for its cold start (docs/serverless.md).",
     )
 
     @staticmethod
