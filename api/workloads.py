@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.http import HttpRequest, StreamingHttpResponse
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -37,6 +38,7 @@ from provisioning.domain.workloads import CHECKPOINTS, Workload
 from provisioning.drivers.base import provisioner
 from provisioning.drivers.simulated import MAX_LINES
 from provisioning.models import Allocation
+from provisioning.services.cold_starts import endpoint_request_observe
 
 # --- the workload object -------------------------------------------------------------------------------------
 
@@ -303,12 +305,15 @@ class SimulatedEndpointView(LadderView):
     throttle_classes = ()  # counted per tenant and endpoint by the service, as behind the gateway
 
     def _call(self, request: Request, allocation_id: int, path: str) -> Response:
+        received = timezone.now()
         answer = endpoint_call(
             allocation_id=allocation_id,
             api_key=_bearer(request),
             request_body=request.body,
             path=path,
         )
+        # Its queue delay (held by a wake) and execution time, kept without a database write (docs/serverless.md).
+        endpoint_request_observe(allocation_id=allocation_id, received_at=received, answered_at=timezone.now())
         return Response(answer)
 
     @extend_schema(request=OpenApiTypes.BINARY, responses=OpenApiTypes.OBJECT)

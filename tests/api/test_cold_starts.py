@@ -12,7 +12,9 @@ import pytest
 from django.core.cache import cache
 
 from provisioning.domain.states import AllocationState as S
+from provisioning.drivers.base import allocations_reconcile
 from provisioning.models import Allocation, EndpointColdStart
+from provisioning.selectors import endpoint_request_samples
 from provisioning.services.cold_starts import endpoint_request_observe
 from tests.support import assert_problem
 from tests.support.billing import at, load_fleet, place, run
@@ -127,3 +129,30 @@ def test_a_model_the_rung_cannot_load_is_refused_naming_the_field(
     problem = assert_problem(api(alice).post(URL, body, format="json"), 422, "validation_error")
     assert list(problem["errors"]) == [field], problem
     assert not Allocation.objects.exists()
+
+
+def test_the_simulated_endpoint_keeps_each_answered_requests_queue_delay_and_execution_time(
+    api: Any, alice: Any, acme: Any, settings: Any
+) -> None:
+    load_fleet()
+    cache.clear()
+    settings.LADDER_SIM_PROVISION_SECONDS = 0.3  # the wake: a device in 0.3 s, no init, the image on its host
+    settings.LADDER_SIM_INIT_SECONDS = 0
+    endpoint = run(place(acme, rung="serverless", gpus=1), at(0))
+    client = api(alice)
+    assert client.post(f"/endpoints/{endpoint.pk}/v1/predict", {"prompt": "hi"}, format="json").status_code == 200
+    samples = endpoint_request_samples(endpoint.pk)
+    assert len(samples) == 1
+    assert samples[0][0] == 0  # it was running: no wait
+
+    settings.LADDER_SERVERLESS_IDLE_SECONDS = 0
+    allocations_reconcile()
+    endpoint.refresh_from_db()
+    assert endpoint.state == S.IDLE
+    assert client.post(f"/endpoints/{endpoint.pk}/v1/predict", {"prompt": "hi"}, format="json").status_code == 200
+    queue, _ = endpoint_request_samples(endpoint.pk)[-1]
+    assert 300 <= queue < 2000  # held by the wake: until the endpoint ran
+    figures = client.get(f"{URL}/{endpoint.pk}/cold-starts").json()
+    assert figures["queue_delay"]["count"] == 2
+    assert figures["queue_delay"]["p99_ms"] == queue
+    assert figures["count"] == 1

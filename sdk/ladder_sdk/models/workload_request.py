@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..models.port_request import PortRequest
     from ..models.secret_ref_request import SecretRefRequest
     from ..models.volume_request import VolumeRequest
+    from ..models.workload_model_request import WorkloadModelRequest
 
 
 T = TypeVar("T", bound="WorkloadRequest")
@@ -46,6 +47,10 @@ class WorkloadRequest:
                 * `mpi` - mpi
                 * `ray` - ray
                 * `slurm` - slurm Default: FrameworkEnum.TORCHRUN.
+            model (WorkloadModelRequest | Unset): Refuses, with 422 ``validation_error``, every field of the body it does
+                not declare as writable, each
+                named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body ``share.mdoe``), together
+                with the declared fields' own errors.
     """
 
     image: str | Unset = UNSET
@@ -61,6 +66,7 @@ class WorkloadRequest:
     ssh_keys: list[int] | Unset = UNSET
     pull_secret: str | Unset = UNSET
     framework: FrameworkEnum | Unset = FrameworkEnum.TORCHRUN
+    model: WorkloadModelRequest | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -120,6 +126,10 @@ class WorkloadRequest:
         if not isinstance(self.framework, Unset):
             framework = self.framework.value
 
+        model: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.model, Unset):
+            model = self.model.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -149,6 +159,8 @@ class WorkloadRequest:
             field_dict["pull_secret"] = pull_secret
         if framework is not UNSET:
             field_dict["framework"] = framework
+        if model is not UNSET:
+            field_dict["model"] = model
 
         return field_dict
 
@@ -159,6 +171,7 @@ class WorkloadRequest:
         from ..models.port_request import PortRequest
         from ..models.secret_ref_request import SecretRefRequest
         from ..models.volume_request import VolumeRequest
+        from ..models.workload_model_request import WorkloadModelRequest
 
         d = dict(src_dict)
         image = d.pop("image", UNSET)
@@ -225,6 +238,13 @@ class WorkloadRequest:
         else:
             framework = FrameworkEnum(_framework)
 
+        _model = d.pop("model", UNSET)
+        model: WorkloadModelRequest | Unset
+        if isinstance(_model, Unset):
+            model = UNSET
+        else:
+            model = WorkloadModelRequest.from_dict(_model)
+
         workload_request = cls(
             image=image,
             command=command,
@@ -239,6 +259,7 @@ class WorkloadRequest:
             ssh_keys=ssh_keys,
             pull_secret=pull_secret,
             framework=framework,
+            model=model,
         )
 
         workload_request.additional_properties = d
