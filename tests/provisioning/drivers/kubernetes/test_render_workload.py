@@ -19,6 +19,7 @@ from provisioning.domain.os_images import os_catalog
 from provisioning.domain.workload_rules import DEFAULT_REGISTRIES, workload_check
 from provisioning.domain.workloads import SECRET_FILES, Checkpoint, Materials, Port, SecretRef, Volume, Workload
 from provisioning.drivers.kubernetes import render
+from provisioning.drivers.kubernetes.render_prepull import prepull_daemonset
 from provisioning.drivers.kubernetes.render_workload import DATASET_IMAGE
 from provisioning.drivers.kubernetes.shapes import AllocationShape, DeviceShape, TenantShape
 from tests.fakes.kubernetes import plural_of
@@ -526,6 +527,12 @@ def test_the_rbac_lets_ladder_apply_everything_it_renders() -> None:
     assert rendered - day_to_day == set()
     setup = _kinds(render.cluster_setup(["H100-SXM-80GB"]))
     assert setup - day_to_day - _granted("ladder-cluster-setup") == set()
+
+
+def test_the_rbac_lets_ladder_pull_an_idle_endpoints_image_in_advance() -> None:
+    """The pre-pull DaemonSet (docs/serverless.md, "Pre-pull") is patchable and deletable by ladder-provisioner."""
+    endpoint = SERVERLESS
+    assert _kinds([prepull_daemonset(endpoint, ["gpu-node-07"])]) <= _granted("ladder-provisioner")
 
 
 def test_the_rbac_lets_ladder_apply_every_frameworks_objects() -> None:
