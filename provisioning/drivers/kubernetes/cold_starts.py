@@ -6,7 +6,8 @@ becomes ``running``, and shortened by pulling its image in advance when it goes 
   image "x" already present on machine``: 0), and its ``Ready`` condition (warm: the readiness probe is the model's
   warm signal), split by ``provisioning.domain.cold_start.observed``.
 - ``prepull_apply`` / ``prepull_delete``: the DaemonSet ``ldr-<id>-prepull`` (``render_prepull``) on the hosts the
-  next replica is likely to take; applied when the endpoint goes idle, deleted once it runs again or stops.
+  next replica is likely to take; applied when the endpoint goes idle, deleted once it runs again (and by the
+  release, with the endpoint's other objects, when it stops).
 
 Reads change nothing; the pre-pull is best effort (a cluster that does not answer leaves the next wake to pull).
 """
@@ -121,5 +122,10 @@ def prepull_apply(kube: Kube, allocation: Allocation, hostnames: Iterable[str]) 
 
 
 def prepull_delete(kube: Kube, allocation: Allocation) -> bool:
-    """Delete the endpoint's pre-pull DaemonSet; False when there was none."""
-    return kube.delete(prepull_ref(teardown_shape(allocation)))
+    """Delete the endpoint's pre-pull DaemonSet once it runs again (best effort: one left behind is applied anew at
+    its next sleep and deleted at its stop); False when there was none or the cluster did not answer."""
+    try:
+        return kube.delete(prepull_ref(teardown_shape(allocation)))
+    except (ApiException, ClusterUnavailable) as error:
+        log.warning("allocation %s: its pre-pull DaemonSet was not deleted: %s", allocation.pk, error)
+        return False

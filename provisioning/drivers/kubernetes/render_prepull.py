@@ -3,9 +3,9 @@ whose pods run only on the hosts its next replica is likely to take (docs/server
 functions returning plain dicts (no Django, no I/O).
 
 Each pod's init container is the endpoint's own image running a no-op, so the kubelet pulls the image onto that
-node (with the endpoint's pull credentials, when it has them); then a pause container keeps the pod, and the image
-with it, in place (the kubelet's image garbage collection removes only images no container uses). No GPU, no
-volume, no network: Pod Security "restricted" like every other object of the tenant's. Its pods carry no
+node (with the endpoint's pull credentials, when it has them); then a pause container keeps the pod, and with it
+the finished init container, in place, so the image stays in use and the kubelet's image garbage collection spares
+it. No GPU, no volume, no port: Pod Security "restricted" like every other object of the tenant's. Its pods carry no
 ``ladder.io/allocation`` label, so the endpoint's Service, its replica count and its logs never see them.
 """
 
