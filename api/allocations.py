@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet, TenantScopedViewSet
+from api.cold_starts import AllocationColdStartActions
 from api.permissions import HasStaffPermission, staff_permission_require
 from api.serializers import StrictSerializer, refuse_body
 from api.workloads import AllocationWorkloadActions, WorkloadSerializer
@@ -332,7 +333,11 @@ class AllocationFilter(django_filters.FilterSet):
 
 
 class AllocationViewSet(
-    AllocationWorkloadActions, mixins.ListModelMixin, mixins.RetrieveModelMixin, TenantScopedViewSet
+    AllocationWorkloadActions,
+    AllocationColdStartActions,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    TenantScopedViewSet,
 ):
     """A tenant's allocations. Refusals are 409 problem+json whose ``code`` names the rule (``no_capacity``,
     ``residency``, ``isolation_policy``, ``quota``, ``version_skew``, ``fabric_split``, ``not_priced`` with the
@@ -352,6 +357,7 @@ class AllocationViewSet(
         "destroy": Action.ALLOCATION_MANAGE,
         "logs": Action.ALLOCATION_VIEW,
         "events": Action.ALLOCATION_VIEW,
+        "cold_starts": Action.ALLOCATION_VIEW,
     }
     cursor_ordering = "-pk"
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -30,6 +31,7 @@ from api.gateway import bearer
 from api.serializers import IdField, StrictSerializer
 from core.models import AuditEvent
 from lifecycle.services.workloads import endpoint_call
+from provisioning.domain.cold_start import MAX_MODEL_GB
 from provisioning.domain.rungs import DEFAULT_FRAMEWORK, Framework
 from provisioning.domain.states import WORKING
 from provisioning.domain.workload_output import LogLine
@@ -54,6 +56,7 @@ from provisioning.domain.workloads import (
 from provisioning.drivers.base import provisioner
 from provisioning.drivers.simulated import MAX_LINES
 from provisioning.models import Allocation
+from provisioning.services.cold_starts import endpoint_request_observe
 
 # --- the workload object -------------------------------------------------------------------------------------
 
@@ -161,6 +164,17 @@ class AutoscalingSerializer(StrictSerializer):
     )
 
 
+class WorkloadModelSerializer(StrictSerializer):
+    size_gb = serializers.FloatField(
+        min_value=0, max_value=MAX_MODEL_GB, help_text="The weights' size in GB (an 8B model in fp16: 16)."
+    )
+    volume = IdField(
+        required=False,
+        help_text="One of this workload's volumes (in volumes, read-only): the model cache the weights are read "
+        "from, its mount path in LADDER_MODEL_DIR. Without it the weights are downloaded at start.",
+    )
+
+
 _ARG = serializers.CharField(max_length=MAX_ARG_BYTES, trim_whitespace=False, allow_blank=True)
 
 
@@ -198,6 +212,10 @@ class WorkloadSerializer(StrictSerializer):
         "reached over SSH); docs/jobs.md.",
     )
     autoscaling = AutoscalingSerializer(required=False, help_text="Serverless: how the endpoint scales.")
+    model = WorkloadModelSerializer(
+        required=False,
+        help_text="Serverless: what a replica loads before it is warm, for its cold start (docs/serverless.md).",
+    )
 
     @staticmethod
     def build(data: dict[str, Any]) -> Workload:
@@ -339,12 +357,15 @@ class SimulatedEndpointView(LadderView):
     throttle_classes = ()  # counted per tenant and endpoint by the service, as behind the gateway
 
     def _call(self, request: Request, allocation_id: int, path: str) -> Response:
+        received = timezone.now()
         answer = endpoint_call(
             allocation_id=allocation_id,
             api_key=bearer(request),
             request_body=request.body,
             path=path,
         )
+        # Its queue delay (held by a wake) and execution time, kept without a database write (docs/serverless.md).
+        endpoint_request_observe(allocation_id=allocation_id, received_at=received, answered_at=timezone.now())
         return Response(answer)
 
     @extend_schema(request=OpenApiTypes.BINARY, responses=OpenApiTypes.OBJECT)

@@ -7,8 +7,9 @@ run``). Each trial puts a 2-GPU serverless endpoint to sleep the way a deploymen
 window 0), checks that while ``idle`` it holds no GPU claim, no device, nothing in the engine, and that no usage
 interval covers the time it slept, then sends it one request and times it:
 
-- ``simulated``: ``make run``'s provisioner (``LADDER_SIM_PROVISION_SECONDS`` set to ``--delay``), the request a
-  ``POST /endpoints/{id}/v1/predict`` to the simulated endpoint;
+- ``simulated``: ``make run``'s provisioner (``LADDER_SIM_PROVISION_SECONDS`` set to ``--delay`` and no fixed init,
+  so the modelled cold start of the endpoint, which names no model and whose hosts hold its image, is ``--delay``),
+  the request a ``POST /endpoints/{id}/v1/predict`` to the simulated endpoint;
 - ``kubernetes``: the Kubernetes provisioner on the fake API server, the request the gateway's key check ``GET
   /api/v1/gateway/authorize`` (``X-Forwarded-Host: ldr-<id>.<base domain>``); a thread acts as the Deployment
   controller, making the replica ready ``--delay`` seconds after the Deployment asks for it.
@@ -171,6 +172,7 @@ def simulated(url: str, tenant: Any, key: str, trials: int, delay: float) -> lis
 
     settings.LADDER_PROVISIONER = "simulated"
     settings.LADDER_SIM_PROVISION_SECONDS = 0
+    settings.LADDER_SIM_INIT_SECONDS = 0  # the start is --delay alone (bench/cold_start_cache.py models the rest)
     endpoint = place(tenant, rung="serverless", gpus=GPUS)
     allocations_reconcile()
     endpoint.refresh_from_db()

@@ -66,6 +66,12 @@ env = environ.FileAwareEnv(
     LADDER_SERVERLESS_WAKE_WAIT_SECONDS=(float, 60.0),
     LADDER_SERVERLESS_AUTOSCALER=(str, "hpa"),
     LADDER_PROMETHEUS_URL=(str, "http://prometheus-operated.monitoring.svc:9090"),
+    LADDER_SERVERLESS_PREPULL=(bool, True),
+    LADDER_SIM_INIT_SECONDS=(float, 1.0),
+    LADDER_SIM_IMAGE_GB=(float, 8.0),
+    LADDER_SIM_REGISTRY_GB_PER_SECOND=(float, 0.5),
+    LADDER_SIM_HUB_GB_PER_SECOND=(float, 0.25),
+    LADDER_SIM_VOLUME_GB_PER_SECOND=(float, 2.0),
     LADDER_NODE_FAULT_CONDITIONS=(list, []),
     LADDER_NODE_NOT_READY_GRACE_SECONDS=(float, 60.0),
     LADDER_PUBLIC_URL=(str, "http://127.0.0.1:8000"),
@@ -479,6 +485,25 @@ if LADDER_SERVERLESS_AUTOSCALER not in ("hpa", "keda"):
     )
 # The Prometheus KEDA's triggers query for an endpoint's queue depth and KV cache use.
 LADDER_PROMETHEUS_URL: str = env("LADDER_PROMETHEUS_URL")
+# An endpoint that goes idle has its image pulled in advance on the hosts likely to take its next replica.
+LADDER_SERVERLESS_PREPULL: bool = env("LADDER_SERVERLESS_PREPULL")
+# The simulated fleet's cold starts (provisioning.domain.cold_start): LADDER_SIM_PROVISION_SECONDS is the device
+# wait, then the image (this size, at the registry's bandwidth, unless the host holds it), then a fixed init and the
+# model's weights at the hub's or the model cache volume's bandwidth (GB a second).
+LADDER_SIM_INIT_SECONDS: float = env("LADDER_SIM_INIT_SECONDS")
+LADDER_SIM_IMAGE_GB: float = env("LADDER_SIM_IMAGE_GB")
+LADDER_SIM_REGISTRY_GB_PER_SECOND: float = env("LADDER_SIM_REGISTRY_GB_PER_SECOND")
+LADDER_SIM_HUB_GB_PER_SECOND: float = env("LADDER_SIM_HUB_GB_PER_SECOND")
+LADDER_SIM_VOLUME_GB_PER_SECOND: float = env("LADDER_SIM_VOLUME_GB_PER_SECOND")
+for _name, _rate in (
+    ("LADDER_SIM_REGISTRY_GB_PER_SECOND", LADDER_SIM_REGISTRY_GB_PER_SECOND),
+    ("LADDER_SIM_HUB_GB_PER_SECOND", LADDER_SIM_HUB_GB_PER_SECOND),
+    ("LADDER_SIM_VOLUME_GB_PER_SECOND", LADDER_SIM_VOLUME_GB_PER_SECOND),
+):
+    if not _rate > 0:
+        raise ImproperlyConfigured(f"{_name} must be more than 0 (GB a second).")
+if LADDER_SIM_INIT_SECONDS < 0 or LADDER_SIM_IMAGE_GB < 0:
+    raise ImproperlyConfigured("LADDER_SIM_INIT_SECONDS and LADDER_SIM_IMAGE_GB must be 0 or more.")
 # Node conditions that mean a GPU node is failing (Kubernetes driver; comma-separated ``Type`` or ``Type=Status``);
 # empty: provisioning.drivers.kubernetes.health's DEFAULT_FAULT_CONDITIONS (NVSentinel, node-problem-detector).
 LADDER_NODE_FAULT_CONDITIONS: list[str] = env("LADDER_NODE_FAULT_CONDITIONS")

@@ -45,6 +45,7 @@ from lifecycle.services.closure import tenant_close
 from lifecycle.services.customers import allocation_request
 from lifecycle.services.volumes import volumes_described
 from portal import words
+from portal.cold_starts import endpoint_cold_starts
 from portal.forms import (
     ApiKeyForm,
     ErasureForm,
@@ -179,6 +180,7 @@ def _live(allocation: Allocation) -> dict[str, Any]:
         "ended": allocation.state in ("stopped", "failed"),
         "state_words": words.STATES.get(allocation.state, ""),
         "goodput_lost": words.duration(allocation.goodput_lost_ms / 1000),
+        "cold_starts": endpoint_cold_starts(allocation),
     }
 
 

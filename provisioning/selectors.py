@@ -1,8 +1,9 @@
 """Reads that provisioning makes of other apps' data (a tenant's contract as the placement engine sees it), the
 fleet's figures the metrics scrape reads, an allocation's RDMA fabric as its API representation states it, and the
 fleet as operators read it, the same in the API and the console: drift from the target versions, version skew
-within NVLink domains, fragmentation and the rolling upgrade plan; and volumes: who mounts each, which ones new work
-may mount, and each region's storage per class."""
+within NVLink domains, fragmentation and the rolling upgrade plan; volumes: who mounts each, which ones new work
+may mount, and each region's storage per class; and serverless endpoints' cold starts and request times as the API,
+the portal and the operators' console publish them (P50/P90/P99, ``provisioning.domain.cold_start``)."""
 
 from __future__ import annotations
 
@@ -12,21 +13,24 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from django.core.cache import cache
 from django.db.models import Count, Sum
 
+from provisioning.domain.cold_start import PHASES, percentiles
 from provisioning.domain.fabric import FabricRefused, fabric_of
 from provisioning.domain.fleet_document import Rdma
 from provisioning.domain.placement.fragmentation import fragmentation
 from provisioning.domain.placement.isolation import RegionInfo, TenantPolicy, region_allowed
 from provisioning.domain.placement.state import FleetState
-from provisioning.domain.rungs import rung_facts
-from provisioning.domain.states import HOLDS_DEVICES, TERMINAL, AllocationState
+from provisioning.domain.rungs import rung_facts, rungs_where
+from provisioning.domain.states import HOLDS_DEVICES, TERMINAL, WORKING, AllocationState
 from provisioning.domain.upgrades import PlanAllocation, PlanDomain, PlanNode, upgrade_plan, wave_gpu_limit
 from provisioning.domain.volumes import COUNTED, MOUNTABLE, PROVISIONED, SnapshotState, VolumeKind
 from provisioning.models import (
     Allocation,
     AllocationDevice,
     Cluster,
+    EndpointColdStart,
     Hall,
     Node,
     NodeState,
@@ -395,3 +399,51 @@ def storage_figures() -> list[StorageFigures]:
         for code in Region.objects.order_by("code").values_list("code", flat=True)
         for kind in STORAGE_CLASSES
     ]
+
+
+# --- serverless endpoints: cold starts and requests ------------------------------------------------------------
+
+COLD_STARTS_COUNTED = 1000  # an endpoint's percentiles are of its last wakes, this many at most
+COLD_STARTS_RECENT = 10  # the wakes a read lists, newest first
+
+
+def request_samples_key(allocation_id: int) -> str:
+    """Where an endpoint's request samples are kept in the default cache (``services.cold_starts``)."""
+    return f"endpoint-requests:{allocation_id}"
+
+
+def endpoint_request_samples(allocation_id: int) -> list[tuple[int, int]]:
+    """An endpoint's last requests, oldest first: (queue delay, execution time) of each, in milliseconds."""
+    return [(int(q), int(e)) for q, e in cache.get(request_samples_key(allocation_id)) or []]
+
+
+def cold_start_figures(allocation: Allocation) -> dict[str, Any]:
+    """An endpoint's cold starts and requests: how many wakes, P50/P90/P99 of their totals and of each phase (of
+    its last ``COLD_STARTS_COUNTED``), of its requests' queue delay and execution time, and its latest wakes."""
+    ours = EndpointColdStart.objects.filter(allocation=allocation).order_by("-ready_at", "-id")
+    rows = list(ours[:COLD_STARTS_COUNTED])
+    requests = endpoint_request_samples(allocation.pk)
+    return {
+        "count": len(rows) if len(rows) < COLD_STARTS_COUNTED else ours.count(),
+        "total": percentiles(r.total_ms for r in rows),
+        "phases": {phase: percentiles(getattr(r, f"{phase}_ms") for r in rows) for phase in PHASES},
+        "queue_delay": percentiles(queue for queue, _ in requests),
+        "execution": percentiles(took for _, took in requests),
+        "recent": rows[:COLD_STARTS_RECENT],
+    }
+
+
+def cold_start_table(*, since: datetime) -> list[dict[str, Any]]:
+    """Every serverless endpoint at work (idle ones included) and every one woken since ``since``: its tenant,
+    state, how many wakes since then and the P50/P90/P99 of their totals. The slowest P90 first; endpoints with
+    no wake since then last."""
+    totals: dict[int, list[int]] = defaultdict(list)
+    woken = EndpointColdStart.objects.filter(ready_at__gte=since).order_by().values_list("allocation_id", "total_ms")
+    for allocation_id, total in woken:
+        totals[allocation_id].append(total)
+    endpoints = Allocation.objects.filter(rung__in=rungs_where(lambda f: f.endpoint))
+    at_work = endpoints.filter(state__in=WORKING).values_list("pk", flat=True)
+    shown = endpoints.filter(pk__in={*totals, *at_work}).select_related("tenant", "hall")
+    found = [(percentiles(totals.get(a.pk, [])), a) for a in shown]
+    found.sort(key=lambda row: (row[0].p90 is None, -(row[0].p90 or 0), row[1].pk))
+    return [{"allocation": allocation, "figures": figures} for figures, allocation in found]

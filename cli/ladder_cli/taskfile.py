@@ -292,7 +292,8 @@ class _Names:
 def request_body(task: Task, resolve: Resolver) -> dict[str, Any]:
     """The body of ``POST /api/v1/allocations`` for a checked task: the request's own fields at the top, the
     workload's under ``workload``, each as the API takes it (command and args split as a shell would, env as
-    ``[{name, value}]``, SSH keys and volumes by id, a share's fraction as a decimal string)."""
+    ``[{name, value}]``, SSH keys and volumes, the model cache's too, by id, a share's fraction as a decimal
+    string)."""
     data: dict[str, Any] = task.data
     errors: list[str] = []
     names = _Names(task, resolve, errors)
@@ -322,6 +323,9 @@ def request_body(task: Task, resolve: Resolver) -> dict[str, Any]:
             else volume
             for index, volume in enumerate(workload["volumes"])
         ]
+    if isinstance(workload.get("model"), dict) and "volume" in workload["model"]:
+        cache = names.id("volumes", workload["model"]["volume"], ("model", "volume"))
+        workload["model"] = {**workload["model"], "volume": cache}
     if errors:
         raise TaskFileError(errors)
     if workload:

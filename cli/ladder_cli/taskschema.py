@@ -5,8 +5,8 @@ A task file is the allocation request flattened: the request's own fields (``nam
 ``mig_profile``, ``share``, ``gpu_model``, ``regions``, ``gang``, ...) and the workload's (``image``, ``command``,
 ``env``, ``ports``, ``volumes``, ``framework``, ``os_image``, ``cloud_init``, ``ssh_keys``, ...) side by side at
 the top, each taking what the API takes, with five conveniences a person writing YAML expects: ``command`` and
-``args`` may be one string (split as a shell would), ``env`` may be a mapping, ``ssh_keys`` and a volume's
-``volume`` may name the key or the volume instead of giving its id, and ``share.fraction`` may be a number
+``args`` may be one string (split as a shell would), ``env`` may be a mapping, ``ssh_keys``, a volume's ``volume``
+and ``model.volume`` may name the key or the volume instead of giving its id, and ``share.fraction`` may be a number
 (``0.25``, as YAML reads it) as well as the API's decimal string. Unknown keys are refused, as the API does.
 """
 
@@ -90,6 +90,11 @@ def task_schema(openapi: dict[str, Any]) -> dict[str, Any]:
     definitions["VolumeRequest"]["properties"]["volume"] = {
         "description": "A volume of yours, by name or id (ladder volumes): it outlives the allocation.",
         "anyOf": [{k: v for k, v in volume.items() if k != "description"}, {"type": "string", "minLength": 1}],
+    }
+    model = definitions["WorkloadModelRequest"]["properties"]["volume"]
+    definitions["WorkloadModelRequest"]["properties"]["volume"] = {
+        "description": "Your model cache: one of the volumes this task mounts, by name or id (ladder volumes).",
+        "anyOf": [{k: v for k, v in model.items() if k != "description"}, {"type": "string", "minLength": 1}],
     }
     share = definitions["ShareRequest"]["properties"]
     share["fraction"] = {

@@ -1,8 +1,8 @@
 """The operator console: the fleet as a heatmap, a node's page (its GPUs, versions, diagnosis by layer, and drain,
 undrain, quarantine with a reason after a confirmation), fragmentation and the defragmentation plan (a dry run, and
 starting a run), version skew within each NVLink domain, each region's storage per class (volumes and snapshots),
-and tenants' limits (GPU quota, endpoint calls a minute, storage quota). Every action calls the service the API
-calls."""
+serverless endpoints' cold starts (P50/P90/P99 per endpoint), and tenants' limits (GPU quota, endpoint calls a
+minute, storage quota). Every action calls the service the API calls."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 
 from core.errors import ServiceError
+from portal.cold_starts import CONSOLE_DAYS, console_cold_starts
 from portal.consoles.fleet_map import PALETTE, STATES, fleet_map
 from portal.consoles.forms import DefragmentStartForm, QuotaForm, ReasonForm
 from portal.consoles.frame import Console, Page, actor, already_done, mark_done, register, staff_page
@@ -51,6 +52,7 @@ CONSOLE = register(
             Page("console_defragment", "Fragmentation", StaffPermission.NODE_VIEW),
             Page("console_skew", "Version skew", StaffPermission.NODE_VIEW),
             Page("console_storage", "Storage", StaffPermission.NODE_VIEW),
+            Page("console_cold_starts", "Cold starts", StaffPermission.NODE_VIEW),
             Page("console_quotas", "Quotas", StaffPermission.TENANT_QUOTA_SET),
         ),
     )
@@ -201,6 +203,14 @@ def storage(request: HttpRequest) -> HttpResponse:
     return render(request, "consoles/operators/storage.html", {"regions": regions, "totals": totals})
 
 
+@staff_page(CONSOLE, StaffPermission.NODE_VIEW)
+def cold_starts(request: HttpRequest) -> HttpResponse:
+    """Every serverless endpoint's cold starts of the last days: how many wakes and their P50/P90/P99, the slowest
+    P90 first (the figures ``GET /api/v1/allocations/{id}/cold-starts`` gives its tenant)."""
+    context = {"rows": console_cold_starts(), "days": CONSOLE_DAYS}
+    return render(request, "consoles/operators/cold_starts.html", context)
+
+
 def _quota_rows(form_for: dict[int, QuotaForm]) -> list[dict[str, Any]]:
     held = dict(
         Allocation.objects.filter(state__in=HOLDS_DEVICES)
@@ -289,5 +299,6 @@ urlpatterns = [
     path("console/operators/defragment", defragment, name="console_defragment"),
     path("console/operators/skew", skew, name="console_skew"),
     path("console/operators/storage", storage, name="console_storage"),
+    path("console/operators/cold-starts", cold_starts, name="console_cold_starts"),
     path("console/operators/quotas", quotas, name="console_quotas"),
 ]

@@ -10,6 +10,7 @@ itself (secrets, SSH keys, datasets) is resolved by the services, not here.
 
 from __future__ import annotations
 
+import math
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from provisioning.domain.cold_start import MAX_MODEL_GB
 from provisioning.domain.os_images import OsImage
 from provisioning.domain.rungs import (
     DEFAULT_FRAMEWORK,
@@ -33,6 +35,7 @@ from provisioning.domain.workloads import (
     SIGNALS,
     SSH_PORT,
     Autoscaling,
+    Model,
     Workload,
     serving_replicas,
 )
@@ -266,6 +269,9 @@ def workload_check(
             raise WorkloadInvalid(f"volumes.{i}.mount_path", f"{path} overlaps another mount.")
         mounts.add(path)
 
+    if w.model is not None:
+        _model_check(w.model, w.volume_ids, facts)
+
     if w.checkpoint is not None:
         _only_on(lambda f: f.restarts_from_checkpoint, facts, "checkpoint", "a checkpoint (only jobs restart from one)")
         path = _path_check("checkpoint.path", w.checkpoint.path)
@@ -359,6 +365,23 @@ def autoscaling_check(a: Autoscaling, *, devices: int) -> None:
             raise WorkloadInvalid(
                 "autoscaling.kv_cache_target", "kv_cache_target is a fraction of the KV cache, above 0 and at most 1."
             )
+
+
+def _model_check(model: Model, volume_ids: tuple[int, ...], facts: RungFacts) -> None:
+    """A serverless replica's model: its size, and the model cache it is read from, which is one of the workload's
+    own volumes (mounted read-only by every replica, as the rung mounts them all)."""
+    _only_on(lambda f: f.endpoint, facts, "model", "a model to load (only serverless replicas start from zero)")
+    size = model.size_gb
+    if isinstance(size, bool) or not isinstance(size, int | float) or not math.isfinite(size):
+        raise WorkloadInvalid("model.size_gb", "A model's size is a number of GB, e.g. 16 for an 8B model in fp16.")
+    if not 0 < size <= MAX_MODEL_GB:
+        raise WorkloadInvalid("model.size_gb", f"A model's size is more than 0 and at most {MAX_MODEL_GB} GB.")
+    if model.volume is not None and model.volume not in volume_ids:
+        raise WorkloadInvalid(
+            "model.volume",
+            f"Volume {model.volume} is not one of the workload's volumes: name it in volumes with a mount_path "
+            '(and "read_only": true) to read the model from it.',
+        )
 
 
 def cloud_init_check(text: str) -> None:

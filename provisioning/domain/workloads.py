@@ -22,6 +22,8 @@ from provisioning.domain.volumes import Attach, VolumeKind
 
 SECRET_FILES = "/var/run/secrets/ladder"  # noqa: S105 - a directory, not a password; a secret "as": "file" is the file <SECRET_FILES>/<NAME>
 CHECKPOINTS = "/checkpoints"  # a job's checkpoint volume, unless ``checkpoint.path`` moves it
+STOCK_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04"  # what runs when a workload names no image
+MODEL_DIR_ENV = "LADDER_MODEL_DIR"  # where a serverless replica finds its model cache volume
 SERVE_PORT = 8000  # a serverless endpoint's port when the workload names none
 SSH_PORT = 22
 
@@ -139,6 +141,16 @@ def autoscaling_applied(asked: Autoscaling | None, *, devices: int, idle_seconds
 
 
 @dataclass(frozen=True)
+class Model:
+    """What a serverless replica loads before it is warm: ``size_gb`` of weights, read from ``volume`` (one of the
+    workload's own volumes, mounted read-only by every replica: the model cache; Ladder sets ``MODEL_DIR_ENV`` to
+    its mount path) or, without one, downloaded at start. docs/serverless.md, "Cold starts"."""
+
+    size_gb: float
+    volume: int | None = None  # a volume the workload's ``volumes`` names
+
+
+@dataclass(frozen=True)
 class Workload:
     image: str | None = None
     command: tuple[str, ...] = ()
@@ -154,6 +166,7 @@ class Workload:
     pull_secret: str | None = None  # a tenant secret holding "user:token" for the image's registry
     framework: str = DEFAULT_FRAMEWORK.value  # the job rung's launcher: a ``Framework``
     autoscaling: Autoscaling | None = None  # a serverless endpoint's (None: the defaults)
+    model: Model | None = None  # serverless: the weights a replica loads (from its model cache, or downloaded)
 
     @property
     def datasets(self) -> tuple[int, ...]:
@@ -182,12 +195,23 @@ class Workload:
             {k: v for k, v in asdict(vol).items() if v is not None and (k != "read_only" or vol.volume is not None)}
             for vol in self.volumes
         ]
+        if self.model is None:
+            del data["model"]  # left out, as every workload before models were named was stored
+        else:
+            data["model"] = {k: v for k, v in asdict(self.model).items() if v is not None}
         return data
+
+    def model_mount(self) -> str | None:
+        """Where the model cache volume is mounted (``model.volume``'s entry in ``volumes``); None: no cache."""
+        if self.model is None or self.model.volume is None:
+            return None
+        return next((v.mount_path for v in self.volumes if v.volume == self.model.volume), None)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Workload:
         checkpoint = data.get("checkpoint")
         autoscaling = data.get("autoscaling")
+        model = data.get("model")
         return cls(
             image=data.get("image"),
             command=tuple(data.get("command") or ()),
@@ -203,6 +227,7 @@ class Workload:
             pull_secret=data.get("pull_secret"),
             framework=data.get("framework") or DEFAULT_FRAMEWORK.value,
             autoscaling=Autoscaling.from_json(autoscaling) if autoscaling else None,
+            model=Model(**model) if model else None,
         )
 
 

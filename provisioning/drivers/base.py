@@ -41,6 +41,13 @@ from provisioning.services.attestation import (
     attestation_submit,
     attested,
 )
+from provisioning.services.cold_starts import (
+    active_hosts,
+    endpoint_image,
+    images_pulled,
+    prepull_hosts,
+    simulated_cold_start,
+)
 from provisioning.services.devices import nodes_sanitized
 from provisioning.services.endpoints import endpoint_sleep
 from provisioning.services.stopping import allocation_stop
@@ -149,11 +156,8 @@ class SimulatedProvisioner(Provisioner):
     def status(self, allocation_id: int) -> None:
         allocation = Allocation.objects.get(pk=allocation_id)
         now = timezone.now()
-        # A restarted gang reads restarting until it runs again on its new nodes, as long as a first start takes.
-        if allocation.state in (S.PROVISIONING, S.RESTARTING) and now - allocation.state_changed_at >= self.delay:
-            if rung_facts(allocation.rung).attested and not self._attest(allocation):
-                return
-            allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM)
+        if allocation.state in (S.PROVISIONING, S.RESTARTING):
+            self._start(allocation, now)
         elif (
             allocation.state == S.RUNNING
             and allocation.stop_at_checkpoint_since is not None
@@ -163,17 +167,42 @@ class SimulatedProvisioner(Provisioner):
         elif allocation.state == S.RUNNING and rung_facts(allocation.rung).endpoint:
             self._scale_to_zero(allocation, now)
 
+    def _start(self, allocation: Allocation, now: datetime) -> None:
+        """``running`` after ``LADDER_SIM_PROVISION_SECONDS`` (a restarted gang reads restarting until it runs again
+        on its new nodes, as long as a first start takes). An endpoint woken from zero runs once its modelled cold
+        start is over (``simulated_cold_start``: the device wait, the image unless its hosts hold it, the init and
+        the model), from the moment it was warm; its hosts then hold its image."""
+        endpoint = rung_facts(allocation.rung).endpoint
+        woke_at = allocation.woke_at if endpoint and allocation.cold_start_ms is None else None
+        modelled = simulated_cold_start(allocation) if woke_at is not None else None
+        at = None  # now, for a start whose moment is no model's
+        if woke_at is not None and modelled is not None:
+            at = max(woke_at + timedelta(milliseconds=modelled.total_ms), allocation.state_changed_at)
+        if now < (at or allocation.state_changed_at + self.delay):
+            return
+        if rung_facts(allocation.rung).attested and not self._attest(allocation):
+            return
+        ran = allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM, at=at, cold_start=modelled)
+        if ran and endpoint:
+            images_pulled(hostnames=active_hosts(allocation), image=endpoint_image(allocation), at=at or now)
+
     def _scale_to_zero(self, allocation: Allocation, now: datetime) -> None:
         """A simulated endpoint not called for its ``idle_seconds`` (by default ``LADDER_SERVERLESS_IDLE_SECONDS``)
         goes to zero replicas: idle, its devices released and its usage closed at the end of the idle window (it
-        was not billed past it). One with ``min_replicas`` 1 or more never does."""
+        was not billed past it). One with ``min_replicas`` 1 or more never does. With ``LADDER_SERVERLESS_PREPULL``,
+        its image is then on the hosts its next replica is likely to take."""
         scaling = endpoint_autoscaling(allocation)
         if scaling is None or scaling.idle_seconds is None:
             return
         quiet_since = max(allocation.last_called_at or allocation.state_changed_at, allocation.state_changed_at)
         at = quiet_since + timedelta(seconds=scaling.idle_seconds)
-        if now >= at:
-            endpoint_sleep(allocation=allocation, actor=SYSTEM, at=min(at, now))
+        if now < at:
+            return
+        hosts = active_hosts(allocation)
+        if endpoint_sleep(allocation=allocation, actor=SYSTEM, at=min(at, now)) and settings.LADDER_SERVERLESS_PREPULL:
+            allocation.refresh_from_db()
+            targets = prepull_hosts(allocation=allocation, last_hosts=hosts)
+            images_pulled(hostnames=targets, image=endpoint_image(allocation), at=now)
 
     def _attest(self, allocation: Allocation) -> bool:
         """The simulated guest attests as a real one does, through the same services as the guest's API: it asks

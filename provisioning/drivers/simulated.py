@@ -17,7 +17,7 @@ from functools import cached_property
 
 from provisioning.domain.os_images import OsImage
 from provisioning.domain.workload_output import LogLine, WorkloadEvent
-from provisioning.domain.workloads import Workload, WorkloadSpec
+from provisioning.domain.workloads import STOCK_IMAGE, Workload, WorkloadSpec
 
 MAX_LINES = 10_000  # the most one read returns
 
@@ -130,7 +130,7 @@ def events(t: Timeline, *, now: datetime) -> list[WorkloadEvent]:
         title = t.os_image.title if t.os_image else "the default image"
         out.append(WorkloadEvent(begin, "Provisioning", f"Writing {title} and the user data"))
     else:
-        image = w.image or "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04"
+        image = w.image or STOCK_IMAGE
         out.append(WorkloadEvent(begin, "Pulling", f"Pulling image {image}"))
     if t.running_since is not None and t.running_since <= now:
         pulled = t.running_since - timedelta(seconds=min(1.0, t.provision_seconds))

@@ -505,7 +505,8 @@ class CapacitySample(models.Model):
         return f"{self.hall_id}/{self.gpu_model_id} at {self.at:%Y-%m-%dT%H:%M}"
 
 
-# Volumes live in their own module; the app's models are all reached as ``provisioning.models.X``.
+# Volumes and cold starts live in their own modules; the app's models are all reached as ``provisioning.models.X``.
+from provisioning.models.cold_starts import EndpointColdStart, NodeImage  # noqa: E402
 from provisioning.models.volumes import Volume, VolumeAttachment, VolumeSnapshot  # noqa: E402
 
 __all__ = [
@@ -520,6 +521,7 @@ __all__ = [
     "Cluster",
     "ClusterHealth",
     "DefragmentRun",
+    "EndpointColdStart",
     "Gpu",
     "GpuClaim",
     "GpuMode",
@@ -527,6 +529,7 @@ __all__ = [
     "Hall",
     "Node",
     "NodeHold",
+    "NodeImage",
     "NodeState",
     "NodeTransition",
     "PlacementJournal",

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -137,7 +138,13 @@ def _workload_evidence(workload: Workload | None) -> dict[str, Any] | None:
     """The workload as the audit log keeps it: everything but the values of its variables (secrets are names)."""
     if workload is None:
         return None
-    return {**workload.to_json(), "env": [name for name, _ in workload.env], "cloud_init": bool(workload.cloud_init)}
+    evidence = {**workload.to_json(), "env": [name for name, _ in workload.env]}
+    evidence["cloud_init"] = bool(workload.cloud_init)
+    if workload.model is not None:
+        # The audit chain holds no floats: the model's size goes in as the decimal it reads as.
+        size = format(Decimal(repr(float(workload.model.size_gb))), "f")
+        evidence["model"] = {**evidence["model"], "size_gb": size}
+    return evidence
 
 
 def _quota_milli(placement: Placement) -> int:

@@ -5,7 +5,7 @@ goes.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.utils import timezone
@@ -13,11 +13,12 @@ from django.utils import timezone
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict
+from provisioning.domain.cold_start import ColdStart, model_source
 from provisioning.domain.rungs import rung_facts
 from provisioning.domain.states import HOLDS_DEVICES, TERMINAL, AllocationState, can_move
 from provisioning.events import allocation_started, allocation_stopped
 from provisioning.fleet_cache import placement_section
-from provisioning.models import Allocation, AllocationFault
+from provisioning.models import Allocation, AllocationFault, EndpointColdStart
 from provisioning.running_endpoints import running_entry_forget
 from provisioning.services.devices import devices_release, hosts_left_sanitize
 from provisioning.services.volumes import attachments_release
@@ -33,12 +34,14 @@ def allocation_transition(
     reason: str = "",
     expect: AllocationState | None = None,
     at: datetime | None = None,
+    cold_start: ColdStart | None = None,
 ) -> bool:
     """Move an allocation by compare-and-swap on its current state; False when someone else moved it first.
 
     Entering ``running`` opens its usage interval and leaving it closes it (docs/design.md §6), at ``at`` (default now;
     the provider's own time when it reports one). Leaving the device-holding states gives the devices back
-    (journaled for the engine)."""
+    (journaled for the engine). A serverless endpoint woken from zero that enters ``running`` ends its cold start:
+    an ``EndpointColdStart`` row is written with it, with the phases its driver reports in ``cold_start``."""
     current = AllocationState(expect or allocation.state)
     if not can_move(current, to):
         raise Conflict("invalid_transition", f"An allocation cannot go from {current} to {to}.")
@@ -54,6 +57,8 @@ def allocation_transition(
         allocation.refresh_from_db()
         if S.RUNNING in (current, to):
             running_entry_forget(allocation.pk)
+        if "cold_start_ms" in fields:
+            _cold_start_record(allocation, fields["cold_start_ms"], cold_start)
         if to == S.RUNNING:
             allocation_started.send(sender=Allocation, allocation=allocation, at=now)
         if current == S.RESTARTING and to == S.RUNNING:
@@ -100,3 +105,26 @@ def _endpoint_fields(allocation: Allocation, to: AllocationState, now: datetime)
     if allocation.woke_at is not None and allocation.cold_start_ms is None:
         fields["cold_start_ms"] = max(0, round((now - allocation.woke_at).total_seconds() * 1000))
     return fields
+
+
+def _cold_start_record(allocation: Allocation, total_ms: int, reported: ColdStart | None) -> None:
+    """The wake's row: the phases its driver reported, ready when they say (the cluster's own time, or the
+    simulated fleet's model); without a report, its total from the wake to ``running``, phases unknown."""
+    woke_at = allocation.woke_at
+    if woke_at is None:
+        return
+    if reported is None:
+        spec = allocation.workload_spec
+        reported = ColdStart(None, None, None, total_ms, None, model_source(spec.workload))
+    EndpointColdStart.objects.create(
+        tenant_id=allocation.tenant_id,
+        allocation=allocation,
+        woke_at=woke_at,
+        ready_at=woke_at + timedelta(milliseconds=reported.total_ms),
+        device_wait_ms=reported.device_wait_ms,
+        image_pull_ms=reported.image_pull_ms,
+        model_load_ms=reported.model_load_ms,
+        total_ms=reported.total_ms,
+        image_cached=reported.image_cached,
+        model_source=reported.model_source,
+    )

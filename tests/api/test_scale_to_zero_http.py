@@ -49,6 +49,9 @@ def test_the_first_request_wakes_an_idle_endpoint_after_a_measured_cold_start(
 ) -> None:
     load_fleet()
     settings.LADDER_SIM_PROVISION_SECONDS = 0
+    # The cold start is the device wait alone (no fixed init; its image stays on its hosts, and it names no model),
+    # so each wake below lasts what the test sets.
+    settings.LADDER_SIM_INIT_SECONDS = 0
     key = api_key_create(user=alice, name="caller", scopes=["read"], expires_at=None, actor=SYSTEM).token
     endpoint = place(acme, rung="serverless", gpus=2)
     allocations_reconcile()

@@ -102,6 +102,7 @@ CONSOLE_PAGES = {
         "/console/operators/defragment",
         "/console/operators/skew",
         "/console/operators/storage",
+        "/console/operators/cold-starts",
         "/console/operators/quotas",
     ],
     "finance": [

@@ -184,6 +184,24 @@ def test_ssh_keys_and_volumes_named_become_ids_asking_once_per_kind() -> None:
     assert asked == ["ssh_keys", "volumes"]  # ids need no lookup
 
 
+def test_a_model_cache_named_becomes_the_volumes_id() -> None:
+    text = (
+        "name: llm\nrung: serverless\ngpu_model: H100-SXM-80GB\ngpus: 1\nimage: ghcr.io/acme/llm:1.0\n"
+        "volumes:\n  - {volume: datasets, mount_path: /models, read_only: true}\n"
+        "model: {size_gb: 13.5, volume: datasets}\n"
+    )
+    got = taskfile.request_body(taskfile.check(taskfile.load(text, "task.yaml")), lambda kind: MINE[kind])
+    assert got["workload"]["model"] == {"size_gb": 13.5, "volume": 7}
+    assert got["workload"]["volumes"] == [{"volume": 7, "mount_path": "/models", "read_only": True}]
+    unknown = text.replace("volume: datasets}", "volume: weights}")
+    with pytest.raises(taskfile.TaskFileError) as caught:
+        taskfile.request_body(taskfile.check(taskfile.load(unknown, "task.yaml")), lambda kind: MINE[kind])
+    assert caught.value.line() == (
+        "ladder: task.yaml:8: model.volume: you have no volume named 'weights' "
+        "(yours: datasets; `ladder volumes` lists them)"
+    )
+
+
 def test_an_unknown_name_is_bad_usage_naming_its_line_and_yours() -> None:
     text = HEAD + "gpus: 1\nssh_keys:\n  - demo\n  - desktop\nvolumes:\n  - {volume: models, mount_path: /m}\n"
     with pytest.raises(taskfile.TaskFileError) as caught:

@@ -53,6 +53,22 @@ class PlacementEngine(GangPlacement, SharePlacement):
     # --- entry points ------------------------------------------------------------------------------------------
 
     def place(self, request: Request, policy: TenantPolicy, *, quota_milli: int | None = None) -> Placement | Refused:
+        return self._place(request, policy, quota_milli, observe=True)
+
+    def preview(self, request: Request, policy: TenantPolicy, *, quota_milli: int | None = None) -> Placement | Refused:
+        """Where ``place`` would put the request now, leaving the engine exactly as it found it: the request is not
+        counted in the workload the fragmentation score learns from (the last decision's snapshot is read as it
+        stands), and the decision is released inside a ``FleetState.trial`` before it is answered. What a serverless
+        endpoint going idle asks, to pull its image in advance where its next replica is likely to go."""
+        with self.state.trial():  # the indexes' order too: ties between equal nodes break as they did
+            result = self._place(request, policy, quota_milli, observe=False)
+            if isinstance(result, Placement):
+                self.release(result)
+        return result
+
+    def _place(
+        self, request: Request, policy: TenantPolicy, quota_milli: int | None, *, observe: bool
+    ) -> Placement | Refused:
         refusal = self._validate(request)
         if refusal:
             return Refused((refusal,))
@@ -65,7 +81,7 @@ class PlacementEngine(GangPlacement, SharePlacement):
         groups = self._priced(request, halls)
         if isinstance(groups, Refusal):
             return Refused((groups,))
-        if self.policy == "fragmentation":
+        if self.policy == "fragmentation" and observe:
             self._observe(request, policy.tenant_id, halls)
             self._snapshot = self.state.workload.snapshot()
         blocked: list[Refusal] = []

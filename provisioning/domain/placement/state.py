@@ -3,6 +3,9 @@
 Every change (a placement, a release, a node leaving ``ready``) updates the indexes locally, so a decision
 never rebuilds them: whole-GPU choices read buckets of nodes by free-GPU count, MIG choices read partly used
 GPUs grouped by their ``MigState``, soft shares read the tenant's own shared GPUs.
+
+``trial`` takes back what changed the indexes' order: a decision placed and released inside it (the engine's
+``preview``) leaves the state exactly as it was, down to which of two equal nodes the next decision meets first.
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter, defaultdict
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from provisioning.domain.placement.isolation import HallInfo
 from provisioning.domain.placement.mig import EMPTY, MigState
@@ -155,6 +159,36 @@ class FleetState:
         # What the fleet has been asked for lately (the engine's fragmentation score); kept with the state so that
         # it lives as long as the fleet it describes, whichever engine object decides on it.
         self.workload = Workload()
+        # Inside ``trial``: each index container as it was before its first change, by identity.
+        self._undo: dict[int, tuple[Any, Any]] | None = None
+
+    # --- trials ----------------------------------------------------------------------------------------------------
+
+    @contextmanager
+    def trial(self) -> Iterator[None]:
+        """Changes made inside are for a look only: the caller undoes them (releases what it placed), and on the way
+        out every index container is put back as it was, its order included (a dict keeps the order its keys came
+        in, and the buckets' order breaks ties between equal nodes). Not nested."""
+        if self._undo is not None:
+            raise RuntimeError("a trial is already open")
+        self._undo = {}
+        version = self.version
+        try:
+            yield
+        finally:
+            for container, saved in reversed(self._undo.values()):
+                if isinstance(container, dict):
+                    container.clear()
+                    container.update(saved)
+                else:
+                    container[:] = saved
+            self._undo = None
+            self.version = version
+
+    def _save(self, container: dict[Any, Any] | list[Any]) -> None:
+        """Inside a trial, keep ``container`` as it is before its first change."""
+        if self._undo is not None and id(container) not in self._undo:
+            self._undo[id(container)] = (container, container.copy())
 
     # --- building --------------------------------------------------------------------------------------------
 
@@ -205,26 +239,39 @@ class FleetState:
         return self.by_free[key]
 
     def _mig_groups(self, node: NodeSlot) -> dict[MigState, dict[int, GpuSlot]]:
+        if self._undo is not None:
+            self._save(self.mig_by_state)
         return self.mig_by_state.setdefault((node.model, node.hall.code), {})
 
     def _unindex_gpu_mig(self, gpu: GpuSlot) -> None:
         groups = self._mig_groups(gpu.node)
         group = groups.get(gpu.mig)
         if group is not None:
+            if self._undo is not None:
+                self._save(groups)
+                self._save(group)
             group.pop(id(gpu), None)
             if not group:
                 del groups[gpu.mig]
 
     def _index_gpu_mig(self, gpu: GpuSlot) -> None:
         if gpu.node.general and not gpu.mig.empty:
-            self._mig_groups(gpu.node).setdefault(gpu.mig, {})[id(gpu)] = gpu
+            groups = self._mig_groups(gpu.node)
+            if self._undo is not None:
+                self._save(groups)
+                self._save(groups.setdefault(gpu.mig, {}))
+            groups.setdefault(gpu.mig, {})[id(gpu)] = gpu
 
     def _reindex_node(self, node: NodeSlot) -> None:
         """Put a node (and its MIG GPUs) where its current free count and state say; O(GPUs on the node)."""
         self.version += 1
         old = self._node_free[node.id]
         free = node.free if node.general else 0
+        trial = self._undo is not None
         for buckets in self._node_buckets[node.id]:
+            if trial:
+                self._save(buckets[old])
+                self._save(buckets[free])
             buckets[old].pop(node.id, None)
             if free:
                 buckets[free][node.id] = node
@@ -239,16 +286,24 @@ class FleetState:
                 self._unindex_gpu_soft(gpu, gpu.soft_used)
                 self._index_gpu_soft(gpu)
 
-    def _soft_pool(self, tenant: int, mode: Performance, node: NodeSlot) -> SoftPool:
-        return self.soft_pools.setdefault((tenant, mode, node.model, node.hall.code), SoftPool())
+    def _soft_pool(self, tenant: int, mode: Performance, node: NodeSlot, used: int) -> SoftPool:
+        if self._undo is not None:
+            self._save(self.soft_pools)
+        pool = self.soft_pools.setdefault((tenant, mode, node.model, node.hall.code), SoftPool())
+        if self._undo is not None:
+            self._save(pool.by_used)
+            self._save(pool.levels)
+            if used in pool.by_used:
+                self._save(pool.by_used[used])
+        return pool
 
     def _unindex_gpu_soft(self, gpu: GpuSlot, used: int) -> None:
         if gpu.soft_tenant is not None and gpu.soft_mode is not None:
-            self._soft_pool(gpu.soft_tenant, gpu.soft_mode, gpu.node).discard(gpu, used)
+            self._soft_pool(gpu.soft_tenant, gpu.soft_mode, gpu.node, used).discard(gpu, used)
 
     def _index_gpu_soft(self, gpu: GpuSlot) -> None:
         if gpu.soft_tenant is not None and gpu.soft_mode is not None and gpu.soft_used > 0 and gpu.node.general:
-            self._soft_pool(gpu.soft_tenant, gpu.soft_mode, gpu.node).add(gpu)
+            self._soft_pool(gpu.soft_tenant, gpu.soft_mode, gpu.node, gpu.soft_used).add(gpu)
 
     def set_node_state(self, node_id: int, state: str) -> None:
         node = self.nodes[node_id]

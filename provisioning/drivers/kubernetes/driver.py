@@ -33,6 +33,7 @@ from provisioning.drivers.base import Provisioner
 from provisioning.drivers.kubernetes import health, render
 from provisioning.drivers.kubernetes.client import ClusterUnavailable, Kube
 from provisioning.drivers.kubernetes.clusters import kube_for, kube_for_cluster
+from provisioning.drivers.kubernetes.cold_starts import cold_start_read, prepull_apply, prepull_delete
 from provisioning.drivers.kubernetes.desired import (
     allocation_namespace,
     allocation_shape,
@@ -50,6 +51,7 @@ from provisioning.drivers.kubernetes.output import (
     workload_event,
 )
 from provisioning.drivers.kubernetes.recovery import GANG_KINDS, job_replace, job_stale
+from provisioning.drivers.kubernetes.render_prepull import prepull_ref
 from provisioning.drivers.kubernetes.scaling import (
     ANNOTATION_IDLE_SINCE,
     deployment_scale,
@@ -70,6 +72,7 @@ from provisioning.drivers.volumes import VolumeBackend
 from provisioning.events import workload_ended
 from provisioning.models import Allocation, Cluster, Node, NodeState
 from provisioning.services.attestation import attestation_overdue, attestation_refuse, attested
+from provisioning.services.cold_starts import active_hosts, prepull_hosts
 from provisioning.services.devices import nodes_sanitized
 from provisioning.services.endpoints import allocation_replicas_set, endpoint_sleep
 from provisioning.services.faults import allocation_checkpoint_record
@@ -165,7 +168,11 @@ class KubernetesProvisioner(Provisioner):
                 return
             if allocation.rung == Rung.SERVERLESS:
                 token_policy_apply(kube, allocation)
-            allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM)
+            woken = allocation.rung == Rung.SERVERLESS and allocation.woke_at is not None
+            woken = woken and allocation.cold_start_ms is None  # its wake ends here
+            cold = cold_start_read(kube, allocation) if woken else None
+            if allocation_transition(allocation=allocation, to=S.RUNNING, actor=SYSTEM, cold_start=cold) and woken:
+                prepull_delete(kube, allocation)  # its image is where it runs: the pods holding it elsewhere go
         elif state == "running" and allocation.rung == Rung.JOB:
             self._checkpoint_learn(kube, allocation)
         elif state == "running" and allocation.rung == Rung.SERVERLESS and live is not None:
@@ -176,10 +183,14 @@ class KubernetesProvisioner(Provisioner):
                     token_policy_apply(kube, allocation)  # put back if someone deleted it
             deployment_scale(kube, allocation, live)
         elif state == "idle" and allocation.state == S.RUNNING and not pods_of(kube, allocation):
-            # The last replica is gone (its streams drained in its grace period): the devices go back, and its
-            # calls go to Ladder's check, which wakes it (withdrawn already unless its autoscaler went to zero).
+            # The last replica is gone (its streams drained in its grace period): the devices go back, its calls go
+            # to Ladder's check, which wakes it (its token policy withdrawn already unless its autoscaler went to
+            # zero), and its image is pulled in advance where the next replica is likely to go.
             token_policy_withdraw(kube, allocation)
-            endpoint_sleep(allocation=allocation, actor=SYSTEM)
+            hosts = active_hosts(allocation)
+            if endpoint_sleep(allocation=allocation, actor=SYSTEM) and settings.LADDER_SERVERLESS_PREPULL:
+                allocation.refresh_from_db()
+                prepull_apply(kube, allocation, prepull_hosts(allocation=allocation, last_hosts=hosts))
         elif state == "idle" and allocation.state == S.PROVISIONING:
             deployment_wake(kube, allocation)
 
@@ -259,6 +270,8 @@ class KubernetesProvisioner(Provisioner):
                 first.append(render.endpoint_token_policy(shape))
             for obj in [*first, *(o for o in reversed(objects) if o is not primary)]:
                 kube.delete(obj)
+            if allocation.rung == Rung.SERVERLESS:
+                kube.delete(prepull_ref(shape))  # the pods that held its image on the hosts it might have gone to
             if allocation.workload_spec.leaves_host_dirty:
                 # A Slurm cluster's slurmd ran as root with host capabilities: its hosts are wiped as bare metal's
                 # are, and stay sanitizing until the wipe completes (``sanitized_nodes``).

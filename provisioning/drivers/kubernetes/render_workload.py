@@ -19,7 +19,15 @@ from provisioning.domain.rungs import Rung
 from provisioning.domain.user_data import OsMount, os_user_data
 from provisioning.domain.volumes import Attach, VolumeKind, volume_backend_name
 from provisioning.domain.workload_rules import image_parse
-from provisioning.domain.workloads import SECRET_FILES, Materials, MountedVolume, Port, Volume, Workload
+from provisioning.domain.workloads import (
+    MODEL_DIR_ENV,
+    SECRET_FILES,
+    Materials,
+    MountedVolume,
+    Port,
+    Volume,
+    Workload,
+)
 from provisioning.drivers.kubernetes.manifest import UID, Obj, b64, own, restricted, secret
 from provisioning.drivers.kubernetes.render_volumes import claim_volume, mounted
 from provisioning.drivers.kubernetes.shapes import DEFAULT_IMAGE, AllocationShape
@@ -298,6 +306,10 @@ def pod_parts(a: AllocationShape, serve_port: int | None = None) -> PodParts:
             mount["readOnly"] = True
             parts.init_containers.append(_fetch(a, i, volume.dataset))
         parts.mounts.append(mount)
+    cache = w.model_mount()
+    if cache is not None:
+        # The model cache: where every replica reads its weights from (docs/serverless.md, "Cold starts").
+        parts.env.insert(0, {"name": MODEL_DIR_ENV, "value": cache})
     if w.pull_secret:
         parts.pull_secrets = [{"name": pull_name(a)}]
     if a.rung == Rung.CONTAINER and gets_ssh(a):

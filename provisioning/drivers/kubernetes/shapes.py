@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from provisioning.domain.fabric import FABRIC_RESOURCE_PREFIX
 from provisioning.domain.fleet_document import Rdma
 from provisioning.domain.rungs import FRAMEWORKS, Framework
-from provisioning.domain.workloads import Materials, Workload, WorkloadSpec
+from provisioning.domain.workloads import STOCK_IMAGE, Materials, Workload, WorkloadSpec
 
 MANAGED_BY = "ladder"
 LABEL_TENANT = "ladder.io/tenant"
@@ -20,7 +20,7 @@ LABEL_ALLOCATION = "ladder.io/allocation"
 LABEL_JURISDICTION = "ladder.io/jurisdiction"
 LABEL_DEDICATED = "ladder.io/dedicated"
 TAINT_DEDICATED = "ladder.io/dedicated"
-DEFAULT_IMAGE = "nvcr.io/nvidia/cuda:13.0.0-base-ubuntu24.04"
+DEFAULT_IMAGE = STOCK_IMAGE
 SLURM_NAMESPACE_SUFFIX = FRAMEWORKS[Framework.SLURM].namespace_suffix  # the namespace_set(slurm=True) renders
 HPA = "hpa"  # what scales serverless endpoints (LADDER_SERVERLESS_AUTOSCALER): a HorizontalPodAutoscaler
 KEDA = "keda"  # or a KEDA ScaledObject

@@ -32,6 +32,9 @@ from .closure import Closure
 from .closure_step_enum import ClosureStepEnum
 from .cluster import Cluster
 from .cluster_register_request import ClusterRegisterRequest
+from .cold_start import ColdStart
+from .cold_start_phases import ColdStartPhases
+from .cold_starts import ColdStarts
 from .compute_place import ComputePlace
 from .cost_basis import CostBasis
 from .cost_basis_request_request import CostBasisRequestRequest
@@ -108,6 +111,7 @@ from .log_line import LogLine
 from .logs import Logs
 from .member import Member
 from .member_invite_request import MemberInviteRequest
+from .model_source_enum import ModelSourceEnum
 from .move import Move
 from .move_status_enum import MoveStatusEnum
 from .moved_kind_enum import MovedKindEnum
@@ -151,6 +155,7 @@ from .paginated_volume_list import PaginatedVolumeList
 from .patched_member_role_request import PatchedMemberRoleRequest
 from .patched_tenant_update_request import PatchedTenantUpdateRequest
 from .patched_volume_change_request import PatchedVolumeChangeRequest
+from .percentiles import Percentiles
 from .port_request import PortRequest
 from .preservation import Preservation
 from .preservation_by_category import PreservationByCategory
@@ -217,6 +222,7 @@ from .volume_place import VolumePlace
 from .volume_request import VolumeRequest
 from .volume_state_enum import VolumeStateEnum
 from .withheld import Withheld
+from .workload_model_request import WorkloadModelRequest
 from .workload_request import WorkloadRequest
 
 __all__ = (
@@ -252,6 +258,9 @@ __all__ = (
     "ClosureStepEnum",
     "Cluster",
     "ClusterRegisterRequest",
+    "ColdStart",
+    "ColdStartPhases",
+    "ColdStarts",
     "ComputePlace",
     "CostBasis",
     "CostBasisRequestRequest",
@@ -328,6 +337,7 @@ __all__ = (
     "Logs",
     "Member",
     "MemberInviteRequest",
+    "ModelSourceEnum",
     "Move",
     "MoveStatusEnum",
     "MovedKindEnum",
@@ -371,6 +381,7 @@ __all__ = (
     "PatchedMemberRoleRequest",
     "PatchedTenantUpdateRequest",
     "PatchedVolumeChangeRequest",
+    "Percentiles",
     "PortRequest",
     "Preservation",
     "PreservationByCategory",
@@ -437,5 +448,6 @@ __all__ = (
     "VolumeRequest",
     "VolumeStateEnum",
     "Withheld",
+    "WorkloadModelRequest",
     "WorkloadRequest",
 )

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..models.port_request import PortRequest
     from ..models.secret_ref_request import SecretRefRequest
     from ..models.volume_request import VolumeRequest
+    from ..models.workload_model_request import WorkloadModelRequest
 
 
 T = TypeVar("T", bound="WorkloadRequest")
@@ -50,6 +51,10 @@ class WorkloadRequest:
             autoscaling (AutoscalingRequest | Unset): How a serverless endpoint scales (docs/serverless.md, "Autoscaling").
                 A value left out takes its default;
                 reads show every value as applied.
+            model (WorkloadModelRequest | Unset): Refuses, with 422 ``validation_error``, every field of the body it does
+                not declare as writable, each
+                named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body ``share.mdoe``), together
+                with the declared fields' own errors.
     """
 
     image: str | Unset = UNSET
@@ -66,6 +71,7 @@ class WorkloadRequest:
     pull_secret: str | Unset = UNSET
     framework: FrameworkEnum | Unset = FrameworkEnum.TORCHRUN
     autoscaling: AutoscalingRequest | Unset = UNSET
+    model: WorkloadModelRequest | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -129,6 +135,10 @@ class WorkloadRequest:
         if not isinstance(self.autoscaling, Unset):
             autoscaling = self.autoscaling.to_dict()
 
+        model: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.model, Unset):
+            model = self.model.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -160,6 +170,8 @@ class WorkloadRequest:
             field_dict["framework"] = framework
         if autoscaling is not UNSET:
             field_dict["autoscaling"] = autoscaling
+        if model is not UNSET:
+            field_dict["model"] = model
 
         return field_dict
 
@@ -171,6 +183,7 @@ class WorkloadRequest:
         from ..models.port_request import PortRequest
         from ..models.secret_ref_request import SecretRefRequest
         from ..models.volume_request import VolumeRequest
+        from ..models.workload_model_request import WorkloadModelRequest
 
         d = dict(src_dict)
         image = d.pop("image", UNSET)
@@ -244,6 +257,13 @@ class WorkloadRequest:
         else:
             autoscaling = AutoscalingRequest.from_dict(_autoscaling)
 
+        _model = d.pop("model", UNSET)
+        model: WorkloadModelRequest | Unset
+        if isinstance(_model, Unset):
+            model = UNSET
+        else:
+            model = WorkloadModelRequest.from_dict(_model)
+
         workload_request = cls(
             image=image,
             command=command,
@@ -259,6 +279,7 @@ class WorkloadRequest:
             pull_secret=pull_secret,
             framework=framework,
             autoscaling=autoscaling,
+            model=model,
         )
 
         workload_request.additional_properties = d

@@ -19,6 +19,7 @@ from provisioning.domain.os_images import os_catalog
 from provisioning.domain.workload_rules import DEFAULT_REGISTRIES, workload_check
 from provisioning.domain.workloads import SECRET_FILES, Checkpoint, Materials, Port, SecretRef, Volume, Workload
 from provisioning.drivers.kubernetes import render
+from provisioning.drivers.kubernetes.render_prepull import prepull_daemonset
 from provisioning.drivers.kubernetes.render_workload import DATASET_IMAGE
 from provisioning.drivers.kubernetes.shapes import AllocationShape, DeviceShape, TenantShape
 from tests.fakes.kubernetes import plural_of
@@ -532,6 +533,12 @@ def test_the_rbac_lets_ladder_apply_an_endpoints_keda_scaled_object() -> None:
     rendered = _kinds(render.allocation_objects(replace(SERVERLESS, autoscaler="keda")))
     assert ("keda.sh", "scaledobjects") in rendered
     assert rendered - _granted("ladder-provisioner") == set()
+
+
+def test_the_rbac_lets_ladder_pull_an_idle_endpoints_image_in_advance() -> None:
+    """The pre-pull DaemonSet (docs/serverless.md, "Pre-pull") is patchable and deletable by ladder-provisioner."""
+    endpoint = SERVERLESS
+    assert _kinds([prepull_daemonset(endpoint, ["gpu-node-07"])]) <= _granted("ladder-provisioner")
 
 
 def test_the_rbac_lets_ladder_apply_every_frameworks_objects() -> None:
