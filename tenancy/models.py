@@ -51,7 +51,7 @@ class Tenant(models.Model):
     # endpoint; null: LADDER_ENDPOINT_CALLS_PER_MINUTE. Operators set it with the quota.
     endpoint_calls_per_minute = models.PositiveIntegerField(null=True, blank=True)
     # The generation of the key signing its endpoint tokens (tenancy.domain.endpoint_tokens): rotating moves it on.
-    endpoint_token_generation = models.PositiveIntegerField(default=1)
+    endpoint_token_generation = models.PositiveIntegerField(default=1, db_default=1)  # raw inserts (benchmarks) too
 
     class Meta:
         ordering = ["id"]
