@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tenancy', '0005_volumes'),
+        ("tenancy", "0005_volumes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='tenant',
-            name='endpoint_token_generation',
+            model_name="tenant",
+            name="endpoint_token_generation",
             field=models.PositiveIntegerField(db_default=1, default=1),
         ),
     ]

@@ -211,3 +211,12 @@ def test_an_idle_endpoints_burst_wakes_it_once_through_ladders_check(
     ladder_calls.clear()
     assert gateway.request(host, f"Bearer {token}").status == 200
     assert "/api/v1/gateway/authorize" not in ladder_calls
+
+    # The wake's cold start, as the tenant reads it: one wake, its total and phases from the cluster's signals.
+    request = urllib.request.Request(f"{live_server.url}/api/v1/allocations/{endpoint.pk}/cold-starts")
+    request.add_header("Authorization", f"Bearer {key}")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        figures = json.loads(response.read())
+    assert figures["count"] == 1
+    assert figures["total"]["p50_ms"] >= 1000  # the replica came up warm a second after it was asked for
+    assert figures["recent"][0]["total_ms"] == figures["total"]["p99_ms"]
