@@ -191,8 +191,11 @@ DATABASES = {"default": env.db("DATABASE_URL")}
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # The embedded default serves a few people; wait for the writer lock instead of failing at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # The embedded default serves a few people; wait for the writer lock instead of failing at once. A transaction
+    # takes it as it begins (BEGIN IMMEDIATE): one that read first and wrote later (a service reading, then
+    # auditing) would otherwise fail at once with "database is locked" when the beat process wrote in between,
+    # since SQLite cannot wait to upgrade a read lock held across another writer.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=20, transaction_mode="IMMEDIATE")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {"default": env.cache("CACHE_URL")}
