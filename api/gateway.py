@@ -29,9 +29,9 @@ from api.serializers import StrictSerializer, refuse_body
 from core.errors import ServiceError
 from lifecycle.services.gateway import endpoint_token_mint, gateway_authorize
 from tenancy.domain.roles import Action
-from tenancy.gateway_keys import endpoint_tokens_rotate, tenant_jwks
+from tenancy.gateway_keys import tenant_jwks
 from tenancy.models import ApiKey
-from tenancy.services import tenant_require_writable
+from tenancy.services import endpoint_tokens_rotate_requested
 
 
 def bearer(request: HttpRequest) -> str:
@@ -153,8 +153,6 @@ class EndpointTokenRotationView(LadderView):
     )
     def post(self, request: Request) -> Response:
         refuse_body(request)
-        tenant = self.membership.tenant
-        tenant_require_writable(tenant, actor=self.caller.actor)
-        generation = endpoint_tokens_rotate(tenant=tenant, actor=self.caller.actor, reason="rotated on request")
+        generation = endpoint_tokens_rotate_requested(tenant=self.membership.tenant, actor=self.caller.actor)
         body = {"generation": generation, "refused_within_seconds": settings.LADDER_GATEWAY_KEYS_SECONDS}
         return Response(EndpointTokenRotationSerializer(body).data)

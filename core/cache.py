@@ -17,6 +17,7 @@ from typing import Any
 from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient
+from django.db import transaction
 
 
 class _SharedClients(RedisCacheClient):
@@ -54,6 +55,13 @@ def counter_incr(name: str, *, timeout: int, by: int = 1) -> int:
     except ValueError:  # the counter's first count (or it expired)
         # Another process may have created it in between: then count on in it.
         return by if cache.add(name, by, timeout=timeout) else int(cache.incr(name, by))
+
+
+def cache_forget(*keys: str) -> None:
+    """Drop ``keys`` from the shared cache now, and again once the current transaction commits: a request that read
+    the database in between would otherwise put the old value back until it expires."""
+    cache.delete_many(list(keys))
+    transaction.on_commit(lambda: cache.delete_many(list(keys)))
 
 
 _MEMOS: list[LocalMemo] = []

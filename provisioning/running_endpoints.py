@@ -12,9 +12,8 @@ import time
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db import transaction
 
-from core.cache import LocalMemo
+from core.cache import LocalMemo, cache_forget
 from provisioning.domain.states import AllocationState
 from provisioning.domain.workloads import Workload
 from provisioning.models import Allocation
@@ -98,8 +97,6 @@ def running_entries_forget(*, tenant_id: int) -> None:
 
 
 def _forget(keys: list[str]) -> None:
-    """Now, and again once committed: a call reading the database in between would cache the old state."""
     for key in keys:
         _memo.forget(key)
-    cache.delete_many(keys)
-    transaction.on_commit(lambda: cache.delete_many(keys))
+    cache_forget(*keys)

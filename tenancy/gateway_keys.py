@@ -22,7 +22,7 @@ from django.db.models import F
 
 from core.actor import Actor
 from core.audit import audit_record
-from core.cache import LocalMemo
+from core.cache import LocalMemo, cache_forget
 from tenancy.domain.endpoint_tokens import kid_for, kid_parse, public_jwk, signing_key
 from tenancy.models import ApiKey, Membership, Tenant
 
@@ -99,7 +99,7 @@ def endpoint_tokens_rotate(*, tenant: Tenant, actor: Actor, reason: str) -> int:
         data={"generation": generation, "reason": reason},
     )
     _memo.forget(f"jwks:{tenant.slug}")
-    _forget(_jwks_key(tenant.slug))
+    cache_forget(_jwks_key(tenant.slug))
     return generation
 
 
@@ -166,13 +166,7 @@ def _gateway_key_read(prefix: str) -> GatewayKey | None:
 def gateway_key_forget(prefix: str) -> None:
     """Read the key afresh on its next use (it was revoked, or its owner changed)."""
     _memo.forget(f"key:{prefix}")
-    _forget(_gateway_key_key(prefix))
-
-
-def _forget(key: str) -> None:
-    """Now, and again once committed: a call reading the database in between would cache the old state."""
-    cache.delete(key)
-    transaction.on_commit(lambda: cache.delete(key))
+    cache_forget(_gateway_key_key(prefix))
 
 
 def _timestamp(at: datetime | None) -> float | None:

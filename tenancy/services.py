@@ -373,6 +373,13 @@ def api_key_revoke(*, key: ApiKey, actor: Actor) -> ApiKey:
     return key
 
 
+def endpoint_tokens_rotate_requested(*, tenant: Tenant, actor: Actor) -> int:
+    """A tenant's owner or admin asks that every endpoint token minted so far be refused: a write of the tenant's,
+    so only while it may change its things. Returns the signing key's new generation."""
+    tenant_require_writable(tenant, actor=actor)
+    return endpoint_tokens_rotate(tenant=tenant, actor=actor, reason="rotated on request")
+
+
 class _KeyLookup:
     """The key a prefix names, with its user, the user's membership and its tenant: the request needs them next
     (one query, not four). Every API request runs it, so it is plain SQL built once per process; the ORM compiled

@@ -4,6 +4,8 @@ Kueue and the Job controller would run it."""
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import datetime
 from typing import Any
 
@@ -114,3 +116,38 @@ def running_endpoint(server: K8sServer, tenant: Any, gpus: int = 3) -> Allocatio
     allocations_reconcile()
     assert state(allocation) == "running"
     return allocation
+
+
+def queue_depth(server: K8sServer, allocation: Allocation, value: str) -> None:
+    """What the metrics adapter serves from the gateway's queue gauge for the endpoint."""
+    server.put_object(
+        {
+            "apiVersion": "external.metrics.k8s.io/v1beta1",
+            "kind": "ladder_queue_depth",
+            "metadata": {
+                "name": f"depth-{allocation.pk}",
+                "namespace": "ladder-acme",
+                "labels": {"ladder.io/allocation": str(allocation.pk)},
+            },
+            "value": value,
+        }
+    )
+
+
+def warm_when_asked(server: K8sServer, allocation: Allocation, after: float) -> threading.Thread:
+    """The cluster's side of a wake, started: once the woken Deployment asks for a replica, the replica is ready
+    ``after`` seconds later. Join the thread once the wake is done."""
+
+    def controller() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            found = server.get_object("apps/v1", "Deployment", f"ldr-{allocation.pk}", "ladder-acme")
+            if found and found["spec"].get("replicas") == 1:
+                time.sleep(after)
+                replicas_ready(server, allocation, 1)
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=controller)
+    thread.start()
+    return thread

@@ -19,9 +19,10 @@ from provisioning.drivers.kubernetes.driver import KubernetesProvisioner
 from provisioning.models import Allocation
 from provisioning.services.placing import AllocationSpec
 from tests.fakes.kubernetes import K8sServer
-from tests.provisioning.drivers.kubernetes.test_scale_to_zero import deployment, queue_depth, ready
+from tests.provisioning.drivers.kubernetes.test_scale_to_zero import deployment
 from tests.support import SYSTEM
-from tests.support.kubernetes import H100, live, state
+from tests.support.kubernetes import H100, live, queue_depth, state
+from tests.support.kubernetes import replicas_ready as ready
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ check, wakes it exactly once and every held request is answered."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 import urllib.request
 from collections import Counter
@@ -31,7 +30,7 @@ from tests.fakes.envoy_gateway import EnvoyGatewayDouble
 from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM
 from tests.support import k8s_schemas as schemas
-from tests.support.kubernetes import live, replicas_ready, running_endpoint, state
+from tests.support.kubernetes import live, queue_depth, replicas_ready, running_endpoint, state, warm_when_asked
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ENVOY = "gateway.envoyproxy.io"
@@ -164,18 +163,7 @@ def test_an_idle_endpoints_burst_wakes_it_once_through_ladders_check(
     key = api_key_create(user=alice, name="serving", scopes=["read"], expires_at=None, actor=SYSTEM).token
     token = mint(live_server, key)  # every endpoint of acme's
 
-    k8s_fleet.put_object(
-        {
-            "apiVersion": "external.metrics.k8s.io/v1beta1",
-            "kind": "ladder_queue_depth",
-            "metadata": {
-                "name": "depth",
-                "namespace": "ladder-acme",
-                "labels": {"ladder.io/allocation": str(endpoint.pk)},
-            },
-            "value": "0",
-        }
-    )
+    queue_depth(k8s_fleet, endpoint, "0")
     allocations_reconcile()  # an empty queue: noted
     allocations_reconcile()  # past the window: the token policy is withdrawn, then zero replicas
     assert token_policy(k8s_fleet, endpoint) is None
@@ -183,19 +171,7 @@ def test_an_idle_endpoints_burst_wakes_it_once_through_ladders_check(
     allocations_reconcile()
     assert state(endpoint) == S.IDLE
 
-    def controller() -> None:
-        """The cluster's side: once the woken Deployment asks for a replica, it is warm 1 s later."""
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            found = k8s_fleet.get_object("apps/v1", "Deployment", f"ldr-{endpoint.pk}", "ladder-acme")
-            if found and found["spec"].get("replicas") == 1:
-                time.sleep(1.0)
-                replicas_ready(k8s_fleet, endpoint, 1)
-                return
-            time.sleep(0.05)
-
-    cluster = threading.Thread(target=controller)
-    cluster.start()
+    cluster = warm_when_asked(k8s_fleet, endpoint, after=1.0)  # the cluster's side: warm 1 s after asked
     ladder_calls.clear()
     with ThreadPoolExecutor(max_workers=24) as pool:
         answers = list(pool.map(lambda _: gateway.request(host, f"Bearer {token}"), range(24)))

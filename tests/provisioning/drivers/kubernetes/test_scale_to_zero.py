@@ -5,7 +5,6 @@ measured cold start; ready replicas drive the usage interval; a wake with no cap
 
 from __future__ import annotations
 
-import threading
 import time
 from itertools import pairwise
 from typing import Any
@@ -18,7 +17,7 @@ from provisioning.drivers.base import allocations_reconcile
 from provisioning.models import Allocation, GpuClaim
 from tests.fakes.kubernetes import K8sServer
 from tests.support import assert_problem
-from tests.support.kubernetes import live, place, running_endpoint, state
+from tests.support.kubernetes import live, place, queue_depth, running_endpoint, state, warm_when_asked
 from tests.support.kubernetes import replicas_ready as ready
 
 GATEWAY = "/api/v1/gateway/authorize"
@@ -27,22 +26,6 @@ GATEWAY = "/api/v1/gateway/authorize"
 @pytest.fixture
 def fleet(k8s_fleet: K8sServer) -> K8sServer:
     return k8s_fleet
-
-
-def queue_depth(server: K8sServer, allocation: Allocation, value: str) -> None:
-    """What the metrics adapter serves from the gateway's queue gauge for the endpoint."""
-    server.put_object(
-        {
-            "apiVersion": "external.metrics.k8s.io/v1beta1",
-            "kind": "ladder_queue_depth",
-            "metadata": {
-                "name": f"depth-{allocation.pk}",
-                "namespace": "ladder-acme",
-                "labels": {"ladder.io/allocation": str(allocation.pk)},
-            },
-            "value": value,
-        }
-    )
 
 
 def deployment(server: K8sServer, allocation: Allocation) -> dict[str, Any]:
@@ -68,19 +51,7 @@ def test_an_idle_endpoint_releases_its_gpus_and_its_first_request_wakes_it(
     assert deployment(fleet, allocation)  # the endpoint keeps its objects, route and URL
 
     # The first request: the gateway asks Ladder, which wakes the endpoint and answers once a replica is ready.
-    def controller() -> None:
-        """The cluster's side: once the woken Deployment asks for a replica, it comes up warm 0.8 s later."""
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            found = fleet.get_object("apps/v1", "Deployment", f"ldr-{allocation.pk}", "ladder-acme")
-            if found and found["spec"].get("replicas") == 1:
-                time.sleep(0.8)
-                ready(fleet, allocation, 1)
-                return
-            time.sleep(0.05)
-
-    cluster = threading.Thread(target=controller)
-    cluster.start()
+    cluster = warm_when_asked(fleet, allocation, after=0.8)  # the cluster's side: warm 0.8 s after asked
     host = f"ldr-{allocation.pk}.ladder.localhost"
     began = time.monotonic()
     answer = api(alice).get(GATEWAY, HTTP_X_FORWARDED_HOST=host)
