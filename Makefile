@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 LOCK := requirements.lock
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 
-.PHONY: run test test-fast lint venv lock sdk browser worker beat bench-data bench-data-check focus-venv focus-lock load faults
+.PHONY: run test test-fast lint venv lock sdk browser prometheus worker beat bench-data bench-data-check focus-venv focus-lock load faults
 
 venv: $(STAMP)
 
@@ -82,7 +82,7 @@ FAST := not system and not bench and not exclusive
 
 test: export DJANGO_SETTINGS_MODULE = config.settings_test
 test: export LADDER_TEST_CLOCK =
-test: lint browser focus-venv
+test: lint browser prometheus focus-venv
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(PYTEST) -m "not exclusive"
 	$(BIN)/pytest -m exclusive
@@ -109,6 +109,23 @@ browser:
 	echo "browser: installing Debian's chromium"; \
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get install -y -q chromium || { apt-get update -q && apt-get install -y -q chromium; }
+
+# The tests that read GPU and gateway metrics (tests/support/prometheus.py) start a real Prometheus: Debian's package,
+# installed here when missing (root and apt-get, as for Chromium); LADDER_PROMETHEUS names another binary. Without one
+# those tests skip, and under CI=true they fail.
+prometheus:
+	@if [ -n "$$LADDER_PROMETHEUS" ]; then test -x "$$LADDER_PROMETHEUS" && exit 0; \
+		echo "prometheus: LADDER_PROMETHEUS=$$LADDER_PROMETHEUS is not an executable file" >&2; exit 1; fi; \
+	command -v prometheus >/dev/null && exit 0; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "prometheus: Prometheus is missing and this is not root on Debian, so it is not installed here." >&2; \
+		echo "prometheus: install it (sudo apt-get install -y prometheus) or set LADDER_PROMETHEUS=/path/to/prometheus;" >&2; \
+		echo "prometheus: until then the tests that read metrics skip (under CI=true they fail)." >&2; \
+		exit 0; fi; \
+	echo "prometheus: installing Debian's prometheus"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y -q --no-install-recommends prometheus \
+		|| { apt-get update -q && apt-get install -y -q --no-install-recommends prometheus; }
 
 # The FOCUS validator (tests/billing/test_focus_validator.py) runs in an environment of its own: focus-validator 2.x
 # needs Python >= 3.12 and numpy < 2 (so pyarrow < 16), which the product's Python 3.11 lock cannot hold. Built from

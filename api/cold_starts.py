@@ -1,12 +1,14 @@
 """A serverless endpoint's cold starts at the API: ``GET /api/v1/allocations/{id}/cold-starts`` (mixed into
 ``AllocationViewSet``: the same tenant scoping, so another tenant's id answers 404). How many wakes, P50/P90/P99
 (nearest rank) of their totals and of each phase, of its requests' queue delay and execution time, and its latest
-wakes; read from ``provisioning.selectors.cold_start_figures``, never written by the read."""
+wakes; read from ``provisioning.selectors.cold_start_figures`` and the driver's ``request_times`` (on Kubernetes, the
+gateway's histograms in Prometheus), never written by the read."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.decorators import action
@@ -16,6 +18,7 @@ from rest_framework.response import Response
 from core.errors import Conflict
 from provisioning.domain.cold_start import ModelSource, Percentiles
 from provisioning.domain.rungs import rung_facts
+from provisioning.drivers.base import provisioner
 from provisioning.models import EndpointColdStart
 from provisioning.selectors import COLD_STARTS_COUNTED, COLD_STARTS_RECENT, cold_start_figures
 
@@ -62,9 +65,16 @@ class ColdStartsSerializer(serializers.Serializer[Any]):
         help_text="Each phase; a phase the backend did not report for a wake is left out of its percentiles."
     )
     queue_delay = PercentilesSerializer(
-        help_text="How long a request waited before a replica took it (the simulated fleet: held by a wake, else 0)."
+        help_text="How long a request waited before a replica took it: held by a wake, else 0 (docs/serverless.md)."
     )
     execution = PercentilesSerializer(help_text="How long a request took once a replica had it.")
+    requests_window = serializers.CharField(
+        help_text="What the request figures cover: the simulated fleet's last requests, or on Kubernetes the last "
+        "24 hours of the gateway's request histograms in Prometheus."
+    )
+    requests_unavailable = serializers.CharField(
+        allow_null=True, help_text="Why the request figures count nothing now (Prometheus did not answer), or null."
+    )
     recent = ColdStartSerializer(many=True, help_text=f"The last {COLD_STARTS_RECENT} wakes, newest first.")
 
 
@@ -95,13 +105,16 @@ class AllocationColdStartActions:
                 "not_an_endpoint", f"Allocation {allocation.pk} is not a serverless endpoint: it has no cold starts."
             )
         figures = cold_start_figures(allocation)
+        requests = provisioner().request_times([allocation.pk], now=timezone.now())[allocation.pk]
         body = {
             "allocation": allocation.pk,
             "count": figures["count"],
             "total": _percentiles(figures["total"]),
             "phases": {phase: _percentiles(found) for phase, found in figures["phases"].items()},
-            "queue_delay": _percentiles(figures["queue_delay"]),
-            "execution": _percentiles(figures["execution"]),
+            "queue_delay": _percentiles(requests.queue_delay),
+            "execution": _percentiles(requests.execution),
+            "requests_window": requests.window,
+            "requests_unavailable": requests.unavailable,
             "recent": ColdStartSerializer(figures["recent"], many=True).data,
         }
         return Response(ColdStartsSerializer(body).data)

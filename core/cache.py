@@ -7,11 +7,15 @@ work (three cache operations, each paying for a fresh client). A ``redis.Redis``
 (each command takes a connection from the pool and gives it back), so one per pool is kept.
 
 ``counter_incr`` is the one atomic count every rate limit needs, in one round trip on Redis (INCR, and EXPIRE only
-when the key has none, pipelined), and Django's portable ``add``/``incr`` on any other backend.
+when the key has none, pipelined), and Django's portable ``add``/``incr`` on any other backend. ``samples_append``
+keeps the last samples of something under one key, atomically on Redis (RPUSH and LTRIM, pipelined), so a burst of
+requests ending together loses none of them; on any other backend, under a process-wide lock.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 from typing import Any
 
 from django.core.cache import DEFAULT_CACHE_ALIAS, cache, caches
@@ -55,6 +59,36 @@ def counter_incr(name: str, *, timeout: int, by: int = 1) -> int:
     except ValueError:  # the counter's first count (or it expired)
         # Another process may have created it in between: then count on in it.
         return by if cache.add(name, by, timeout=timeout) else int(cache.incr(name, by))
+
+
+_samples_lock = threading.Lock()
+
+
+def samples_append(name: str, sample: Any, *, keep: int, timeout: int) -> None:
+    """Add one JSON-able ``sample`` to the list ``name``, which keeps its last ``keep`` and lives ``timeout``
+    seconds from its latest."""
+    backend = caches[DEFAULT_CACHE_ALIAS]
+    if isinstance(backend, DjangoRedisCache):
+        key = backend.make_and_validate_key(name)
+        pipe = backend._cache.get_client(key, write=True).pipeline(transaction=False)
+        pipe.rpush(key, json.dumps(sample))
+        pipe.ltrim(key, -keep, -1)
+        pipe.expire(key, timeout)
+        pipe.execute()
+        return
+    with _samples_lock:  # one process's threads; another backend shared by processes may drop a sample in a race
+        kept = cache.get(name) or []
+        kept.append(sample)
+        cache.set(name, kept[-keep:], timeout)
+
+
+def samples_read(name: str) -> list[Any]:
+    """The samples ``samples_append`` kept under ``name``, oldest first."""
+    backend = caches[DEFAULT_CACHE_ALIAS]
+    if isinstance(backend, DjangoRedisCache):
+        key = backend.make_and_validate_key(name)
+        return [json.loads(item) for item in backend._cache.get_client(key).lrange(key, 0, -1)]
+    return list(cache.get(name) or [])
 
 
 def cache_forget(*keys: str) -> None:

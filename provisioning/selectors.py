@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from django.core.cache import cache
 from django.db.models import Count, Sum
 
+from core.cache import samples_read
 from provisioning.domain.cold_start import PHASES, percentiles
 from provisioning.domain.fabric import FabricRefused, fabric_of
 from provisioning.domain.fleet_document import Rdma
@@ -412,23 +412,32 @@ def request_samples_key(allocation_id: int) -> str:
     return f"endpoint-requests:{allocation_id}"
 
 
+def hold_samples_key(allocation_id: int) -> str:
+    """Where the holds of an endpoint's requests at the gateway's check are kept (``services.cold_starts``)."""
+    return f"endpoint-holds:{allocation_id}"
+
+
 def endpoint_request_samples(allocation_id: int) -> list[tuple[int, int]]:
     """An endpoint's last requests, oldest first: (queue delay, execution time) of each, in milliseconds."""
-    return [(int(q), int(e)) for q, e in cache.get(request_samples_key(allocation_id)) or []]
+    return [(int(q), int(e)) for q, e in samples_read(request_samples_key(allocation_id))]
+
+
+def endpoint_holds(allocation_id: int, *, since: datetime) -> list[int]:
+    """How long the gateway's check held each of the endpoint's requests answered since ``since`` while it woke
+    (of its last holds kept), in milliseconds."""
+    cutoff = since.timestamp()
+    return [int(ms) for at, ms in samples_read(hold_samples_key(allocation_id)) if at >= cutoff]
 
 
 def cold_start_figures(allocation: Allocation) -> dict[str, Any]:
-    """An endpoint's cold starts and requests: how many wakes, P50/P90/P99 of their totals and of each phase (of
-    its last ``COLD_STARTS_COUNTED``), of its requests' queue delay and execution time, and its latest wakes."""
+    """An endpoint's cold starts: how many wakes, P50/P90/P99 of their totals and of each phase (of its last
+    ``COLD_STARTS_COUNTED``), and its latest wakes. Its requests are its driver's to report (``request_times``)."""
     ours = EndpointColdStart.objects.filter(allocation=allocation).order_by("-ready_at", "-id")
     rows = list(ours[:COLD_STARTS_COUNTED])
-    requests = endpoint_request_samples(allocation.pk)
     return {
         "count": len(rows) if len(rows) < COLD_STARTS_COUNTED else ours.count(),
         "total": percentiles(r.total_ms for r in rows),
         "phases": {phase: percentiles(getattr(r, f"{phase}_ms") for r in rows) for phase in PHASES},
-        "queue_delay": percentiles(queue for queue, _ in requests),
-        "execution": percentiles(took for _, took in requests),
         "recent": rows[:COLD_STARTS_RECENT],
     }
 

@@ -27,6 +27,7 @@ from tests.support import K8S_TOKEN, SYSTEM, require_postgres
 from tests.support.billing import load_fleet, price_pool, price_storage
 from tests.support.browser import chromium, log_in, open_page, require_chromium
 from tests.support.otp import pass_second_factor
+from tests.support.prometheus import Prometheus, prometheus_server, prometheus_stop
 
 # Property tests judge correctness, not speed: on a loaded two-core machine (CI runs beside other work) input
 # generation can be slow, and that is not a failure. Timings are measured in bench/.
@@ -320,3 +321,26 @@ def k8s_fleet(db: None, cluster_api: K8sServer) -> K8sServer:
             }
         )
     return cluster_api
+
+
+@pytest.fixture
+def prometheus(settings: Any) -> Iterator[Prometheus]:
+    """This process's real Prometheus (tests/support/prometheus.py), which Ladder reads at LADDER_PROMETHEUS_URL;
+    the targets the test had it scrape are dropped after it."""
+    server = prometheus_server()
+    settings.LADDER_PROMETHEUS_URL = server.url
+    before = set(server.targets.iterdir())
+    yield server
+    for target in set(server.targets.iterdir()) - before:
+        target.unlink(missing_ok=True)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    prometheus_stop()
+
+
+@pytest.fixture
+def prometheus_clock(prometheus: Prometheus) -> Iterator[Prometheus]:
+    """``prometheus``, with the suite's clock moved to Prometheus's for the test (tests/support/prometheus.py)."""
+    with prometheus.clock():
+        yield prometheus

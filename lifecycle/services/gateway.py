@@ -29,6 +29,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from core.actor import Actor
 from core.audit import audit_record
@@ -41,6 +42,7 @@ from provisioning.domain.states import AllocationState as S
 from provisioning.drivers.base import provisioner
 from provisioning.models import Allocation
 from provisioning.running_endpoints import running_entry
+from provisioning.services.cold_starts import endpoint_hold_observe
 from provisioning.services.endpoints import NO_CAPACITY_RETRY_AFTER, EndpointNoCapacity, endpoint_wake
 from tenancy.domain.endpoint_tokens import (
     KEY_CLAIM,
@@ -276,7 +278,14 @@ def endpoint_admit(*, allocation_id: int, credential: str) -> Allocation | None:
         return None
     allocation = _endpoint_of(tenant_id, allocation_id)
     _admit(tenant_id, allocation_id, endpoint_calls_per_minute(allocation.tenant))
-    return _awake(allocation)
+    if allocation.state == S.RUNNING:
+        return allocation
+    arrived = time.monotonic()
+    allocation = _awake(allocation)
+    # The request's queue delay: how long this check held it while the endpoint woke (docs/serverless.md).
+    held_ms = round((time.monotonic() - arrived) * 1000)
+    endpoint_hold_observe(allocation_id=allocation_id, held_ms=held_ms, at=timezone.now())
+    return allocation
 
 
 _HOST = re.compile(r"ldr-(\d+)(?:-(\d+))?")

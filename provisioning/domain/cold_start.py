@@ -181,3 +181,34 @@ def percentiles(samples: Iterable[int | None]) -> Percentiles:
         p90=nearest_rank(ordered, 90),
         p99=nearest_rank(ordered, 99),
     )
+
+
+def percentiles_among(held: Iterable[int], requests: int) -> Percentiles:
+    """P50, P90 and P99 of a wait over ``requests`` requests of which only ``held`` waited (in any order): the
+    others waited 0. Nearest rank, without building a list of the zeros (a day of a busy endpoint is millions)."""
+    ordered = sorted(held)
+    total = max(requests, len(ordered))
+    if total == 0:
+        return Percentiles(0, None, None, None)
+    zeros = total - len(ordered)
+
+    def rank(p: float) -> int:
+        at = max(math.ceil(p / 100 * total), 1)
+        return 0 if at <= zeros else ordered[at - zeros - 1]
+
+    return Percentiles(count=total, p50=rank(50), p90=rank(90), p99=rank(99))
+
+
+@dataclass(frozen=True)
+class RequestTimes:
+    """An endpoint's requests as its driver reports them: the queue delay (how long a request waited before a
+    replica took it) and the execution time (how long the replica then took), over ``window`` (said in words),
+    or, when the source could not be read, ``unavailable`` saying why (the percentiles then count nothing)."""
+
+    queue_delay: Percentiles
+    execution: Percentiles
+    window: str
+    unavailable: str | None = None
+
+
+NO_REQUESTS = Percentiles(0, None, None, None)

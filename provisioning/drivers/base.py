@@ -10,6 +10,7 @@ import base64
 import hashlib
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import ClassVar
 
@@ -23,6 +24,7 @@ from django.utils.module_loading import import_string
 from core.actor import Actor
 from core.metrics import RECONCILE_ERRORS
 from provisioning.domain.attestation_evidence import GuestKeys, open_sealed, sign
+from provisioning.domain.cold_start import RequestTimes, percentiles
 from provisioning.domain.os_images import DEFAULT_OS_IMAGE
 from provisioning.domain.rungs import rung_facts, rungs_where
 from provisioning.domain.states import WORKING, AllocationState
@@ -33,6 +35,7 @@ from provisioning.drivers import simulated
 from provisioning.drivers.volumes import SimulatedVolumes, VolumeBackend
 from provisioning.events import workload_ended
 from provisioning.models import Allocation, Node, NodeState
+from provisioning.selectors import endpoint_request_samples
 from provisioning.services.attestation import (
     allocation_host,
     attestation_challenge,
@@ -42,6 +45,7 @@ from provisioning.services.attestation import (
     attested,
 )
 from provisioning.services.cold_starts import (
+    REQUEST_SAMPLES_KEPT,
     active_hosts,
     endpoint_image,
     images_pulled,
@@ -113,6 +117,20 @@ class Provisioner(ABC):
     def endpoint_url(self, allocation: Allocation) -> str | None:
         """Where a serverless endpoint is served; None: at the gateway's hostname under the base domain."""
         return None
+
+    def request_times(self, allocation_ids: Sequence[int], *, now: datetime) -> dict[int, RequestTimes]:
+        """Each serverless endpoint's requests: P50/P90/P99 of their queue delay and execution time. Here (the
+        simulated fleet, whose endpoints Ladder serves itself) the last requests each endpoint answered, as
+        ``services.cold_starts.endpoint_request_observe`` kept them."""
+        found = {}
+        for allocation_id in allocation_ids:
+            requests = endpoint_request_samples(allocation_id)
+            found[allocation_id] = RequestTimes(
+                queue_delay=percentiles(queue for queue, _ in requests),
+                execution=percentiles(took for _, took in requests),
+                window=f"the last {REQUEST_SAMPLES_KEPT} requests",
+            )
+        return found
 
     def access(self, allocation: Allocation) -> Access:
         """How the tenant reaches the allocation (the same on every driver but for ``endpoint_url``)."""

@@ -9,6 +9,9 @@ models from it, and the per-request samples of queue delay and execution time.
 - ``endpoint_request_observe``: one request's queue delay (how long a wake held it) and execution time, kept in a
   bounded window per endpoint in the default cache: no database write per request. Read by
   ``provisioning.selectors.endpoint_request_samples``.
+- ``endpoint_hold_observe``: how long the gateway's check held a request while its endpoint woke, whatever the
+  driver: on Kubernetes the gateway's own histograms give the execution time and the number of requests, and these
+  holds are the queue delay among them (``provisioning.drivers.kubernetes.gateway_stats``).
 """
 
 from __future__ import annotations
@@ -18,16 +21,16 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.cache import samples_append
 from provisioning.domain.cold_start import Bandwidths, ColdStart, cold_start, model_source
 from provisioning.domain.placement.decision import Placement
 from provisioning.domain.workloads import STOCK_IMAGE
 from provisioning.fleet_cache import fleet_read
 from provisioning.models import Allocation, Node, NodeImage
-from provisioning.selectors import request_samples_key, tenant_policy
+from provisioning.selectors import hold_samples_key, request_samples_key, tenant_policy
 from provisioning.services.placing import AllocationSpec, priced_request
 
 log = logging.getLogger(__name__)
@@ -125,13 +128,25 @@ def endpoint_request_observe(*, allocation_id: int, received_at: datetime, answe
     """One request to an endpoint, answered: how long it waited before a replica took it (the time a wake held it:
     from its arrival until the endpoint ran, or 0 when it was running already) and how long it then took. Kept as
     the endpoint's last ``REQUEST_SAMPLES_KEPT`` samples in the default cache (one read of the endpoint's row, no
-    write to the database). Two requests answered at the same moment may keep one sample between them: these are
-    samples, not a ledger."""
+    write to the database)."""
     running_since = Allocation.objects.filter(pk=allocation_id).values_list("running_since", flat=True).first()
     began = max(received_at, running_since) if running_since is not None else received_at
     queue_ms = max(0, round((began - received_at).total_seconds() * 1000))
     execution_ms = max(0, round((answered_at - began).total_seconds() * 1000))
-    key = request_samples_key(allocation_id)
-    kept: list[list[int]] = cache.get(key) or []
-    kept.append([queue_ms, execution_ms])
-    cache.set(key, kept[-REQUEST_SAMPLES_KEPT:], REQUEST_SAMPLES_SECONDS)
+    samples_append(
+        request_samples_key(allocation_id),
+        [queue_ms, execution_ms],
+        keep=REQUEST_SAMPLES_KEPT,
+        timeout=REQUEST_SAMPLES_SECONDS,
+    )
+
+
+def endpoint_hold_observe(*, allocation_id: int, held_ms: int, at: datetime) -> None:
+    """The gateway's check held one request ``held_ms`` while its endpoint woke, answering at ``at``; the
+    endpoint's last ``REQUEST_SAMPLES_KEPT`` holds are kept in the default cache as (unix seconds, ms)."""
+    samples_append(
+        hold_samples_key(allocation_id),
+        [round(at.timestamp(), 3), max(0, held_ms)],
+        keep=REQUEST_SAMPLES_KEPT,
+        timeout=REQUEST_SAMPLES_SECONDS,
+    )

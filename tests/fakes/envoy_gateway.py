@@ -7,6 +7,11 @@ original ``Host`` as ``X-Forwarded-Host``, the headers it lists) and passes a re
 BackendTrafficPolicy local rate limit counts per window. Envoy itself cannot run here; this double exists so the
 tests can show what reaches Ladder when the gateway does its part.
 
+An admitted request goes on to its route's replica, which takes ``replica(route)`` milliseconds (the test says how
+long); the double keeps Envoy's per-cluster request-time histogram of it and serves Envoy's statistics as Envoy's
+admin interface does (``serve_stats``: ``/stats/prometheus``, Envoy's names, labels and default buckets), for a real
+Prometheus to scrape. Every route's cluster is listed from its creation, at zero, as Envoy lists a cluster's.
+
 The clock (``now``) is injected: the tests move it past a JWKS's cache duration instead of sleeping.
 """
 
@@ -14,10 +19,12 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import jwt
@@ -27,6 +34,42 @@ ROUTES = ("gateway.networking.k8s.io", "v1", "httproutes")
 SECURITY = ("gateway.envoyproxy.io", "v1alpha1", "securitypolicies")
 TRAFFIC = ("gateway.envoyproxy.io", "v1alpha1", "backendtrafficpolicies")
 UNITS = {"Second": 1, "Minute": 60, "Hour": 3600, "Day": 86400}
+# Envoy's default histogram buckets (ms for request times).
+BUCKETS = (
+    0.5,
+    1,
+    5,
+    10,
+    25,
+    50,
+    100,
+    250,
+    500,
+    1000,
+    2500,
+    5000,
+    10000,
+    30000,
+    60000,
+    300000,
+    600000,
+    1800000,
+    3600000,
+)
+
+
+@dataclass
+class Histogram:
+    buckets: list[int] = field(default_factory=lambda: [0] * len(BUCKETS))
+    total: float = 0.0
+    count: int = 0
+
+    def observe(self, ms: float) -> None:
+        for i, bound in enumerate(BUCKETS):
+            if ms <= bound:
+                self.buckets[i] += 1
+        self.total += ms
+        self.count += 1
 
 
 @dataclass
@@ -51,8 +94,13 @@ class EnvoyGatewayDouble:
         *,
         services: dict[tuple[str, str, int], str],
         now: Callable[[], float],
+        replica: Callable[[str], float] = lambda route: 0.0,
     ) -> None:
         self.objects = client.CustomObjectsApi(api)
+        self.replica = replica  # "<namespace>/<route>" -> how long its replica takes to answer (ms)
+        self.request_times: dict[str, Histogram] = {}  # Envoy cluster name -> its upstream_rq_time
+        self._lock = threading.Lock()
+        self._stats: ThreadingHTTPServer | None = None
         self.services = services  # (namespace, name, port) -> the base URL it answers at
         self.now = now
         self.jwks: dict[str, tuple[float, dict[str, Any]]] = {}  # uri -> (fetched at, document)
@@ -104,7 +152,66 @@ class EnvoyGatewayDouble:
         if "jwt" not in spec and spec.get("authorization", {}).get("defaultAction") == "Deny":
             return Answer(403, {"detail": "RBAC: access denied"})
         backend = route["spec"]["rules"][0]["backendRefs"][0]
+        took = self.replica(f"{namespace}/{name}")
+        with self._lock:
+            self.request_times.setdefault(self.cluster(namespace, name), Histogram()).observe(took)
         return Answer(200, forwarded_to=f"{namespace}/{backend['name']}:{backend['port']}")
+
+    # --- Envoy's statistics -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def cluster(namespace: str, route: str) -> str:
+        """The Envoy cluster Envoy Gateway makes for a route's first rule."""
+        return f"httproute/{namespace}/{route}/rule/0"
+
+    def exposition(self) -> str:
+        """``/stats/prometheus``: each route's cluster's request-time histogram and request gauges."""
+        with self._lock:
+            for route in self._list(ROUTES):
+                meta = route["metadata"]
+                self.request_times.setdefault(self.cluster(meta["namespace"], meta["name"]), Histogram())
+            found = {name: (list(h.buckets), h.total, h.count) for name, h in self.request_times.items()}
+        lines = ["# TYPE envoy_cluster_upstream_rq_active gauge"]
+        lines += [f'envoy_cluster_upstream_rq_active{{envoy_cluster_name="{name}"}} 0' for name in found]
+        lines.append("# TYPE envoy_cluster_upstream_rq_pending_active gauge")
+        lines += [f'envoy_cluster_upstream_rq_pending_active{{envoy_cluster_name="{name}"}} 0' for name in found]
+        lines.append("# TYPE envoy_cluster_upstream_rq_time histogram")
+        for name, (buckets, total, count) in found.items():
+            label = f'envoy_cluster_name="{name}"'
+            for bound, n in zip(BUCKETS, buckets, strict=True):
+                lines.append(f'envoy_cluster_upstream_rq_time_bucket{{{label},le="{bound:g}"}} {n}')
+            lines.append(f'envoy_cluster_upstream_rq_time_bucket{{{label},le="+Inf"}} {count}')
+            lines.append(f"envoy_cluster_upstream_rq_time_sum{{{label}}} {total:g}")
+            lines.append(f"envoy_cluster_upstream_rq_time_count{{{label}}} {count}")
+        return "\n".join(lines) + "\n"
+
+    def serve_stats(self) -> str:
+        """Serve ``/stats/prometheus`` on a free port of 127.0.0.1 (until ``close``); its URL."""
+        double = self
+
+        class Stats(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path != "/stats/prometheus":
+                    self.send_error(404)
+                    return
+                body = double.exposition().encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._stats = ThreadingHTTPServer(("127.0.0.1", 0), Stats)
+        threading.Thread(target=self._stats.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self._stats.server_address[1]}/stats/prometheus"
+
+    def close(self) -> None:
+        if self._stats is not None:
+            self._stats.shutdown()
+            self._stats.server_close()
 
     def _rate_limited(self, route: str, namespace: str) -> Answer | None:
         policy = self._policy(TRAFFIC, "HTTPRoute", route, namespace)

@@ -61,6 +61,7 @@ def test_the_endpoint_page_shows_its_cold_starts(alice: Any, acme: Any, charlie:
         assert figure(text, "image_pull") == ["Image pull", "0 ms", "0 ms", "0 ms", "4"]
         assert figure(text, "queue_delay") == ["Queue delay (per request)", "12.0 s", "12.0 s", "12.0 s", "1"]
         assert figure(text, "execution")[1:] == ["0 ms", "0 ms", "0 ms", "1"]
+        assert "Requests: the last 512 requests." in text
         wakes = re.search(r"<ol class=\"events\" data-recent-wakes>(.*?)</ol>", text, re.DOTALL)
         assert wakes
         assert wakes[1].count("<li>") == 4

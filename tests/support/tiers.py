@@ -3,7 +3,8 @@
 - ``fast`` (no marker): unit and database tests. They run in parallel on every core (``make test-fast``), and again
   with the wall clock moved (``--clock``), since they are where a date can matter.
 - ``system``: what starts something real beside the test: a browser, a Celery worker or beat, gunicorn, a live
-  server over a socket, a subprocess of Django, an external validator (the FOCUS validator, ``kubectl kustomize``).
+  server over a socket, a subprocess of Django, an external validator (the FOCUS validator, ``kubectl kustomize``),
+  Prometheus.
 - ``bench``: the benchmarks' smoke tests (``tests/bench``), each running a benchmark in a subprocess.
 - ``exclusive``: a test that stops and starts the machine's own services (PostgreSQL, Redis); ``make test`` runs
   it alone, after the rest, since every other test would lose its database under it.
@@ -35,7 +36,9 @@ SYSTEM = (
     "config/test_celery_worker.py",
     "config/test_gunicorn_metrics.py",
     "config/test_settings.py",
+    "core/test_prometheus.py",
     "lifecycle/test_closure_worker.py",
+    "provisioning/drivers/kubernetes/test_gateway_tokens.py",
     "test_deploy_checks.py",
 )
 BENCH = ("bench/",)

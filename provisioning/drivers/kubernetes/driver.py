@@ -15,6 +15,7 @@ reported about its objects (core/v1 Events), and change nothing (``output.py``).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 from math import ceil
 from typing import Any
@@ -25,12 +26,13 @@ from kubernetes.client.exceptions import ApiException
 
 from core.actor import Actor
 from core.metrics import RECONCILE_ERRORS
+from provisioning.domain.cold_start import RequestTimes
 from provisioning.domain.fabric import FabricRefused
 from provisioning.domain.rungs import Rung
 from provisioning.domain.states import AllocationState
 from provisioning.domain.workload_output import LogLine, WorkloadEvent, log_text
 from provisioning.drivers.base import Provisioner
-from provisioning.drivers.kubernetes import health, render
+from provisioning.drivers.kubernetes import gateway_stats, health, render
 from provisioning.drivers.kubernetes.client import ClusterUnavailable, Kube
 from provisioning.drivers.kubernetes.clusters import kube_for, kube_for_cluster
 from provisioning.drivers.kubernetes.cold_starts import cold_start_read, prepull_apply, prepull_delete
@@ -412,6 +414,10 @@ class KubernetesProvisioner(Provisioner):
             return []
         limit = max(0, min(tail, LOG_READ_LINES)) if tail is not None else LOG_READ_LINES
         return read_logs(kube_for(allocation.hall), allocation, since=since, tail=limit)
+
+    def request_times(self, allocation_ids: Sequence[int], *, now: datetime) -> dict[int, RequestTimes]:
+        """From the gateway's request histograms in Prometheus and the check's holds (``gateway_stats``)."""
+        return gateway_stats.request_times(allocation_ids, now=now)
 
     def events(self, allocation: Allocation) -> list[WorkloadEvent]:
         """The core/v1 Events of the tenant's namespace about the allocation's objects and pods (the Job's, VM's

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -25,6 +25,10 @@ class ColdStarts:
         phases (ColdStartPhases):
         queue_delay (Percentiles):
         execution (Percentiles):
+        requests_window (str): What the request figures cover: the simulated fleet's last requests, or on Kubernetes the
+            last 24 hours of the gateway's request histograms in Prometheus.
+        requests_unavailable (None | str): Why the request figures count nothing now (Prometheus did not answer), or
+            null.
         recent (list[ColdStart]): The last 10 wakes, newest first.
     """
 
@@ -34,6 +38,8 @@ class ColdStarts:
     phases: ColdStartPhases
     queue_delay: Percentiles
     execution: Percentiles
+    requests_window: str
+    requests_unavailable: None | str
     recent: list[ColdStart]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -50,6 +56,11 @@ class ColdStarts:
 
         execution = self.execution.to_dict()
 
+        requests_window = self.requests_window
+
+        requests_unavailable: None | str
+        requests_unavailable = self.requests_unavailable
+
         recent = []
         for recent_item_data in self.recent:
             recent_item = recent_item_data.to_dict()
@@ -65,6 +76,8 @@ class ColdStarts:
                 "phases": phases,
                 "queue_delay": queue_delay,
                 "execution": execution,
+                "requests_window": requests_window,
+                "requests_unavailable": requests_unavailable,
                 "recent": recent,
             }
         )
@@ -90,6 +103,15 @@ class ColdStarts:
 
         execution = Percentiles.from_dict(d.pop("execution"))
 
+        requests_window = d.pop("requests_window")
+
+        def _parse_requests_unavailable(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        requests_unavailable = _parse_requests_unavailable(d.pop("requests_unavailable"))
+
         recent = []
         _recent = d.pop("recent")
         for recent_item_data in _recent:
@@ -104,6 +126,8 @@ class ColdStarts:
             phases=phases,
             queue_delay=queue_delay,
             execution=execution,
+            requests_window=requests_window,
+            requests_unavailable=requests_unavailable,
             recent=recent,
         )
 

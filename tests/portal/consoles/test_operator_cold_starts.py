@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from provisioning.models import Allocation, EndpointColdStart
 from provisioning.selectors import cold_start_table
+from provisioning.services.cold_starts import endpoint_request_observe
 from provisioning.services.stopping import allocation_stop
 from tests.support import SYSTEM
 from tests.support.billing import at, load_fleet, place, run
@@ -60,6 +61,16 @@ def test_the_cold_starts_page_shows_each_endpoints_percentiles(
     operator: Any, finance: Any, alice: Any, acme: Any, globex: Any
 ) -> None:
     made = estate(acme, globex)
+    running = made["fast"].running_since
+    assert running is not None
+    for i in range(20):  # twenty requests to "fast": the first two held 3 s by a wake, each took its replica i*10 ms
+        held = timedelta(seconds=3) if i < 2 else timedelta(0)
+        received = running - held if i < 2 else running + timedelta(seconds=i)
+        endpoint_request_observe(
+            allocation_id=made["fast"].pk,
+            received_at=received,
+            answered_at=received + held + timedelta(milliseconds=10 * i),
+        )
     page = signed_in(operator).get("/console/operators/cold-starts")
     assert page.status_code == 200
     text = page.content.decode()
@@ -70,9 +81,11 @@ def test_the_cold_starts_page_shows_each_endpoints_percentiles(
         assert found, allocation.pk
         return [cell.strip() for cell in re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", found[1], re.DOTALL)]
 
-    assert shown(made["slow"])[1:] == ["globex", "running", "3", "60.0 s", "90.0 s", "90.0 s"]
-    assert shown(made["fast"])[1:] == ["acme", "running", "10", "5.0 s", "9.0 s", "10.0 s"]
-    assert shown(made["never"])[3:] == ["0", "—", "—", "—"]
+    # Wakes, then requests: how many, the P90 of their queue delay and of their execution time.
+    assert shown(made["slow"])[1:] == ["globex", "running", "3", "60.0 s", "90.0 s", "90.0 s", "0", "—", "—"]
+    assert shown(made["fast"])[1:] == ["acme", "running", "10", "5.0 s", "9.0 s", "10.0 s", "20", "0 ms", "170 ms"]
+    assert shown(made["never"])[3:] == ["0", "—", "—", "—", "0", "—", "—"]
+    assert "the last 512 requests" in text
     assert f'data-endpoint="{made["gone"].pk}"' not in text  # stopped, and no wake in the window
     assert text.index(f'data-endpoint="{made["slow"].pk}"') < text.index(f'data-endpoint="{made["fast"].pk}"')
     assert signed_in(finance).get("/console/operators/cold-starts").status_code == 403

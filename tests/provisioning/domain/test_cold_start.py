@@ -18,6 +18,7 @@ from provisioning.domain.cold_start import (
     nearest_rank,
     observed,
     percentiles,
+    percentiles_among,
 )
 
 LINKS = Bandwidths(registry=0.5, hub=0.25, volume=2.0)
@@ -179,3 +180,20 @@ def test_a_percentile_is_a_sample_with_at_least_that_share_at_or_below_it(sample
     assert found.count == len(samples)
     assert (found.p50 or 0) <= (found.p90 or 0) <= (found.p99 or 0)
     assert found.p50 in samples
+
+
+def test_a_wait_among_requests_counts_the_ones_not_held_as_zero() -> None:
+    assert percentiles_among([], 0).as_dict() == {"count": 0, "p50": None, "p90": None, "p99": None}
+    assert percentiles_among([], 1000).as_dict() == {"count": 1000, "p50": 0, "p90": 0, "p99": 0}
+    # 100 requests, 5 held 2..10 s: as the simulated fleet's list of 95 zeros and the five would give.
+    held = [10_000, 2000, 8000, 4000, 6000]
+    assert percentiles_among(held, 100) == percentiles([0] * 95 + held)
+    assert percentiles_among(held, 100).as_dict() == {"count": 100, "p50": 0, "p90": 0, "p99": 8000}
+    # Fewer requests counted than holds (the count is a scrape behind): the holds are all there is.
+    assert percentiles_among(held, 3) == percentiles(held)
+
+
+@given(st.lists(st.integers(0, 10**6), max_size=200), st.integers(0, 400))
+def test_a_wait_among_requests_is_the_percentile_of_the_holds_and_the_zeros(held: list[int], extra: int) -> None:
+    requests = len(held) + extra
+    assert percentiles_among(held, requests) == percentiles([0] * extra + held)

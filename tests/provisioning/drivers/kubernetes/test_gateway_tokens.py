@@ -3,7 +3,8 @@ and the gateway a double that enforces the Envoy Gateway policies Ladder rendere
 client). A running endpoint is called many times with endpoint tokens and no call reaches Ladder but the JWKS
 fetch; another tenant's token and a bare API key are refused at the gateway; a revoked key's tokens are refused
 within the stated bound, while a token minted after passes at once; an idle endpoint's burst goes to Ladder's
-check, wakes it exactly once and every held request is answered."""
+check, wakes it exactly once and every held request is answered; the tenant then reads its requests' queue delay
+and execution time, from the double's Envoy histograms scraped by a real Prometheus and the check's own holds."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM
 from tests.support import k8s_schemas as schemas
 from tests.support.kubernetes import live, queue_depth, replicas_ready, running_endpoint, state, warm_when_asked
+from tests.support.prometheus import Prometheus
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ENVOY = "gateway.envoyproxy.io"
@@ -59,7 +61,7 @@ def ladder_calls() -> Iterator[Counter[str]]:
 
 
 @pytest.fixture
-def gateway(k8s_fleet: K8sServer, live_server: Any, settings: Any) -> EnvoyGatewayDouble:
+def gateway(k8s_fleet: K8sServer, live_server: Any, settings: Any) -> Iterator[EnvoyGatewayDouble]:
     settings.LADDER_PUBLIC_URL = live_server.url
     settings.LADDER_GATEWAY_KEYS_SECONDS = BOUND
     for obj in render.gateway_check_policy(LADDER_API_SERVICE, hold_seconds=20):
@@ -69,7 +71,17 @@ def gateway(k8s_fleet: K8sServer, live_server: Any, settings: Any) -> EnvoyGatew
     config.host = k8s_fleet.url
     config.api_key = {"BearerToken": K8S_TOKEN}
     config.api_key_prefix = {"BearerToken": "Bearer"}
-    return EnvoyGatewayDouble(client.ApiClient(config), services={LADDER_API_SERVICE: live_server.url}, now=Clock())
+    replica_calls = Counter[str]()
+
+    def replica(route: str) -> float:  # every twentieth request takes a replica 400 ms, the others 40 ms
+        replica_calls[route] += 1
+        return 400.0 if replica_calls[route] % 20 == 0 else 40.0
+
+    double = EnvoyGatewayDouble(
+        client.ApiClient(config), services={LADDER_API_SERVICE: live_server.url}, now=Clock(), replica=replica
+    )
+    yield double
+    double.close()
 
 
 def mint(live_server: Any, key: str, **body: Any) -> str:
@@ -148,7 +160,8 @@ def test_a_running_endpoint_is_served_without_ladder_and_a_revoked_key_is_refuse
     assert AuditEvent.objects.filter(action="endpoint_tokens.rotated").count() == 1
 
 
-def test_an_idle_endpoints_burst_wakes_it_once_through_ladders_check(
+def test_an_idle_endpoints_burst_wakes_it_once_and_its_requests_are_read_from_the_gateways_histograms(
+    prometheus_clock: Prometheus,
     k8s_fleet: K8sServer,
     gateway: EnvoyGatewayDouble,
     live_server: Any,
@@ -162,6 +175,7 @@ def test_an_idle_endpoints_burst_wakes_it_once_through_ladders_check(
     host = f"ldr-{endpoint.pk}.ladder.localhost"
     key = api_key_create(user=alice, name="serving", scopes=["read"], expires_at=None, actor=SYSTEM).token
     token = mint(live_server, key)  # every endpoint of acme's
+    envoy = prometheus_clock.scrape("envoy", gateway.serve_stats())  # the route's cluster, from zero
 
     queue_depth(k8s_fleet, endpoint, "0")
     allocations_reconcile()  # an empty queue: noted
@@ -185,7 +199,9 @@ def test_an_idle_endpoints_burst_wakes_it_once_through_ladders_check(
     assert token_policy(k8s_fleet, endpoint) is not None  # running again: the gateway checks tokens itself
 
     ladder_calls.clear()
-    assert gateway.request(host, f"Bearer {token}").status == 200
+    forwarded = sum(a.status == 200 for a in answers)
+    more = 100 - forwarded
+    assert all(gateway.request(host, f"Bearer {token}").status == 200 for _ in range(more))
     assert "/api/v1/gateway/authorize" not in ladder_calls
 
     # The wake's cold start, as the tenant reads it: one wake, its total and phases from the cluster's signals.
@@ -196,3 +212,21 @@ def test_an_idle_endpoints_burst_wakes_it_once_through_ladders_check(
     assert figures["count"] == 1
     assert figures["total"]["p50_ms"] >= 1000  # the replica came up warm a second after it was asked for
     assert figures["recent"][0]["total_ms"] == figures["total"]["p99_ms"]
+
+    # Its requests, once Prometheus has scraped the gateway after the last one: 100 forwarded (Prometheus's
+    # increase() extrapolates a little past the last scrape), the burst's held by the wake, the rest not at all;
+    # every twentieth took its replica 400 ms, the others 40 ms (Envoy's buckets: ..., 25, 50, ..., 250, 500, ...).
+    prometheus_clock.scraped(envoy)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        figures = json.loads(response.read())
+    assert figures["requests_unavailable"] is None
+    assert figures["requests_window"] == "the last 24 hours at the gateway"
+    queue, execution = figures["queue_delay"], figures["execution"]
+    assert 100 <= execution["count"] <= 115
+    assert queue["count"] == execution["count"]
+    assert queue["p50_ms"] == 0  # most were never held
+    assert queue["p90_ms"] >= 500  # the burst's, held about a second
+    assert queue["p99_ms"] >= queue["p90_ms"]
+    assert 25 < execution["p50_ms"] <= 50
+    assert 25 < execution["p90_ms"] <= 50
+    assert 250 < execution["p99_ms"] <= 500
