@@ -37,7 +37,8 @@ lock:
 
 run: export DEBUG = 1
 run: export LADDER_TASKS_INLINE = 1
-run: $(STAMP)
+run: export LADDER_PROMETHEUS_URL = http://127.0.0.1:9090
+run: $(STAMP) prometheus
 	@mkdir -p var
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo
@@ -48,11 +49,19 @@ run: $(STAMP)
 	@echo "  OpenAPI:   http://127.0.0.1:8000/api/schema/"
 	@echo "  Admin:     http://127.0.0.1:8000/admin/  (staff logins above)"
 	@echo "  Health:    http://127.0.0.1:8000/healthz  /readyz"
+	@echo "  Metrics:   http://127.0.0.1:9090/  (Prometheus, scraping the simulated fleet's GPU exporter)"
 	@echo "  Try:       curl -H 'Authorization: Bearer <alice key>' http://127.0.0.1:8000/api/v1/tenant"
 	@echo ""
-	@# The beat schedule runs in a process of its own beside the server (reconcile, windows, sweeps); it stops with it.
-	$(BIN)/python manage.py beat_inline > var/beat_inline.log 2>&1 & trap 'kill $$! 2>/dev/null' EXIT INT TERM; \
-		$(BIN)/python manage.py runserver 127.0.0.1:8000
+	@# Beside the server, in processes of their own that stop with it: the beat schedule (reconcile, windows, sweeps)
+	@# and, when installed, a Prometheus scraping the simulated fleet's GPU exporter (docs/telemetry.md).
+	@mkdir -p var/prometheus
+	$(BIN)/python manage.py beat_inline > var/beat_inline.log 2>&1 & beat=$$!; prom=; \
+	if command -v "$${LADDER_PROMETHEUS:-prometheus}" >/dev/null; then \
+		"$${LADDER_PROMETHEUS:-prometheus}" --config.file=deploy/observability/prometheus-simulated-fleet.yml \
+			--storage.tsdb.path=var/prometheus --web.listen-address=127.0.0.1:9090 > var/prometheus.log 2>&1 & prom=$$!; \
+	else echo "Prometheus is not installed: GPU metrics are not shown (make prometheus)"; fi; \
+	trap 'kill $$beat $$prom 2>/dev/null' EXIT INT TERM; \
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
 # The SDK (sdk/ladder_sdk) and the task file's JSON Schema, regenerated from the API's OpenAPI schema; commit the
 # result. The suite fails while they differ from what this would write (tests/cli/test_sdk_drift.py).

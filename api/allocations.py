@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from api.base import LadderView, StaffViewSet, TenantScopedViewSet
 from api.cold_starts import AllocationColdStartActions
+from api.gpu_metrics import AllocationMetricsActions
 from api.permissions import HasStaffPermission, staff_permission_require
 from api.serializers import StrictSerializer, refuse_body
 from api.workloads import AllocationWorkloadActions, WorkloadSerializer
@@ -335,6 +336,7 @@ class AllocationFilter(django_filters.FilterSet):
 class AllocationViewSet(
     AllocationWorkloadActions,
     AllocationColdStartActions,
+    AllocationMetricsActions,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     TenantScopedViewSet,
@@ -358,6 +360,7 @@ class AllocationViewSet(
         "logs": Action.ALLOCATION_VIEW,
         "events": Action.ALLOCATION_VIEW,
         "cold_starts": Action.ALLOCATION_VIEW,
+        "metrics": Action.ALLOCATION_VIEW,
     }
     cursor_ordering = "-pk"
 

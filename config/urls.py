@@ -7,7 +7,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from api import gateway
+from api import gateway, simulated_dcgm
 from api.billing import stripe_webhook
 from api.health import healthz, readyz
 from api.metrics import metrics
@@ -40,6 +40,9 @@ urlpatterns = [
     path("webhooks/stripe", stripe_webhook, name="stripe-webhook"),
     # Serverless endpoints of the simulated fleet (on Kubernetes they are served at the gateway's hostnames).
     re_path(r"^endpoints/(?P<allocation_id>[0-9]+)/(?P<path>.*)$", SimulatedEndpointView.as_view(), name="endpoint"),
+    # The simulated fleet's GPU exporter, for Prometheus (on Kubernetes, NVIDIA's dcgm-exporter on each node).
+    path("simulated/dcgm/targets", simulated_dcgm.targets, name="simulated-dcgm-targets"),
+    path("simulated/dcgm/<str:hostname>/metrics", simulated_dcgm.node_metrics, name="simulated-dcgm-metrics"),
     path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", DocsView.as_view(url_name="schema"), name="api-docs"),
     # Unknown API paths answer problem+json even with DEBUG on (Django's handler404 only applies with it off).

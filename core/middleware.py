@@ -30,7 +30,17 @@ METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
 # Probes and scrapes arrive every few seconds from every pod, and the gateway's check and JWKS with serverless
 # traffic (the gateway keeps its own access log): their successes are logged at DEBUG only.
-QUIET_ROUTES = frozenset({"healthz", "readyz", "metrics", "gateway-authorize", "gateway-jwks"})
+QUIET_ROUTES = frozenset(
+    {
+        "healthz",
+        "readyz",
+        "metrics",
+        "gateway-authorize",
+        "gateway-jwks",
+        "simulated-dcgm-targets",
+        "simulated-dcgm-metrics",
+    }
+)
 
 log = get_logger("core.requests")
 

@@ -326,13 +326,11 @@ def k8s_fleet(db: None, cluster_api: K8sServer) -> K8sServer:
 @pytest.fixture
 def prometheus(settings: Any) -> Iterator[Prometheus]:
     """This process's real Prometheus (tests/support/prometheus.py), which Ladder reads at LADDER_PROMETHEUS_URL;
-    the targets the test had it scrape are dropped after it."""
+    the targets the test had it scrape are let go after it."""
     server = prometheus_server()
     settings.LADDER_PROMETHEUS_URL = server.url
-    before = set(server.targets.iterdir())
     yield server
-    for target in set(server.targets.iterdir()) - before:
-        target.unlink(missing_ok=True)
+    server.unscrape_all()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

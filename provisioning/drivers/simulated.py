@@ -149,3 +149,58 @@ def events(t: Timeline, *, now: datetime) -> list[WorkloadEvent]:
     if t.ended_at is not None and t.ended_at <= now:
         out.append(WorkloadEvent(t.ended_at, "Killing", "Stopping the workload"))
     return sorted(out, key=lambda e: e.at)
+
+
+# --- what the GPUs do -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GpuActivity:
+    """What one simulated device does at an instant, as DCGM would measure it."""
+
+    sm_active: float  # ratios of cycles, 0..1
+    sm_occupancy: float
+    tensor_active: float
+    dram_active: float
+    memory_used_gb: float
+
+    @staticmethod
+    def idle(memory_used_gb: float = 0.0) -> GpuActivity:
+        return GpuActivity(0.0, 0.0, 0.0, 0.0, memory_used_gb)
+
+
+CUDA_CONTEXT_GB = 0.5  # what a process holding the GPU uses before it does anything
+
+
+def _idle_command(command: tuple[str, ...]) -> bool:
+    """A container kept up for someone to work in: no command, or one that only waits."""
+    return not command or command[0] in {"sleep", "bash", "sh", "tail"} or command[:2] == ("jupyter", "lab")
+
+
+def gpu_activity(t: Timeline, *, now: datetime, memory_gb: float, called_at: datetime | None = None) -> GpuActivity:
+    """What the allocation's devices do at ``now`` (each the same; ``memory_gb``: one device's memory):
+
+    - a **job** trains: SMs busy (80-92%), tensor pipes half busy, three quarters of the memory used;
+    - a **serverless endpoint** holds its model in memory (its ``model.size_gb``, else 60% of the memory) and
+      computes only while called (within the last minute of ``called_at``);
+    - a **container, VM or host** runs its command: SMs busy with no tensor work (plain CUDA code), or, with no
+      command or one that only waits (``sleep``, a shell, Jupyter), idle with a CUDA context open.
+
+    Nothing runs before the workload runs or after it ended. A fraction of a minute's noise, stable per
+    allocation and minute, keeps the charts from being flat lines."""
+    if t.running_since is None or now < t.running_since or (t.ended_at is not None and now >= t.ended_at):
+        return GpuActivity.idle()
+    minute = int(now.timestamp() // 60)
+    wobble = _noise(t.allocation_id, minute)
+    workload = t.workload or Workload()
+    if t.spec.facts.endpoint:
+        model = workload.model
+        held = min(memory_gb, float(model.size_gb) if model is not None else 0.6 * memory_gb)
+        if called_at is None or (now - called_at).total_seconds() > 60:
+            return GpuActivity.idle(held)
+        return GpuActivity(0.30 + 0.1 * wobble, 0.2, 0.22 + 0.05 * wobble, 0.3, held)
+    if t.spec.facts.restarts_from_checkpoint:  # a job: it trains
+        return GpuActivity(0.80 + 0.12 * wobble, 0.45, 0.50 + 0.1 * wobble, 0.35, 0.75 * memory_gb)
+    if _idle_command(workload.command):
+        return GpuActivity(0.002 * wobble, 0.0, 0.0, 0.0, min(memory_gb, CUDA_CONTEXT_GB))
+    return GpuActivity(0.65 + 0.1 * wobble, 0.35, 0.0, 0.25, 0.4 * memory_gb)

@@ -375,6 +375,10 @@ class AllocationDevice(models.Model):
     mig_start = models.PositiveSmallIntegerField(null=True, blank=True)
     share_milli = models.PositiveSmallIntegerField(null=True, blank=True)
     active = models.BooleanField(default=True)
+    # While the allocation held it: its GPU metrics are read for this interval only, so a device that went on to
+    # another tenant never shows that tenant's work (docs/telemetry.md).
+    held_since = models.DateTimeField(default=timezone.now)
+    released_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

@@ -114,7 +114,7 @@ def devices_release(allocation: Allocation) -> list[int]:
     devices = list(allocation.devices.filter(active=True).select_related("gpu__node"))
     if allocation.workload_spec.leaves_host_dirty:
         held = sorted({*held, *(d.gpu.node_id for d in devices if d.gpu is not None)})
-    allocation.devices.filter(active=True).update(active=False)
+    allocation.devices.filter(active=True).update(active=False, released_at=timezone.now())
     for device in devices:
         gpu = device.gpu
         if gpu is None:

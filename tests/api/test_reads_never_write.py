@@ -109,6 +109,7 @@ def test_no_get_endpoint_writes(
         "/api/v1/allocations/{id}/logs": allocation.pk,
         "/api/v1/allocations/{id}/events": allocation.pk,
         "/api/v1/allocations/{id}/cold-starts": allocation.pk,  # not an endpoint: 409, a read all the same
+        "/api/v1/allocations/{id}/metrics": allocation.pk,  # from Prometheus (unavailable here): a read all the same
         "/api/v1/data/downloads/{asset_id}": data.pk,  # no signature: 422, a read all the same
         "/api/v1/api-keys/{id}": 0,  # 404 is a read too
         "/api/v1/compliance/audit-events/{seq}": AuditEvent.objects.order_by("seq").values_list("seq", flat=True)[0],

@@ -139,8 +139,18 @@ class Prometheus:
         self.scraped(parsed.netloc, after=0)
         return parsed.netloc
 
-    def unscrape(self, name: str) -> None:
-        (self.targets / f"{name}.json").unlink(missing_ok=True)
+    def unscrape_all(self, timeout: float = 10) -> None:
+        """Stop scraping every target, and wait until Prometheus has let them go (a scrape after the test ended
+        would reach a server the test no longer holds a database for)."""
+        for target in self.targets.iterdir():
+            target.unlink()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with urllib.request.urlopen(f"{self.url}/api/v1/targets?state=active", timeout=10) as answer:
+                if not json.loads(answer.read())["data"]["activeTargets"]:
+                    return
+            time.sleep(0.1)
+        raise AssertionError(f"Prometheus still scrapes its targets {timeout} s after they were removed")
 
     def scraped(self, instance: str, *, after: float | None = None, timeout: float = 30) -> None:
         """Wait until Prometheus has scraped ``instance`` successfully after ``after`` (its clock; default now), so

@@ -28,6 +28,7 @@ SYSTEM = (
     "cli/live/",
     "cli/test_sdk_drift.py",
     "deploy/",
+    "api/test_gpu_metrics_prometheus.py",
     "api/test_http.py",
     "api/test_scale_to_zero_http.py",
     "billing/test_focus_validator.py",

@@ -111,6 +111,11 @@ from .log_line import LogLine
 from .logs import Logs
 from .member import Member
 from .member_invite_request import MemberInviteRequest
+from .metric import Metric
+from .metric_devices import MetricDevices
+from .metrics import Metrics
+from .metrics_device import MetricsDevice
+from .metrics_metrics import MetricsMetrics
 from .model_source_enum import ModelSourceEnum
 from .move import Move
 from .move_status_enum import MoveStatusEnum
@@ -184,6 +189,7 @@ from .run_detail import RunDetail
 from .run_start_request import RunStartRequest
 from .rung_enum import RungEnum
 from .scaling_signal_enum import ScalingSignalEnum
+from .scope_enum import ScopeEnum
 from .sealed import Sealed
 from .secret import Secret
 from .secret_create_request import SecretCreateRequest
@@ -337,6 +343,11 @@ __all__ = (
     "Logs",
     "Member",
     "MemberInviteRequest",
+    "Metric",
+    "MetricDevices",
+    "Metrics",
+    "MetricsDevice",
+    "MetricsMetrics",
     "ModelSourceEnum",
     "Move",
     "MoveStatusEnum",
@@ -410,6 +421,7 @@ __all__ = (
     "RunStartRequest",
     "RungEnum",
     "ScalingSignalEnum",
+    "ScopeEnum",
     "Sealed",
     "Secret",
     "SecretCreateRequest",

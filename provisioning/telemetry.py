@@ -1,0 +1,198 @@
+"""An allocation's GPU metrics, read from the operator's Prometheus (``core.prometheus``), which scrapes NVIDIA's
+dcgm-exporter on every GPU node (the simulated fleet serves one: ``provisioning.simulated_exporter``).
+
+Whose series: only the allocation's own devices, as the engine placed them (``AllocationDevice``: the GPU's UUID,
+and for a MIG slice its GPU instance), and only for the time it held each (``held_since`` until ``released_at``).
+The query selects by UUID and every series returned is matched again to a device (``DeviceKey.matches``), so a
+sibling MIG instance, the GPU's own series under a slice, or any series whatever its pod labels say, is never
+another tenant's to read. A soft share (single-tenant by rule) reads its GPU's totals, labelled ``gpu`` scope.
+
+Each metric is read with one range query for all the allocation's devices, then combined across them: ratios
+averaged, memory and power summed, temperature the hottest.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from core.prometheus import PrometheusUnavailable, Series, ranged
+from provisioning.domain.gpu_metrics import (
+    DRAM_ACTIVE,
+    FB_FREE,
+    FB_USED,
+    POWER,
+    SM_ACTIVE,
+    TEMPERATURE,
+    TENSOR_ACTIVE,
+    DeviceKey,
+    Scope,
+    Slice,
+    Usage,
+    findings,
+    gpu_instance_id,
+    profile_memory_gb,
+    selector,
+)
+from provisioning.domain.placement.catalog import CATALOG
+from provisioning.domain.placement.mig import GEOMETRY
+from provisioning.models import Allocation, AllocationDevice
+
+MAX_POINTS = 11_000  # Prometheus refuses a range query of more points per series
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    query: str  # PromQL over a series selector, ``{sel}``
+    unit: str
+    combine: str  # how the devices' values make the allocation's: mean, sum or max
+    per_instance: bool = True  # a MIG instance has its own (else the GPU's, shared with the other instances)
+
+
+METRICS: tuple[Metric, ...] = (
+    Metric("sm_active", f"{SM_ACTIVE.name}{{sel}}", "ratio", "mean"),
+    Metric("tensor_active", f"{TENSOR_ACTIVE.name}{{sel}}", "ratio", "mean"),
+    Metric("dram_active", f"{DRAM_ACTIVE.name}{{sel}}", "ratio", "mean"),
+    Metric("memory_used", f"{FB_USED.name}{{sel}}", "MiB", "sum"),
+    Metric("memory_total", f"({FB_USED.name}{{sel}} + {FB_FREE.name}{{sel}})", "MiB", "sum"),
+    Metric("power", f"{POWER.name}{{sel}}", "W", "sum", per_instance=False),
+    Metric("temperature", f"{TEMPERATURE.name}{{sel}}", "C", "max", per_instance=False),
+)
+_COMBINE: dict[str, Callable[[list[float]], float]] = {"mean": lambda v: sum(v) / len(v), "sum": sum, "max": max}
+
+
+@dataclass(frozen=True)
+class HeldDevice:
+    key: DeviceKey
+    device: AllocationDevice
+
+    def held_at(self, t: float) -> bool:
+        since = self.device.held_since.timestamp()
+        until = self.device.released_at.timestamp() if self.device.released_at is not None else None
+        return since <= t and (until is None or t <= until)
+
+
+@dataclass
+class AllocationMetrics:
+    devices: list[HeldDevice]
+    start: datetime
+    end: datetime
+    step_seconds: float
+    series: dict[str, dict[str, list[tuple[float, float]]]] = field(default_factory=dict)  # metric -> device -> points
+    combined: dict[str, list[tuple[float, float]]] = field(default_factory=dict)  # metric -> points
+    findings: list[str] = field(default_factory=list)
+    unavailable: str | None = None
+
+
+def device_key(device: AllocationDevice, model: str) -> DeviceKey:
+    """How the exporter names the device's series."""
+    if device.mig_profile:
+        kind = CATALOG[model].profile_kind(device.mig_profile)
+        if kind is None:
+            raise ValueError(f"{device.mig_profile} is no MIG profile of {model}")
+        return DeviceKey(device.gpu_uuid, gpu_instance_id(GEOMETRY[kind].memory, device.mig_start or 0))
+    scope = Scope.GPU if device.share_milli is not None else Scope.DEVICE
+    return DeviceKey(device.gpu_uuid, None, scope)
+
+
+def held_devices(allocation: Allocation, *, start: datetime, end: datetime) -> list[HeldDevice]:
+    """The devices the allocation held at some time between ``start`` and ``end``."""
+    rows = allocation.devices.filter(held_since__lte=end).exclude(released_at__lt=start).order_by("held_since", "id")
+    return [HeldDevice(device_key(d, allocation.gpu_model.name), d) for d in rows]
+
+
+def _points(series: Series, held: HeldDevice) -> list[tuple[float, float]]:
+    return [(t, v) for t, v in series.points if held.held_at(t)]
+
+
+def allocation_metrics(
+    allocation: Allocation,
+    *,
+    start: datetime,
+    end: datetime,
+    step_seconds: float,
+    prices: Mapping[str, Decimal] | None = None,
+) -> AllocationMetrics:
+    """The allocation's GPU metrics from ``start`` to ``end`` every ``step_seconds``, per device and combined, with
+    findings. ``prices``: the hourly price of a whole GPU (``"whole"``) and of each MIG profile in its pool, for
+    the findings to say what a slice would save. Prometheus not answering leaves the series empty and says why."""
+    held = held_devices(allocation, start=start, end=end)
+    found = AllocationMetrics(held, start, end, step_seconds)
+    if not held:
+        return found
+    sel = "{" + selector([h.key for h in held]) + "}"
+    try:
+        for metric in METRICS:
+            per_device: dict[str, list[tuple[float, float]]] = {}
+            rows = ranged(metric.query.format(sel=sel), start=start, end=end, step_seconds=step_seconds)
+            for h in held:
+                if h.key.gpu_instance is not None and not metric.per_instance:
+                    continue  # the GPU's, shared with its other instances: not the slice's to read
+                for series in rows:
+                    if h.key.matches(series.labels):
+                        per_device[h.key.name] = per_device.get(h.key.name, []) + _points(series, h)
+            found.series[metric.name] = {k: sorted(v) for k, v in per_device.items()}
+            found.combined[metric.name] = _combined(per_device.values(), metric.combine)
+    except PrometheusUnavailable as error:
+        found.series, found.combined, found.unavailable = {}, {}, str(error)
+        return found
+    found.findings = findings(_usage(found, allocation), slices=_slices(allocation), prices=prices)
+    return found
+
+
+def _combined(per_device: Iterable[list[tuple[float, float]]], how: str) -> list[tuple[float, float]]:
+    at: dict[float, list[float]] = defaultdict(list)
+    for points in per_device:
+        for t, v in points:
+            at[t].append(v)
+    return [(t, round(_COMBINE[how](values), 6)) for t, values in sorted(at.items())]
+
+
+def _usage(found: AllocationMetrics, allocation: Allocation) -> Usage:
+    used = _combined(found.series.get("memory_used", {}).values(), "max")
+    totals = [v for points in found.series.get("memory_total", {}).values() for _, v in points]
+    whole = all(h.key.scope is Scope.DEVICE and h.key.gpu_instance is None for h in found.devices)
+    return Usage(
+        step_seconds=found.step_seconds,
+        sm_active=found.combined.get("sm_active", []),
+        tensor_active=found.combined.get("tensor_active", []),
+        memory_used_gb=[(t, v / 1024) for t, v in used],
+        memory_total_gb=(max(totals) / 1024) if totals else float(allocation.gpu_model.memory_gb),
+        whole_gpus=whole,
+    )
+
+
+def _slices(allocation: Allocation) -> list[Slice]:
+    spec = CATALOG.get(allocation.gpu_model.name)
+    if spec is None:
+        return []
+    found = []
+    for profile, kind in spec.mig_profiles.items():
+        gb = profile_memory_gb(profile)
+        if gb is not None and "+" not in profile:  # media extensions are sold for video, not for memory
+            found.append(Slice(profile, gb, kind))
+    return found
+
+
+def devices_described(found: AllocationMetrics) -> Sequence[dict[str, Any]]:
+    """The devices as a read lists them."""
+    return [
+        {
+            "key": h.key.name,
+            "scope": h.key.scope.value,
+            "hostname": h.device.hostname,
+            "gpu_index": h.device.gpu_index,
+            "uuid": h.device.gpu_uuid,
+            "mig_profile": h.device.mig_profile or None,
+            "gpu_instance": h.key.gpu_instance,
+            "share_milli": h.device.share_milli,
+            "held_since": h.device.held_since,
+            "released_at": h.device.released_at,
+        }
+        for h in found.devices
+    ]
