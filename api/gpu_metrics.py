@@ -6,7 +6,6 @@ read from the operator's Prometheus by ``provisioning.telemetry`` (docs/telemetr
 from __future__ import annotations
 
 from datetime import timedelta
-from decimal import Decimal
 from typing import Any, ClassVar
 
 from django.utils import timezone
@@ -17,9 +16,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from api.serializers import StrictSerializer
-from billing.selectors import price_index
+from billing.selectors import pool_hourly_prices
 from core.errors import Invalid
-from provisioning.models import Allocation
 from provisioning.telemetry import MAX_POINTS, METRICS, allocation_metrics, devices_described
 
 DEFAULT_SPAN = timedelta(hours=1)
@@ -78,17 +76,6 @@ class MetricsSerializer(serializers.Serializer[Any]):
         return fields
 
 
-def _prices(allocation: Allocation) -> dict[str, Decimal]:
-    """The hourly prices of a whole GPU and of each MIG profile in the allocation's pool, for the findings."""
-    pool = price_index(now=timezone.now()).get(
-        (allocation.rung, allocation.gpu_model.name, allocation.hall.region.code), {}
-    )
-    prices = {unit.removeprefix("mig:"): price.unit_price_per_hour for unit, price in pool.items()}
-    if "gpu" in prices:
-        prices["whole"] = prices.pop("gpu")
-    return prices
-
-
 class AllocationMetricsActions:
     """An allocation's GPU metrics (mixed into ``AllocationViewSet``)."""
 
@@ -117,7 +104,10 @@ class AllocationMetricsActions:
                 "metrics_too_many_points",
                 f"{span:.0f} s every {step} s is {span / step:.0f} points; at most {MAX_POINTS}: a longer step.",
             )
-        found = allocation_metrics(allocation, start=start, end=end, step_seconds=step, prices=_prices(allocation))
+        prices = pool_hourly_prices(
+            rung=allocation.rung, gpu_model=allocation.gpu_model.name, region=allocation.hall.region.code, now=end
+        )
+        found = allocation_metrics(allocation, start=start, end=end, step_seconds=step, prices=prices)
         metrics = {
             m.name: {
                 "unit": m.unit,

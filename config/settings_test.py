@@ -7,6 +7,9 @@ os.environ.setdefault("LADDER_TASKS_INLINE", "1")
 # The test client and the live servers of the browser tests speak plain HTTP, as `make run` does.
 os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
 os.environ.setdefault("SECURE_HSTS_SECONDS", "0")
+# No Prometheus unless a test starts one (the `prometheus` fixture): a closed local port answers at once, where the
+# production default's cluster name would wait on a lookup.
+os.environ.setdefault("LADDER_PROMETHEUS_URL", "http://127.0.0.1:9")
 
 from config.settings import *  # noqa: F403
 

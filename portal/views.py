@@ -56,6 +56,7 @@ from portal.forms import (
     RoleForm,
     error_onto,
 )
+from portal.gpu_metrics import allocation_gpu_metrics
 from portal.mounts import launch_volumes
 from portal.signup import invitation_send
 from provisioning.domain.placement.catalog import CATALOG
@@ -192,6 +193,7 @@ def allocation(request: HttpRequest, membership: Membership, allocation_id: int)
         "performance": words.PERFORMANCE.get(found.performance, found.performance),
         "security": words.SECURITY.get(found.security, found.security),
         "may_stop": role_allows(membership.role, Action.ALLOCATION_MANAGE),
+        "gpu": allocation_gpu_metrics(found),
     }
     scaling = endpoint_autoscaling(found)
     if scaling is not None:

@@ -289,6 +289,16 @@ def price_index(*, now: datetime) -> dict[tuple[str, str, str], dict[str, SkuPri
     return index
 
 
+def pool_hourly_prices(*, rung: str, gpu_model: str, region: str, now: datetime) -> dict[str, Decimal]:
+    """What a whole GPU (``"whole"``) and each MIG profile (by name) cost an hour on ``rung`` in a pool now: what
+    GPU telemetry's findings weigh a smaller slice against."""
+    pool = price_index(now=now).get((rung, gpu_model, region), {})
+    prices = {unit.removeprefix("mig:"): price.unit_price_per_hour for unit, price in pool.items()}
+    if "gpu" in prices:
+        prices["whole"] = prices.pop("gpu")
+    return prices
+
+
 @dataclass(frozen=True)
 class PricedOffering:
     """An offering with the prices in force for its rung, GPU model and region, by unit ("gpu", "node" or

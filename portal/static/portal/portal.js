@@ -1,5 +1,5 @@
-// The portal's own script: the usage chart (Chart.js, loaded on that page only) and the launch form's fields per
-// rung. No inline script anywhere: the Content-Security-Policy allows scripts from Ladder itself only.
+// The portal's own script: the usage and GPU charts (Chart.js, loaded on those pages only) and the launch form's
+// fields per rung. No inline script anywhere: the Content-Security-Policy allows scripts from Ladder itself only.
 (function () {
   "use strict";
   function chart() {
@@ -57,6 +57,30 @@
   FIELDS.job = ["name", "gpu_model", "region", "gpus", "gang_size", "checkpoint_path", "checkpoint_interval"].concat(IMAGE);
   FIELDS.serverless = ["name", "gpu_model", "region", "gpus", "mig_profile", "share_mode", "share"].concat(IMAGE);
 
+  // An allocation's GPUs over the last hour: activity (per cent of cycles) and memory used with power.
+  function gpuCharts() {
+    var source = document.getElementById("gpu-chart-data");
+    if (!source || typeof window.Chart === "undefined") { return; }
+    var data = JSON.parse(source.textContent);
+    new window.Chart(document.getElementById("gpu-chart"), {
+      type: "line",
+      data: { labels: data.labels, datasets: [
+        { label: "SM active %", data: data.sm },
+        { label: "Tensor cores active %", data: data.tensor },
+        { label: "Memory interface active %", data: data.dram }
+      ] },
+      options: { animation: false, scales: { y: { min: 0, max: 100 } } }
+    });
+    var memory = [{ label: "Memory used (GB)", data: data.memory, yAxisID: "y" }];
+    var scales = { y: { min: 0, max: data.memory_total || undefined } };
+    if (data.power.length) {
+      memory.push({ label: "Power (W)", data: data.power, yAxisID: "power" });
+      scales.power = { position: "right", min: 0, grid: { drawOnChartArea: false } };
+    }
+    new window.Chart(document.getElementById("gpu-memory-chart"), {
+      type: "line", data: { labels: data.labels, datasets: memory }, options: { animation: false, scales: scales }
+    });
+  }
   function launchForm() {
     var form = document.querySelector("form[class^='rung-']");
     if (!form) { return; }
@@ -79,7 +103,7 @@
     });
   }
   document.addEventListener("DOMContentLoaded", function () {
-    chart(); financeCharts(); launchForm(); scrollableTables(document);
+    chart(); financeCharts(); gpuCharts(); launchForm(); scrollableTables(document);
   });
   document.addEventListener("htmx:afterSwap", function (event) { scrollableTables(event.target); });
   window.addEventListener("resize", function () { scrollableTables(document); });

@@ -1,0 +1,53 @@
+"""The allocation page's "What the GPUs do": the last hour of the allocation's GPU metrics
+(``provisioning.telemetry``, the same read as the API's) as two charts, activity and memory with power, and the
+findings in words."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from billing.selectors import pool_hourly_prices
+from provisioning.domain.gpu_metrics import Scope
+from provisioning.models import Allocation
+from provisioning.telemetry import allocation_metrics
+
+WINDOW = timedelta(hours=1)
+STEP_SECONDS = 30
+
+
+def _percent(points: list[tuple[float, float]]) -> list[float]:
+    return [round(v * 100, 1) for _, v in points]
+
+
+def allocation_gpu_metrics(allocation: Allocation) -> dict[str, Any] | None:
+    """The charts' data and the findings; None for an allocation that never held a device."""
+    if not allocation.devices.exists():
+        return None
+    now = timezone.now()
+    prices = pool_hourly_prices(
+        rung=allocation.rung, gpu_model=allocation.gpu_model.name, region=allocation.hall.region.code, now=now
+    )
+    found = allocation_metrics(allocation, start=now - WINDOW, end=now, step_seconds=STEP_SECONDS, prices=prices)
+    combined = found.combined
+    sm = combined.get("sm_active", [])
+    totals = [v for _, v in combined.get("memory_total", [])]
+    chart = {
+        "labels": [datetime.fromtimestamp(t, tz=UTC).strftime("%H:%M:%S") for t, _ in sm],
+        "sm": _percent(sm),
+        "tensor": _percent(combined.get("tensor_active", [])),
+        "dram": _percent(combined.get("dram_active", [])),
+        "memory": [round(v / 1024, 1) for _, v in combined.get("memory_used", [])],
+        "memory_total": round(max(totals) / 1024, 1) if totals else None,
+        "power": [round(v) for _, v in combined.get("power", [])],
+    }
+    return {
+        "findings": [finding.replace("`", "") for finding in found.findings],
+        "unavailable": found.unavailable,
+        "chart": chart,
+        "gpu_scope": any(h.key.scope is Scope.GPU for h in found.devices),
+        "slice": any(h.key.gpu_instance is not None for h in found.devices),
+        "devices": len(found.devices),
+    }
