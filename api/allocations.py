@@ -282,9 +282,8 @@ def _time(value: Any) -> str | None:
 
 
 def placed_answer(allocation: Allocation) -> dict[str, Any]:
-    """``AllocationSerializer(allocation).data`` for an allocation just placed, built from the rows written.
-
-    The create path answers every POST: DRF's generic field machinery spent more CPU on it than the placement did.
+    """``AllocationSerializer(allocation).data`` for an allocation just placed, built from the rows written. The
+    create path answers every POST: DRF's generic field machinery spent more CPU on it than the placement did.
     A new allocation holds exactly the devices it was given (all active) and has no faults yet, so neither is read
     back. Kept equal to the serializer's answer by tests (test_the_answer_to_a_placement_is_what_reading_it_gives)."""
     hall = allocation.hall

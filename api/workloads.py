@@ -216,6 +216,12 @@ class WorkloadSerializer(StrictSerializer):
         required=False,
         help_text="Serverless: what a replica loads before it is warm, for its cold start (docs/serverless.md).",
     )
+    idle_stop_after = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="Containers, VMs and jobs: stop it after this many minutes with its GPUs idle (SM active under "
+        "1%), with notice five minutes before (docs/telemetry.md).",
+    )
 
     @staticmethod
     def build(data: dict[str, Any]) -> Workload:

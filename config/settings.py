@@ -400,6 +400,8 @@ CELERY_BEAT_SCHEDULE = {
         "task": "provisioning.tasks.capacity_sample",
         "schedule": LADDER_CAPACITY_SAMPLE_EVERY_SECONDS,
     },
+    # Allocations idle past their idle_stop_after: notice, then stop (docs/telemetry.md, "Idle stop").
+    "idle-stop-check": {"task": "lifecycle.tasks.idle_stop_check", "schedule": 60},
 }
 
 # --- Audit --------------------------------------------------------------------------------------------------

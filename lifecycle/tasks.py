@@ -10,6 +10,7 @@ from django.utils import timezone
 from billing.services import ledger
 from lifecycle.services import closure, exports
 from lifecycle.services.customers import budgets_enforce
+from lifecycle.services.idle_stop import allocations_idle_check
 
 
 @shared_task
@@ -44,3 +45,9 @@ def export_job_run(job_id: int) -> str:
     """Write and sign one export job's file (queued when finance asks for a large range). A failure marks the job
     failed with its error; finance asks again (a new job) rather than a retry writing over it."""
     return exports.export_job_run(job_id=job_id)
+
+
+@shared_task
+def idle_stop_check() -> str:
+    """Beat: give notice to, or stop, the allocations whose GPUs have been idle past their ``idle_stop_after``."""
+    return str(allocations_idle_check(now=timezone.now()))

@@ -10,6 +10,7 @@ from typing import Any
 from django.utils import timezone
 
 from billing.selectors import pool_hourly_prices
+from core.models import AuditEvent
 from provisioning.domain.gpu_metrics import Scope
 from provisioning.models import Allocation
 from provisioning.telemetry import allocation_metrics
@@ -51,3 +52,31 @@ def allocation_gpu_metrics(allocation: Allocation) -> dict[str, Any] | None:
         "slice": any(h.key.gpu_instance is not None for h in found.devices),
         "devices": len(found.devices),
     }
+
+
+def idle_stop_words(allocation: Allocation) -> str | None:
+    """The allocation page's "Idle stop" in words: what it asked for, a notice given, or the stop with its evidence
+    (``lifecycle.services.idle_stop``); None when it asked for none."""
+    workload = allocation.workload_spec.workload
+    minutes = workload.idle_stop_after if workload is not None else None
+    if not minutes:
+        return None
+    stopped = (
+        AuditEvent.objects.filter(
+            action="allocation.idle_stopped", target_type="allocation", target_id=str(allocation.pk)
+        )
+        .order_by("-seq")
+        .first()
+    )
+    if stopped is not None:
+        data = stopped.data
+        return (
+            f"Stopped {stopped.at:%Y-%m-%d %H:%M} UTC after {round(data['idle_seconds'] / 60)} minutes with its "
+            f"GPUs idle (SM active at most {float(data['sm_active_max']):.2%}), past its {minutes} minutes."
+        )
+    if allocation.idle_notice_at is not None:
+        return (
+            f"After {minutes} minutes with its GPUs idle. They have been idle since before "
+            f"{allocation.idle_notice_at:%H:%M} UTC: it stops within minutes unless they work."
+        )
+    return f"After {minutes} minutes with its GPUs idle (SM active under 1%), with notice five minutes before."

@@ -56,7 +56,7 @@ from portal.forms import (
     RoleForm,
     error_onto,
 )
-from portal.gpu_metrics import allocation_gpu_metrics
+from portal.gpu_metrics import allocation_gpu_metrics, idle_stop_words
 from portal.mounts import launch_volumes
 from portal.signup import invitation_send
 from provisioning.domain.placement.catalog import CATALOG
@@ -194,6 +194,7 @@ def allocation(request: HttpRequest, membership: Membership, allocation_id: int)
         "security": words.SECURITY.get(found.security, found.security),
         "may_stop": role_allows(membership.role, Action.ALLOCATION_MANAGE),
         "gpu": allocation_gpu_metrics(found),
+        "idle_stop": idle_stop_words(found),
     }
     scaling = endpoint_autoscaling(found)
     if scaling is not None:

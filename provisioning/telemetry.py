@@ -117,10 +117,12 @@ def allocation_metrics(
     end: datetime,
     step_seconds: float,
     prices: Mapping[str, Decimal] | None = None,
+    only: Sequence[str] | None = None,
 ) -> AllocationMetrics:
     """The allocation's GPU metrics from ``start`` to ``end`` every ``step_seconds``, per device and combined, with
     findings. ``prices``: the hourly price of a whole GPU (``"whole"``) and of each MIG profile in its pool, for
-    the findings to say what a slice would save. Prometheus not answering leaves the series empty and says why."""
+    the findings to say what a slice would save; ``only``: read just these metrics (by name). Prometheus not
+    answering leaves the series empty and says why."""
     held = held_devices(allocation, start=start, end=end)
     found = AllocationMetrics(held, start, end, step_seconds)
     if not held:
@@ -128,6 +130,8 @@ def allocation_metrics(
     sel = "{" + selector([h.key for h in held]) + "}"
     try:
         for metric in METRICS:
+            if only is not None and metric.name not in only:
+                continue
             per_device: dict[str, list[tuple[float, float]]] = {}
             rows = ranged(metric.query.format(sel=sel), start=start, end=end, step_seconds=step_seconds)
             for h in held:

@@ -112,13 +112,18 @@ def _value(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else f"{number:.6g}"
 
 
-def exposition(readings: Iterable[tuple[DeviceLabels, Mapping[str, float]]]) -> str:
-    """The exporter's text for a node: each field's block, then a line per device reporting it."""
+def exposition(readings: Iterable[tuple[DeviceLabels, Mapping[str, float]]], *, at_ms: int | None = None) -> str:
+    """The exporter's text for a node: each field's block, then a line per device reporting it. ``at_ms``: stamp
+    every sample with that instant (the exposition format's optional timestamp, which the exporter itself never
+    writes: for replaying what a node reported earlier)."""
     rows = list(readings)
+    stamp = "" if at_ms is None else f" {at_ms}"
     blocks = []
     for f in FIELDS:
         lines = [
-            f"{f.name}{{{labels.render()}}} {_value(values[f.name])}" for labels, values in rows if f.name in values
+            f"{f.name}{{{labels.render()}}} {_value(values[f.name])}{stamp}"
+            for labels, values in rows
+            if f.name in values
         ]
         if lines:
             blocks.append("\n".join([f"# HELP {f.name} {f.help}", f"# TYPE {f.name} {f.prom_type}", *lines]))
@@ -195,6 +200,23 @@ class Slice:
     profile: str
     memory_gb: int
     kind: MigKind
+
+
+def idle_tail_seconds(points: Sequence[tuple[float, float]], step_seconds: float, *, until: float) -> float:
+    """How long an SM-active series has been idle without a break up to ``until`` (unix seconds): its points are
+    ``step_seconds`` apart; a missing point, or none near ``until``, ends the idle run (a node or exporter that
+    reports nothing is not evidence of idle GPUs)."""
+    ordered = sorted(points)
+    if not ordered or until - ordered[-1][0] > 2 * step_seconds:
+        return 0.0
+    start = ordered[-1][0]
+    for (t_before, before), (t_after, _) in zip(reversed(ordered[:-1]), reversed(ordered[1:]), strict=True):
+        if t_after - t_before > 1.5 * step_seconds or before >= IDLE_SM_ACTIVE:
+            break
+        start = t_before
+    if ordered[-1][1] >= IDLE_SM_ACTIVE:
+        return 0.0
+    return until - start
 
 
 def idle_time(points: Sequence[tuple[float, float]], step_seconds: float) -> str | None:

@@ -123,6 +123,7 @@ class RungFacts:
     restarts_from_checkpoint: bool  # placed again after a fault or a move, resuming from its last checkpoint
     endpoint: bool  # served as an endpoint: replicas behind the gateway, scaled on demand, re-created on a move
     leaves_host_dirty: bool  # the tenant had host-level access: its nodes are wiped before the next tenant
+    idle_stop: bool  # its workload may ask to be stopped after minutes of idle GPUs (``idle_stop_after``)
     whole_nodes: bool  # sold by the node: every GPU of each host it takes
     attested: bool  # runs only on confidential-computing hosts, and runs only once its guest's attestation passed
     serial_console: bool  # the tenant reaches its serial console through Ladder
@@ -172,6 +173,7 @@ RUNGS: Mapping[Rung, RungFacts] = {
             restarts_from_checkpoint=False,
             endpoint=False,
             leaves_host_dirty=True,
+            idle_stop=False,
             whole_nodes=True,
             attested=False,
             serial_console=False,
@@ -203,6 +205,7 @@ RUNGS: Mapping[Rung, RungFacts] = {
             restarts_from_checkpoint=False,
             endpoint=False,
             leaves_host_dirty=False,
+            idle_stop=True,
             whole_nodes=False,
             attested=False,
             serial_console=True,
@@ -229,6 +232,7 @@ RUNGS: Mapping[Rung, RungFacts] = {
             restarts_from_checkpoint=False,
             endpoint=False,
             leaves_host_dirty=False,
+            idle_stop=True,
             whole_nodes=False,
             attested=True,
             serial_console=False,
@@ -259,6 +263,7 @@ RUNGS: Mapping[Rung, RungFacts] = {
             restarts_from_checkpoint=False,
             endpoint=False,
             leaves_host_dirty=False,
+            idle_stop=True,
             whole_nodes=False,
             attested=False,
             serial_console=False,
@@ -286,6 +291,7 @@ RUNGS: Mapping[Rung, RungFacts] = {
             restarts_from_checkpoint=True,
             endpoint=False,
             leaves_host_dirty=False,
+            idle_stop=True,
             whole_nodes=False,
             attested=False,
             serial_console=False,
@@ -314,6 +320,7 @@ RUNGS: Mapping[Rung, RungFacts] = {
             restarts_from_checkpoint=False,
             endpoint=True,
             leaves_host_dirty=False,
+            idle_stop=False,
             whole_nodes=False,
             attested=False,
             serial_console=False,

@@ -156,6 +156,9 @@ def _framework_check(w: Workload, rung: str) -> None:
             raise WorkloadInvalid(field_name, why)
 
 
+IDLE_STOP_MINUTES = (10, 10_080)  # an idle stop waits ten minutes at least (the notice needs five), a week at most
+
+
 def workload_check(
     w: Workload, *, rung: str, registries: Iterable[str], os_images: Mapping[str, OsImage], devices: int = 1
 ) -> None:
@@ -166,6 +169,11 @@ def workload_check(
     if w.autoscaling is not None:
         _only_on(lambda f: f.endpoint, facts, "autoscaling", "autoscaling (only an endpoint scales on demand)")
         autoscaling_check(w.autoscaling, devices=devices)
+    if w.idle_stop_after is not None:
+        _only_on(lambda f: f.idle_stop, facts, "idle_stop_after", "idle_stop_after (an idle stop)")
+        if not IDLE_STOP_MINUTES[0] <= w.idle_stop_after <= IDLE_STOP_MINUTES[1]:
+            low, high = IDLE_STOP_MINUTES
+            raise WorkloadInvalid("idle_stop_after", f"idle_stop_after is minutes, from {low} to {high}.")
     if w.image is not None:
         _only_on(lambda f: f.runs_image, facts, "image", "a container image (it boots os_image)")
         ref = image_parse(w.image)

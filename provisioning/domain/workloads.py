@@ -167,6 +167,7 @@ class Workload:
     framework: str = DEFAULT_FRAMEWORK.value  # the job rung's launcher: a ``Framework``
     autoscaling: Autoscaling | None = None  # a serverless endpoint's (None: the defaults)
     model: Model | None = None  # serverless: the weights a replica loads (from its model cache, or downloaded)
+    idle_stop_after: int | None = None  # minutes of idle GPUs after which it is stopped (docs/telemetry.md)
 
     @property
     def datasets(self) -> tuple[int, ...]:
@@ -195,6 +196,8 @@ class Workload:
             {k: v for k, v in asdict(vol).items() if v is not None and (k != "read_only" or vol.volume is not None)}
             for vol in self.volumes
         ]
+        if self.idle_stop_after is None:
+            del data["idle_stop_after"]  # left out, as every workload before idle stop was stored
         if self.model is None:
             del data["model"]  # left out, as every workload before models were named was stored
         else:
@@ -228,6 +231,7 @@ class Workload:
             framework=data.get("framework") or DEFAULT_FRAMEWORK.value,
             autoscaling=Autoscaling.from_json(autoscaling) if autoscaling else None,
             model=Model(**model) if model else None,
+            idle_stop_after=data.get("idle_stop_after"),
         )
 
 

@@ -276,6 +276,8 @@ class Allocation(TenantOwned):
     # checkpoint resumed from, summed): goodput not billed. One ``AllocationFault`` row per fault.
     restarts = models.PositiveIntegerField(default=0)
     goodput_lost_ms = models.BigIntegerField(default=0)
+    # When its tenant was told it will stop for idle GPUs (``idle_stop_after``); cleared when the GPUs work again.
+    idle_notice_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

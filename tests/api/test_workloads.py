@@ -277,6 +277,9 @@ BAD = [
     ("container", {"image": IMAGE, "volumes": [{"mount_path": "/d", "dataset": 999999}]}, "workload.volumes.0.dataset"),
     ("container", {"image": IMAGE, "pull_secret": "MISSING"}, "workload.pull_secret"),
     ("container", {"image": IMAGE, "shell": "bash"}, "workload.shell"),
+    ("container", {"image": IMAGE, "idle_stop_after": 5}, "workload.idle_stop_after"),  # ten minutes at least
+    ("vm", {"idle_stop_after": 20_000}, "workload.idle_stop_after"),  # a week at most
+    ("serverless", {"image": IMAGE, "idle_stop_after": 30}, "workload.idle_stop_after"),  # it scales to zero
     ("job", {"image": IMAGE, "command": ["x"], "framework": "horovod"}, "workload.framework"),
     ("container", {"image": IMAGE, "command": ["x"], "framework": "mpi"}, "workload.framework"),
     ("job", {"image": IMAGE, "framework": "ray"}, "workload.command"),

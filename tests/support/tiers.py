@@ -39,6 +39,7 @@ SYSTEM = (
     "config/test_settings.py",
     "core/test_prometheus.py",
     "lifecycle/test_closure_worker.py",
+    "lifecycle/test_idle_stop_prometheus.py",
     "provisioning/drivers/kubernetes/test_gateway_tokens.py",
     "test_deploy_checks.py",
 )

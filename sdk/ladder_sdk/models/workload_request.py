@@ -55,6 +55,8 @@ class WorkloadRequest:
                 not declare as writable, each
                 named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body ``share.mdoe``), together
                 with the declared fields' own errors.
+            idle_stop_after (int | None | Unset): Containers, VMs and jobs: stop it after this many minutes with its GPUs
+                idle (SM active under 1%), with notice five minutes before (docs/telemetry.md).
     """
 
     image: str | Unset = UNSET
@@ -72,6 +74,7 @@ class WorkloadRequest:
     framework: FrameworkEnum | Unset = FrameworkEnum.TORCHRUN
     autoscaling: AutoscalingRequest | Unset = UNSET
     model: WorkloadModelRequest | Unset = UNSET
+    idle_stop_after: int | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -139,6 +142,12 @@ class WorkloadRequest:
         if not isinstance(self.model, Unset):
             model = self.model.to_dict()
 
+        idle_stop_after: int | None | Unset
+        if isinstance(self.idle_stop_after, Unset):
+            idle_stop_after = UNSET
+        else:
+            idle_stop_after = self.idle_stop_after
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -172,6 +181,8 @@ class WorkloadRequest:
             field_dict["autoscaling"] = autoscaling
         if model is not UNSET:
             field_dict["model"] = model
+        if idle_stop_after is not UNSET:
+            field_dict["idle_stop_after"] = idle_stop_after
 
         return field_dict
 
@@ -264,6 +275,15 @@ class WorkloadRequest:
         else:
             model = WorkloadModelRequest.from_dict(_model)
 
+        def _parse_idle_stop_after(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        idle_stop_after = _parse_idle_stop_after(d.pop("idle_stop_after", UNSET))
+
         workload_request = cls(
             image=image,
             command=command,
@@ -280,6 +300,7 @@ class WorkloadRequest:
             framework=framework,
             autoscaling=autoscaling,
             model=model,
+            idle_stop_after=idle_stop_after,
         )
 
         workload_request.additional_properties = d

@@ -20,6 +20,7 @@ from provisioning.domain.gpu_metrics import (
     exposition,
     findings,
     gpu_instance_id,
+    idle_tail_seconds,
     profile_memory_gb,
     selector,
 )
@@ -130,3 +131,15 @@ def test_every_field_is_the_exporters_own_name_type_and_help() -> None:
             if len(parts) == 3 and parts[0].startswith("DCGM_FI_"):
                 shipped[parts[0]] = (parts[1], parts[2])
     assert {f.name: (f.prom_type, f.help) for f in FIELDS} == {f.name: shipped[f.name] for f in FIELDS}
+
+
+def test_an_idle_run_ends_at_work_or_at_a_gap_and_needs_a_recent_sample() -> None:
+    idle = [(60.0 * i, 0.001) for i in range(11)]  # 0..600 s, idle throughout
+    assert idle_tail_seconds(idle, 60, until=610) == 610
+    worked = [*idle[:4], (240.0, 0.5), *idle[5:]]  # it worked at 240 s
+    assert idle_tail_seconds(worked, 60, until=600) == 600 - 300
+    gap = idle[:3] + idle[6:]  # nothing reported from 180 s to 300 s: no evidence of idle GPUs then
+    assert idle_tail_seconds(gap, 60, until=600) == 600 - 360
+    assert idle_tail_seconds(idle, 60, until=600 + 121) == 0  # nothing reported lately
+    assert idle_tail_seconds([*idle, (660.0, 0.2)], 60, until=660) == 0  # working now
+    assert idle_tail_seconds([], 60, until=0) == 0
