@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any, ClassVar
 
 import django_filters
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -18,12 +19,14 @@ from rest_framework.response import Response
 from api.base import LadderView, StaffViewSet
 from api.permissions import HasStaffPermission
 from api.serializers import StrictSerializer
-from core.errors import Invalid
+from core.errors import Conflict, Invalid
+from core.prometheus import PrometheusUnavailable
 from provisioning.domain.fleet_document import MAX_GPUS_PER_NODE
 from provisioning.domain.placement.catalog import GPU_MODEL_NAMES
 from provisioning.domain.upgrades import PlanLimitError
-from provisioning.drivers.base import provisioner
+from provisioning.drivers.base import SimulatedProvisioner, provisioner
 from provisioning.drivers.kubernetes.clusters import node_diagnosis
+from provisioning.gpu_faults import gpu_errors
 from provisioning.models import Gpu, Hall, Node, NodeState, Region, VersionTarget
 from provisioning.selectors import fleet_drift, fleet_upgrade_plan, version_skew
 from provisioning.services import fleet as services
@@ -160,6 +163,13 @@ class NodeActionSerializer(StrictSerializer):
     )
 
 
+class XidInjectSerializer(NodeActionSerializer):
+    gpu_index = serializers.IntegerField(
+        min_value=0, max_value=MAX_GPUS_PER_NODE - 1, help_text="Which of the node's GPUs."
+    )
+    xid = serializers.IntegerField(min_value=0, max_value=999, help_text="The XID it reports as its last; 0 clears.")
+
+
 class AttestationKeySerializer(StrictSerializer):
     public_key = serializers.CharField(
         max_length=64,
@@ -228,7 +238,9 @@ class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet
     serializer_class = NodeSerializer
     filterset_class = NodeFilter
     required_permission = StaffPermission.NODE_VIEW
-    action_permissions = {name: _CHANGE_NODE for name in ("drain", "undrain", "quarantine", "fail", "attestation_key")}
+    action_permissions = {
+        name: _CHANGE_NODE for name in ("drain", "undrain", "quarantine", "fail", "attestation_key", "xid")
+    }
 
     def _change(self, request: Request, service: NodeService) -> Response:
         data = NodeActionSerializer(data=request.data)
@@ -274,6 +286,39 @@ class NodeViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet
             reason=data.validated_data["reason"],
         )
         return Response(NodeSerializer(self.get_queryset().get(pk=node.pk)).data)
+
+    @extend_schema(request=XidInjectSerializer, responses=NodeSerializer)
+    @action(detail=True, methods=["post"])
+    def xid(self, request: Request, pk: str) -> Response:
+        """The simulated fleet: one of the node's GPUs reports this XID as its last (as DCGM would once the driver
+        logged it); a fatal one quarantines the node at the next reconcile and its work is placed elsewhere
+        (docs/telemetry.md, "XID errors"). 409 ``not_simulated`` on Kubernetes, whose GPUs report their own."""
+        if not isinstance(provisioner(), SimulatedProvisioner):
+            raise Conflict("not_simulated", "XIDs are injected into the simulated fleet only; real GPUs report theirs.")
+        data = XidInjectSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        node = self.get_object()
+        services.gpu_xid_inject(
+            node=node,
+            gpu_index=data.validated_data["gpu_index"],
+            xid=data.validated_data["xid"],
+            actor=self.caller.actor,
+            reason=data.validated_data["reason"],
+        )
+        return Response(NodeSerializer(self.get_queryset().get(pk=node.pk)).data)
+
+    @extend_schema(responses={200: dict[str, Any]})
+    @action(detail=True, methods=["get"], url_path="gpu-errors")
+    def gpu_errors(self, request: Request, pk: str) -> Response:
+        """The node's GPUs' last XID as DCGM reports it through Prometheus, with NVIDIA's meaning, its class
+        (application, informational, fatal) and whether it is recent (a fatal recent one quarantines the node):
+        the node diagnosis's XID layer. ``unavailable`` says why when Prometheus does not answer."""
+        node = self.get_object()
+        try:
+            errors = [e.as_dict() for e in gpu_errors(now=timezone.now(), nodes=[node])]
+        except PrometheusUnavailable as error:
+            return Response({"node": node.hostname, "gpus": [], "unavailable": str(error)})
+        return Response({"node": node.hostname, "gpus": errors, "unavailable": None})
 
     @extend_schema(
         responses={

@@ -115,7 +115,7 @@ def node_readings(node: Node, *, now: datetime) -> list[tuple[DeviceLabels, dict
                 values = _values(activity, instance_gb)
                 readings.append((labels, {k: v for k, v in values.items() if k in PER_INSTANCE}))
                 busy += activity.sm_active * GEOMETRY[kind].compute / COMPUTE_SLICES
-            readings.append((base, _board(model, busy, 0)))
+            readings.append((base, _board(model, busy, gpu.simulated_xid or 0)))
             continue
         activity, pod = GpuActivity.idle(), {}
         if on_it:
@@ -130,7 +130,9 @@ def node_readings(node: Node, *, now: datetime) -> list[tuple[DeviceLabels, dict
             )
             pod = _pod(on_it[0])
         labels = DeviceLabels(**{**base.__dict__, "pod": pod})
-        readings.append((labels, {**_values(activity, memory_gb), **_board(model, activity.sm_active, 0)}))
+        readings.append(
+            (labels, {**_values(activity, memory_gb), **_board(model, activity.sm_active, gpu.simulated_xid or 0)})
+        )
     return readings
 
 

@@ -132,16 +132,19 @@ def allocation_metrics(
         for metric in METRICS:
             if only is not None and metric.name not in only:
                 continue
-            per_device: dict[str, list[tuple[float, float]]] = {}
+            # A device's series may come from more than one scrape of its exporter (a restarted exporter pod, two
+            # jobs): one value per device and instant, so nothing is counted twice.
+            per_device: dict[str, dict[float, float]] = {}
             rows = ranged(metric.query.format(sel=sel), start=start, end=end, step_seconds=step_seconds)
             for h in held:
                 if h.key.gpu_instance is not None and not metric.per_instance:
                     continue  # the GPU's, shared with its other instances: not the slice's to read
                 for series in rows:
                     if h.key.matches(series.labels):
-                        per_device[h.key.name] = per_device.get(h.key.name, []) + _points(series, h)
-            found.series[metric.name] = {k: sorted(v) for k, v in per_device.items()}
-            found.combined[metric.name] = _combined(per_device.values(), metric.combine)
+                        per_device.setdefault(h.key.name, {}).update(_points(series, h))
+            devices = {k: sorted(v.items()) for k, v in per_device.items()}
+            found.series[metric.name] = devices
+            found.combined[metric.name] = _combined(devices.values(), metric.combine)
     except PrometheusUnavailable as error:
         found.series, found.combined, found.unavailable = {}, {}, str(error)
         return found

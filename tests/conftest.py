@@ -326,11 +326,12 @@ def k8s_fleet(db: None, cluster_api: K8sServer) -> K8sServer:
 @pytest.fixture
 def prometheus(settings: Any) -> Iterator[Prometheus]:
     """This process's real Prometheus (tests/support/prometheus.py), which Ladder reads at LADDER_PROMETHEUS_URL;
-    the targets the test had it scrape are let go after it."""
+    the targets the test had it scrape are let go after it, and every series it holds forgotten."""
     server = prometheus_server()
     settings.LADDER_PROMETHEUS_URL = server.url
     yield server
     server.unscrape_all()
+    server.forget_all()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -34,6 +34,7 @@ from provisioning.domain.workloads import Workload
 from provisioning.drivers import simulated
 from provisioning.drivers.volumes import SimulatedVolumes, VolumeBackend
 from provisioning.events import workload_ended
+from provisioning.gpu_faults import xid_faults_recover
 from provisioning.models import Allocation, Node, NodeState
 from provisioning.selectors import endpoint_request_samples
 from provisioning.services.attestation import (
@@ -378,6 +379,7 @@ def allocations_reconcile(*, tenant_id: int | None = None, now: datetime | None 
     now = now or timezone.now()
     if tenant_id is None:
         driver.node_faults(now)  # first: the work on a failing node is placed again before it is looked at
+        xid_faults_recover(now=now, last_checkpoint=driver.last_checkpoint)  # and on a GPU with a fatal XID
     if Node.objects.filter(state=NodeState.SANITIZING).exists():
         driver.sanitized_nodes(now)
     watched = Q(state__in=(S.PROVISIONING, S.RESTARTING, S.STOPPING)) | Q(

@@ -220,6 +220,9 @@ class Gpu(models.Model):
     index = models.PositiveSmallIntegerField()
     uuid = models.CharField(max_length=64, unique=True)
     mode = models.CharField(max_length=8, choices=GpuMode.choices, default=GpuMode.WHOLE)
+    # The simulated fleet only: the XID an operator injected, which its exporter reports as the GPU's last
+    # (``POST /api/v1/ops/nodes/{id}/xid``); a real GPU's come from DCGM.
+    simulated_xid = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["node_id", "index"]

@@ -359,6 +359,26 @@ def node_fail(*, node: Node, actor: Actor, last_checkpoint: LastCheckpoint, reas
     return node
 
 
+def gpu_xid_inject(*, node: Node, gpu_index: int, xid: int, actor: Actor, reason: str = "") -> Gpu:
+    """The simulated fleet: make one of the node's GPUs report ``xid`` as its last XID (0 clears it), as DCGM
+    would after the driver logged it; its exporter reports it and the next reconcile acts on it
+    (``provisioning.gpu_faults``). Audited ``node.xid_injected``."""
+    with transaction.atomic():
+        gpu = Gpu.objects.select_for_update().filter(node=node, index=gpu_index).first()
+        if gpu is None:
+            raise Invalid("no_such_gpu", f"Node {node.hostname} has no GPU {gpu_index}.")
+        gpu.simulated_xid = xid or None
+        gpu.save(update_fields=["simulated_xid"])
+        audit_record(
+            actor=actor,
+            action="node.xid_injected",
+            target_type="node",
+            target_id=node.pk,
+            data={"gpu_index": gpu_index, "gpu_uuid": gpu.uuid, "xid": xid, "reason": reason},
+        )
+    return gpu
+
+
 # A node the cluster reports failing is quarantined from these; a failed or sanitizing one is left as it is (failed:
 # already handled; sanitizing: the wipe finishes first, and holds no work).
 _FAULT_QUARANTINES = NODE_TRANSITIONS["quarantine"].sources - {NodeState.FAILED}

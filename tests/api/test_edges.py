@@ -54,6 +54,7 @@ WRITES = [
     ("POST", "/api/v1/ops/nodes/{id}/undrain", "operator"),
     ("POST", "/api/v1/ops/nodes/{id}/quarantine", "operator"),
     ("POST", "/api/v1/ops/nodes/{id}/fail", "operator"),
+    ("POST", "/api/v1/ops/nodes/{id}/xid", "operator"),
     ("POST", "/api/v1/ops/clusters", "operator"),
     ("POST", "/api/v1/ops/clusters/{name}/test", "operator"),
     ("POST", "/api/v1/ops/clusters/{name}/sync", "operator"),

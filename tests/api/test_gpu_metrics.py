@@ -10,7 +10,9 @@ from typing import Any
 
 from django.test import Client
 
+from core.models import AuditEvent
 from provisioning.domain.gpu_metrics import gpu_instance_id
+from provisioning.models import Gpu, Node
 from tests.support import assert_problem
 from tests.support.billing import at, load_fleet, place, run
 
@@ -66,3 +68,23 @@ def test_the_simulated_exporter_serves_each_nodes_gpus_as_dcgm_exporter_does(acm
     assert Client().get("/simulated/dcgm/no-such-host/metrics").status_code == 404
     settings.LADDER_PROVISIONER = "kubernetes"
     assert Client().get("/simulated/dcgm/targets").status_code == 404
+
+
+def test_xids_are_injected_into_the_simulated_fleet_only(api: Any, operator: Any, alice: Any, settings: Any) -> None:
+    load_fleet()
+    node = Node.objects.order_by("hostname").first()
+    assert node is not None
+    client = api(operator)
+    assert (
+        client.post(f"/api/v1/ops/nodes/{node.pk}/xid", {"gpu_index": 0, "xid": 79}, format="json").status_code == 200
+    )
+    assert Gpu.objects.get(node=node, index=0).simulated_xid == 79
+    assert AuditEvent.objects.filter(action="node.xid_injected", target_id=str(node.pk)).count() == 1
+    assert (
+        api(alice).post(f"/api/v1/ops/nodes/{node.pk}/xid", {"gpu_index": 0, "xid": 79}, format="json").status_code
+        == 403
+    )
+    assert client.get(f"/api/v1/ops/nodes/{node.pk}/gpu-errors").json()["unavailable"].startswith("Prometheus at")
+    settings.LADDER_PROVISIONER = "kubernetes"
+    refused = client.post(f"/api/v1/ops/nodes/{node.pk}/xid", {"gpu_index": 0, "xid": 79}, format="json")
+    assert_problem(refused, 409, "not_simulated")

@@ -126,6 +126,7 @@ def test_no_get_endpoint_writes(
         "/api/v1/ops/defragment/{id}": 0,  # 404 is a read too
         "/api/v1/ops/nodes/{id}": node.pk,
         "/api/v1/ops/nodes/{id}/diagnosis": node.pk,
+        "/api/v1/ops/nodes/{id}/gpu-errors": node.pk,
         "/api/v1/retention-policies/{category}": "dataset",
         "/api/v1/ssh-keys/{id}": 0,  # 404 is a read too
         "/api/v1/volumes/{id}": volume.pk,

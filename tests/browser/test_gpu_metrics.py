@@ -38,7 +38,8 @@ def test_the_allocation_page_draws_its_gpus_and_says_what_they_do(
     hosts = sorted({d.hostname for a in (job, notebook) for d in a.devices.all()})
     for host in hosts:
         prometheus_clock.scraped(prometheus_clock.scrape(host, f"{live_server.url}/simulated/dcgm/{host}/metrics"))
-    prometheus_clock.scraped(live_server.url.split("://")[1])  # once more: every chart has a line
+    for host in hosts:
+        prometheus_clock.scraped(host)  # once more: every chart has a line
     page = browser_page
     browser_login(alice)
 

@@ -108,7 +108,7 @@ def test_an_idle_notebook_is_noticed_then_stopped_with_its_evidence_and_a_busy_j
     for replay in replays:
         while replay.served < len(instants) + 1:
             threading.Event().wait(0.2)
-        prometheus_clock.scraped(replay.url.split("/")[2])
+        prometheus_clock.scraped(f"replay-{replay.hostname}")
 
     # Six minutes idle, four left: notice, once; the job works.
     early = allocations_idle_check(now=began + timedelta(minutes=6))

@@ -76,6 +76,7 @@ class Prometheus:
                 f"--config.file={config}",
                 f"--storage.tsdb.path={self.home / 'data'}",
                 f"--web.listen-address=127.0.0.1:{self.port}",
+                "--web.enable-admin-api",  # to forget every series between tests (forget_all)
                 "--log.level=warn",
             ],
             stdout=self.log,
@@ -129,15 +130,28 @@ class Prometheus:
     # --- scraping ------------------------------------------------------------------------------------------
 
     def scrape(self, name: str, url: str) -> str:
-        """Scrape ``url`` (``http://host:port/path``) every second as the instance it returns, labelled
-        ``target=name``; returns once Prometheus has scraped it successfully."""
+        """Scrape ``url`` (``http://host:port/path``) every second, its series labelled ``target=name``; returns
+        ``name`` once Prometheus has scraped it successfully."""
         parsed = urllib.parse.urlsplit(url)
         target = [{"targets": [parsed.netloc], "labels": {"__metrics_path__": parsed.path or "/", "target": name}}]
         written = self.targets / f"{name}.json.tmp"
         written.write_text(json.dumps(target))
         written.rename(self.targets / f"{name}.json")  # atomically: Prometheus never reads half a file
-        self.scraped(parsed.netloc, after=0)
-        return parsed.netloc
+        self.scraped(name, after=0)
+        return name
+
+    def scraped(self, name: str, *, after: float | None = None, timeout: float = 30) -> None:
+        """Wait until Prometheus has scraped the target ``name`` successfully after ``after`` (its clock; default
+        now), so what the target shows now is what Prometheus holds."""
+        since = self.now() if after is None else after
+        deadline = time.monotonic() + timeout
+        up = f'up{{target="{name}"}}'
+        while time.monotonic() < deadline:
+            found = self.query(f"timestamp({up}) and {up} == 1")  # the last scrape's own time, if it succeeded
+            if found and float(found[0]["value"][1]) > since:
+                return
+            time.sleep(0.2)
+        raise AssertionError(f"Prometheus did not scrape {name} within {timeout} s")
 
     def unscrape_all(self, timeout: float = 10) -> None:
         """Stop scraping every target, and wait until Prometheus has let them go (a scrape after the test ended
@@ -148,22 +162,20 @@ class Prometheus:
         while time.monotonic() < deadline:
             with urllib.request.urlopen(f"{self.url}/api/v1/targets?state=active", timeout=10) as answer:
                 if not json.loads(answer.read())["data"]["activeTargets"]:
+                    # A scrape already under way is cancelled on Prometheus's side, not on the server's: let the
+                    # server finish answering it before the test's database goes.
+                    time.sleep(SCRAPE_SECONDS + 0.5)
                     return
             time.sleep(0.1)
         raise AssertionError(f"Prometheus still scrapes its targets {timeout} s after they were removed")
 
-    def scraped(self, instance: str, *, after: float | None = None, timeout: float = 30) -> None:
-        """Wait until Prometheus has scraped ``instance`` successfully after ``after`` (its clock; default now), so
-        what the target shows now is what Prometheus holds."""
-        since = self.now() if after is None else after
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            up = f'up{{instance="{instance}"}}'
-            found = self.query(f"timestamp({up}) and {up} == 1")  # the last scrape's own time, if it succeeded
-            if found and float(found[0]["value"][1]) > since:
-                return
-            time.sleep(0.2)
-        raise AssertionError(f"Prometheus did not scrape {instance} within {timeout} s")
+    def forget_all(self) -> None:
+        """Delete every series Prometheus holds, so the next test reads only what it had scraped (the simulated
+        fleet's GPUs have the same UUIDs in every test: one test's samples must not be another's)."""
+        query = urllib.parse.urlencode({"match[]": '{__name__=~".+"}'})
+        request = urllib.request.Request(f"{self.url}/api/v1/admin/tsdb/delete_series?{query}", method="POST")
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert answer.status == 204, answer.status
 
 
 _server: Prometheus | None = None

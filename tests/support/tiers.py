@@ -41,6 +41,7 @@ SYSTEM = (
     "lifecycle/test_closure_worker.py",
     "lifecycle/test_idle_stop_prometheus.py",
     "provisioning/drivers/kubernetes/test_gateway_tokens.py",
+    "provisioning/test_gpu_faults_prometheus.py",
     "test_deploy_checks.py",
 )
 BENCH = ("bench/",)

@@ -135,6 +135,7 @@ from .ops_fleet_drift_retrieve_response_200 import OpsFleetDriftRetrieveResponse
 from .ops_fleet_skew_retrieve_response_200 import OpsFleetSkewRetrieveResponse200
 from .ops_fleet_upgrade_plan_retrieve_response_200 import OpsFleetUpgradePlanRetrieveResponse200
 from .ops_nodes_diagnosis_retrieve_response_200 import OpsNodesDiagnosisRetrieveResponse200
+from .ops_nodes_gpu_errors_retrieve_response_200 import OpsNodesGpuErrorsRetrieveResponse200
 from .paginated_allocation_list import PaginatedAllocationList
 from .paginated_api_key_list import PaginatedApiKeyList
 from .paginated_audit_checkpoint_list import PaginatedAuditCheckpointList
@@ -230,6 +231,7 @@ from .volume_state_enum import VolumeStateEnum
 from .withheld import Withheld
 from .workload_model_request import WorkloadModelRequest
 from .workload_request import WorkloadRequest
+from .xid_inject_request import XidInjectRequest
 
 __all__ = (
     "Access",
@@ -367,6 +369,7 @@ __all__ = (
     "OpsFleetSkewRetrieveResponse200",
     "OpsFleetUpgradePlanRetrieveResponse200",
     "OpsNodesDiagnosisRetrieveResponse200",
+    "OpsNodesGpuErrorsRetrieveResponse200",
     "PaginatedAllocationList",
     "PaginatedApiKeyList",
     "PaginatedAuditCheckpointList",
@@ -462,4 +465,5 @@ __all__ = (
     "Withheld",
     "WorkloadModelRequest",
     "WorkloadRequest",
+    "XidInjectRequest",
 )

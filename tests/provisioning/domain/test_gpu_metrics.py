@@ -143,3 +143,20 @@ def test_an_idle_run_ends_at_work_or_at_a_gap_and_needs_a_recent_sample() -> Non
     assert idle_tail_seconds(idle, 60, until=600 + 121) == 0  # nothing reported lately
     assert idle_tail_seconds([*idle, (660.0, 0.2)], 60, until=660) == 0  # working now
     assert idle_tail_seconds([], 60, until=0) == 0
+
+
+def test_xids_are_classed_as_nvidia_describes_them() -> None:
+    from provisioning.domain.xid import XidClass, xid
+
+    assert [code for code in (13, 31, 43, 48, 63, 64, 74, 79, 92, 94, 95, 119) if xid(code).fatal] == [
+        48, 64, 74, 79, 95, 119,
+    ]  # fmt: skip
+    assert xid(31).kind is XidClass.APPLICATION
+    assert xid(63).kind is XidClass.INFORMATIONAL
+    assert "fallen off the bus" in xid(79).meaning
+    unknown = xid(999)
+    assert (unknown.kind, unknown.fatal, unknown.meaning) == (
+        XidClass.INFORMATIONAL,
+        False,
+        "XID 999 (see NVIDIA's XID catalog)",
+    )

@@ -160,6 +160,10 @@ def test_a_running_endpoint_is_served_without_ladder_and_a_revoked_key_is_refuse
     assert AuditEvent.objects.filter(action="endpoint_tokens.rotated").count() == 1
 
 
+# Two dozen requests at once, one of them writing the endpoint's row while the others read it: on PostgreSQL, as in
+# production. The suite's SQLite database is in memory with a shared cache, whose table locks refuse a concurrent
+# reader outright (SQLITE_LOCKED, no busy wait), unlike `make run`'s database file.
+@pytest.mark.postgres
 def test_an_idle_endpoints_burst_wakes_it_once_and_its_requests_are_read_from_the_gateways_histograms(
     prometheus_clock: Prometheus,
     k8s_fleet: K8sServer,
