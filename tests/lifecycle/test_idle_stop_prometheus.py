@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from django.db import connection
 
 from billing.models import Notification
 from core.models import AuditEvent
@@ -40,8 +41,11 @@ class Replay:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 at = replay.instants[min(replay.served, len(replay.instants) - 1)]
-                node = Node.objects.select_related("gpu_model").get(hostname=replay.hostname)
-                body = exposition(node_readings(node, now=at), at_ms=int(at.timestamp() * 1000)).encode()
+                try:
+                    node = Node.objects.select_related("gpu_model").get(hostname=replay.hostname)
+                    body = exposition(node_readings(node, now=at), at_ms=int(at.timestamp() * 1000)).encode()
+                finally:
+                    connection.close()  # this server's threads are not Django's: nothing closes their connection
                 replay.served += 1
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
