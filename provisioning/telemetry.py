@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from core.prometheus import PrometheusUnavailable, Series, ranged
+from core.prometheus import PrometheusUnavailable, Series, instant, ranged
 from provisioning.domain.gpu_metrics import (
     DRAM_ACTIVE,
     FB_FREE,
@@ -39,7 +39,7 @@ from provisioning.domain.gpu_metrics import (
     selector,
 )
 from provisioning.domain.placement.catalog import CATALOG
-from provisioning.domain.placement.mig import GEOMETRY
+from provisioning.domain.placement.mig import COMPUTE_SLICES, GEOMETRY
 from provisioning.models import Allocation, AllocationDevice
 
 MAX_POINTS = 11_000  # Prometheus refuses a range query of more points per series
@@ -72,9 +72,13 @@ class HeldDevice:
     device: AllocationDevice
 
     def held_at(self, t: float) -> bool:
+        return self.held_through(t, t)
+
+    def held_through(self, begin: float, end: float) -> bool:
+        """Held for all of ``begin`` to ``end`` (unix seconds)."""
         since = self.device.held_since.timestamp()
         until = self.device.released_at.timestamp() if self.device.released_at is not None else None
-        return since <= t and (until is None or t <= until)
+        return since <= begin and (until is None or end <= until)
 
 
 @dataclass
@@ -203,3 +207,71 @@ def devices_described(found: AllocationMetrics) -> Sequence[dict[str, Any]]:
         }
         for h in found.devices
     ]
+
+
+def fleet_sm_active(*, now: datetime) -> dict[str, float]:
+    """Each GPU's SM active over the last five minutes, by UUID (a MIG GPU's instances averaged), for the
+    operators' map. Raises ``PrometheusUnavailable``."""
+    query = f"avg by (UUID) (avg_over_time({SM_ACTIVE.name}[5m]))"
+    return {s.labels["UUID"]: s.value for s in instant(query, at=now) if "UUID" in s.labels}
+
+
+IDLE_BILLED_SM_ACTIVE = 0.05  # an hour a held GPU averaged under 5% SM active is an idle GPU-hour
+
+
+@dataclass
+class HeldHours:
+    """A tenant's GPU-hours on a rung in a window: held, idle (SM active under 5% in the hour) and unreported (the
+    exporter said nothing for a held device: a lost node or a stuck exporter)."""
+
+    tenant: str
+    rung: str
+    held: float = 0.0
+    idle: float = 0.0
+    unreported: float = 0.0
+
+
+def _weight(device: AllocationDevice, model: str) -> float:
+    """A device in whole GPUs: a MIG instance its compute slices of seven, a soft share its share."""
+    if device.mig_profile:
+        kind = CATALOG[model].profile_kind(device.mig_profile)
+        return GEOMETRY[kind].compute / COMPUTE_SLICES if kind is not None else 0.0
+    return device.share_milli / 1000 if device.share_milli is not None else 1.0
+
+
+def held_gpu_hours(*, start: datetime, end: datetime) -> list[HeldHours]:
+    """Every tenant's GPU-hours per rung from ``start`` to ``end`` (whole hours from ``start``): each device the
+    engine placed, for each hour it was held all of, weighed against its average SM active that hour (one range
+    query for the whole fleet). The largest idle share first. Raises ``PrometheusUnavailable``."""
+    start = start.replace(microsecond=0)  # the hours' instants, as Prometheus answers them
+    hours = int((end - start).total_seconds() // 3600)
+    if hours < 1:
+        return []
+    first = start + timedelta(hours=1)
+    last = start + timedelta(hours=hours)
+    values: dict[tuple[str, str | None], dict[float, float]] = defaultdict(dict)
+    for series in ranged(f"avg_over_time({SM_ACTIVE.name}[1h])", start=first, end=last, step_seconds=3600):
+        values[(series.labels.get("UUID", ""), series.labels.get("GPU_I_ID") or None)].update(series.points)
+    held = AllocationDevice.objects.filter(held_since__lt=last).exclude(released_at__lt=first)
+    found: dict[tuple[str, str], HeldHours] = {}
+    for device in held.select_related("allocation__tenant", "allocation__gpu_model"):
+        allocation = device.allocation
+        model = allocation.gpu_model.name
+        key = device_key(device, model)
+        weight = _weight(device, model)
+        row = found.setdefault(
+            (allocation.tenant.slug, allocation.rung), HeldHours(allocation.tenant.slug, allocation.rung)
+        )
+        reported = values.get((key.uuid, None if key.gpu_instance is None else str(key.gpu_instance)), {})
+        holding = HeldDevice(key, device)
+        for i in range(hours):
+            at = (first + timedelta(hours=i)).timestamp()
+            if not holding.held_through(at - 3600, at):
+                continue  # an hour counts when the device was held all of it
+            row.held += weight
+            value = reported.get(at)
+            if value is None:
+                row.unreported += weight
+            elif value < IDLE_BILLED_SM_ACTIVE:
+                row.idle += weight
+    return sorted(found.values(), key=lambda r: (-(r.idle / r.held if r.held else 0), r.tenant, r.rung))

@@ -26,6 +26,7 @@ from tests.fakes.kubernetes import K8sServer
 from tests.support import K8S_TOKEN, SYSTEM, require_postgres
 from tests.support.billing import load_fleet, price_pool, price_storage
 from tests.support.browser import chromium, log_in, open_page, require_chromium
+from tests.support.dcgm import Replay
 from tests.support.otp import pass_second_factor
 from tests.support.prometheus import Prometheus, prometheus_server, prometheus_stop
 
@@ -343,3 +344,12 @@ def prometheus_clock(prometheus: Prometheus) -> Iterator[Prometheus]:
     """``prometheus``, with the suite's clock moved to Prometheus's for the test (tests/support/prometheus.py)."""
     with prometheus.clock():
         yield prometheus
+
+
+@pytest.fixture
+def replays() -> Iterator[list[Replay]]:
+    """The simulated exporters a test replays into Prometheus (tests/support/dcgm.py), stopped after it."""
+    made: list[Replay] = []
+    yield made
+    for replay in made:
+        replay.close()

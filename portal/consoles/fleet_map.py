@@ -37,6 +37,14 @@ class Segment:
 class GpuCell:
     index: int
     segments: list[Segment] = field(default_factory=list)
+    sm_active: float | None = None  # DCGM's, over the last minutes, when the map is coloured by activity
+
+    @property
+    def activity_class(self) -> str:
+        """``a0`` (idle, under 1%) to ``a4`` (75% and more); "" when not known."""
+        if self.sm_active is None:
+            return ""
+        return "a0" if self.sm_active < 0.01 else f"a{min(4, 1 + int(self.sm_active * 4))}"
 
     @property
     def use(self) -> str:
@@ -49,12 +57,15 @@ class GpuCell:
 
     def describe(self) -> str:
         if not self.segments:
-            return f"GPU {self.index}: free"
+            return f"GPU {self.index}: free" + self._activity_words()
         parts = []
         for s in self.segments:
             where = f" at slice {s.start}" if s.what not in ("whole",) and not s.what.endswith("share") else ""
             parts.append(f"{s.what}{where} for {s.tenant} (allocation {s.allocation})")
-        return f"GPU {self.index}: " + "; ".join(parts)
+        return f"GPU {self.index}: " + "; ".join(parts) + self._activity_words()
+
+    def _activity_words(self) -> str:
+        return "" if self.sm_active is None else f"; SM active {self.sm_active:.0%}"
 
 
 @dataclass
@@ -71,9 +82,8 @@ class NodeRow:
             segments = "".join(
                 f'<span class="seg t{s.colour:d} s{s.start:d} l{s.length:d}"></span>' for s in gpu.segments
             )
-            parts.append(
-                f'<li class="gpu u-{gpu.use_class}" title="{text}"><span class="sr">{text}</span>{segments}</li>'
-            )
+            classes = f"gpu u-{gpu.use_class} {gpu.activity_class}".rstrip()
+            parts.append(f'<li class="{classes}" title="{text}"><span class="sr">{text}</span>{segments}</li>')
         return mark_safe("".join(parts))  # noqa: S308 - built from escaped text and fixed markup
 
 
@@ -114,15 +124,20 @@ def _kind_length(profiles: dict[str, str], profile: str) -> int:
         return 1
 
 
-def fleet_map() -> FleetMap:
+def fleet_map(sm_active: dict[str, float] | None = None) -> FleetMap:
+    """The map; ``sm_active``: each GPU's SM active by UUID, to colour it by what it does."""
     nodes = list(
         Node.objects.select_related("hall__region", "gpu_model").order_by(
             "hall__region__code", "hall__code", "nvlink_domain", "hostname"
         )
     )
     gpus: dict[int, list[tuple[int, int]]] = defaultdict(list)  # node -> [(gpu id, index)]
-    for gpu_id, node_id, index in Gpu.objects.order_by("node_id", "index").values_list("pk", "node_id", "index"):
+    uuids: dict[int, str] = {}
+    for gpu_id, node_id, index, uuid in Gpu.objects.order_by("node_id", "index").values_list(
+        "pk", "node_id", "index", "uuid"
+    ):
         gpus[node_id].append((gpu_id, index))
+        uuids[gpu_id] = uuid
     devices: dict[int, list[Any]] = defaultdict(list)
     rows = (
         AllocationDevice.objects.filter(active=True, gpu__isnull=False)
@@ -144,7 +159,7 @@ def fleet_map() -> FleetMap:
         profiles = node.gpu_model.mig_profiles or {}
         cells = []
         for gpu_id, index in gpus.get(node.pk, []):
-            cell = GpuCell(index)
+            cell = GpuCell(index, sm_active=(sm_active or {}).get(uuids[gpu_id]))
             offset = 0
             for d in devices.get(gpu_id, []):
                 slug = d["allocation__tenant__slug"]

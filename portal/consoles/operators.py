@@ -7,6 +7,7 @@ minute, storage quota). Every action calls the service the API calls."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -16,8 +17,10 @@ from django.db.models import Sum
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
+from django.utils import timezone
 
 from core.errors import ServiceError
+from core.prometheus import PrometheusUnavailable
 from portal.cold_starts import CONSOLE_DAYS, console_cold_starts
 from portal.consoles.fleet_map import PALETTE, STATES, fleet_map
 from portal.consoles.forms import DefragmentStartForm, QuotaForm, ReasonForm
@@ -37,6 +40,7 @@ from provisioning.selectors import (
 )
 from provisioning.services import fleet as fleet_services
 from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
+from provisioning.telemetry import fleet_sm_active, held_gpu_hours
 from tenancy.domain.roles import StaffPermission
 from tenancy.models import Tenant
 from tenancy.selectors import endpoint_calls_per_minute, staff_may
@@ -53,6 +57,7 @@ CONSOLE = register(
             Page("console_skew", "Version skew", StaffPermission.NODE_VIEW),
             Page("console_storage", "Storage", StaffPermission.NODE_VIEW),
             Page("console_cold_starts", "Cold starts", StaffPermission.NODE_VIEW),
+            Page("console_idle_gpus", "Billed but idle", StaffPermission.NODE_VIEW),
             Page("console_quotas", "Quotas", StaffPermission.TENANT_QUOTA_SET),
         ),
     )
@@ -67,10 +72,19 @@ NODE_ACTIONS: dict[str, tuple[str, Callable[..., Node]]] = {
 
 @staff_page(CONSOLE, StaffPermission.NODE_VIEW)
 def fleet(request: HttpRequest) -> HttpResponse:
-    """The heatmap, coloured by tenant (default) or by node state (``?colour=state``)."""
-    colour = "state" if request.GET.get("colour") == "state" else "tenant"
-    drawn = fleet_map()
+    """The heatmap, coloured by tenant (default), by node state (``?colour=state``) or by what the GPUs do
+    (``?colour=activity``: SM active over the last five minutes, from DCGM through Prometheus)."""
+    asked = request.GET.get("colour")
+    colour = asked if asked in ("state", "activity") else "tenant"
+    activity, unavailable = None, None
+    if colour == "activity":
+        try:
+            activity = fleet_sm_active(now=timezone.now())
+        except PrometheusUnavailable as error:
+            unavailable = str(error)
+    drawn = fleet_map(activity)
     context = {
+        "unavailable": unavailable,
         "map": drawn,
         "partly": drawn.counts["partly used"],
         "colour": colour,
@@ -211,6 +225,26 @@ def cold_starts(request: HttpRequest) -> HttpResponse:
     return render(request, "consoles/operators/cold_starts.html", context)
 
 
+IDLE_WINDOW_DAYS = (1, 7, 30)
+
+
+@staff_page(CONSOLE, StaffPermission.NODE_VIEW)
+def idle_gpus(request: HttpRequest) -> HttpResponse:
+    """Billed but idle: each tenant's GPU-hours per rung over the last day (``?days=7`` or 30), and how many of them
+    its GPUs averaged under 5% SM active, from DCGM through Prometheus (``provisioning.telemetry.held_gpu_hours``)."""
+    days = (
+        int(request.GET.get("days", "1")) if request.GET.get("days", "1") in {str(d) for d in IDLE_WINDOW_DAYS} else 1
+    )
+    now = timezone.now()
+    rows, unavailable = [], None
+    try:
+        rows = held_gpu_hours(start=now - timedelta(days=days), end=now)
+    except PrometheusUnavailable as error:
+        unavailable = str(error)
+    context = {"rows": rows, "days": days, "choices": IDLE_WINDOW_DAYS, "unavailable": unavailable}
+    return render(request, "consoles/operators/idle_gpus.html", context)
+
+
 def _quota_rows(form_for: dict[int, QuotaForm]) -> list[dict[str, Any]]:
     held = dict(
         Allocation.objects.filter(state__in=HOLDS_DEVICES)
@@ -300,5 +334,6 @@ urlpatterns = [
     path("console/operators/skew", skew, name="console_skew"),
     path("console/operators/storage", storage, name="console_storage"),
     path("console/operators/cold-starts", cold_starts, name="console_cold_starts"),
+    path("console/operators/idle-gpus", idle_gpus, name="console_idle_gpus"),
     path("console/operators/quotas", quotas, name="console_quotas"),
 ]

@@ -6,70 +6,24 @@ the busy job beside it, which asked for the same, runs on."""
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from billing.models import Notification
 from core.models import AuditEvent
-from provisioning.domain.gpu_metrics import exposition
 from provisioning.domain.workloads import Checkpoint, Workload
 from provisioning.drivers.base import allocations_reconcile
-from provisioning.models import Allocation, AllocationDevice, Node
+from provisioning.models import Allocation, AllocationDevice
 from provisioning.services.placing import AllocationSpec, allocation_request
-from provisioning.simulated_exporter import node_readings
 from tests.support import SYSTEM
 from tests.support.billing import H100, load_fleet
 from tests.support.consoles import signed_in
+from tests.support.dcgm import Replay, replay_hosts
 from tests.support.prometheus import Prometheus
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-class Replay:
-    """Serves a node's exposition as it was at each instant, one instant a scrape, stamped with it."""
-
-    def __init__(self, hostname: str, instants: list[datetime]) -> None:
-        self.hostname, self.instants, self.served = hostname, instants, 0
-        replay = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                at = replay.instants[min(replay.served, len(replay.instants) - 1)]
-                try:
-                    node = Node.objects.select_related("gpu_model").get(hostname=replay.hostname)
-                    body = exposition(node_readings(node, now=at), at_ms=int(at.timestamp() * 1000)).encode()
-                finally:
-                    connection.close()  # this server's threads are not Django's: nothing closes their connection
-                replay.served += 1
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/metrics"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def replays() -> Iterator[list[Replay]]:
-    made: list[Replay] = []
-    yield made
-    for replay in made:
-        replay.close()
 
 
 def launch(tenant: Any, rung: str, workload: Workload) -> Allocation:
@@ -105,14 +59,7 @@ def test_an_idle_notebook_is_noticed_then_stopped_with_its_evidence_and_a_busy_j
     hosts = sorted(
         set(AllocationDevice.objects.filter(allocation__in=[notebook.pk, job.pk]).values_list("hostname", flat=True))
     )
-    for host in hosts:
-        replay = Replay(host, instants)
-        replays.append(replay)
-        prometheus_clock.scrape(f"replay-{host}", replay.url)
-    for replay in replays:
-        while replay.served < len(instants) + 1:
-            threading.Event().wait(0.2)
-        prometheus_clock.scraped(f"replay-{replay.hostname}")
+    replay_hosts(prometheus_clock, replays, hosts, instants)
 
     # Six minutes idle, four left: notice, once; the job works.
     early = allocations_idle_check(now=began + timedelta(minutes=6))

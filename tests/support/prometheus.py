@@ -32,10 +32,14 @@ from tests.support import require
 
 DEBIAN_PROMETHEUS = "/usr/bin/prometheus"
 SCRAPE_SECONDS = 1
+# Out-of-order ingestion takes samples up to a day old (tests/support/dcgm.py replays hours of history).
 CONFIG = """\
 global:
   scrape_interval: {interval}s
   scrape_timeout: {interval}s
+storage:
+  tsdb:
+    out_of_order_time_window: 1d
 scrape_configs:
   - job_name: ladder-tests
     file_sd_configs:

@@ -40,6 +40,7 @@ SYSTEM = (
     "core/test_prometheus.py",
     "lifecycle/test_closure_worker.py",
     "lifecycle/test_idle_stop_prometheus.py",
+    "portal/consoles/test_operator_gpu_activity.py",
     "provisioning/drivers/kubernetes/test_gateway_tokens.py",
     "provisioning/test_gpu_faults_prometheus.py",
     "test_deploy_checks.py",
