@@ -74,6 +74,12 @@ class HeldDevice:
     def held_at(self, t: float) -> bool:
         return self.held_through(t, t)
 
+    def held_during(self, begin: float, end: float) -> bool:
+        """Held at some time between ``begin`` and ``end`` (unix seconds)."""
+        since = self.device.held_since.timestamp()
+        until = self.device.released_at.timestamp() if self.device.released_at is not None else None
+        return since < end and (until is None or until > begin)
+
     def held_through(self, begin: float, end: float) -> bool:
         """Held for all of ``begin`` to ``end`` (unix seconds)."""
         since = self.device.held_since.timestamp()

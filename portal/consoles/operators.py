@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from core.errors import ServiceError
 from core.prometheus import PrometheusUnavailable
+from lifecycle.metering_check import metering_check as unreported_usage
 from portal.cold_starts import CONSOLE_DAYS, console_cold_starts
 from portal.consoles.fleet_map import PALETTE, STATES, fleet_map
 from portal.consoles.forms import DefragmentStartForm, QuotaForm, ReasonForm
@@ -58,6 +59,7 @@ CONSOLE = register(
             Page("console_storage", "Storage", StaffPermission.NODE_VIEW),
             Page("console_cold_starts", "Cold starts", StaffPermission.NODE_VIEW),
             Page("console_idle_gpus", "Billed but idle", StaffPermission.NODE_VIEW),
+            Page("console_metering_check", "Metering check", StaffPermission.NODE_VIEW),
             Page("console_quotas", "Quotas", StaffPermission.TENANT_QUOTA_SET),
         ),
     )
@@ -245,6 +247,22 @@ def idle_gpus(request: HttpRequest) -> HttpResponse:
     return render(request, "consoles/operators/idle_gpus.html", context)
 
 
+@staff_page(CONSOLE, StaffPermission.NODE_VIEW)
+def metering_check(request: HttpRequest) -> HttpResponse:
+    """The metering cross-check: allocations billed in the last days (``?days=7`` or 30; default 1) for devices that
+    reported nothing to DCGM in those hours (``lifecycle.metering_check``): look at them before invoices close."""
+    asked = request.GET.get("days", "1")
+    days = int(asked) if asked in {str(d) for d in IDLE_WINDOW_DAYS} else 1
+    now = timezone.now()
+    rows, unavailable = [], None
+    try:
+        rows = unreported_usage(start=now - timedelta(days=days), end=now, now=now)
+    except PrometheusUnavailable as error:
+        unavailable = str(error)
+    context = {"rows": rows, "days": days, "choices": IDLE_WINDOW_DAYS, "unavailable": unavailable}
+    return render(request, "consoles/operators/metering_check.html", context)
+
+
 def _quota_rows(form_for: dict[int, QuotaForm]) -> list[dict[str, Any]]:
     held = dict(
         Allocation.objects.filter(state__in=HOLDS_DEVICES)
@@ -335,5 +353,6 @@ urlpatterns = [
     path("console/operators/storage", storage, name="console_storage"),
     path("console/operators/cold-starts", cold_starts, name="console_cold_starts"),
     path("console/operators/idle-gpus", idle_gpus, name="console_idle_gpus"),
+    path("console/operators/metering-check", metering_check, name="console_metering_check"),
     path("console/operators/quotas", quotas, name="console_quotas"),
 ]

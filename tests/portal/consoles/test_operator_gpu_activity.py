@@ -1,6 +1,7 @@
 """The operators' console from DCGM through a real Prometheus (three hours of the simulated fleet's exporters
 replayed into it): the fleet map coloured by SM active, a held idle GPU marked; "Billed but idle": each tenant's
-GPU-hours per rung, the idle ones (under 5% SM active) and the unreported ones (a node whose exporter said nothing)."""
+GPU-hours per rung, the idle ones (under 5% SM active) and the unreported ones (a node whose exporter said nothing);
+the metering check listing the allocation billed for a device that reported nothing."""
 
 from __future__ import annotations
 
@@ -68,3 +69,10 @@ def test_the_map_by_sm_active_and_billed_but_idle_read_dcgm(
     assert re.search(rf'<li class="gpu u-full a4" title="{busy_box}"', page)
     assert re.search(rf'<li class="gpu u-full a0" title="{idle_box}"', page)  # held and idle: marked
     assert "Colour by SM active" in page
+
+    # The metering check: the H200 billed this hour while its node's exporter reported nothing; the others did.
+    check = client.get("/console/operators/metering-check").content.decode()
+    assert f'data-unreported="{lost.pk}"' in check
+    assert f'data-unreported="{job.pk}"' not in check
+    assert f'data-unreported="{notebook.pk}"' not in check
+    assert lost.devices.get().hostname in check
