@@ -30,6 +30,7 @@ from portal.forms import error_onto
 from provisioning.domain.states import HOLDS_DEVICES
 from provisioning.drivers.kubernetes.clusters import node_diagnosis
 from provisioning.fleet_cache import fleet_read
+from provisioning.gpu_faults import gpu_errors
 from provisioning.models import Allocation, DefragmentRun, Node
 from provisioning.selectors import (
     STORAGE_CLASSES,
@@ -105,14 +106,18 @@ def _node(node_id: int) -> Node:
 @staff_page(CONSOLE, StaffPermission.NODE_VIEW)
 def node(request: HttpRequest, node_id: int) -> HttpResponse:
     """A node: where it is, its state, versions and GPUs, what runs there, and (``?diagnose=1``) why Kubernetes may
-    not offer its GPUs, layer by layer, read from its hall's cluster."""
+    not offer its GPUs, layer by layer, read from its hall's cluster, with its GPUs' last XIDs from DCGM."""
     found = _node(node_id)
-    diagnosis, refusal = None, None
+    diagnosis, refusal, xids, xid_unavailable = None, None, None, None
     if request.GET.get("diagnose"):
         try:
             diagnosis = node_diagnosis(found)
         except ServiceError as error:
             refusal = error.detail
+        try:  # the XID layer, from DCGM: for every driver
+            xids = [e.as_dict() for e in gpu_errors(now=timezone.now(), nodes=[found])]
+        except PrometheusUnavailable as error:
+            xid_unavailable = str(error)
     allocations = (
         Allocation.objects.filter(devices__gpu__node=found, devices__active=True)
         .select_related("tenant")
@@ -125,6 +130,8 @@ def node(request: HttpRequest, node_id: int) -> HttpResponse:
         "allocations": allocations,
         "diagnosis": diagnosis,
         "refusal": refusal,
+        "xids": xids,
+        "xid_unavailable": xid_unavailable,
         "actions": NODE_ACTIONS,
         "may_change": staff_may(request.user, CHANGE_NODE),
     }

@@ -1,10 +1,12 @@
 """XID errors from DCGM, end to end against a real Prometheus scraping the simulated fleet's exporters: an operator
 makes a GPU report XID 79 (fallen off the bus) and another XID 31 (an application's page fault); the next
 reconcile quarantines the first node with the XID as evidence and restarts its job elsewhere from its checkpoint,
-with the goodput lost recorded, and leaves the second node in service; the node's XID layer says what each means."""
+with the goodput lost recorded, and leaves the second node in service; the node's XID layer (API, and the operators'
+node page) says what each means."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from provisioning.models import Allocation, AllocationFault, Node
 from provisioning.services.placing import AllocationSpec, allocation_request
 from tests.support import SYSTEM
 from tests.support.billing import H100, load_fleet, place
+from tests.support.consoles import signed_in
 from tests.support.prometheus import Prometheus
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -81,5 +84,7 @@ def test_a_fatal_xid_quarantines_its_node_and_restarts_the_job_elsewhere_and_an_
         0,
     )
     assert "page fault" in reported["meaning"]
+    page = signed_in(operator).get(f"/console/operators/nodes/{elsewhere.pk}?diagnose=1").content.decode()
+    assert re.search(r"<tr><td>0</td><td>31</td><td>application</td><td>GPU memory page fault[^<]*</td>", page)
     refused = client.post(f"/api/v1/ops/nodes/{broken.pk}/xid", {"gpu_index": 9, "xid": 79}, format="json")
     assert refused.status_code == 422
