@@ -5,10 +5,8 @@ labels those series with the tenant's own pod."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -18,6 +16,7 @@ from provisioning.domain.gpu_metrics import POWER, SM_ACTIVE, DeviceLabels, expo
 from provisioning.drivers.base import allocations_reconcile
 from provisioning.models import Allocation, AllocationDevice
 from tests.support.billing import load_fleet, place
+from tests.support.dcgm import Exposition
 from tests.support.prometheus import Prometheus
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,24 +26,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def rogue() -> Iterator[dict[str, str]]:
     """An exporter whose text the test sets (``rogue["text"]``), served on a free port (``rogue["url"]``)."""
     state = {"text": ""}
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = state["text"].encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain; version=0.0.4")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    state["url"] = f"http://127.0.0.1:{server.server_address[1]}/metrics"
+    server = Exposition(lambda: state["text"])
+    state["url"] = server.url
     yield state
-    server.shutdown()
-    server.server_close()
+    server.close()
 
 
 def device(allocation: Allocation) -> AllocationDevice:

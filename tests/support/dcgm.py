@@ -6,6 +6,7 @@ can give Prometheus hours of history in seconds. The suite's Prometheus takes sa
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -18,23 +19,14 @@ from provisioning.simulated_exporter import node_readings
 from tests.support.prometheus import Prometheus
 
 
-class Replay:
-    """Serves a node's exposition as it was at each instant, one instant a scrape, stamped with it (the last one
-    again once they are all served)."""
+class Exposition:
+    """An HTTP server on a free port of 127.0.0.1 answering every GET with ``text()`` in Prometheus's text format,
+    as an exporter does (``url``); ``close`` stops it."""
 
-    def __init__(self, hostname: str, instants: list[datetime]) -> None:
-        self.hostname, self.instants, self.served = hostname, instants, 0
-        replay = self
-
+    def __init__(self, text: Callable[[], str]) -> None:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                at = replay.instants[min(replay.served, len(replay.instants) - 1)]
-                try:
-                    node = Node.objects.select_related("gpu_model").get(hostname=replay.hostname)
-                    body = exposition(node_readings(node, now=at), at_ms=int(at.timestamp() * 1000)).encode()
-                finally:
-                    connection.close()  # this server's threads are not Django's: nothing closes their connection
-                replay.served += 1
+                body = text().encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
                 self.end_headers()
@@ -50,6 +42,25 @@ class Replay:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class Replay(Exposition):
+    """Serves a node's exposition as it was at each instant, one instant a scrape, stamped with it (the last one
+    again once they are all served)."""
+
+    def __init__(self, hostname: str, instants: list[datetime]) -> None:
+        self.hostname, self.instants, self.served = hostname, instants, 0
+        super().__init__(self._next)
+
+    def _next(self) -> str:
+        at = self.instants[min(self.served, len(self.instants) - 1)]
+        try:
+            node = Node.objects.select_related("gpu_model").get(hostname=self.hostname)
+            text = exposition(node_readings(node, now=at), at_ms=int(at.timestamp() * 1000))
+        finally:
+            connection.close()  # this server's threads are not Django's: nothing closes their connection
+        self.served += 1
+        return text
 
     def fed(self, prometheus: Prometheus, name: str) -> None:
         """Wait until every instant was served, and Prometheus scraped once more."""
