@@ -104,9 +104,7 @@ class AllocationMetricsActions:
                 "metrics_too_many_points",
                 f"{span:.0f} s every {step} s is {span / step:.0f} points; at most {MAX_POINTS}: a longer step.",
             )
-        prices = pool_hourly_prices(
-            rung=allocation.rung, gpu_model=allocation.gpu_model.name, region=allocation.hall.region.code, now=end
-        )
+        prices = pool_hourly_prices(allocation=allocation, now=end)
         found = allocation_metrics(allocation, start=start, end=end, step_seconds=step, prices=prices)
         metrics = {
             m.name: {

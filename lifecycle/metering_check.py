@@ -13,13 +13,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 
 from django.db.models import F, Sum
 from django.db.models.functions import Coalesce
 
 from billing.models import UsageInterval
 from core.prometheus import ranged
-from provisioning.domain.gpu_metrics import SM_ACTIVE
+from provisioning.domain.gpu_metrics import SM_ACTIVE, series_of
 from provisioning.models import Allocation, AllocationDevice
 from provisioning.telemetry import HeldDevice, device_key
 
@@ -31,9 +32,13 @@ class Unreported:
     """An allocation billed in windows where none of its devices reported to DCGM."""
 
     allocation: Allocation
-    billed_seconds: float = 0.0  # device-seconds billed in those windows
+    billed_micro: int = 0  # device-seconds billed in those windows, in millionths (ms times thousandths of a unit)
     windows: list[datetime] = field(default_factory=list)
     hosts: set[str] = field(default_factory=set)
+
+    @property
+    def billed_seconds(self) -> Decimal:
+        return Decimal(self.billed_micro) / 1_000_000
 
 
 def metering_check(*, start: datetime, end: datetime, now: datetime) -> list[Unreported]:
@@ -41,7 +46,7 @@ def metering_check(*, start: datetime, end: datetime, now: datetime) -> list[Unr
     windows, the most billed first. Raises ``core.prometheus.PrometheusUnavailable``."""
     first = int(start.timestamp() * 1000) // HOUR_MS * HOUR_MS
     last = int(end.timestamp() * 1000)
-    billed: dict[tuple[int, int], float] = defaultdict(float)  # (allocation, window) -> device-seconds
+    billed: dict[tuple[int, int], int] = defaultdict(int)  # (allocation, window) -> device-seconds, in millionths
     now_ms = int(now.timestamp() * 1000)
     rows = (
         UsageInterval.objects.filter(allocation__isnull=False, window_ms__gte=first, window_ms__lt=last)
@@ -50,7 +55,7 @@ def metering_check(*, start: datetime, end: datetime, now: datetime) -> list[Unr
         .annotate(unit_ms=Sum((F("until") - F("start_ms")) * F("units_milli")))
     )
     for row in rows:
-        billed[(row["allocation_id"], row["window_ms"])] += row["unit_ms"] / 1_000_000
+        billed[(row["allocation_id"], row["window_ms"])] += int(row["unit_ms"])
     if not billed:
         return []
     reported: dict[tuple[str, str | None], dict[float, float]] = defaultdict(dict)
@@ -61,7 +66,7 @@ def metering_check(*, start: datetime, end: datetime, now: datetime) -> list[Unr
         step_seconds=3600,
     )
     for s in series:
-        reported[(s.labels.get("UUID", ""), s.labels.get("GPU_I_ID") or None)].update(s.points)
+        reported[series_of(s.labels)].update(s.points)
     billed_allocations = Allocation.objects.filter(pk__in={a for a, _ in billed}).select_related("tenant", "gpu_model")
     allocations = {a.pk: a for a in billed_allocations}
     devices: dict[int, list[HeldDevice]] = defaultdict(list)
@@ -69,18 +74,13 @@ def metering_check(*, start: datetime, end: datetime, now: datetime) -> list[Unr
         key = device_key(device, allocations[device.allocation_id].gpu_model.name)
         devices[device.allocation_id].append(HeldDevice(key, device))
     found: dict[int, Unreported] = {}
-    for (allocation_id, window), seconds in sorted(billed.items()):
+    for (allocation_id, window), micro in sorted(billed.items()):
         window_end = (window + HOUR_MS) / 1000
         held = [h for h in devices[allocation_id] if h.held_during(window / 1000, window_end)]
-        counts = [
-            reported.get((h.key.uuid, None if h.key.gpu_instance is None else str(h.key.gpu_instance)), {}).get(
-                window_end, 0
-            )
-            for h in held
-        ]
+        counts = [reported.get(h.key.series, {}).get(window_end, 0) for h in held]
         if held and not any(counts):
             listed = found.setdefault(allocation_id, Unreported(allocations[allocation_id]))
-            listed.billed_seconds += seconds
+            listed.billed_micro += micro
             listed.windows.append(datetime.fromtimestamp(window / 1000, tz=UTC))
             listed.hosts |= {h.device.hostname for h in held}
-    return sorted(found.values(), key=lambda r: (-r.billed_seconds, r.allocation.pk))
+    return sorted(found.values(), key=lambda r: (-r.billed_micro, r.allocation.pk))

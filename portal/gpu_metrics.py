@@ -28,9 +28,7 @@ def allocation_gpu_metrics(allocation: Allocation) -> dict[str, Any] | None:
     if not allocation.devices.exists():
         return None
     now = timezone.now()
-    prices = pool_hourly_prices(
-        rung=allocation.rung, gpu_model=allocation.gpu_model.name, region=allocation.hall.region.code, now=now
-    )
+    prices = pool_hourly_prices(allocation=allocation, now=now)
     found = allocation_metrics(allocation, start=now - WINDOW, end=now, step_seconds=STEP_SECONDS, prices=prices)
     combined = found.combined
     sm = combined.get("sm_active", [])

@@ -37,6 +37,7 @@ from provisioning.domain.gpu_metrics import (
     gpu_instance_id,
     profile_memory_gb,
     selector,
+    series_of,
 )
 from provisioning.domain.placement.catalog import CATALOG
 from provisioning.domain.placement.mig import COMPUTE_SLICES, GEOMETRY
@@ -257,7 +258,7 @@ def held_gpu_hours(*, start: datetime, end: datetime) -> list[HeldHours]:
     last = start + timedelta(hours=hours)
     values: dict[tuple[str, str | None], dict[float, float]] = defaultdict(dict)
     for series in ranged(f"avg_over_time({SM_ACTIVE.name}[1h])", start=first, end=last, step_seconds=3600):
-        values[(series.labels.get("UUID", ""), series.labels.get("GPU_I_ID") or None)].update(series.points)
+        values[series_of(series.labels)].update(series.points)
     held = AllocationDevice.objects.filter(held_since__lt=last).exclude(released_at__lt=first)
     found: dict[tuple[str, str], HeldHours] = {}
     for device in held.select_related("allocation__tenant", "allocation__gpu_model"):
@@ -268,7 +269,7 @@ def held_gpu_hours(*, start: datetime, end: datetime) -> list[HeldHours]:
         row = found.setdefault(
             (allocation.tenant.slug, allocation.rung), HeldHours(allocation.tenant.slug, allocation.rung)
         )
-        reported = values.get((key.uuid, None if key.gpu_instance is None else str(key.gpu_instance)), {})
+        reported = values.get(key.series, {})
         holding = HeldDevice(key, device)
         for i in range(hours):
             at = (first + timedelta(hours=i)).timestamp()

@@ -41,7 +41,7 @@ from billing.selectors.storage import (
 from core.domain import months
 from provisioning.domain.placement.offerings import Offering
 from provisioning.domain.rungs import RUNGS, Performance
-from provisioning.models import GpuModel, Region
+from provisioning.models import Allocation, GpuModel, Region
 from tenancy.models import Tenant
 
 __all__ = [  # what callers import from here that is written beside it
@@ -289,10 +289,10 @@ def price_index(*, now: datetime) -> dict[tuple[str, str, str], dict[str, SkuPri
     return index
 
 
-def pool_hourly_prices(*, rung: str, gpu_model: str, region: str, now: datetime) -> dict[str, Decimal]:
-    """What a whole GPU (``"whole"``) and each MIG profile (by name) cost an hour on ``rung`` in a pool now: what
-    GPU telemetry's findings weigh a smaller slice against."""
-    pool = price_index(now=now).get((rung, gpu_model, region), {})
+def pool_hourly_prices(*, allocation: Allocation, now: datetime) -> dict[str, Decimal]:
+    """What a whole GPU (``"whole"``) and each MIG profile (by name) cost an hour on the allocation's rung in its
+    pool now: what GPU telemetry's findings weigh a smaller slice against."""
+    pool = price_index(now=now).get((allocation.rung, allocation.gpu_model.name, allocation.hall.region.code), {})
     prices = {unit.removeprefix("mig:"): price.unit_price_per_hour for unit, price in pool.items()}
     if "gpu" in prices:
         prices["whole"] = prices.pop("gpu")

@@ -237,14 +237,17 @@ def cold_starts(request: HttpRequest) -> HttpResponse:
 IDLE_WINDOW_DAYS = (1, 7, 30)
 
 
+def _window_days(request: HttpRequest) -> int:
+    """The days a GPU page looks back (``?days=``): one of ``IDLE_WINDOW_DAYS``, else 1."""
+    asked = request.GET.get("days", "1")
+    return int(asked) if asked in {str(d) for d in IDLE_WINDOW_DAYS} else 1
+
+
 @staff_page(CONSOLE, StaffPermission.NODE_VIEW)
 def idle_gpus(request: HttpRequest) -> HttpResponse:
     """Billed but idle: each tenant's GPU-hours per rung over the last day (``?days=7`` or 30), and how many of them
     its GPUs averaged under 5% SM active, from DCGM through Prometheus (``provisioning.telemetry.held_gpu_hours``)."""
-    days = (
-        int(request.GET.get("days", "1")) if request.GET.get("days", "1") in {str(d) for d in IDLE_WINDOW_DAYS} else 1
-    )
-    now = timezone.now()
+    days, now = _window_days(request), timezone.now()
     rows, unavailable = [], None
     try:
         rows = held_gpu_hours(start=now - timedelta(days=days), end=now)
@@ -258,9 +261,7 @@ def idle_gpus(request: HttpRequest) -> HttpResponse:
 def metering_check(request: HttpRequest) -> HttpResponse:
     """The metering cross-check: allocations billed in the last days (``?days=7`` or 30; default 1) for devices that
     reported nothing to DCGM in those hours (``lifecycle.metering_check``): look at them before invoices close."""
-    asked = request.GET.get("days", "1")
-    days = int(asked) if asked in {str(d) for d in IDLE_WINDOW_DAYS} else 1
-    now = timezone.now()
+    days, now = _window_days(request), timezone.now()
     rows, unavailable = [], None
     try:
         rows = unreported_usage(start=now - timedelta(days=days), end=now, now=now)

@@ -167,12 +167,19 @@ class DeviceKey:
     def name(self) -> str:
         return self.uuid if self.gpu_instance is None else f"{self.uuid}/{self.gpu_instance}"
 
+    @property
+    def series(self) -> tuple[str, str | None]:
+        """What its series are known by: (``UUID``, ``GPU_I_ID`` or None), as ``series_of`` reads them."""
+        return self.uuid, None if self.gpu_instance is None else str(self.gpu_instance)
+
     def matches(self, labels: Mapping[str, str]) -> bool:
         """Whether a series with these labels is this device's (for a MIG instance, its own series only)."""
-        if labels.get("UUID") != self.uuid:
-            return False
-        found = labels.get("GPU_I_ID") or None
-        return found == (None if self.gpu_instance is None else str(self.gpu_instance))
+        return series_of(labels) == self.series
+
+
+def series_of(labels: Mapping[str, str]) -> tuple[str, str | None]:
+    """Which device a series is of: its (``UUID``, ``GPU_I_ID`` or None)."""
+    return labels.get("UUID", ""), labels.get("GPU_I_ID") or None
 
 
 def selector(devices: Sequence[DeviceKey]) -> str:
