@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from api.serializers import StrictSerializer
 from billing.selectors import pool_hourly_prices
 from core.errors import Invalid
-from provisioning.telemetry import MAX_POINTS, METRICS, allocation_metrics, devices_described
+from provisioning.telemetry import MAX_POINTS, METRICS, PER_DEVICE_MAX, allocation_metrics, devices_described
 
 DEFAULT_SPAN = timedelta(hours=1)
 DEFAULT_POINTS = 240  # a chart's width: the step a read without one gets is the span over this
@@ -57,7 +57,9 @@ class MetricSerializer(serializers.Serializer[Any]):
     combined = serializers.CharField(help_text="How the devices' values make `all`: mean, sum or max.")
     all = serializers.ListField(child=serializers.ListField(), help_text="[unix seconds, value] pairs.")
     devices = serializers.DictField(
-        child=serializers.ListField(child=serializers.ListField()), help_text="Per device key, [unix seconds, value]."
+        child=serializers.ListField(child=serializers.ListField()),
+        help_text="Per device key, [unix seconds, value]; empty when `per_device` is false, and for `memory_peak` "
+        "(per device, it is `memory_used`).",
     )
 
 
@@ -68,6 +70,15 @@ class MetricsSerializer(serializers.Serializer[Any]):
     metrics = serializers.DictField(child=MetricSerializer())
     findings = serializers.ListField(child=serializers.CharField(), help_text="What the series say, in words.")
     unavailable = serializers.CharField(allow_null=True, help_text="Why there are no series (Prometheus), or null.")
+    resolution = serializers.ChoiceField(
+        choices=["raw", "5m"],
+        help_text="raw: each point the exporter's sample at that instant; 5m: each point the mean (the most, for "
+        "a metric combined by max) of the allocation's five-minute rollups over the step before it.",
+    )
+    per_device = serializers.BooleanField(
+        help_text=f"Whether `devices` of each metric holds per-device series: up to {PER_DEVICE_MAX} devices; above "
+        "that only the combined series are read."
+    )
 
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         fields = super().get_fields()
@@ -85,11 +96,13 @@ class AllocationMetricsActions:
     @extend_schema(parameters=[MetricsQuerySerializer], responses={200: MetricsSerializer}, filters=False)
     @action(detail=True, methods=["get"], pagination_class=None, filterset_class=None)
     def metrics(self, request: Request, pk: str) -> Response:
-        """What the allocation's GPUs did: SM active, tensor active and DRAM active (ratios of cycles), memory used
-        and total (MiB), power (W) and temperature (C), per device and combined, from NVIDIA's dcgm-exporter
-        through Prometheus, with findings in words ("idle for 47 of the last 60 minutes"). Only the devices the
-        allocation held, while it held them. A MIG slice has no power or temperature of its own (its GPU's are
-        shared with the other instances); a soft share reads its GPU's totals (scope `gpu`)."""
+        """What the allocation's GPUs did: SM active, tensor active and DRAM active (ratios of cycles), memory used,
+        the most one device used, and total (MiB), power (W) and temperature (C), combined and, up to 16 devices,
+        per device, from NVIDIA's dcgm-exporter through Prometheus, with findings in words ("idle for 47 of the last
+        60 minutes"). Only the devices the allocation held, while it held them. At a step of five minutes or more
+        the points are the allocation's five-minute rollups where Prometheus records them (`resolution`). A MIG
+        slice has no power or temperature of its own (its GPU's are shared with the other instances); a soft share
+        reads its GPU's totals (scope `gpu`)."""
         query = MetricsQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         allocation = self.get_object()
@@ -124,5 +137,7 @@ class AllocationMetricsActions:
             "metrics": metrics,
             "findings": found.findings,
             "unavailable": found.unavailable,
+            "resolution": found.resolution,
+            "per_device": found.per_device,
         }
         return Response(MetricsSerializer(body).data)

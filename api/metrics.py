@@ -12,6 +12,9 @@ What is exposed:
   aggregate or by-key reads and never a write: allocations by state, the Stripe outbox's backlog and the age of
   its oldest row, the audit chain's lag behind its signed checkpoints, the retention sweep's backlog, tenants
   stopped by their budget, clusters' last reconcile;
+- ``DeviceCollector``: ``ladder_allocation_device_info``, one series per device held now (its allocation's id,
+  the GPU's ``UUID`` and its MIG instance's ``GPU_I_ID``), for the GPU metrics' rollup rules to join the
+  exporter's series on (docs/telemetry.md, "Rollups"): allocation ids and device ids, no tenant;
 - ``QueueCollector``: the length of each Celery queue (Redis ``LLEN``, priority lists included) when the broker is
   Redis and tasks do not run inline; for another broker (RabbitMQ: read its own exporter) nothing is exposed.
 """
@@ -42,6 +45,7 @@ from billing.selectors import budget_hard_stopped, outbox_backlog, stripe_enable
 from compliance.selectors import audit_checkpoint_lag, shredding_backlog
 from core.metrics import process_registry
 from provisioning.selectors import allocation_state_counts, clusters_reconciled
+from provisioning.telemetry import held_device_series
 
 log = logging.getLogger(__name__)
 
@@ -202,6 +206,25 @@ class QueueCollector(Collector):
         yield up
 
 
+class DeviceCollector(Collector):
+    """Which allocation holds each device now, as the exporter names the device (``held_device_series``)."""
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            held = held_device_series()
+        except DatabaseError as error:
+            log.warning("held devices not read: %s", error)
+            return
+        info = GaugeMetricFamily(
+            "ladder_allocation_device_info",
+            "A device an allocation holds now (1), as dcgm-exporter labels it: UUID, and GPU_I_ID for a MIG instance.",
+            labels=["allocation", "UUID", "GPU_I_ID"],
+        )
+        for allocation, uuid, instance in held:
+            info.add_metric([str(allocation), uuid, instance], 1)
+        yield info
+
+
 class _Registered(Collector):
     """Another registry's metrics, as one collector of the scrape's registry."""
 
@@ -217,6 +240,7 @@ def scrape() -> bytes:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Registered(process_registry()))
     registry.register(StateCollector())
+    registry.register(DeviceCollector())
     registry.register(QueueCollector())
     return generate_latest(registry)
 

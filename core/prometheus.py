@@ -10,6 +10,9 @@ with a sentence a person can act on; callers show it beside what they could read
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,7 +23,16 @@ from django.conf import settings
 CONNECT_SECONDS = 2.0  # a Prometheus that does not take the connection by then is down, as far as a page goes
 TIMEOUT_SECONDS = 5.0  # a query that takes longer is reported as unavailable, never waited for by a page
 
-_session = requests.Session()
+CONCURRENT_QUERIES = 4  # how many queries one read has Prometheus evaluate at once (``ranged_all``)
+
+_local = threading.local()  # a connection pool per thread: requests' sessions are not shared across threads
+
+
+def _session() -> requests.Session:
+    session: requests.Session | None = getattr(_local, "session", None)
+    if session is None:
+        session = _local.session = requests.Session()
+    return session
 
 
 class PrometheusUnavailable(Exception):
@@ -46,7 +58,9 @@ class Series:
 def _get(path: str, params: dict[str, str], url: str | None) -> Any:
     base = (url or settings.LADDER_PROMETHEUS_URL).rstrip("/")
     try:
-        response = _session.get(f"{base}{path}", params=params, timeout=(CONNECT_SECONDS, TIMEOUT_SECONDS))
+        # POST (form-encoded), as Prometheus's API takes it: a selector of a thousand devices is longer than a URL
+        # should be.
+        response = _session().post(f"{base}{path}", data=params, timeout=(CONNECT_SECONDS, TIMEOUT_SECONDS))
     except requests.RequestException as error:
         raise PrometheusUnavailable(f"Prometheus at {base} did not answer: {type(error).__name__}.") from error
     try:
@@ -93,3 +107,15 @@ def ranged(query: str, *, start: datetime, end: datetime, step_seconds: float, u
         points = [(float(t), n) for t, v in row["values"] if (n := _number(v)) is not None]
         found.append(Series(dict(row["metric"]), points))
     return found
+
+
+def ranged_all(
+    queries: Sequence[tuple[str, datetime, datetime]], *, step_seconds: float, url: str | None = None
+) -> list[list[Series]]:
+    """Each ``(query, start, end)`` evaluated every ``step_seconds``, up to ``CONCURRENT_QUERIES`` at once: their
+    series in the order asked. The first query that fails raises (``PrometheusUnavailable``)."""
+    if len(queries) <= 1:
+        return [ranged(q, start=s, end=e, step_seconds=step_seconds, url=url) for q, s, e in queries]
+    with ThreadPoolExecutor(max_workers=CONCURRENT_QUERIES) as pool:
+        futures = [pool.submit(ranged, q, start=s, end=e, step_seconds=step_seconds, url=url) for q, s, e in queries]
+        return [f.result() for f in futures]

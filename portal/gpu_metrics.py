@@ -1,9 +1,11 @@
-"""The allocation page's "What the GPUs do": the last hour of the allocation's GPU metrics
+"""The allocation page's "What the GPUs do": the last hour, day or week of the allocation's GPU metrics
 (``provisioning.telemetry``, the same read as the API's) as two charts, activity and memory with power, and the
-findings in words."""
+findings in words. A day or a week is read at a step of five minutes or more: from the rollups where Prometheus
+records them."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,26 +17,50 @@ from provisioning.domain.gpu_metrics import Scope
 from provisioning.models import Allocation
 from provisioning.telemetry import allocation_metrics
 
-WINDOW = timedelta(hours=1)
-STEP_SECONDS = 30
+POINTS = 120  # a chart's points, whatever its window
+
+
+@dataclass(frozen=True)
+class Window:
+    span: timedelta
+    words: str  # "over the last ..."
+    label_format: str  # the time axis
+
+    @property
+    def step_seconds(self) -> int:
+        return int(self.span.total_seconds()) // POINTS
+
+
+WINDOWS = {
+    "1h": Window(timedelta(hours=1), "hour", "%H:%M:%S"),
+    "24h": Window(timedelta(hours=24), "24 hours", "%d %b %H:%M"),
+    "7d": Window(timedelta(days=7), "7 days", "%d %b %H:%M"),
+}
+DEFAULT_WINDOW = "1h"
+CHARTED = ("sm_active", "tensor_active", "dram_active", "memory_used", "memory_peak", "memory_total", "power")
 
 
 def _percent(points: list[tuple[float, float]]) -> list[float]:
     return [round(v * 100, 1) for _, v in points]
 
 
-def allocation_gpu_metrics(allocation: Allocation) -> dict[str, Any] | None:
-    """The charts' data and the findings; None for an allocation that never held a device."""
+def allocation_gpu_metrics(allocation: Allocation, window: str = DEFAULT_WINDOW) -> dict[str, Any] | None:
+    """The charts' data and the findings over ``window`` (a key of ``WINDOWS``; another reads the default); None
+    for an allocation that never held a device."""
     if not allocation.devices.exists():
         return None
+    name = window if window in WINDOWS else DEFAULT_WINDOW
+    shown = WINDOWS[name]
     now = timezone.now()
     prices = pool_hourly_prices(allocation=allocation, now=now)
-    found = allocation_metrics(allocation, start=now - WINDOW, end=now, step_seconds=STEP_SECONDS, prices=prices)
+    found = allocation_metrics(
+        allocation, start=now - shown.span, end=now, step_seconds=shown.step_seconds, prices=prices, only=CHARTED
+    )
     combined = found.combined
     sm = combined.get("sm_active", [])
     totals = [v for _, v in combined.get("memory_total", [])]
     chart = {
-        "labels": [datetime.fromtimestamp(t, tz=UTC).strftime("%H:%M:%S") for t, _ in sm],
+        "labels": [datetime.fromtimestamp(t, tz=UTC).strftime(shown.label_format) for t, _ in sm],
         "sm": _percent(sm),
         "tensor": _percent(combined.get("tensor_active", [])),
         "dram": _percent(combined.get("dram_active", [])),
@@ -46,6 +72,10 @@ def allocation_gpu_metrics(allocation: Allocation) -> dict[str, Any] | None:
         "findings": [finding.replace("`", "") for finding in found.findings],
         "unavailable": found.unavailable,
         "chart": chart,
+        "window": name,
+        "windows": [(key, w.words) for key, w in WINDOWS.items()],
+        "over": shown.words,
+        "rollups": found.resolution != "raw",
         "gpu_scope": any(h.key.scope is Scope.GPU for h in found.devices),
         "slice": any(h.key.gpu_instance is not None for h in found.devices),
         "devices": len(found.devices),

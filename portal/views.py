@@ -193,7 +193,7 @@ def allocation(request: HttpRequest, membership: Membership, allocation_id: int)
         "performance": words.PERFORMANCE.get(found.performance, found.performance),
         "security": words.SECURITY.get(found.security, found.security),
         "may_stop": role_allows(membership.role, Action.ALLOCATION_MANAGE),
-        "gpu": allocation_gpu_metrics(found),
+        "gpu": allocation_gpu_metrics(found, request.GET.get("gpu_window", "")),
         "idle_stop": idle_stop_words(found),
     }
     scaling = endpoint_autoscaling(found)

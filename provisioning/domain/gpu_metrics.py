@@ -189,6 +189,48 @@ def selector(devices: Sequence[DeviceKey]) -> str:
     return 'UUID=~"' + "|".join(_regex_escape(u) for u in uuids) + '"'
 
 
+def exact_selectors(devices: Sequence[DeviceKey]) -> list[str]:
+    """Label matchers that select exactly the devices' series, one per GPU instance id (a whole GPU's or a soft
+    share's series have none): their union is the devices', nothing else's, so Prometheus may aggregate them
+    without a series being checked again."""
+    by_instance: dict[int | None, set[str]] = {}
+    for d in devices:
+        by_instance.setdefault(d.gpu_instance, set()).add(d.uuid)
+    found = []
+    for instance, uuids in sorted(by_instance.items(), key=lambda item: -1 if item[0] is None else item[0]):
+        alternatives = "|".join(_regex_escape(u) for u in sorted(uuids))
+        found.append(f'UUID=~"{alternatives}",GPU_I_ID="{"" if instance is None else instance}"')
+    return found
+
+
+def held_runs(
+    holds: Sequence[tuple[int, int | None]], *, start_ms: int, end_ms: int, step_ms: int
+) -> list[tuple[int, int, tuple[int, ...]]]:
+    """A range query's instants (``start_ms``, then every ``step_ms`` up to ``end_ms``) in runs over which the same
+    devices are held, a device ``(since, until)`` (ms; ``until`` None: still held) being held at ``t`` when
+    ``since <= t <= until``: ``(first instant, last instant, the held devices' indices)``, in time order, instants
+    at which none is held left out."""
+    count = (end_ms - start_ms) // step_ms + 1
+    cuts = {0}
+    for since, until in holds:
+        cuts.add(-((start_ms - since) // step_ms))  # the first instant at or after since
+        if until is not None:
+            cuts.add((until - start_ms) // step_ms + 1)  # the first instant after until
+    ordered = sorted(c for c in cuts if 0 <= c < count)
+    runs: list[tuple[int, int, tuple[int, ...]]] = []
+    for i, first in enumerate(ordered):
+        last = (ordered[i + 1] if i + 1 < len(ordered) else count) - 1
+        t = start_ms + first * step_ms
+        held = tuple(j for j, (since, until) in enumerate(holds) if since <= t and (until is None or t <= until))
+        if not held:
+            continue
+        if runs and runs[-1][2] == held and runs[-1][1] == t - step_ms:
+            runs[-1] = (runs[-1][0], start_ms + last * step_ms, held)
+        else:
+            runs.append((t, start_ms + last * step_ms, held))
+    return runs
+
+
 def _regex_escape(text: str) -> str:
     return "".join(f"\\\\{c}" if c in r".^$*+?()[]{}|\\" else c for c in text)
 

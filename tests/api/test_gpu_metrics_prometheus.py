@@ -5,6 +5,7 @@ labels those series with the tenant's own pod."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -15,6 +16,7 @@ from django.utils import timezone
 from provisioning.domain.gpu_metrics import POWER, SM_ACTIVE, DeviceLabels, exposition
 from provisioning.drivers.base import allocations_reconcile
 from provisioning.models import Allocation, AllocationDevice
+from provisioning.telemetry import allocation_metrics
 from tests.support.billing import load_fleet, place
 from tests.support.dcgm import Exposition
 from tests.support.prometheus import Prometheus
@@ -113,3 +115,48 @@ def test_a_tenant_reads_its_own_devices_as_the_exporter_reports_them_and_never_a
     assert read(api, alice, theirs).status_code == 404
     theirs_body = read(api, charlie, theirs).json()
     assert all(v >= 0.8 for v in values(theirs_body, "sm_active"))
+
+    # Read aggregated by Prometheus (as an allocation of more devices is), the same figures: the exact selectors
+    # take neither the sibling instance nor the other tenant's GPU the rogue labels with acme's pod.
+    now = timezone.now()
+    for allocation in (job, slice_, share):
+        combined = [
+            allocation_metrics(
+                allocation, start=now - timedelta(seconds=20), end=now, step_seconds=1, per_device_max=most
+            ).combined
+            for most in (1, 0)
+        ]
+        assert combined[1]["sm_active"]
+        for metric in ("sm_active", "memory_used", "memory_peak", "memory_total", "power"):
+            per_device, aggregated = (dict(c[metric]) for c in combined)
+            assert per_device.keys() == aggregated.keys(), (allocation.rung, metric)
+            assert list(aggregated.values()) == pytest.approx(list(per_device.values())), (allocation.rung, metric)
+
+    # The five-minute rollups Prometheus records from the exporter joined with Ladder's own /metrics: a read at a
+    # step of five minutes reads them, and they hold the same figures.
+    prometheus_clock.scraped(prometheus_clock.scrape("ladder", f"{live_server.url}/metrics"))
+    for allocation in (job, slice_, share, theirs):
+        rolled_up(prometheus_clock, allocation)
+    now = timezone.now()
+    five = {"from": (now - timedelta(seconds=300)).isoformat(), "to": now.isoformat(), "step": 300}
+    rolled = api(alice).get(f"/api/v1/allocations/{slice_.pk}/metrics", five).json()
+    assert (rolled["resolution"], rolled["per_device"]) == ("5m", True)
+    ((_, sm),) = rolled["metrics"]["sm_active"]["all"]
+    assert sm < 0.01  # its own instance, never the sibling's 0.99 that the rogue labels with its pod
+    assert [v for _, v in rolled["metrics"]["memory_total"]["all"]] == [10240]
+    assert rolled["metrics"]["power"]["all"] == []  # a MIG instance has no power of its own
+    rolled = api(alice).get(f"/api/v1/allocations/{job.pk}/metrics", five).json()
+    ((_, sm),) = rolled["metrics"]["sm_active"]["all"]
+    assert rolled["resolution"] == "5m"
+    assert 0.8 <= sm <= 0.92
+    assert [v for _, v in rolled["metrics"]["memory_peak"]["all"]] == [61440]
+
+
+def rolled_up(prometheus: Prometheus, allocation: Allocation, timeout: float = 30) -> None:
+    """Wait until Prometheus has recorded the allocation's rollups (its rules run every second here)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if prometheus.query(f'allocation:gpu_sm_active:avg5m{{allocation="{allocation.pk}"}}'):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"no rollups of allocation {allocation.pk} within {timeout} s")

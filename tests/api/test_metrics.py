@@ -110,6 +110,43 @@ def test_the_scrape_reads_state_cheaply_and_never_writes(
     assert value(text, "ladder_state_up") == 1
 
 
+def test_the_devices_held_now_are_served_as_the_exporter_names_them_for_the_rollups(
+    client: Any, acme: Any, globex: Any
+) -> None:
+    load_fleet()
+    whole = allocation_request(
+        tenant=acme, name="w", spec=AllocationSpec(rung="job", gpu_models=("H100-SXM-80GB",), gpus=2), actor=SYSTEM
+    )
+    slice_ = allocation_request(
+        tenant=globex,
+        name="s",
+        spec=AllocationSpec(rung="container", gpu_models=("H100-SXM-80GB",), mig_profile="3g.40gb"),
+        actor=SYSTEM,
+    )
+    released = allocation_request(
+        tenant=acme, name="r", spec=AllocationSpec(rung="job", gpu_models=("H100-SXM-80GB",), gpus=1), actor=SYSTEM
+    )
+    released.devices.update(active=False, released_at=timezone.now())
+    text = client.get("/metrics").content.decode()
+    info = {labels for (name, labels), v in samples(text).items() if name == "ladder_allocation_device_info" and v == 1}
+    mig = slice_.devices.get()
+    expected = {
+        (("GPU_I_ID", ""), ("UUID", d.gpu_uuid), ("allocation", str(whole.pk))) for d in whole.devices.all()
+    } | {(("GPU_I_ID", str(1 + (mig.mig_start or 0) // 4)), ("UUID", mig.gpu_uuid), ("allocation", str(slice_.pk)))}
+    assert info == expected  # no tenant named, the released device gone
+
+
+def test_the_rollup_rules_are_valid_and_read_every_metric_the_api_serves() -> None:
+    from provisioning.telemetry import METRICS
+
+    rules = yaml.safe_load((OBSERVABILITY / "gpu-rollups.rules.yml").read_text())
+    recorded = {rule["record"]: rule["expr"] for group in rules["groups"] for rule in group["rules"]}
+    assert sorted(recorded) == sorted(m.rollup for m in METRICS)
+    for expr in recorded.values():
+        assert "on (UUID, GPU_I_ID) group_right" in expr
+        assert "ladder_allocation_device_info" in expr
+
+
 def test_the_outbox_backlog_and_its_oldest_row(client: Any, acme: Any, settings: Any) -> None:
     settings.STRIPE_API_KEY = "sk_test_metrics"
     load_fleet()

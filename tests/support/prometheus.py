@@ -28,15 +28,20 @@ from typing import Any
 
 import time_machine
 
-from tests.support import require
+from tests.support import ROOT, require
 
 DEBIAN_PROMETHEUS = "/usr/bin/prometheus"
+ROLLUP_RULES = ROOT / "deploy" / "observability" / "gpu-rollups.rules.yml"
 SCRAPE_SECONDS = 1
 # Out-of-order ingestion takes samples up to a day old (tests/support/dcgm.py replays hours of history).
+# The product's GPU rollup rules (deploy/observability/gpu-rollups.rules.yml) are loaded too, evaluated every scrape
+# instead of every five minutes, so a test sees their series within seconds.
 CONFIG = """\
 global:
   scrape_interval: {interval}s
   scrape_timeout: {interval}s
+  evaluation_interval: {interval}s
+rule_files: ["{rules}"]
 storage:
   tsdb:
     out_of_order_time_window: 1d
@@ -69,8 +74,10 @@ class Prometheus:
         self.home = Path(tempfile.mkdtemp(prefix="ladder-prometheus-"))
         self.targets = self.home / "targets"
         self.targets.mkdir()
+        rules = self.home / "gpu-rollups.rules.yml"
+        rules.write_text(ROLLUP_RULES.read_text().replace("interval: 5m", f"interval: {SCRAPE_SECONDS}s"))
         config = self.home / "prometheus.yml"
-        config.write_text(CONFIG.format(interval=SCRAPE_SECONDS, targets=self.targets))
+        config.write_text(CONFIG.format(interval=SCRAPE_SECONDS, targets=self.targets, rules=rules))
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = (self.home / "prometheus.log").open("wb")

@@ -181,6 +181,7 @@ from .report_policy import ReportPolicy
 from .residency import Residency
 from .residency_report import ResidencyReport
 from .residency_request import ResidencyRequest
+from .resolution_enum import ResolutionEnum
 from .retention_policy import RetentionPolicy
 from .retention_policy_set_request import RetentionPolicySetRequest
 from .retention_source_enum import RetentionSourceEnum
@@ -415,6 +416,7 @@ __all__ = (
     "Residency",
     "ResidencyReport",
     "ResidencyRequest",
+    "ResolutionEnum",
     "RetentionPolicy",
     "RetentionPolicySetRequest",
     "RetentionSourceEnum",

@@ -20,7 +20,8 @@ class Metric:
         unit (str): ratio (0..1 of cycles), MiB, W or C.
         combined (str): How the devices' values make `all`: mean, sum or max.
         all_ (list[list[Any]]): [unix seconds, value] pairs.
-        devices (MetricDevices): Per device key, [unix seconds, value].
+        devices (MetricDevices): Per device key, [unix seconds, value]; empty when `per_device` is false, and for
+            `memory_peak` (per device, it is `memory_used`).
     """
 
     unit: str

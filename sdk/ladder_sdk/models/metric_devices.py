@@ -11,7 +11,10 @@ T = TypeVar("T", bound="MetricDevices")
 
 @_attrs_define
 class MetricDevices:
-    """Per device key, [unix seconds, value]."""
+    """Per device key, [unix seconds, value]; empty when `per_device` is false, and for `memory_peak` (per device, it is
+    `memory_used`).
+
+    """
 
     additional_properties: dict[str, list[list[Any]]] = _attrs_field(init=False, factory=dict)
 

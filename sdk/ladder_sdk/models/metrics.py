@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.resolution_enum import ResolutionEnum
+
 if TYPE_CHECKING:
     from ..models.metrics_device import MetricsDevice
     from ..models.metrics_metrics import MetricsMetrics
@@ -25,6 +27,10 @@ class Metrics:
         metrics (MetricsMetrics):
         findings (list[str]): What the series say, in words.
         unavailable (None | str): Why there are no series (Prometheus), or null.
+        resolution (ResolutionEnum): * `raw` - raw
+            * `5m` - 5m
+        per_device (bool): Whether `devices` of each metric holds per-device series: up to 16 devices; above that only
+            the combined series are read.
         from_ (datetime.datetime):
         to (datetime.datetime):
     """
@@ -35,6 +41,8 @@ class Metrics:
     metrics: MetricsMetrics
     findings: list[str]
     unavailable: None | str
+    resolution: ResolutionEnum
+    per_device: bool
     from_: datetime.datetime
     to: datetime.datetime
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -56,6 +64,10 @@ class Metrics:
         unavailable: None | str
         unavailable = self.unavailable
 
+        resolution = self.resolution.value
+
+        per_device = self.per_device
+
         from_ = self.from_.isoformat()
 
         to = self.to.isoformat()
@@ -70,6 +82,8 @@ class Metrics:
                 "metrics": metrics,
                 "findings": findings,
                 "unavailable": unavailable,
+                "resolution": resolution,
+                "per_device": per_device,
                 "from": from_,
                 "to": to,
             }
@@ -105,6 +119,10 @@ class Metrics:
 
         unavailable = _parse_unavailable(d.pop("unavailable"))
 
+        resolution = ResolutionEnum(d.pop("resolution"))
+
+        per_device = d.pop("per_device")
+
         from_ = datetime.datetime.fromisoformat(d.pop("from"))
 
         to = datetime.datetime.fromisoformat(d.pop("to"))
@@ -116,6 +134,8 @@ class Metrics:
             metrics=metrics,
             findings=findings,
             unavailable=unavailable,
+            resolution=resolution,
+            per_device=per_device,
             from_=from_,
             to=to,
         )

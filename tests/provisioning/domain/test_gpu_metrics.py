@@ -17,9 +17,11 @@ from provisioning.domain.gpu_metrics import (
     Scope,
     Slice,
     Usage,
+    exact_selectors,
     exposition,
     findings,
     gpu_instance_id,
+    held_runs,
     idle_tail_seconds,
     profile_memory_gb,
     selector,
@@ -160,3 +162,40 @@ def test_xids_are_classed_as_nvidia_describes_them() -> None:
         False,
         "XID 999 (see NVIDIA's XID catalog)",
     )
+
+
+# --- reading many devices at once ------------------------------------------------------------------------------
+
+
+def test_exact_selectors_match_each_device_by_its_uuid_and_its_instance_and_nothing_else() -> None:
+    devices = [
+        DeviceKey("GPU-b"),
+        DeviceKey("GPU-a", scope=Scope.GPU),
+        DeviceKey("GPU-c", 3),
+        DeviceKey("GPU-d", 3),
+        DeviceKey("GPU-d", 9),
+    ]
+    assert exact_selectors(devices) == [
+        'UUID=~"GPU-a|GPU-b",GPU_I_ID=""',  # a whole GPU's series, never its MIG instances'
+        'UUID=~"GPU-c|GPU-d",GPU_I_ID="3"',
+        'UUID=~"GPU-d",GPU_I_ID="9"',  # not GPU-c's instance 9: the instances are selected per id
+    ]
+    assert exact_selectors([DeviceKey("GPU-1.2")]) == ['UUID=~"GPU-1\\\\.2",GPU_I_ID=""']
+
+
+def test_held_runs_split_the_instants_where_the_devices_held_change() -> None:
+    # instants 0, 10, ..., 100 (ms); device 0 held throughout, device 1 from 25 to 60, device 2 from 60
+    holds = [(-5, None), (25, 60), (60, None)]
+    assert held_runs(holds, start_ms=0, end_ms=100, step_ms=10) == [
+        (0, 20, (0,)),
+        (30, 50, (0, 1)),
+        (60, 60, (0, 1, 2)),  # held at both ends: the instant 60 is either's
+        (70, 100, (0, 2)),
+    ]
+
+
+def test_held_runs_leave_out_instants_when_nothing_is_held_and_merge_equal_neighbours() -> None:
+    holds = [(20, 40), (41, 45), (70, 200)]
+    assert held_runs(holds, start_ms=0, end_ms=100, step_ms=10) == [(20, 40, (0,)), (70, 100, (2,))]
+    assert held_runs([(0, None), (0, None)], start_ms=0, end_ms=30, step_ms=10) == [(0, 30, (0, 1))]
+    assert held_runs([(500, None)], start_ms=0, end_ms=100, step_ms=10) == []

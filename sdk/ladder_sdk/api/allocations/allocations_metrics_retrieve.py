@@ -102,13 +102,18 @@ def sync_detailed(
     to: datetime.datetime | Unset = UNSET,
 ) -> Response[Metrics | Problem]:
     """What the allocation's GPUs did: SM active, tensor active and DRAM active (ratios of cycles), memory
-    used
-    and total (MiB), power (W) and temperature (C), per device and combined, from NVIDIA's dcgm-exporter
-    through Prometheus, with findings in words ("idle for 47 of the last 60 minutes"). Only the devices
-    the
-    allocation held, while it held them. A MIG slice has no power or temperature of its own (its GPU's
-    are
-    shared with the other instances); a soft share reads its GPU's totals (scope `gpu`).
+    used,
+    the most one device used, and total (MiB), power (W) and temperature (C), combined and, up to 16
+    devices,
+    per device, from NVIDIA's dcgm-exporter through Prometheus, with findings in words ("idle for 47 of
+    the last
+    60 minutes"). Only the devices the allocation held, while it held them. At a step of five minutes or
+    more
+    the points are the allocation's five-minute rollups where Prometheus records them (`resolution`). A
+    MIG
+    slice has no power or temperature of its own (its GPU's are shared with the other instances); a soft
+    share
+    reads its GPU's totals (scope `gpu`).
 
     Args:
         id (int):
@@ -147,13 +152,18 @@ def sync(
     to: datetime.datetime | Unset = UNSET,
 ) -> Metrics | Problem | None:
     """What the allocation's GPUs did: SM active, tensor active and DRAM active (ratios of cycles), memory
-    used
-    and total (MiB), power (W) and temperature (C), per device and combined, from NVIDIA's dcgm-exporter
-    through Prometheus, with findings in words ("idle for 47 of the last 60 minutes"). Only the devices
-    the
-    allocation held, while it held them. A MIG slice has no power or temperature of its own (its GPU's
-    are
-    shared with the other instances); a soft share reads its GPU's totals (scope `gpu`).
+    used,
+    the most one device used, and total (MiB), power (W) and temperature (C), combined and, up to 16
+    devices,
+    per device, from NVIDIA's dcgm-exporter through Prometheus, with findings in words ("idle for 47 of
+    the last
+    60 minutes"). Only the devices the allocation held, while it held them. At a step of five minutes or
+    more
+    the points are the allocation's five-minute rollups where Prometheus records them (`resolution`). A
+    MIG
+    slice has no power or temperature of its own (its GPU's are shared with the other instances); a soft
+    share
+    reads its GPU's totals (scope `gpu`).
 
     Args:
         id (int):
@@ -187,13 +197,18 @@ async def asyncio_detailed(
     to: datetime.datetime | Unset = UNSET,
 ) -> Response[Metrics | Problem]:
     """What the allocation's GPUs did: SM active, tensor active and DRAM active (ratios of cycles), memory
-    used
-    and total (MiB), power (W) and temperature (C), per device and combined, from NVIDIA's dcgm-exporter
-    through Prometheus, with findings in words ("idle for 47 of the last 60 minutes"). Only the devices
-    the
-    allocation held, while it held them. A MIG slice has no power or temperature of its own (its GPU's
-    are
-    shared with the other instances); a soft share reads its GPU's totals (scope `gpu`).
+    used,
+    the most one device used, and total (MiB), power (W) and temperature (C), combined and, up to 16
+    devices,
+    per device, from NVIDIA's dcgm-exporter through Prometheus, with findings in words ("idle for 47 of
+    the last
+    60 minutes"). Only the devices the allocation held, while it held them. At a step of five minutes or
+    more
+    the points are the allocation's five-minute rollups where Prometheus records them (`resolution`). A
+    MIG
+    slice has no power or temperature of its own (its GPU's are shared with the other instances); a soft
+    share
+    reads its GPU's totals (scope `gpu`).
 
     Args:
         id (int):
@@ -230,13 +245,18 @@ async def asyncio(
     to: datetime.datetime | Unset = UNSET,
 ) -> Metrics | Problem | None:
     """What the allocation's GPUs did: SM active, tensor active and DRAM active (ratios of cycles), memory
-    used
-    and total (MiB), power (W) and temperature (C), per device and combined, from NVIDIA's dcgm-exporter
-    through Prometheus, with findings in words ("idle for 47 of the last 60 minutes"). Only the devices
-    the
-    allocation held, while it held them. A MIG slice has no power or temperature of its own (its GPU's
-    are
-    shared with the other instances); a soft share reads its GPU's totals (scope `gpu`).
+    used,
+    the most one device used, and total (MiB), power (W) and temperature (C), combined and, up to 16
+    devices,
+    per device, from NVIDIA's dcgm-exporter through Prometheus, with findings in words ("idle for 47 of
+    the last
+    60 minutes"). Only the devices the allocation held, while it held them. At a step of five minutes or
+    more
+    the points are the allocation's five-minute rollups where Prometheus records them (`resolution`). A
+    MIG
+    slice has no power or temperature of its own (its GPU's are shared with the other instances); a soft
+    share
+    reads its GPU's totals (scope `gpu`).
 
     Args:
         id (int):
