@@ -52,6 +52,12 @@ def test_the_allocation_page_draws_its_gpus_and_says_what_they_do(
     assert sm == tensor == dram
     assert drawn(page, "gpu-memory-chart") == [sm, sm]  # memory and power
 
+    page.get_by_role("link", name="Last 24 hours").click()  # the day: a point every 12 minutes, up to now
+    expect(page.get_by_role("heading", name="What the GPUs do (last 24 hours)")).to_be_visible()
+    expect(page.locator("[data-gpu-windows] [aria-current=page]")).to_have_text("Last 24 hours")
+    page.wait_for_function("() => window.Chart && window.Chart.getChart(document.getElementById('gpu-chart'))")
+    assert drawn(page, "gpu-chart")[0] >= 1
+
     page.goto(f"/portal/allocations/{notebook.pk}")
     findings = page.locator("[data-findings] li")
     expect(findings.first).to_have_text(re.compile(r"^idle for \d+ of the last \d+ seconds$"))
