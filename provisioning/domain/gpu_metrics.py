@@ -11,6 +11,9 @@
 - ``DeviceKey`` / ``selector``: which series are an allocation's: a whole GPU or a soft share by the GPU's ``UUID``
   (its series without ``GPU_I_ID``), a MIG instance by its parent's ``UUID`` and its ``GPU_I_ID``. Never by pod
   labels, which an exporter sets from what the kubelet says runs there, not from what Ladder placed.
+- ``exact_selectors`` / ``held_runs``: for Prometheus to combine many devices itself: matchers that select exactly
+  their series (each UUID with its ``GPU_I_ID``), and the runs of a range query's instants over which the same
+  devices were held.
 - ``gpu_instance_id``: the GPU instance id of a MIG placement, as the MIG layouts Ladder's nodes are cut with number
   them (in placement order: the 7g instance 0, the 4g/3g at start s ``1 + s // 4``, the 2g/1g-double at ``3 + s //
   2``, the 1g at ``7 + s``; distinct for every legal layout).
