@@ -18,8 +18,9 @@ takes whole free nodes, from the most used domains first. ``place`` applies the 
 ``release`` undoes it.
 
 The engine is built in layers, one module each: ``whole_gpus.py`` chooses the node for whole GPUs (the base the
-others build on), ``gangs.py`` places gangs, ``shares.py`` MIG slices and soft shares; this module holds the entry
-points, the checks and whole hosts (bare metal, confidential VMs). What it is asked and answers is ``decision.py``.
+others build on), ``gangs.py`` places gangs, ``shares.py`` MIG slices and soft shares, ``preemption.py`` places a
+request by taking back spot work (``place_preempting``); this module holds the entry points, the checks and whole
+hosts (bare metal, confidential VMs). What it is asked and answers is ``decision.py``.
 
 A request that carries its ``Pricing`` goes only to pools (GPU model x region) whose shape has an effective price;
 when none of the pools the tenant may use has one, it is refused ``not_priced`` (docs/billing.md).
@@ -34,6 +35,7 @@ from provisioning.domain.placement.decision import Device, Placement, Refused, R
 from provisioning.domain.placement.gangs import GangPlacement
 from provisioning.domain.placement.isolation import Reason, Refusal, TenantPolicy, check_rung, hall_allowed
 from provisioning.domain.placement.mig import place, remove
+from provisioning.domain.placement.preemption import PreemptingPlacement
 from provisioning.domain.placement.shares import SharePlacement
 from provisioning.domain.placement.state import FULL_SHARE, FleetState, NodeSlot
 from provisioning.domain.placement.workload import Pool, Shape
@@ -42,7 +44,7 @@ from provisioning.domain.rungs import RUNGS
 POLICIES = ("fragmentation", "best-fit")
 
 
-class PlacementEngine(GangPlacement, SharePlacement):
+class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
     def __init__(self, state: FleetState, policy: str = "fragmentation") -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown placement policy {policy!r}; one of {', '.join(POLICIES)}")

@@ -1,0 +1,141 @@
+"""Preemption: placing a request that does not fit by taking back preemptible (spot) work, at the least cost.
+
+``PreemptingPlacement.place_preempting`` (mixed into the engine) first places the request as ``place`` would.
+Only when that is refused for capacity, and only for a class that may preempt
+(``provisioning.domain.capacity_classes``), does it look at the candidates it is handed, each a preemptible
+allocation's whole placement (a gang's every member: preempted whole or not at all):
+
+1. **Enough.** Inside a ``FleetState.trial``, candidates are released one by one, the cheapest first (the goodput
+   each would lose: its work since its last checkpoint, then the one freeing the most devices), until the request
+   fits.
+2. **No more than needed.** Each released candidate, the most costly first, is put back if the request still fits
+   without it. What is left are the victims: none of them could be spared (their total cost is not guaranteed to be
+   the least of every set, which is a knapsack; the cheapest-first order and the pruning keep it close).
+3. **For real.** The trial is undone, the victims are released and the request is placed: the same decision the
+   trial found, since the state and its indexes' order are as they were.
+
+The request is placed by the engine's own rules throughout (isolation, residency, quota, gangs, NVLink), so
+preempting never crosses them; a candidate whose release does not help is never a victim. No candidate fits even
+with all of them released: the engine's refusal, the state untouched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from provisioning.domain.capacity_classes import CLASSES, CapacityClass
+from provisioning.domain.placement.decision import Placement, Refused, Request
+from provisioning.domain.placement.isolation import Reason, TenantPolicy
+
+if TYPE_CHECKING:
+    from provisioning.domain.placement.state import FleetState
+
+
+@dataclass(frozen=True)
+class Victim:
+    """A preemptible allocation as the engine holds it, and what preempting it would lose."""
+
+    allocation_id: int
+    placement: Placement
+    capacity_class: CapacityClass
+    cost_ms: int  # goodput lost if preempted now: its work since its last checkpoint (all of it without one)
+
+
+@dataclass(frozen=True)
+class Preempting:
+    """The request placed, once the victims are released (the engine has done both)."""
+
+    placement: Placement
+    victims: tuple[Victim, ...]
+
+    @property
+    def cost_ms(self) -> int:
+        return sum(v.cost_ms for v in self.victims)
+
+
+class PreemptingPlacement:
+    """The engine's preempting entry point (mixed into ``PlacementEngine``, which provides the rest)."""
+
+    state: FleetState
+
+    if TYPE_CHECKING:  # the engine's, which this is mixed into
+
+        def place(
+            self, request: Request, policy: TenantPolicy, *, quota_milli: int | None = None
+        ) -> Placement | Refused: ...
+
+        def _place(
+            self, request: Request, policy: TenantPolicy, quota_milli: int | None, *, observe: bool
+        ) -> Placement | Refused: ...
+
+        def apply(self, placement: Placement) -> None: ...
+
+        def release(self, placement: Placement) -> None: ...
+
+    def place_preempting(
+        self,
+        request: Request,
+        policy: TenantPolicy,
+        *,
+        capacity_class: CapacityClass,
+        candidates: Sequence[Victim],
+        quota_milli: int | None = None,
+    ) -> Placement | Preempting | Refused:
+        """Place the request, preempting some of ``candidates`` if it fits no other way (see the module)."""
+        for candidate in candidates:
+            if not CLASSES[candidate.capacity_class].preemptible:
+                raise ValueError(f"allocation {candidate.allocation_id} is {candidate.capacity_class}: not preemptible")
+        result = self.place(request, policy, quota_milli=quota_milli)
+        if isinstance(result, Placement) or not CLASSES[capacity_class].preempts or not candidates:
+            return result
+        if not any(r.code is Reason.NO_CAPACITY for r in result.reasons):
+            return result  # refused for a rule, not for room: preempting would not change it
+        victims = self._victims(request, policy, quota_milli, candidates)
+        if victims is None:
+            return result
+        for victim in victims:
+            self.release(victim.placement)
+        placed = self._place(request, policy, quota_milli, observe=False)  # observed by ``place`` above
+        if not isinstance(placed, Placement):  # the trial found room: the same state gives the same decision
+            for victim in victims:
+                self.apply(victim.placement)
+            return result
+        return Preempting(placed, victims)
+
+    def _fits(self, request: Request, policy: TenantPolicy, quota_milli: int | None) -> bool:
+        """Whether the request fits now; the state left as it was."""
+        trial = self._place(request, policy, quota_milli, observe=False)
+        if isinstance(trial, Placement):
+            self.release(trial)
+            return True
+        return False
+
+    def _victims(
+        self, request: Request, policy: TenantPolicy, quota_milli: int | None, candidates: Sequence[Victim]
+    ) -> tuple[Victim, ...] | None:
+        """The candidates to preempt, or None when releasing them all would not make room."""
+        cheapest = sorted(candidates, key=lambda v: (v.cost_ms, -len(v.placement.devices), v.allocation_id))
+        released: list[Victim] = []
+        with self.state.trial():
+            try:
+                for candidate in cheapest:
+                    self.release(candidate.placement)
+                    released.append(candidate)
+                    if self._fits(request, policy, quota_milli):
+                        break
+                else:
+                    return None
+                needed = list(released)
+                for candidate in sorted(released, key=lambda v: (-v.cost_ms, v.allocation_id)):
+                    self.apply(candidate.placement)
+                    if self._fits(request, policy, quota_milli):
+                        needed.remove(candidate)  # spared: it stays put
+                    else:
+                        self.release(candidate.placement)
+                released = needed
+                return tuple(sorted(needed, key=lambda v: v.allocation_id))
+            finally:
+                for candidate in released:  # the trial's look undone: every candidate holds its devices again
+                    self.apply(candidate.placement)
