@@ -37,6 +37,8 @@ def _env(database_url: str, broker: str) -> dict[str, str]:
         DEBUG="0",
         LADDER_TASKS_INLINE="0",
         LADDER_API_RATE="1000000/min",
+        # As deployed: TLS ends at the ingress in front (plain HTTP here is not redirected to HTTPS).
+        LADDER_TLS_TERMINATED_BY_PROXY="1",
         LOG_LEVEL="WARNING",
         DJANGO_SETTINGS_MODULE="config.settings",
     )

@@ -9,6 +9,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
 from provisioning.domain.placement.catalog import CATALOG
 from provisioning.domain.placement.isolation import Reason, Refusal
 from provisioning.domain.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
@@ -44,6 +45,8 @@ class Request:
     topology: str | None = None  # "nvlink": every member inside one NVLink domain
     regions: frozenset[str] | None = None  # narrows the tenant's residency for this request
     pricing: Pricing | None = None  # None: placed without asking the price book (pure uses: benchmarks, planners)
+    capacity_class: CapacityClass = DEFAULT_CLASS
+    reservation: int | None = None  # reserved: the tenant's reservation it draws on
 
     @property
     def performance(self) -> Performance:
@@ -75,6 +78,19 @@ class Placement:
     devices: tuple[Device, ...]
     held_nodes: tuple[int, ...] = ()  # bare-metal hosts given whole to the tenant
     dedicated: bool = False
+    capacity_class: CapacityClass = DEFAULT_CLASS
+    reservation: int | None = None
+
+    @property
+    def milli(self) -> int:
+        """What its devices take of GPUs, in thousandths (a MIG slice its compute, a soft share its share)."""
+        total = 0
+        for d in self.devices:
+            if d.mig_profile is not None:
+                total += mig_milli(CATALOG[self.model].mig_profiles[d.mig_profile])
+            else:
+                total += d.share_milli if d.share_milli is not None else FULL_SHARE
+        return total
 
 
 @dataclass(frozen=True)

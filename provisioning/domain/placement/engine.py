@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from provisioning.domain.capacity_classes import CLASSES, DEFAULT_CLASS
 from provisioning.domain.placement.catalog import CATALOG
 from provisioning.domain.placement.decision import Device, Placement, Refused, Request, mig_milli, milli_of
 from provisioning.domain.placement.gangs import GangPlacement
@@ -78,6 +79,11 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         if quota_milli is not None and used_before + milli_of(request) > quota_milli:
             return self._over_quota(milli_of(request), used_before, quota_milli)
         halls, residency = self._halls(request, policy)
+        if request.reservation is not None:
+            drawn = self._drawn(request, policy, halls)
+            if isinstance(drawn, Refusal):
+                return Refused((drawn,))
+            request, halls = drawn
         if not halls:
             return Refused(tuple(residency) or (Refusal(Reason.NO_CAPACITY, "No such GPUs in the fleet."),))
         groups = self._priced(request, halls)
@@ -89,7 +95,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         blocked: list[Refusal] = []
         result: Placement | None = None
         for sold, sold_halls in groups:
-            result = self._decide(sold, policy, sold_halls, blocked)
+            result = self._decide_keeping(sold, policy, sold_halls, blocked)
             if result is not None:
                 break
         if result is not None:
@@ -117,6 +123,72 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         if request.gang_size > 1:
             return self._gang(request, policy, halls, blocked)
         return self._whole(request, policy, halls)
+
+    # --- reservations ----------------------------------------------------------------------------------------
+
+    def _drawn(self, request: Request, policy: TenantPolicy, halls: list[str]) -> tuple[Request, list[str]] | Refusal:
+        """A reserved request narrowed to its reservation's pool, or why it cannot draw on it."""
+        reservation = self.state.reservations.get(request.reservation or 0)
+        if reservation is None or reservation.tenant_id != policy.tenant_id:
+            return Refusal(Reason.RESERVATION, f"The tenant holds no reservation {request.reservation}.")
+        room = reservation.gpus * FULL_SHARE - self.state.reserved_milli[reservation.id]
+        need = milli_of(request)
+        if need > room:
+            return Refusal(
+                Reason.RESERVATION,
+                f"Reservation {reservation.id} has {room / FULL_SHARE:g} of its {reservation.gpus} GPUs left; this "
+                f"needs {need / FULL_SHARE:g}.",
+            )
+        if reservation.model not in request.models or reservation.hall not in halls:
+            return Refusal(
+                Reason.RESERVATION,
+                f"Reservation {reservation.id} is for {reservation.model} in {reservation.hall}, which this request "
+                "may not use.",
+            )
+        return replace(request, models=(reservation.model,)), [reservation.hall]
+
+    def _decide_keeping(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> Placement | None:
+        """``_decide``, stamped with the request's class and reservation and counted, never into the room a pool
+        keeps for other reservations: spot work borrows that room (preemption takes it back), other work tries the
+        next hall."""
+        halls = list(halls)
+        while halls:
+            result = self._decide(request, policy, halls, blocked)
+            if result is None:
+                return None
+            if request.capacity_class is not DEFAULT_CLASS or request.reservation is not None:
+                result = replace(result, capacity_class=request.capacity_class, reservation=request.reservation)
+                self._count(result, 1)
+            if CLASSES[request.capacity_class].preemptible:
+                return result
+            over = self._over_kept(result)
+            if over is None:
+                return result
+            self.release(result)
+            halls.remove(over)
+        return None
+
+    def _over_kept(self, placement: Placement) -> str | None:
+        """A hall whose pool the placement left with fewer reclaimable GPUs than its reservations keep, if any."""
+        state = self.state
+        if not state.reservations:
+            return None
+        for pool in {(placement.model, state.nodes[d.node_id].hall.code) for d in placement.devices}:
+            if state.reclaimable(pool) < state.kept(pool, besides=placement.reservation):
+                return pool[1]
+        return None
+
+    def _count(self, placement: Placement, sign: int) -> None:
+        """Keep the reservations' use and spot work's whole GPUs with a placement put in (1) or taken out (-1)."""
+        state = self.state
+        if placement.reservation is not None:
+            state.reserved_milli[placement.reservation] += sign * placement.milli
+        if CLASSES[placement.capacity_class].preemptible:
+            for d in placement.devices:
+                if d.mig_profile is None and d.share_milli is None:
+                    state.spot_whole[(placement.model, state.nodes[d.node_id].hall.code)] += sign
 
     def _priced(self, request: Request, halls: list[str]) -> list[tuple[Request, list[str]]] | Refusal:
         """The request narrowed to the pools that sell its shape at a price: groups of its models (in its order)
@@ -161,6 +233,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         """Put a placement decided earlier (read back from the database) into the state."""
         state = self.state
         tenant = placement.tenant_id
+        self._count(placement, 1)
         for node_id in placement.held_nodes:
             state.hold_node(state.nodes[node_id], tenant)
         for device in placement.devices:
@@ -179,6 +252,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
     def release(self, placement: Placement) -> None:
         state = self.state
         tenant = placement.tenant_id
+        self._count(placement, -1)
         for device in placement.devices:
             node = state.nodes[device.node_id]
             gpu = node.gpus[device.gpu_index]

@@ -30,6 +30,7 @@ class Reason(StrEnum):
     FABRIC_SPLIT = "fabric_split"
     CC_TEE_UNKNOWN = "cc_tee_unknown"
     NOT_PRICED = "not_priced"  # nothing runs without a price (docs/billing.md, "Nothing runs without a price")
+    RESERVATION = "reservation"  # reserved work beyond its reservation's room, or on one the tenant does not hold
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,22 @@ def _buckets(groups: dict[G, Buckets], group: G) -> Buckets:
     return found
 
 
+@dataclass(frozen=True)
+class Reservation:
+    """Whole GPUs of one pool kept for one tenant (docs/capacity.md): its reserved work always fits while it has
+    room; other tenants' on-demand work never takes that room; spot work borrows it until preempted."""
+
+    id: int
+    tenant_id: int
+    model: str
+    hall: str
+    gpus: int
+
+    @property
+    def pool(self) -> Key:
+        return (self.model, self.hall)
+
+
 @dataclass(slots=True)
 class SoftPool:
     by_used: dict[int, dict[int, GpuSlot]] = field(default_factory=dict)
@@ -156,11 +172,31 @@ class FleetState:
         # Wholly free GPUs of general nodes per (model, hall) and in all: the supply the scarcity score weighs.
         self.pool_free: Counter[Key] = Counter()
         self.free_gpus = 0
+        # Reservations by id, what each one's own work holds (milli-GPU), and the whole GPUs spot work holds per
+        # (model, hall): what preemption can take back.
+        self.reservations: dict[int, Reservation] = {}
+        self.reserved_milli: Counter[int] = Counter()
+        self.spot_whole: Counter[Key] = Counter()
         # What the fleet has been asked for lately (the engine's fragmentation score); kept with the state so that
         # it lives as long as the fleet it describes, whichever engine object decides on it.
         self.workload = Workload()
         # Inside ``trial``: each index container as it was before its first change, by identity.
         self._undo: dict[int, tuple[Any, Any]] | None = None
+
+    # --- reservations ------------------------------------------------------------------------------------------
+
+    def kept(self, pool: Key, *, besides: int | None = None) -> int:
+        """Whole GPUs the pool keeps for its reservations' unused room (``besides``: leaving this one's out)."""
+        room = sum(
+            max(0, r.gpus * FULL_SHARE - self.reserved_milli[r.id])
+            for r in self.reservations.values()
+            if r.pool == pool and r.id != besides
+        )
+        return -(-room // FULL_SHARE)
+
+    def reclaimable(self, pool: Key) -> int:
+        """Whole GPUs of the pool that are free or that spot work holds (preemption takes those back)."""
+        return self.pool_free[pool] + self.spot_whole[pool]
 
     # --- trials ----------------------------------------------------------------------------------------------------
 
