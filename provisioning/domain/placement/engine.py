@@ -176,7 +176,9 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         if not state.reservations:
             return None
         for pool in {(placement.model, state.nodes[d.node_id].hall.code) for d in placement.devices}:
-            if state.reclaimable(pool) < state.kept(pool, besides=placement.reservation):
+            gpus, nodes = state.reclaimable(pool)
+            kept_gpus, kept_nodes = state.kept(pool, besides=placement.reservation)
+            if gpus < kept_gpus or nodes < kept_nodes:
                 return pool[1]
         return None
 
@@ -189,6 +191,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
             for d in placement.devices:
                 if d.mig_profile is None and d.share_milli is None:
                     state.spot_whole[(placement.model, state.nodes[d.node_id].hall.code)] += sign
+                    state.spot_on_node[d.node_id] += sign
 
     def _priced(self, request: Request, halls: list[str]) -> list[tuple[Request, list[str]]] | Refusal:
         """The request narrowed to the pools that sell its shape at a price: groups of its models (in its order)

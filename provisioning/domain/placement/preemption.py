@@ -5,9 +5,11 @@ Only when that is refused for capacity, and only for a class that may preempt
 (``provisioning.domain.capacity_classes``), does it look at the candidates it is handed, each a preemptible
 allocation's whole placement (a gang's every member: preempted whole or not at all):
 
-1. **Enough.** Inside a ``FleetState.trial``, candidates are released one by one, the cheapest first (the goodput
-   each would lose: its work since its last checkpoint, then the one freeing the most devices), until the request
-   fits.
+1. **Enough.** Inside a ``FleetState.trial``, the candidates holding devices where the request may go (its models
+   in the halls it may use) are ordered cheapest first (the goodput each would lose: its work since its last
+   checkpoint, then the one freeing the most devices there). If releasing them all leaves no room, that is the
+   answer; otherwise the shortest run of the cheapest that makes room is found by binary search (releasing more
+   never leaves less room).
 2. **No more than needed.** Each released candidate, the most costly first, is put back if the request still fits
    without it. What is left are the victims: none of them could be spared (their total cost is not guaranteed to be
    the least of every set, which is a knapsack; the cheapest-first order and the pruning keep it close).
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from provisioning.domain.capacity_classes import CLASSES, CapacityClass
 from provisioning.domain.placement.decision import Placement, Refused, Request
-from provisioning.domain.placement.isolation import Reason, TenantPolicy
+from provisioning.domain.placement.isolation import Reason, Refusal, TenantPolicy
 
 if TYPE_CHECKING:
     from provisioning.domain.placement.state import FleetState
@@ -71,6 +73,12 @@ class PreemptingPlacement:
         ) -> Placement | Refused: ...
 
         def apply(self, placement: Placement) -> None: ...
+
+        def _halls(self, request: Request, policy: TenantPolicy) -> tuple[list[str], list[Refusal]]: ...
+
+        def _drawn(
+            self, request: Request, policy: TenantPolicy, halls: list[str]
+        ) -> tuple[Request, list[str]] | Refusal: ...
 
         def release(self, placement: Placement) -> None: ...
 
@@ -116,17 +124,39 @@ class PreemptingPlacement:
         self, request: Request, policy: TenantPolicy, quota_milli: int | None, candidates: Sequence[Victim]
     ) -> tuple[Victim, ...] | None:
         """The candidates to preempt, or None when releasing them all would not make room."""
-        cheapest = sorted(candidates, key=lambda v: (v.cost_ms, -len(v.placement.devices), v.allocation_id))
-        released: list[Victim] = []
+        pools = self._request_pools(request, policy)
+        state = self.state
+
+        def freed(victim: Victim) -> int:  # the devices it frees where the request may go
+            model = victim.placement.model
+            return sum(1 for d in victim.placement.devices if (model, state.nodes[d.node_id].hall.code) in pools)
+
+        # Only candidates holding devices where the request may go can help.
+        helpful = [(c, freed(c)) for c in candidates]
+        cheapest = sorted(
+            ((c, n) for c, n in helpful if n), key=lambda cn: (cn[0].cost_ms, -cn[1], cn[0].allocation_id)
+        )
+        order = [c for c, _ in cheapest]
+        released = order[:]  # all of them first: when even that leaves no room, one look says so
         with self.state.trial():
             try:
-                for candidate in cheapest:
+                for candidate in order:
                     self.release(candidate.placement)
-                    released.append(candidate)
-                    if self._fits(request, policy, quota_milli):
-                        break
-                else:
+                if not self._fits(request, policy, quota_milli):
                     return None
+                # The fewest of the cheapest that make room: releasing more never leaves less, so a binary search
+                # over how many (each step putting back or taking out the difference).
+                low, high = 0, len(order)  # high always fits
+                while low < high:
+                    middle = (low + high) // 2
+                    self._released_first(order, len(released), middle)
+                    released = order[:middle]
+                    if self._fits(request, policy, quota_milli):
+                        high = middle
+                    else:
+                        low = middle + 1
+                self._released_first(order, len(released), high)
+                released = order[:high]
                 needed = list(released)
                 for candidate in sorted(released, key=lambda v: (-v.cost_ms, v.allocation_id)):
                     self.apply(candidate.placement)
@@ -139,3 +169,20 @@ class PreemptingPlacement:
             finally:
                 for candidate in released:  # the trial's look undone: every candidate holds its devices again
                     self.apply(candidate.placement)
+
+    def _released_first(self, order: list[Victim], now: int, wanted: int) -> None:
+        """From the first ``now`` of ``order`` released to the first ``wanted``."""
+        for candidate in order[wanted:now]:
+            self.apply(candidate.placement)
+        for candidate in order[now:wanted]:
+            self.release(candidate.placement)
+
+    def _request_pools(self, request: Request, policy: TenantPolicy) -> set[tuple[str, str]]:
+        """The (model, hall) pools the request may be placed in."""
+        halls, _ = self._halls(request, policy)
+        if request.reservation is not None:
+            drawn = self._drawn(request, policy, halls)
+            if isinstance(drawn, Refusal):
+                return set()
+            request, halls = drawn
+        return {(model, hall) for model in request.models for hall in halls}

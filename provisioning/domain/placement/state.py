@@ -177,6 +177,7 @@ class FleetState:
         self.reservations: dict[int, Reservation] = {}
         self.reserved_milli: Counter[int] = Counter()
         self.spot_whole: Counter[Key] = Counter()
+        self.spot_on_node: Counter[int] = Counter()  # whole GPUs spot work holds, by node
         # What the fleet has been asked for lately (the engine's fragmentation score); kept with the state so that
         # it lives as long as the fleet it describes, whichever engine object decides on it.
         self.workload = Workload()
@@ -185,18 +186,28 @@ class FleetState:
 
     # --- reservations ------------------------------------------------------------------------------------------
 
-    def kept(self, pool: Key, *, besides: int | None = None) -> int:
-        """Whole GPUs the pool keeps for its reservations' unused room (``besides``: leaving this one's out)."""
-        room = sum(
-            max(0, r.gpus * FULL_SHARE - self.reserved_milli[r.id])
-            for r in self.reservations.values()
-            if r.pool == pool and r.id != besides
-        )
-        return -(-room // FULL_SHARE)
+    def kept(self, pool: Key, *, besides: int | None = None) -> tuple[int, int]:
+        """What the pool keeps for its reservations' unused room (``besides``: leaving this one's out): whole GPUs,
+        and whole nodes to hold them (so that any request within a reservation's room has a node to go to)."""
+        gpus = nodes = 0
+        for r in self.reservations.values():
+            if r.pool == pool and r.id != besides:
+                room = -(-max(0, r.gpus * FULL_SHARE - self.reserved_milli[r.id]) // FULL_SHARE)
+                gpus += room
+                nodes += -(-room // MAX_GPUS_PER_NODE)
+        return gpus, nodes
 
-    def reclaimable(self, pool: Key) -> int:
-        """Whole GPUs of the pool that are free or that spot work holds (preemption takes those back)."""
-        return self.pool_free[pool] + self.spot_whole[pool]
+    def reclaimable(self, pool: Key) -> tuple[int, int]:
+        """The pool's whole GPUs that are free or that spot work holds (preemption takes those back), and its
+        nodes whose every GPU is."""
+        nodes = 0
+        for free, bucket in enumerate(self.by_free.get(pool, ())):  # wholly free (a node with none free is in none)
+            nodes += sum(1 for node in bucket.values() if free == len(node.gpus))
+        for node_id, spot in self.spot_on_node.items():
+            node = self.nodes[node_id]
+            if spot and (node.model, node.hall.code) == pool and self._node_free[node_id] + spot == len(node.gpus):
+                nodes += 1
+        return self.pool_free[pool] + self.spot_whole[pool], nodes
 
     # --- trials ----------------------------------------------------------------------------------------------------
 

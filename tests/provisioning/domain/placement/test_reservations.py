@@ -1,6 +1,8 @@
-"""Reservations in the engine: a pool keeps its reservations' unused room for their tenants. Another tenant's
-on-demand work never takes it, spot work borrows it and is preempted to give it back, the owner's reserved work
-always fits while the reservation has room and never beyond it, and every count comes back when work leaves."""
+"""Reservations in the engine: a pool keeps its reservations' unused room for their tenants, in GPUs and in whole
+nodes. On-demand work never takes it, spot work borrows it and is preempted to give it back, the owner's reserved
+work fits within it and never beyond it, and every count comes back when work leaves. (That the owner's work is
+never refused while its reservation has room, whatever it runs, is measured end to end by
+``bench/capacity_classes.py``.)"""
 
 from __future__ import annotations
 
@@ -91,7 +93,8 @@ def test_counts_come_back_when_work_leaves() -> None:
     for p in placed:
         assert isinstance(p, Placement)
         e.release(p)
-    assert (fingerprint(e)[0], +e.state.reserved_milli, +e.state.spot_whole) == (holders, {}, {})
+    counts = (+e.state.reserved_milli, +e.state.spot_whole, +e.state.spot_on_node)
+    assert (fingerprint(e)[0], *counts) == (holders, {}, {}, {})
     for p in placed:
         assert isinstance(p, Placement)
         e.apply(p)  # read back from the database
@@ -99,7 +102,7 @@ def test_counts_come_back_when_work_leaves() -> None:
     assert e.state.spot_whole[(H100, HALL)] == 8
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     asks=st.lists(
         st.tuples(st.sampled_from([ON_DEMAND, SPOT, RESERVED]), st.sampled_from([OWNER, OTHER]), st.integers(1, 8)),
@@ -107,12 +110,18 @@ def test_counts_come_back_when_work_leaves() -> None:
     ),
     reserved=st.integers(1, 16),
 )
-def test_the_kept_room_is_always_free_or_borrowed_by_spot(
+def test_no_one_elses_on_demand_work_eats_into_the_kept_room(
     asks: list[tuple[CapacityClass, int, int]], reserved: int
 ) -> None:
     e = engine(reserved=reserved)
+    pool = (H100, HALL)
     for klass, tenant, gpus in asks:
-        e.place(ask(gpus, klass), policy(tenant))
+        held = all(a >= b for a, b in zip(e.state.reclaimable(pool), e.state.kept(pool), strict=True))
+        placed = e.place(ask(gpus, klass), policy(tenant))
         room = reserved * 1000 - e.state.reserved_milli[7]
         assert room >= 0  # reserved work never beyond its reservation
-        assert e.state.reclaimable((H100, HALL)) * 1000 >= room  # the rest is free or preemptible
+        if held and klass is ON_DEMAND and isinstance(placed, Placement):
+            # The room stays free or borrowed by spot, on nodes whole enough to take any request within it.
+            (gpus_left, nodes_left), (kept_gpus, kept_nodes) = e.state.reclaimable(pool), e.state.kept(pool)
+            assert gpus_left >= kept_gpus
+            assert nodes_left >= kept_nodes
