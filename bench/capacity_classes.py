@@ -136,7 +136,7 @@ class Replay:
             for n, owner in enumerate(OWNERS):
                 state.reservations[n + 1] = Reservation(n + 1, owner, H100, halls[n % len(halls)],
                                                         reservation_gpus(gpus, args))  # fmt: skip
-        self.engine = PlacementEngine(state)
+        self.engine = PlacementEngine(state, args.policy)
         self.gpus = gpus
         self.jobs = arrivals(random.Random(seed), args, gpus, classes)
         if not classes:
@@ -323,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoint-minutes", type=float, default=30.0)
     parser.add_argument("--spot-price", type=float, default=0.4)
     parser.add_argument("--reserved-price", type=float, default=0.6)
+    parser.add_argument("--policy", default="fragmentation", help="the engine's packing policy")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.gpus % 32:
