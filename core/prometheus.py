@@ -26,6 +26,8 @@ TIMEOUT_SECONDS = 5.0  # a query that takes longer is reported as unavailable, n
 CONCURRENT_QUERIES = 4  # how many queries one read has Prometheus evaluate at once (``ranged_all``)
 
 _local = threading.local()  # a connection pool per thread: requests' sessions are not shared across threads
+_pool: ThreadPoolExecutor | None = None  # made on first use (after a server's fork), kept: its threads keep sessions
+_pool_lock = threading.Lock()
 
 
 def _session() -> requests.Session:
@@ -116,6 +118,13 @@ def ranged_all(
     series in the order asked. The first query that fails raises (``PrometheusUnavailable``)."""
     if len(queries) <= 1:
         return [ranged(q, start=s, end=e, step_seconds=step_seconds, url=url) for q, s, e in queries]
-    with ThreadPoolExecutor(max_workers=CONCURRENT_QUERIES) as pool:
-        futures = [pool.submit(ranged, q, start=s, end=e, step_seconds=step_seconds, url=url) for q, s, e in queries]
-        return [f.result() for f in futures]
+    futures = [_executor().submit(ranged, q, start=s, end=e, step_seconds=step_seconds, url=url) for q, s, e in queries]
+    return [f.result() for f in futures]
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=CONCURRENT_QUERIES, thread_name_prefix="prometheus")
+        return _pool
