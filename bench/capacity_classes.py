@@ -42,6 +42,7 @@ from typing import Any
 
 from bench.scale import synthetic_fleet
 from provisioning.domain.capacity_classes import CapacityClass
+from provisioning.domain.cold_start import nearest_rank
 from provisioning.domain.placement.decision import Placement, Refused, Request
 from provisioning.domain.placement.engine import PlacementEngine
 from provisioning.domain.placement.isolation import Reason, TenantPolicy
@@ -265,13 +266,6 @@ def revenue_per_gpu_hour(tally: Tally, args: argparse.Namespace, gpus: int, clas
     return revenue / (gpus * hours)
 
 
-def _quantile(samples: list[float], q: float) -> float:
-    if not samples:
-        return 0.0
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     rows: dict[str, list[dict[str, float]]] = {"classes": [], "on_demand_only": []}
     for seed in range(args.seeds):
@@ -289,8 +283,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "preemptions": tally.preemptions,
                     "lost_mean_min": statistics.mean(tally.lost) / 60 if tally.lost else 0.0,
                     "lost_max_min": max(tally.lost) / 60 if tally.lost else 0.0,
-                    "preempting_p50_ms": _quantile(tally.preempting_ms, 0.5),
-                    "preempting_p99_ms": _quantile(tally.preempting_ms, 0.99),
+                    "preempting_p50_ms": nearest_rank(sorted(tally.preempting_ms), 50) if tally.preempting_ms else 0.0,
+                    "preempting_p99_ms": nearest_rank(sorted(tally.preempting_ms), 99) if tally.preempting_ms else 0.0,
                     "utilisation": held / (args.gpus * args.hours),
                     "revenue_per_gpu_hour": revenue_per_gpu_hour(tally, args, args.gpus, classes),
                 }

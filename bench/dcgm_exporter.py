@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 import tempfile
@@ -28,6 +27,7 @@ import time
 from typing import Any
 
 from bench.sandbox import django_setup
+from provisioning.domain.cold_start import nearest_rank
 
 HALL = "bench-1a"
 H100 = "H100-SXM-80GB"
@@ -109,7 +109,7 @@ def scrape_rounds(hosts: list[str], rounds: int) -> dict[str, Any]:
         "gpus": gpus,
         "rounds": rounds,
         "node_median_ms": round(statistics.median(ordered), 2),
-        "node_p90_ms": round(ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)], 2),
+        "node_p90_ms": round(nearest_rank(ordered, 90), 2),
         "node_max_ms": round(ordered[-1], 2),
         "round_median_ms": round(statistics.median(round_ms), 1),
         "round_max_ms": round(max(round_ms), 1),

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.sandbox import django_setup
+from provisioning.domain.cold_start import nearest_rank
 
 AT = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)  # the benchmark's "now": fixed, so the blocks can be kept
 COLLECT_SECONDS = 30  # dcgm-exporter's default collection interval: a scrape in between repeats the last values
@@ -292,7 +293,7 @@ def summary(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
     return {
         "median_ms": round(statistics.median(ordered), 1),
-        "p90_ms": round(ordered[min(len(ordered) - 1, math.ceil(0.9 * len(ordered)) - 1)], 1),
+        "p90_ms": round(nearest_rank(ordered, 90), 1),
         "max_ms": round(ordered[-1], 1),
     }
 

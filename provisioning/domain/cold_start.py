@@ -17,11 +17,11 @@ from the cluster's own signals. ``percentiles`` gives the nearest-rank P50, P90 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from provisioning.domain.workloads import Workload
@@ -159,7 +159,10 @@ class Percentiles:
         return {"count": self.count, "p50": self.p50, "p90": self.p90, "p99": self.p99}
 
 
-def nearest_rank(ordered: list[int], p: float) -> int:
+N = TypeVar("N", int, float)
+
+
+def nearest_rank(ordered: Sequence[N], p: float) -> N:
     """The ``p``-th percentile (0 < p <= 100) of samples sorted ascending, by the nearest-rank method: the
     smallest sample with at least ``p`` per cent of the samples at or below it. Always one of the samples."""
     if not ordered:
