@@ -14,24 +14,29 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from api.base import LadderView, StaffViewSet, TenantScopedViewSet
+from api.base import LadderView, TenantScopedViewSet
 from api.cold_starts import AllocationColdStartActions
 from api.gpu_metrics import AllocationMetricsActions
-from api.permissions import HasStaffPermission, staff_permission_require
-from api.serializers import StrictSerializer, refuse_body
+from api.permissions import HasStaffPermission
+from api.serializers import StrictSerializer
 from api.workloads import AllocationWorkloadActions, WorkloadSerializer
 from billing.selectors import offerings_priced
 from lifecycle.services.customers import allocation_request
+from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass, OnPreemption
 from provisioning.domain.placement.catalog import GPU_MODEL_NAMES
 from provisioning.domain.placement.offerings import offerings
 from provisioning.domain.promises import performances_words, security_words
-from provisioning.domain.rungs import MOVABLE_RUNGS, SOFT_SHARING, Rung
+from provisioning.domain.rungs import SOFT_SHARING, Rung
 from provisioning.domain.states import AllocationState
-from provisioning.drivers.base import allocations_reconcile, provisioner
+from provisioning.drivers.base import provisioner
 from provisioning.fleet_cache import fleet_read
-from provisioning.models import Allocation, AllocationDevice, AllocationFault, DefragmentRun, Node
-from provisioning.selectors import allocation_fabric, fragmentation_figures
-from provisioning.services.defragment import defragment_plan, defragment_start, plan_moves
+from provisioning.models import (
+    Allocation,
+    AllocationDevice,
+    AllocationFault,
+    AllocationPreemption,
+)
+from provisioning.selectors import allocation_fabric
 from provisioning.services.placing import AllocationSpec
 from provisioning.services.stopping import allocation_stop
 from provisioning.services.workloads import workload_shown
@@ -80,6 +85,20 @@ class AllocationRequestSerializer(StrictSerializer):
         required=False,
         help_text="What runs on it: image and command, or os_image and cloud_init; see docs/workloads.md.",
     )
+    capacity_class = serializers.ChoiceField(
+        choices=[c.value for c in CapacityClass],
+        default=DEFAULT_CLASS.value,
+        help_text="on_demand (never preempted), spot (cheaper, preempted with notice when the GPUs are needed) or "
+        "reserved (drawn on your reservation); see docs/capacity.md.",
+    )
+    reservation = serializers.IntegerField(
+        required=False, min_value=1, help_text="Reserved: the id of the reservation it draws on."
+    )
+    on_preemption = serializers.ChoiceField(
+        choices=[p.value for p in OnPreemption],
+        default=OnPreemption.STOP.value,
+        help_text="Spot: stop when preempted, or (a job) requeue: placed again from its checkpoint when room returns.",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "gpu_model" in attrs and "gpu_models" in attrs:
@@ -107,6 +126,9 @@ class AllocationRequestSerializer(StrictSerializer):
             gang_size=gang.get("size", 1),
             topology=gang.get("topology"),
             regions=tuple(regions) if regions else None,
+            capacity_class=data["capacity_class"],
+            reservation=data.get("reservation"),
+            on_preemption=data["on_preemption"],
         )
 
 
@@ -144,6 +166,20 @@ class FaultSerializer(serializers.ModelSerializer[AllocationFault]):
 
     def get_lost_seconds(self, fault: AllocationFault) -> str:
         return _seconds(fault.lost_ms)
+
+
+class PreemptionSerializer(serializers.ModelSerializer[AllocationPreemption]):
+    """Spot work taken back for on-demand or reserved work: the notice (usage stopped there), the deadline to save by,
+    the checkpoint it went back to and the work lost since, and whether it was requeued and placed again."""
+
+    lost_seconds = serializers.SerializerMethodField(help_text="noticed_at less checkpoint_at, as a decimal string.")
+
+    class Meta:
+        model = AllocationPreemption
+        fields = ["noticed_at", "deadline", "checkpoint_at", "lost_seconds", "requeued", "resumed_at"]
+
+    def get_lost_seconds(self, preemption: AllocationPreemption) -> str:
+        return _seconds(preemption.lost_ms)
 
 
 class SshAccessSerializer(serializers.Serializer[Any]):
@@ -216,6 +252,8 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
         help_text="Work lost to provider faults (each fault's time less its checkpoint), not billed; decimal string."
     )
     faults = FaultSerializer(many=True, read_only=True)
+    on_preemption = serializers.SerializerMethodField(help_text="Spot: stop or requeue when preempted.")
+    preemptions = PreemptionSerializer(many=True, read_only=True)
     fabric = serializers.SerializerMethodField(
         help_text="A multi-node job's or bare-metal allocation's RDMA fabric: its name, link layer, your isolation on "
         "it (InfiniBand partition key or RoCE VLAN, yours alone) and the NICs of each node; null: none."
@@ -246,9 +284,17 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
             "restarts",
             "goodput_lost_seconds",
             "faults",
+            "capacity_class",
+            "reservation",
+            "on_preemption",
+            "preempted_at",
+            "preemptions",
             "fabric",
         ]
         read_only_fields = fields
+
+    def get_on_preemption(self, allocation: Allocation) -> str:
+        return str(allocation.spec.get("on_preemption", OnPreemption.STOP))
 
     def get_goodput_lost_seconds(self, allocation: Allocation) -> str:
         return _seconds(allocation.goodput_lost_ms)
@@ -321,6 +367,11 @@ def placed_answer(allocation: Allocation) -> dict[str, Any]:
         "restarts": allocation.restarts,
         "goodput_lost_seconds": _seconds(allocation.goodput_lost_ms),
         "faults": [],
+        "capacity_class": str(allocation.capacity_class),
+        "reservation": allocation.reservation_id,
+        "on_preemption": str(allocation.spec.get("on_preemption", OnPreemption.STOP)),
+        "preempted_at": None,
+        "preemptions": [],
         "fabric": allocation_fabric(allocation),
     }
 
@@ -346,7 +397,7 @@ class AllocationViewSet(
     a combination the rung does not offer is 422 ``invalid_isolation``."""
 
     queryset = Allocation.objects.select_related("tenant", "gpu_model", "hall__region").prefetch_related(
-        "devices", "faults"
+        "devices", "faults", "preemptions"
     )
     serializer_class = AllocationSerializer
     filterset_class = AllocationFilter
@@ -387,6 +438,21 @@ class AllocationViewSet(
         return Response(AllocationSerializer(self.get_queryset().get(pk=pk)).data)
 
 
+class OfferingClassSerializer(serializers.Serializer[Any]):
+    """One way the offering is sold (docs/capacity.md)."""
+
+    capacity_class = serializers.ChoiceField(choices=[c.value for c in CapacityClass])
+    title = serializers.CharField(help_text="As the portal names it.")
+    promise = serializers.CharField(help_text="What it promises, in words.")
+    preemptible = serializers.BooleanField(help_text="It may be preempted, with notice, for on-demand or reserved work")
+    prices = serializers.DictField(
+        child=serializers.DecimalField(max_digits=16, decimal_places=6), help_text="Price per unit-hour now, by unit."
+    )
+    discount_pct = serializers.DecimalField(
+        max_digits=5, decimal_places=2, allow_null=True, help_text="Spot: percent off the on-demand price."
+    )
+
+
 class OfferingSerializer(serializers.Serializer[Any]):
     rung = serializers.CharField()
     gpu_model = serializers.CharField()
@@ -402,6 +468,9 @@ class OfferingSerializer(serializers.Serializer[Any]):
         help_text='Price per unit-hour now, by unit: "gpu", "node" or "mig:<profile>" (empty: not priced yet).',
     )
     currency = serializers.CharField(allow_null=True)
+    classes = OfferingClassSerializer(
+        many=True, help_text="Each capacity class sold here, with its prices and promise (on demand is `prices`)."
+    )
     performance_words = serializers.SerializerMethodField(
         help_text="Each performance isolation in plain words (how the GPU is shared), as the portal says it."
     )
@@ -430,114 +499,6 @@ class OfferingsView(LadderView):
             offered = offerings(fleet.state)
         body = [row.as_dict() for row in offerings_priced(offered, now=timezone.now())]
         return Response(OfferingSerializer(body, many=True).data)
-
-
-class FragmentationSerializer(serializers.Serializer[Any]):
-    gpu_model = serializers.CharField()
-    hall = serializers.CharField()
-    gpus = serializers.IntegerField()
-    free_gpus = serializers.IntegerField()
-    unallocated_gpus = serializers.FloatField()
-    stranded_mig_slices = serializers.IntegerField()
-    largest_gang_gpus = serializers.DictField(child=serializers.IntegerField())
-
-
-class DefragmentRequestSerializer(StrictSerializer):
-    dry_run = serializers.BooleanField(
-        help_text="true: only the plan; false: carry it out, one move at a time (needs provisioning.change_node)."
-    )
-
-
-class MoveSerializer(serializers.Serializer[Any]):
-    allocation = serializers.IntegerField()
-    tenant = serializers.CharField()
-    kind = serializers.ChoiceField(
-        choices=list(MOVABLE_RUNGS),
-        help_text="job: restarts from its last checkpoint on the new devices; serverless: its replicas are re-created.",
-    )
-    from_nodes = serializers.ListField(child=serializers.CharField())
-    to_nodes = serializers.ListField(child=serializers.CharField())
-    gpus = serializers.IntegerField(help_text="Devices moved: whole GPUs, MIG slices or soft shares.")
-
-
-class DefragmentPlanSerializer(serializers.Serializer[Any]):
-    moves = MoveSerializer(many=True)
-    before = FragmentationSerializer(many=True)
-    after = FragmentationSerializer(many=True)
-
-
-class DefragmentStepSerializer(MoveSerializer):
-    status = serializers.ChoiceField(choices=["pending", "moving", "done", "skipped", "failed"])
-    detail = serializers.CharField(help_text="Why a step was skipped or failed.")
-    started_at = serializers.DateTimeField(allow_null=True)
-    finished_at = serializers.DateTimeField(allow_null=True)
-
-
-class DefragmentRunSerializer(serializers.ModelSerializer[DefragmentRun]):
-    steps = DefragmentStepSerializer(many=True)
-
-    class Meta:
-        model = DefragmentRun
-        fields = ["id", "state", "ordered_by", "created_at", "updated_at", "finished_at", "steps"]
-
-
-class FragmentationViewSet(StaffViewSet):
-    queryset = Node.objects.none()  # figures come from the engine's fleet, not a queryset
-    required_permission = StaffPermission.NODE_VIEW
-    pagination_class = None
-
-    @extend_schema(responses=FragmentationSerializer(many=True))
-    def list(self, request: Request) -> Response:
-        with fleet_read() as fleet:
-            return Response(fragmentation_figures(fleet.state))
-
-
-class ReconcileResultSerializer(serializers.Serializer[Any]):
-    looked_at = serializers.IntegerField(help_text="Allocations in flight whose driver was asked.")
-    observed_at = serializers.DateTimeField()
-
-
-class ReconcileViewSet(StaffViewSet):
-    """Reconcile now: ask the driver about every allocation in flight (the beat task does it every
-    ``LADDER_RECONCILE_EVERY_SECONDS``). Reads never do this; they show the state last observed."""
-
-    queryset = Allocation.objects.none()
-    required_permission = StaffPermission.NODE_CHANGE
-
-    @extend_schema(request=None, responses=ReconcileResultSerializer)
-    def create(self, request: Request) -> Response:
-        refuse_body(request)
-        observed = timezone.now()
-        looked_at = allocations_reconcile(now=observed)  # the answer names the moment the rows record
-        return Response({"looked_at": looked_at, "observed_at": observed})
-
-
-class DefragmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, StaffViewSet):
-    """Plan a defragmentation (``dry_run: true``) or carry one out (``dry_run: false``: 202 with the run; follow it
-    at ``/api/v1/ops/defragment/{id}``). Moves only running jobs and serverless endpoints: see
-    provisioning/services/defragment.py."""
-
-    queryset = DefragmentRun.objects.all()
-    serializer_class = DefragmentRunSerializer
-    required_permission = StaffPermission.NODE_VIEW
-    executing_permission = StaffPermission.NODE_CHANGE
-
-    @extend_schema(
-        request=DefragmentRequestSerializer,
-        responses={200: DefragmentPlanSerializer, 202: DefragmentRunSerializer},
-    )
-    def create(self, request: Request) -> Response:
-        body = DefragmentRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        if not body.validated_data["dry_run"]:
-            staff_permission_require(request, self.executing_permission, "Carrying out a plan")
-            run = defragment_start(actor=self.caller.actor)
-            headers = {"Location": f"/api/v1/ops/defragment/{run.pk}"}
-            return Response(DefragmentRunSerializer(run).data, status=status.HTTP_202_ACCEPTED, headers=headers)
-        plan, tenants = defragment_plan()
-        moves = plan_moves(plan, tenants)
-        before, after = fragmentation_figures(plan.before), fragmentation_figures(plan.after)
-        return Response({"moves": moves, "before": before, "after": after})
 
 
 class QuotaSerializer(StrictSerializer):

@@ -4,14 +4,7 @@ from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
 from api import data, finance, legal
-from api.allocations import (
-    AllocationViewSet,
-    DefragmentViewSet,
-    FragmentationViewSet,
-    OfferingsView,
-    ReconcileViewSet,
-    TenantQuotaView,
-)
+from api.allocations import AllocationViewSet, OfferingsView, TenantQuotaView
 from api.attestation import AttestationChallengeView, AttestationEvidenceView
 from api.audit import AuditCheckpointViewSet, AuditEventViewSet, AuditKeyView
 from api.billing import (
@@ -24,6 +17,7 @@ from api.billing import (
     UsageView,
 )
 from api.clusters import ClusterViewSet
+from api.defragment import DefragmentViewSet, FragmentationViewSet, ReconcileViewSet
 from api.exports import ExportJobDownloadView, ExportJobSignatureView, ExportJobView, ExportsView
 from api.fleet import (
     FleetDriftView,

@@ -12,13 +12,14 @@ import re
 from datetime import UTC
 from decimal import Decimal
 
-from django.core.validators import MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from billing.domain.metering import from_ms
 from billing.domain.pricing import PRICE_PLACES, per_gb_month
+from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
 from provisioning.domain.rungs import BillingUnit, Rung, rung_facts
 from provisioning.models import Allocation, GpuModel, Hall, Region, Volume, VolumeSnapshot
 from tenancy.models import Tenant, TenantOwned
@@ -42,8 +43,9 @@ class StorageKind(models.TextChoices):
 
 
 class Sku(models.Model):
-    """What is sold: compute (rung x GPU model x unit: a whole GPU, a MIG profile, a node; x region) or storage
-    (storage kind x region, by the GB: ``unit`` gb, no rung nor GPU model)."""
+    """What is sold: compute (rung x GPU model x unit: a whole GPU, a MIG profile, a node; x region x capacity
+    class: on demand, spot, reserved) or storage (storage kind x region, by the GB: ``unit`` gb, no rung nor GPU
+    model, on demand)."""
 
     code = models.CharField(max_length=120, unique=True, editable=False)
     rung = models.CharField(max_length=16, choices=[(r.value, r.value) for r in Rung], blank=True)
@@ -52,13 +54,21 @@ class Sku(models.Model):
     mig_profile = models.CharField(max_length=32, blank=True, help_text="Only for the MIG unit, e.g. 3g.40gb.")
     storage_kind = models.CharField(max_length=16, choices=StorageKind.choices, blank=True)
     region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="skus")
+    capacity_class = models.CharField(
+        max_length=16,
+        choices=[(c.value, c.value) for c in CapacityClass],
+        default=DEFAULT_CLASS.value,
+        db_default=DEFAULT_CLASS.value,  # rows written by plain SQL (bulk loads, benchmarks) are on demand too
+    )
     currency = models.CharField(max_length=3, default="usd", validators=[currency_validator])
     stripe_product_id = models.CharField(max_length=64, blank=True)
 
     class Meta:
         ordering = ["code"]
         constraints = [
-            models.UniqueConstraint(fields=["rung", "gpu_model", "unit", "mig_profile", "region"], name="sku_unique"),
+            models.UniqueConstraint(
+                fields=["rung", "gpu_model", "unit", "mig_profile", "region", "capacity_class"], name="sku_unique"
+            ),
             models.CheckConstraint(
                 condition=Q(unit="mig", mig_profile__gt="") | (~Q(unit="mig") & Q(mig_profile="")),
                 name="sku_mig_profile_only_for_mig",
@@ -81,7 +91,9 @@ class Sku(models.Model):
         if self.is_storage or self.gpu_model is None:  # sku_storage_or_compute refuses a compute SKU without one
             self.code = self.storage_code(self.storage_kind, self.region.code)
         else:
-            self.code = self.make_code(self.rung, self.gpu_model.name, self.unit, self.mig_profile, self.region.code)
+            self.code = self.make_code(
+                self.rung, self.gpu_model.name, self.unit, self.mig_profile, self.region.code, self.capacity_class
+            )
         super().save(*args, **kwargs)  # type: ignore[arg-type]
 
     @property
@@ -105,9 +117,13 @@ class Sku(models.Model):
         return Unit.GPU, ""
 
     @staticmethod
-    def make_code(rung: str, gpu_model: str, unit: str, mig_profile: str, region: str) -> str:
+    def make_code(
+        rung: str, gpu_model: str, unit: str, mig_profile: str, region: str, capacity_class: str = DEFAULT_CLASS
+    ) -> str:
+        """``job/H100-SXM-80GB/gpu/eu-west``; another class than on demand after it: ``.../eu-west/spot``."""
         what = f"mig-{mig_profile}" if unit == Unit.MIG else unit
-        return f"{rung}/{gpu_model}/{what}/{region}"
+        code = f"{rung}/{gpu_model}/{what}/{region}"
+        return code if capacity_class == DEFAULT_CLASS else f"{code}/{capacity_class}"
 
     @property
     def event_name(self) -> str:
@@ -127,6 +143,15 @@ class SkuPrice(models.Model):
     # and six places would move a 1 TB volume's month by up to 36 cents.
     unit_price_per_hour = models.DecimalField(
         max_digits=16, decimal_places=PRICE_PLACES, validators=[MinValueValidator(Decimal(0))]
+    )
+    # A spot SKU's price is the on-demand price less the discount the operator set for it (``spot_price_set``).
+    discount_pct = models.DecimalField(
+        max_digits=5,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(Decimal(0)), MaxValueValidator(Decimal(100))],
+        help_text="Spot: the discount off the on-demand price this price was made with, in percent.",
     )
     stripe_meter_id = models.CharField(max_length=64, blank=True)
     stripe_price_id = models.CharField(max_length=64, blank=True)

@@ -14,6 +14,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from core.logs import logging_config
+from provisioning.domain.capacity_classes import CLASSES
 from provisioning.domain.volume_classes import VolumeClassesInvalid, class_map, secret_map
 
 django_stubs_ext.monkeypatch()
@@ -58,6 +59,7 @@ env = environ.FileAwareEnv(
     LADDER_RECONCILE_EVERY_SECONDS=(float, 5.0),
     LADDER_CAPACITY_SAMPLE_EVERY_SECONDS=(int, 300),
     LADDER_SIM_CHECKPOINT_SECONDS=(float, 60.0),
+    LADDER_PREEMPTION_NOTICE_SECONDS=(str, ""),
     LADDER_SECRETS_KEY=(str, ""),
     LADDER_ATTESTATION_VERIFIER=(str, "node-key"),
     LADDER_ATTESTATION_NONCE_SECONDS=(float, 120),
@@ -469,6 +471,16 @@ LADDER_PROVISIONER: str = env("LADDER_PROVISIONER")
 LADDER_SIM_PROVISION_SECONDS: float = env("LADDER_SIM_PROVISION_SECONDS")
 LADDER_SIM_SANITIZE_SECONDS: float = env("LADDER_SIM_SANITIZE_SECONDS")
 LADDER_SIM_CHECKPOINT_SECONDS: float = env("LADDER_SIM_CHECKPOINT_SECONDS")
+# The notice preempted work gets, by capacity class, "class=seconds,..." over each class's default (spot: 30 s),
+# at most 10 minutes: the time a job has to save its checkpoint before it is killed (docs/capacity.md).
+LADDER_PREEMPTION_NOTICE_SECONDS: dict[str, int] = {}
+for _term in filter(None, (t.strip() for t in env("LADDER_PREEMPTION_NOTICE_SECONDS").split(","))):
+    _class, _, _seconds = _term.partition("=")
+    if _class.strip() not in {c.value for c, facts in CLASSES.items() if facts.preemptible}:
+        raise ImproperlyConfigured(f"LADDER_PREEMPTION_NOTICE_SECONDS: {_class!r} is not a preemptible class.")
+    if not _seconds.strip().isdigit() or int(_seconds) > 600:
+        raise ImproperlyConfigured(f"LADDER_PREEMPTION_NOTICE_SECONDS: {_term!r} is not class=seconds (0 to 600).")
+    LADDER_PREEMPTION_NOTICE_SECONDS[_class.strip()] = int(_seconds)
 # Key of cluster credentials at rest (32 bytes, base64); empty: derived from SECRET_KEY.
 LADDER_SECRETS_KEY: str = env("LADDER_SECRETS_KEY")
 # Who judges a confidential VM's attestation evidence: "node-key" (signed by the host's registered key) or a

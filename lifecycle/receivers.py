@@ -16,8 +16,10 @@ from billing.services.storage import storage_close, storage_open, storage_rescal
 from compliance.events import assets_scheduled, assets_shredded
 from compliance.models import DataAsset
 from core.actor import Actor
+from lifecycle.services.capacity import preemption_notify
 from lifecycle.services.workloads import workload_output_keep
 from provisioning.events import (
+    allocation_preempted,
     allocation_scaled,
     allocation_started,
     allocation_stopped,
@@ -28,7 +30,7 @@ from provisioning.events import (
     volume_unprovisioned,
     workload_ended,
 )
-from provisioning.models import Allocation, Volume, VolumeSnapshot
+from provisioning.models import Allocation, AllocationPreemption, Volume, VolumeSnapshot
 from provisioning.running_endpoints import running_entries_forget
 from provisioning.services.volumes import volume_deletion_begin, volume_destroy
 from tenancy.events import tenant_limits_set
@@ -47,6 +49,12 @@ def _usage_open(sender: Any, *, allocation: Allocation, at: datetime, **kwargs: 
 def _usage_close(sender: Any, *, allocation: Allocation, at: datetime, **kwargs: Any) -> None:
     """Leaving ``running`` closes it, at the end of the billable work."""
     usage_close(allocation=allocation, at=at)
+
+
+@receiver(allocation_preempted, dispatch_uid="lifecycle.preemption_notify")
+def _preemption_notify(sender: Any, *, allocation: Allocation, preemption: AllocationPreemption, **kwargs: Any) -> None:
+    """Spot work was preempted: its tenant is told, with the deadline and what becomes of it."""
+    preemption_notify(allocation=allocation, preemption=preemption)
 
 
 @receiver(allocation_scaled, dispatch_uid="lifecycle.usage_rescale")

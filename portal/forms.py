@@ -14,6 +14,7 @@ from django.contrib.auth import password_validation
 
 from compliance.services.secrets import MAX_VALUE_BYTES
 from core.errors import ServiceError
+from provisioning.domain.capacity_classes import CLASSES, CapacityClass, OnPreemption
 from provisioning.domain.rungs import DEFAULT_FRAMEWORK, SOFT_SHARING, Framework
 from provisioning.domain.volumes import MAX_GB, MIN_GB, NAME_MAX, VolumeKind
 from provisioning.domain.workloads import CHECKPOINTS, Checkpoint, Port, SecretRef, Volume, Workload
@@ -72,6 +73,21 @@ class LaunchForm(forms.Form):
         min_value=0.001, max_value=0.999, decimal_places=3, required=False, label="Share of one GPU"
     )
     nodes = forms.IntegerField(min_value=1, max_value=64, required=False, label="Nodes")
+    capacity_class = forms.ChoiceField(
+        choices=[(c.value, CLASSES[c].label) for c in (CapacityClass.ON_DEMAND, CapacityClass.SPOT)],
+        initial=CapacityClass.ON_DEMAND.value,
+        required=False,
+        label="Capacity (spot is cheaper, and may be preempted with notice)",
+    )
+    on_preemption = forms.ChoiceField(
+        choices=[
+            (OnPreemption.STOP.value, "stop"),
+            (OnPreemption.REQUEUE.value, "requeue: placed again from its checkpoint when room returns"),
+        ],
+        initial=OnPreemption.STOP.value,
+        required=False,
+        label="When spot work is preempted",
+    )
     gang_size = forms.IntegerField(min_value=2, max_value=512, required=False, label="Gang members")
     framework = forms.ChoiceField(
         choices=[(f.value, f.value) for f in Framework],
@@ -183,6 +199,8 @@ class LaunchForm(forms.Form):
             gang_size=gang,
             topology="nvlink" if gang > 1 else None,
             regions=(data["region"],) if data.get("region") else None,
+            capacity_class=data.get("capacity_class") or CapacityClass.ON_DEMAND.value,
+            on_preemption=data.get("on_preemption") or OnPreemption.STOP.value,
         )
 
     def workload(self) -> Workload | None:

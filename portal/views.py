@@ -45,6 +45,7 @@ from lifecycle.services.closure import tenant_close
 from lifecycle.services.customers import allocation_request
 from lifecycle.services.volumes import volumes_described
 from portal import words
+from portal.capacity import class_promises, spot_words
 from portal.cold_starts import endpoint_cold_starts
 from portal.forms import (
     ApiKeyForm,
@@ -182,6 +183,7 @@ def _live(allocation: Allocation) -> dict[str, Any]:
         "state_words": words.STATES.get(allocation.state, ""),
         "goodput_lost": words.duration(allocation.goodput_lost_ms / 1000),
         "cold_starts": endpoint_cold_starts(allocation),
+        "spot": spot_words(allocation),
     }
 
 
@@ -249,6 +251,7 @@ def _offer(membership: Membership, rung: str) -> dict[str, Any]:
                 "available": available,
                 "what": words.RUNGS[rung]["item"] + ("" if available == 1 else "s"),
                 "prices": priced.per_hour,
+                "classes": priced.classes(),
                 "mig_profiles": row.mig_profiles,
             }
         )
@@ -318,6 +321,7 @@ def launch(request: HttpRequest, membership: Membership) -> HttpResponse:
         "security": words.SECURITY[words.RUNGS[rung]["security"]],
         "share_modes": rung_facts(rung).soft_sharing,
         "volume_words": {"read_only": words.READ_ONLY, "placement": words.PLACEMENT_FOLLOWS},
+        "class_promises": class_promises(rung),
     }
     return render(request, "portal/launch.html", context, status=422 if form.errors else 200)
 

@@ -75,6 +75,8 @@ STATES = {
     "and resumes from its last checkpoint. The time since that checkpoint is not billed.",
     "idle": "Scaled to zero: no GPU held and nothing billed. Your endpoint keeps its address; the next request "
     "wakes it (a cold start) and waits for it.",
+    "queued": "Preempted spot work waiting for room: no GPU held and nothing billed. It is placed again, and resumes "
+    "from its last checkpoint, as soon as capacity returns; stop it to give up.",
 }
 
 

@@ -9,6 +9,8 @@ with it; a receiver that raises undoes the change. Receivers are connected in on
   (for a job restarted after a fault, its last checkpoint: the work since is done again).
 - ``allocation_scaled(allocation, at)``: a running serverless endpoint's ready replicas changed at ``at``
   (``allocation.replicas`` is the new count): usage is replica-seconds, so its interval is cut there.
+- ``allocation_preempted(allocation, preemption)``: spot work was given its notice (an ``AllocationPreemption``):
+  it gave its devices up and its usage closed (``allocation_stopped`` was sent at the notice, if it ran).
 - ``workload_ended(allocation, logs, checkpoint, at)``: the driver is about to tear the workload down; ``logs`` is
   its whole output (text) and ``checkpoint`` what its last checkpoint left (``{"location", "size_bytes"}``, or
   None). Sent outside any transaction, before the teardown, so what the workload wrote can be kept.
@@ -19,6 +21,7 @@ from django.dispatch import Signal
 allocation_started = Signal()
 allocation_stopped = Signal()
 allocation_scaled = Signal()
+allocation_preempted = Signal()
 workload_ended = Signal()
 
 # Volumes (``provisioning.services.volumes``): provisioned capacity is what is billed, from the moment the backend

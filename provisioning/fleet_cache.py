@@ -13,19 +13,32 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection, transaction
+from django.utils import timezone
 
 from core.locks import lock_singleton
 from core.tasks import tasks_held
+from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
 from provisioning.domain.placement.decision import Device, Placement
 from provisioning.domain.placement.engine import PlacementEngine
 from provisioning.domain.placement.isolation import HallInfo
 from provisioning.domain.placement.state import FleetState
+from provisioning.domain.placement.state import Reservation as StateReservation
 from provisioning.domain.rungs import Performance, Rung, Security
 from provisioning.domain.states import HOLDS_DEVICES
-from provisioning.models import Allocation, GpuModel, Hall, Node, NodeHold, PlacementJournal, PlacementLock
+from provisioning.models import (
+    Allocation,
+    GpuModel,
+    Hall,
+    Node,
+    NodeHold,
+    PlacementJournal,
+    PlacementLock,
+    Reservation,
+)
 
 
 def placement_of(allocation: Allocation, held_nodes: tuple[int, ...]) -> Placement:
@@ -52,6 +65,8 @@ def placement_of(allocation: Allocation, held_nodes: tuple[int, ...]) -> Placeme
         devices=devices,
         held_nodes=held_nodes,
         dedicated=allocation.dedicated,
+        capacity_class=CapacityClass(allocation.capacity_class),
+        reservation=allocation.reservation_id,
     )
 
 
@@ -64,6 +79,8 @@ def placement_to_json(placement: Placement) -> dict[str, Any]:
         "model": placement.model,
         "dedicated": placement.dedicated,
         "held_nodes": list(placement.held_nodes),
+        "class": placement.capacity_class,
+        "reservation": placement.reservation,
         "devices": [
             [d.node_id, d.hostname, d.gpu_index, d.gpu_uuid, d.mig_profile, d.mig_start, d.share_milli]
             for d in placement.devices
@@ -81,6 +98,8 @@ def placement_from_json(data: dict[str, Any]) -> Placement:
         devices=tuple(Device(*d) for d in data["devices"]),
         held_nodes=tuple(data["held_nodes"]),
         dedicated=data["dedicated"],
+        capacity_class=CapacityClass(data.get("class", DEFAULT_CLASS)),  # entries written before classes: on demand
+        reservation=data.get("reservation"),
     )
 
 
@@ -95,6 +114,8 @@ class FleetCache:
         # GPU model rows, so writing an allocation and answering with it read nothing.
         self.gpu_ids: dict[tuple[int, int], int] = {}
         self.node_rows: dict[int, tuple[Hall, GpuModel]] = {}
+        # The next moment a reservation's term begins or ends (the engine holds the ones in force).
+        self.reservations_until = datetime.max.replace(tzinfo=UTC)
 
     @property
     def state(self) -> FleetState:
@@ -109,8 +130,9 @@ class FleetCache:
     def sync(self, pruned_through: int) -> PlacementEngine:
         """The engine, up to date with every journal entry. Call inside ``placement_section``.
 
-        ``pruned_through`` is the lock row's watermark: entries this process has not seen may be gone."""
-        if self.engine is None or self.seq < pruned_through:
+        ``pruned_through`` is the lock row's watermark: entries this process has not seen may be gone. A
+        reservation's term beginning or ending since the fleet was read is a change too: read it again."""
+        if self.engine is None or self.seq < pruned_through or timezone.now() >= self.reservations_until:
             return self._rebuild()
         for seq, op, allocation_id, node_id, placement in _journal_since(self.seq):
             if op == "fleet":
@@ -158,6 +180,7 @@ class FleetCache:
                 cpu_tee=node.cpu_tee or None,
                 fabric=node.fabric,
             )
+        self.reservations_until = _reservations_load(state, timezone.now())
         engine = PlacementEngine(state)
         placements = {}
         held: dict[int, list[int]] = defaultdict(list)
@@ -171,6 +194,21 @@ class FleetCache:
         self.engine, self.placements, self.seq = engine, placements, last
         self.gpu_ids, self.node_rows = gpu_ids, node_rows
         return engine
+
+
+def _reservations_load(state: FleetState, now: datetime) -> datetime:
+    """Put the reservations in force at ``now`` into the state; the next moment one begins or ends."""
+    upcoming = Reservation.objects.filter(cancelled_at=None, ends_at__gt=now).select_related("gpu_model", "hall")
+    turns = [datetime.max.replace(tzinfo=UTC)]
+    for row in upcoming:
+        if row.starts_at > now:
+            turns.append(row.starts_at)
+            continue
+        turns.append(row.ends_at)
+        state.reservations[row.pk] = StateReservation(
+            row.pk, row.tenant_id, row.gpu_model.name, row.hall.code, row.gpus
+        )
+    return min(turns)
 
 
 FLEET = FleetCache()

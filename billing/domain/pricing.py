@@ -30,6 +30,13 @@ MONTH_PRICE_PLACES = 6  # of a storage price per GB-month as quoted
 QUANTITY_UNITS = {"gpu": "GPU-hours", "mig": "MIG slice-hours", "node": "node-hours", "gb": "GB-hours"}
 
 
+def discounted(price_per_hour: Decimal, discount_pct: Decimal) -> Decimal:
+    """A price less a discount in percent (spot off on demand), to the millionth as compute is priced."""
+    if not Decimal(0) <= discount_pct <= Decimal(100):
+        raise ValueError(f"a discount is 0 to 100 percent, not {discount_pct}")
+    return (price_per_hour * (100 - discount_pct) / 100).quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP)
+
+
 def exponent(currency: str) -> int:
     return 0 if currency.lower() in ZERO_DECIMAL else 2
 

@@ -39,6 +39,7 @@ from billing.selectors.storage import (
     storage_sku_code,
 )
 from core.domain import months
+from provisioning.domain.capacity_classes import CLASSES, DEFAULT_CLASS, CapacityClass
 from provisioning.domain.placement.offerings import Offering
 from provisioning.domain.rungs import RUNGS, Performance
 from provisioning.models import Allocation, GpuModel, Region
@@ -237,21 +238,28 @@ def _priced_pools_sql() -> str:
             f"JOIN {table(GpuModel)} m ON m.{column(GpuModel, 'id')} = s.{column(Sku, 'gpu_model')} "
             f"JOIN {table(Region)} r ON r.{column(Region, 'id')} = s.{column(Sku, 'region')} "
             f"WHERE p.{column(SkuPrice, 'effective_from')} <= %s AND s.{column(Sku, 'rung')} = %s "
-            f"AND s.{column(Sku, 'unit')} = %s AND s.{column(Sku, 'mig_profile')} = %s"
+            f"AND s.{column(Sku, 'unit')} = %s AND s.{column(Sku, 'mig_profile')} = %s "
+            f"AND s.{column(Sku, 'capacity_class')} = %s"
         )
     return _PRICED_POOLS[0]
 
 
 def priced_pools(
-    *, rung: str, mig_profile: str | None, models: Iterable[str], at: datetime
+    *,
+    rung: str,
+    mig_profile: str | None,
+    models: Iterable[str],
+    at: datetime,
+    capacity_class: str = DEFAULT_CLASS,
 ) -> frozenset[tuple[str, str]]:
-    """The (GPU model, region) pools of ``models`` whose SKU for this shape (``Sku.unit_for``) has a price in effect
-    at ``at``. A price that starts later does not count yet: placement asks this, and nothing runs without a price."""
+    """The (GPU model, region) pools of ``models`` whose SKU for this shape (``Sku.unit_for``) in this capacity
+    class has a price in effect at ``at``. A price that starts later does not count yet: placement asks this, and
+    nothing runs without a price (spot work only where spot is priced)."""
     unit, profile = Sku.unit_for(rung, mig_profile)
     wanted = set(models)
     moment = connection.ops.adapt_datetimefield_value(at)
     with connection.cursor() as cursor:
-        cursor.execute(_priced_pools_sql(), [moment, rung, unit, profile])
+        cursor.execute(_priced_pools_sql(), [moment, rung, unit, profile, capacity_class])
         return frozenset((model, region) for model, region in cursor.fetchall() if model in wanted)
 
 
@@ -269,15 +277,22 @@ def sku_shapes(gpu_model: GpuModel) -> list[tuple[str, str, str]]:
     return shapes
 
 
-def sku_code(*, rung: str, mig_profile: str | None, gpu_model: str, region: str) -> str:
+def sku_code(
+    *, rung: str, mig_profile: str | None, gpu_model: str, region: str, capacity_class: str = DEFAULT_CLASS
+) -> str:
     """The name of the SKU a shape is sold as in a pool, priced or not (``Sku.unit_for``, ``Sku.make_code``)."""
     unit, profile = Sku.unit_for(rung, mig_profile)
-    return Sku.make_code(rung, gpu_model, unit, profile, region)
+    return Sku.make_code(rung, gpu_model, unit, profile, region, capacity_class)
 
 
-def price_index(*, now: datetime) -> dict[tuple[str, str, str], dict[str, SkuPrice]]:
-    """Current prices by (rung, GPU model, region), then by unit ("gpu", "node", or "mig:<profile>")."""
-    index: dict[tuple[str, str, str], dict[str, SkuPrice]] = defaultdict(dict)
+# (rung, GPU model, region, capacity class)
+PoolClass = tuple[str, str, str, str]
+
+
+def price_index(*, now: datetime) -> dict[PoolClass, dict[str, SkuPrice]]:
+    """Current prices by (rung, GPU model, region, capacity class), then by unit ("gpu", "node", or
+    "mig:<profile>")."""
+    index: dict[PoolClass, dict[str, SkuPrice]] = defaultdict(dict)
     rows = SkuPrice.objects.filter(effective_from__lte=now, sku__gpu_model__isnull=False).select_related(
         "sku__gpu_model", "sku__region"
     )
@@ -285,14 +300,15 @@ def price_index(*, now: datetime) -> dict[tuple[str, str, str], dict[str, SkuPri
         sku = price.sku
         unit = f"mig:{sku.mig_profile}" if sku.mig_profile else sku.unit
         model = sku.gpu_model.name if sku.gpu_model is not None else ""
-        index[(sku.rung, model, sku.region.code)][unit] = price
+        index[(sku.rung, model, sku.region.code, sku.capacity_class)][unit] = price
     return index
 
 
 def pool_hourly_prices(*, allocation: Allocation, now: datetime) -> dict[str, Decimal]:
     """What a whole GPU (``"whole"``) and each MIG profile (by name) cost an hour on the allocation's rung in its
-    pool now: what GPU telemetry's findings weigh a smaller slice against."""
-    pool = price_index(now=now).get((allocation.rung, allocation.gpu_model.name, allocation.hall.region.code), {})
+    pool, in its capacity class, now: what GPU telemetry's findings weigh a smaller slice against."""
+    key = (allocation.rung, allocation.gpu_model.name, allocation.hall.region.code, allocation.capacity_class)
+    pool = price_index(now=now).get(key, {})
     prices = {unit.removeprefix("mig:"): price.unit_price_per_hour for unit, price in pool.items()}
     if "gpu" in prices:
         prices["whole"] = prices.pop("gpu")
@@ -301,32 +317,74 @@ def pool_hourly_prices(*, allocation: Allocation, now: datetime) -> dict[str, De
 
 @dataclass(frozen=True)
 class PricedOffering:
-    """An offering with the prices in force for its rung, GPU model and region, by unit ("gpu", "node" or
-    "mig:<profile>"; none: not priced yet)."""
+    """An offering with the prices in force for its rung, GPU model and region, by capacity class and then by unit
+    ("gpu", "node" or "mig:<profile>"; a class missing: not sold that way there yet)."""
 
     offering: Offering
-    prices: dict[str, SkuPrice]
+    by_class: dict[str, dict[str, SkuPrice]]
+
+    @property
+    def prices(self) -> dict[str, SkuPrice]:
+        """The on-demand prices: what "the price" means."""
+        return self.by_class.get(DEFAULT_CLASS, {})
 
     @property
     def currency(self) -> str | None:
-        return next(iter(self.prices.values())).sku.currency if self.prices else None
+        found = next((p for prices in self.by_class.values() for p in prices.values()), None)
+        return found.sku.currency if found else None
 
     @property
     def per_hour(self) -> dict[str, Decimal]:
-        return {unit: price.unit_price_per_hour for unit, price in self.prices.items()}
+        return self.class_per_hour(DEFAULT_CLASS)
+
+    def class_per_hour(self, capacity_class: str) -> dict[str, Decimal]:
+        return {unit: price.unit_price_per_hour for unit, price in self.by_class.get(capacity_class, {}).items()}
+
+    def classes(self) -> list[dict[str, Any]]:
+        """Each class sold here: its prices, its discount off on demand (spot), its notice and what it promises."""
+        return [
+            {
+                "capacity_class": klass.value,
+                "title": CLASSES[klass].label,
+                "promise": CLASSES[klass].promise,
+                "preemptible": CLASSES[klass].preemptible,
+                "prices": self.class_per_hour(klass),
+                "discount_pct": _discount(self.by_class[klass]),
+            }
+            for klass in CapacityClass
+            if self.by_class.get(klass)
+        ]
 
     def as_dict(self) -> dict[str, Any]:
-        """As the public ``/api/v1/offerings`` gives it."""
-        return {**self.offering.as_dict(), "prices": self.per_hour, "currency": self.currency}
+        """As the public ``/api/v1/offerings`` gives it: ``prices`` on demand, and every class in ``classes``."""
+        return {
+            **self.offering.as_dict(),
+            "prices": self.per_hour,
+            "currency": self.currency,
+            "classes": self.classes(),
+        }
+
+
+def _discount(prices: dict[str, SkuPrice]) -> Decimal | None:
+    """The discount a class's prices were made with, when they share one (spot's off on demand)."""
+    found = {price.discount_pct for price in prices.values()}
+    return found.pop() if len(found) == 1 else None
 
 
 def offerings_priced(offered: Iterable[Offering], *, now: datetime) -> list[PricedOffering]:
-    """What can be bought, with its price now: the offerings the caller read from the fleet
+    """What can be bought, with its prices now, per capacity class: the offerings the caller read from the fleet
     (``provisioning.domain.placement.offerings``, under the fleet cache's read, which billing does not take) joined with
     the price book. The API's offerings and the portal's launch page both read them here."""
     index = price_index(now=now)
     return [
-        PricedOffering(row, dict(sorted(index.get((row.rung, row.gpu_model, row.region), {}).items())))
+        PricedOffering(
+            row,
+            {
+                klass.value: dict(sorted(index[(row.rung, row.gpu_model, row.region, klass.value)].items()))
+                for klass in CapacityClass
+                if (row.rung, row.gpu_model, row.region, klass.value) in index
+            },
+        )
         for row in offered
     ]
 

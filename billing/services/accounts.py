@@ -14,7 +14,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
-from billing.domain.pricing import PRICE_PLACES, price_fits
+from billing.domain.pricing import PRICE_PLACES, discounted, price_fits
 from billing.models import (
     BillingAccount,
     BudgetAlert,
@@ -32,6 +32,7 @@ from core.audit import audit_record
 from core.errors import Conflict, Invalid, ServiceError
 from core.sql import Lookup
 from core.tasks import enqueue
+from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
 from provisioning.models import GpuModel, Hall, Region
 from tenancy.models import Membership, Tenant, TenantState
 from tenancy.services import TenantNotActive, tenant_require_writable
@@ -58,10 +59,14 @@ def price_set(
     effective_from: datetime,
     actor: Actor,
     quoted: dict[str, str] | None = None,
+    discount_pct: Decimal | None = None,
 ) -> SkuPrice:
     """Schedule a SKU's price from ``effective_from`` on. A price never starts in the past: usage already
     metered keeps the price it was metered at. ``quoted``: the price as the operator wrote it, when that is not per
-    unit-hour (a storage price per GB-month), kept in the audit record beside the price per hour."""
+    unit-hour (a storage price per GB-month), kept in the audit record beside the price per hour.
+
+    A compute SKU sold as spot at a discount (``spot_price_set``) keeps it: a new on-demand price schedules the
+    spot price with it, at the same discount, from the same moment."""
     if unit_price_per_hour < 0:
         raise Invalid("invalid_price", "A price cannot be negative.", field="unit_price_per_hour")
     if not price_fits(unit_price_per_hour):
@@ -74,7 +79,9 @@ def price_set(
         raise Invalid("price_in_past", "A price cannot start in the past.", field="effective_from")
     if SkuPrice.objects.filter(sku=sku, effective_from=effective_from).exists():
         raise Conflict("price_exists", "The SKU already has a price starting then.", field="effective_from")
-    price = SkuPrice.objects.create(sku=sku, unit_price_per_hour=unit_price_per_hour, effective_from=effective_from)
+    price = SkuPrice.objects.create(
+        sku=sku, unit_price_per_hour=unit_price_per_hour, effective_from=effective_from, discount_pct=discount_pct
+    )
     audit_record(
         actor=actor,
         action="price.scheduled",
@@ -85,10 +92,70 @@ def price_set(
             "unit_price_per_hour": str(unit_price_per_hour),
             "currency": sku.currency,
             "effective_from": effective_from.isoformat(),
+            **({"discount_pct": str(discount_pct)} if discount_pct is not None else {}),
             **(quoted or {}),
         },
     )
+    if sku.capacity_class == DEFAULT_CLASS and not sku.is_storage:
+        spot = _spot_sku(sku, make=False)
+        standing = spot and spot.prices.filter(effective_from__lte=effective_from).order_by("effective_from").last()
+        if spot and standing and standing.discount_pct is not None and standing.effective_from != effective_from:
+            _spot_follow(spot, on_demand=price, discount_pct=standing.discount_pct, actor=actor)
     return price
+
+
+def _spot_sku(sku: Sku, *, make: bool) -> Sku | None:
+    """The spot twin of an on-demand compute SKU (made when ``make``)."""
+    shape = {
+        "rung": sku.rung,
+        "gpu_model": sku.gpu_model,
+        "unit": sku.unit,
+        "mig_profile": sku.mig_profile,
+        "region": sku.region,
+        "capacity_class": CapacityClass.SPOT.value,
+    }
+    found = Sku.objects.filter(**shape).first()
+    if found is None and make:
+        found = Sku(**shape, currency=sku.currency)
+        found.save()
+    return found
+
+
+def _spot_follow(spot: Sku, *, on_demand: SkuPrice, discount_pct: Decimal, actor: Actor) -> SkuPrice:
+    """The spot price that goes with an on-demand price: the same moment, the discount off it."""
+    return price_set(
+        sku=spot,
+        unit_price_per_hour=discounted(on_demand.unit_price_per_hour, discount_pct),
+        effective_from=on_demand.effective_from,
+        actor=actor,
+        discount_pct=discount_pct,
+        quoted={"on_demand_price_per_hour": str(on_demand.unit_price_per_hour)},
+    )
+
+
+@transaction.atomic
+def spot_price_set(*, sku: Sku, discount_pct: Decimal, effective_from: datetime, actor: Actor) -> SkuPrice:
+    """Sell an on-demand compute SKU as spot from ``effective_from``, at ``discount_pct`` percent off its on-demand
+    price then (and off each on-demand price scheduled after it, as ``price_set`` keeps doing). The spot SKU is
+    ``<the SKU's code>/spot``, with prices, Stripe meters and invoice lines of its own. Returns its price then."""
+    if sku.is_storage or sku.capacity_class != DEFAULT_CLASS:
+        raise Invalid("validation_error", "Spot is a discount off an on-demand compute SKU.", field="sku")
+    if not Decimal(0) < discount_pct < Decimal(100) or discount_pct != discount_pct.quantize(Decimal("0.01")):
+        raise Invalid(
+            "validation_error", "A spot discount is more than 0 and less than 100 percent, to 2 places.",
+            field="discount_pct",
+        )  # fmt: skip
+    base = sku.prices.filter(effective_from__lte=effective_from).order_by("effective_from").last()
+    if base is None:
+        raise Invalid("not_priced", f"{sku.code} has no on-demand price at {effective_from.isoformat()}.", field="sku")
+    spot = _spot_sku(sku, make=True)
+    assert spot is not None  # noqa: S101 - made above
+    moment = SkuPrice(sku=sku, unit_price_per_hour=base.unit_price_per_hour, effective_from=effective_from)
+    first = _spot_follow(spot, on_demand=moment, discount_pct=discount_pct, actor=actor)
+    for later in sku.prices.filter(effective_from__gt=effective_from).order_by("effective_from"):
+        if not spot.prices.filter(effective_from=later.effective_from).exists():
+            _spot_follow(spot, on_demand=later, discount_pct=discount_pct, actor=actor)
+    return first
 
 
 # --- cost basis --------------------------------------------------------------------------------------------------

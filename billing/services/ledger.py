@@ -33,6 +33,7 @@ from billing.models import MeteringLock, MeterTotal, PushState, Sku, SkuPrice, U
 from billing.selectors import PriceBook
 from core.locks import lock_singleton
 from core.progress import QUIET, Progress
+from provisioning.domain.capacity_classes import DEFAULT_CLASS
 from provisioning.domain.rungs import rung_facts
 from provisioning.models import Allocation, AllocationDevice
 
@@ -61,17 +62,24 @@ def sku_of(allocation: Allocation) -> tuple[Sku, int]:
     else:
         units = 1000 * len(devices)
     sku = sku_get(
-        rung=allocation.rung, gpu_model=node.gpu_model, unit=unit, mig_profile=mig_profile, region=node.hall.region
+        rung=allocation.rung,
+        gpu_model=node.gpu_model,
+        unit=unit,
+        mig_profile=mig_profile,
+        region=node.hall.region,
+        capacity_class=allocation.capacity_class,
     )
     return sku, units
 
 
-def sku_get(*, rung: str, gpu_model: Any, unit: str, mig_profile: str, region: Any) -> Sku:
+def sku_get(
+    *, rung: str, gpu_model: Any, unit: str, mig_profile: str, region: Any, capacity_class: str = DEFAULT_CLASS
+) -> Sku:
     """The SKU for a combination, made on first use (unpriced until an operator prices it)."""
-    found = Sku.objects.filter(rung=rung, gpu_model=gpu_model, unit=unit, mig_profile=mig_profile, region=region)
-    sku = found.first()
+    shape = {"rung": rung, "gpu_model": gpu_model, "unit": unit, "mig_profile": mig_profile, "region": region}
+    sku = Sku.objects.filter(**shape, capacity_class=capacity_class).first()
     if sku is None:
-        sku = Sku(rung=rung, gpu_model=gpu_model, unit=unit, mig_profile=mig_profile, region=region)
+        sku = Sku(**shape, capacity_class=capacity_class)
         sku.currency = settings.LADDER_BILLING_CURRENCY
         with transaction.atomic():
             sku.save()

@@ -81,13 +81,30 @@ def _unit_price(value: Decimal) -> str:
     return text if "." in text and len(text.split(".")[1]) >= 2 else f"{value.quantize(Decimal('0.01'))}"
 
 
-def price(body: Mapping[str, Any], offerings: Sequence[Mapping[str, Any]]) -> str:
-    """The price per hour where it may land: one figure, or each place's when they differ; ``not priced`` when
-    no price is in force there."""
+ON_DEMAND = "on_demand"
+
+
+def capacity_class(body: Mapping[str, Any]) -> str:
+    return str(body.get("capacity_class") or ON_DEMAND)
+
+
+def _class_row(row: Mapping[str, Any], klass: str) -> Mapping[str, Any]:
+    """An offering's row for one capacity class (its prices, discount and promise); empty: not sold that way. A
+    server that does not give classes gives its on-demand prices only."""
+    found: Mapping[str, Any] = next((c for c in row.get("classes") or [] if c.get("capacity_class") == klass), {})
+    if not found and klass == ON_DEMAND and "classes" not in row:
+        return {"prices": row.get("prices") or {}}
+    return found
+
+
+def price(body: Mapping[str, Any], offerings: Sequence[Mapping[str, Any]], klass: str | None = None) -> str:
+    """The price per hour where it may land, in its capacity class (``klass``, default the request's): one
+    figure, or each place's when they differ; ``not priced`` when no price is in force there."""
     unit, count, noun = unit_and_count(body)
+    klass = klass or capacity_class(body)
     quotes = []
     for row in candidates(body, offerings):
-        each = (row.get("prices") or {}).get(unit)
+        each = (_class_row(row, klass).get("prices") or {}).get(unit)
         if each is not None:
             currency = str(row.get("currency") or "").upper()
             quotes.append((row, Decimal(str(each)), currency))
@@ -103,6 +120,33 @@ def price(body: Mapping[str, Any], offerings: Sequence[Mapping[str, Any]]) -> st
         f"{_money(each * count)} {currency} on {row['gpu_model']} in {row['region']}" for row, each, currency in quotes
     )
     return f"an hour, by where it lands: {places}{idle}"
+
+
+def capacity(body: Mapping[str, Any], offerings: Sequence[Mapping[str, Any]]) -> str | None:
+    """How it is bought and what that promises; spot work says what becomes of it when preempted. None: the
+    offerings say nothing of classes (a server before them)."""
+    klass = capacity_class(body)
+    rows = candidates(body, offerings)
+    if not any("classes" in row for row in rows):
+        return None
+    found: Mapping[str, Any] = next((c for row in rows if (c := _class_row(row, klass))), {})
+    said = f"{found.get('title', klass)}: {found.get('promise', 'not sold where it may land now.')}"
+    if klass == "spot":
+        then = "requeued from its checkpoint" if body.get("on_preemption") == "requeue" else "stopped"
+        said += f" When preempted, it is {then}."
+    return said
+
+
+def other_prices(body: Mapping[str, Any], offerings: Sequence[Mapping[str, Any]]) -> str | None:
+    """What the same launch costs in the other capacity classes sold where it may land; None: none is."""
+    sold = {c["capacity_class"]: c for row in candidates(body, offerings) for c in row.get("classes") or []}
+    said = []
+    for klass, found in sold.items():
+        if klass == capacity_class(body) or price(body, offerings, klass) == NOT_PRICED:
+            continue
+        off = f", {Decimal(str(found['discount_pct'])).normalize():f}% off" if found.get("discount_pct") else ""
+        said.append(f"{found.get('title', klass)}{off}: {price(body, offerings, klass)}")
+    return "; ".join(said) or None
 
 
 def promises(body: Mapping[str, Any], offerings: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
@@ -194,7 +238,13 @@ def plan(
     rows += [
         ("Performance", performance),
         ("Security", security),
-        ("Price", price(body, offerings)),
-        ("Budget", budget(budget_status)),
     ]
+    bought = capacity(body, offerings)
+    if bought is not None:
+        rows.append(("Capacity", bought))
+    rows.append(("Price", price(body, offerings)))
+    others = other_prices(body, offerings)
+    if others:
+        rows.append(("Or", others))
+    rows.append(("Budget", budget(budget_status)))
     return rows

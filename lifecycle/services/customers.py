@@ -25,6 +25,7 @@ from provisioning.domain.placement.decision import Pricing, Request
 from provisioning.domain.rungs import rungs_where
 from provisioning.domain.states import WORKING
 from provisioning.domain.workloads import Workload
+from provisioning.drivers.base import provisioner
 from provisioning.models import Allocation
 from provisioning.services.placing import AllocationSpec
 from provisioning.services.placing import allocation_request as place
@@ -104,21 +105,24 @@ def allocation_request(
     admission_check(tenant=tenant)
     if workload is not None:
         spec = workload_admit(tenant=tenant, workload=workload, spec=spec)
-    return place(tenant=tenant, name=name, spec=spec, actor=actor, workload=workload)
+    # What spot work it may preempt would lose is read from the driver's checkpoints.
+    checkpoints = provisioner().last_checkpoint
+    return place(tenant=tenant, name=name, spec=spec, actor=actor, workload=workload, last_checkpoint=checkpoints)
 
 
 def placement_pricing(request: Request, at: datetime) -> Pricing:
-    """Which pools (GPU model x region) sell the request's shape at ``at``: billing's price book as the placement
-    engine reads it. Installed as provisioning's price source (``lifecycle/apps.py``), so every new placement of a
-    tenant's workload asks it: a request, a job restarted after a fault, an idle endpoint woken. A move by the
-    defragmenter stays in its pool and a serverless scale-up in its devices: their SKU, and its price, do not
-    change."""
-    rung, profile = request.rung.value, request.mig_profile
+    """Which pools (GPU model x region) sell the request's shape in its capacity class at ``at``: billing's price
+    book as the placement engine reads it. Installed as provisioning's price source (``lifecycle/apps.py``), so
+    every new placement of a tenant's workload asks it: a request, a job restarted after a fault, an idle endpoint
+    woken, spot work requeued. A move by the defragmenter stays in its pool and a serverless scale-up in its
+    devices: their SKU, and its price, do not change."""
+    rung, profile, klass = request.rung.value, request.mig_profile, request.capacity_class.value
 
     def name(gpu_model: str, region: str) -> str:
-        return sku_code(rung=rung, mig_profile=profile, gpu_model=gpu_model, region=region)
+        return sku_code(rung=rung, mig_profile=profile, gpu_model=gpu_model, region=region, capacity_class=klass)
 
-    return Pricing(priced=priced_pools(rung=rung, mig_profile=profile, models=request.models, at=at), sku=name)
+    priced = priced_pools(rung=rung, mig_profile=profile, models=request.models, at=at, capacity_class=klass)
+    return Pricing(priced=priced, sku=name)
 
 
 # --- budgets ------------------------------------------------------------------------------------------------------

@@ -55,6 +55,8 @@ from provisioning.services.cold_starts import (
 )
 from provisioning.services.devices import nodes_sanitized
 from provisioning.services.endpoints import endpoint_sleep
+from provisioning.services.placing import queued_place
+from provisioning.services.preempting import released_state
 from provisioning.services.stopping import allocation_stop
 from provisioning.services.transitions import allocation_transition
 from provisioning.services.workloads import endpoint_autoscaling, os_images
@@ -287,7 +289,7 @@ class SimulatedProvisioner(Provisioner):
             return
         if allocation.workload:
             self._ended(allocation)
-        allocation_transition(allocation=allocation, to=S.STOPPED, actor=SYSTEM)
+        allocation_transition(allocation=allocation, to=released_state(allocation), actor=SYSTEM)
 
     def _ended(self, allocation: Allocation) -> None:
         """What the workload wrote goes to the apps above (kept as the tenant's data) before it is torn down."""
@@ -306,7 +308,8 @@ class SimulatedProvisioner(Provisioner):
 
     def timeline(self, allocation: Allocation) -> simulated.Timeline:
         workload = Workload.from_json(allocation.workload) if allocation.workload else None
-        ended = allocation.state not in WORKING or allocation.state == S.IDLE  # idle: no replica writes anything
+        # idle: no replica writes anything; queued (preempted, waiting for room): nothing runs
+        ended = allocation.state not in WORKING or allocation.state in (S.IDLE, S.QUEUED)
         return simulated.Timeline(
             allocation_id=allocation.pk,
             rung=allocation.rung,
@@ -382,6 +385,8 @@ def allocations_reconcile(*, tenant_id: int | None = None, now: datetime | None 
         xid_faults_recover(now=now, last_checkpoint=driver.last_checkpoint)  # and on a GPU with a fatal XID
     if Node.objects.filter(state=NodeState.SANITIZING).exists():
         driver.sanitized_nodes(now)
+    if tenant_id is None and Allocation.objects.filter(state=S.QUEUED).exists():
+        queued_place(actor=SYSTEM, now=now)  # preempted spot work, placed again where room has returned
     watched = Q(state__in=(S.PROVISIONING, S.RESTARTING, S.STOPPING)) | Q(
         state=S.RUNNING, stop_at_checkpoint_since__isnull=False
     )

@@ -12,6 +12,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, RegexVa
 from django.db import models
 from django.utils import timezone
 
+from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
 from provisioning.domain.fleet_document import JURISDICTION_RE, MAX_GPUS_PER_NODE
 from provisioning.domain.rungs import Performance, Rung, Security
 from provisioning.domain.states import AllocationState
@@ -254,6 +255,18 @@ class Allocation(TenantOwned):
         help_text="What runs on it (provisioning.domain.workloads.Workload.to_json); null: nothing.",
     )
     quota_milli = models.PositiveIntegerField(help_text="What the allocation counts against the GPU quota.")
+    # How it was bought (docs/capacity.md): on demand, spot (preemptible) or drawn on the tenant's reservation.
+    capacity_class = models.CharField(
+        max_length=16,
+        choices=[(c.value, c.value) for c in CapacityClass],
+        default=DEFAULT_CLASS.value,
+        db_default=DEFAULT_CLASS.value,  # rows written by plain SQL (bulk loads, benchmarks) are on demand too
+    )
+    reservation = models.ForeignKey(
+        "provisioning.Reservation", on_delete=models.PROTECT, null=True, blank=True, related_name="allocations"
+    )
+    # Preempted spot work: when its last notice was given (it gave its devices up then; each is in ``preemptions``).
+    preempted_at = models.DateTimeField(null=True, blank=True)
     provisioner = models.CharField(max_length=32)
     dedicated = models.BooleanField(default=False, help_text="Placed for a tenant that demands dedicated hardware.")
     failure_reason = models.CharField(max_length=300, blank=True)
@@ -515,6 +528,7 @@ class CapacitySample(models.Model):
 
 
 # Volumes and cold starts live in their own modules; the app's models are all reached as ``provisioning.models.X``.
+from provisioning.models.capacity import AllocationPreemption, Reservation  # noqa: E402
 from provisioning.models.cold_starts import EndpointColdStart, NodeImage  # noqa: E402
 from provisioning.models.volumes import Volume, VolumeAttachment, VolumeSnapshot  # noqa: E402
 
@@ -523,6 +537,7 @@ __all__ = [
     "Allocation",
     "AllocationDevice",
     "AllocationFault",
+    "AllocationPreemption",
     "Attestation",
     "AttestationChallenge",
     "AttestationOutcome",
@@ -544,6 +559,7 @@ __all__ = [
     "PlacementJournal",
     "PlacementLock",
     "Region",
+    "Reservation",
     "VersionTarget",
     "Volume",
     "VolumeAttachment",

@@ -5,7 +5,6 @@ checkpoints a job reports are kept here too, since a fault goes back to them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,12 +23,10 @@ from provisioning.models import Allocation, AllocationFault, Node
 from provisioning.selectors import tenant_policy
 from provisioning.services.devices import devices_release, devices_take, hosts_left_sanitize
 from provisioning.services.placing import PROVISION, AllocationSpec, priced_request
+from provisioning.services.preempting import LastCheckpoint
 from provisioning.services.transitions import allocation_transition
 
 S = AllocationState
-
-# When a job last saved a checkpoint before a moment (None: unknown); the driver knows (``Provisioner``).
-LastCheckpoint = Callable[[Allocation, datetime], datetime | None]
 
 
 def node_failed(

@@ -26,24 +26,25 @@ from django.utils import timezone
 
 from core.actor import Actor
 from core.audit import audit_record
-from core.errors import Conflict, ServiceError
+from core.errors import Conflict, Invalid, ServiceError
 from core.metrics import placement_observed
 from core.sql import InsertStatement
 from core.tasks import enqueue
 from provisioning import fleet_cache
-from provisioning.domain.placement.catalog import CATALOG
-from provisioning.domain.placement.decision import Placement, Pricing, Refused, Request, Share, mig_milli
+from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass, OnPreemption, class_refusal
+from provisioning.domain.placement.decision import Placement, Pricing, Refused, Request, Share
 from provisioning.domain.placement.isolation import Refusal
-from provisioning.domain.placement.state import FULL_SHARE
+from provisioning.domain.placement.preemption import Preempting
 from provisioning.domain.rungs import Performance, Rung
 from provisioning.domain.states import AllocationState
-from provisioning.domain.workloads import Workload
+from provisioning.domain.workloads import Workload, WorkloadSpec
 from provisioning.fleet_cache import PlacementSection, placement_section, placement_to_json
-from provisioning.models import Allocation, AllocationDevice, GpuClaim, PlacementJournal
+from provisioning.models import Allocation, AllocationDevice, AllocationPreemption, GpuClaim, PlacementJournal
 from provisioning.selectors import tenant_policy
-from provisioning.services.devices import device_rows, devices_remember, holds_take, slice_claims
+from provisioning.services.devices import device_rows, devices_remember, devices_take, holds_take, slice_claims
+from provisioning.services.preempting import LastCheckpoint, preempted_for, spot_candidates, victims_notify
 from provisioning.services.volumes import attachments_create
-from tenancy.models import Tenant
+from tenancy.models import Tenant, TenantState
 
 S = AllocationState
 # The driver's task, queued by name: the drivers call these services, so the services do not import them.
@@ -102,6 +103,9 @@ class AllocationSpec:
     gang_size: int = 1
     topology: str | None = None
     regions: tuple[str, ...] | None = None
+    capacity_class: str = DEFAULT_CLASS.value
+    reservation: int | None = None  # reserved: the tenant's reservation it draws on
+    on_preemption: str = OnPreemption.STOP.value  # spot: what becomes of it when preempted
 
     @property
     def devices(self) -> int:
@@ -123,6 +127,8 @@ class AllocationSpec:
             gang_size=self.gang_size,
             topology=self.topology,
             regions=frozenset(self.regions) if self.regions is not None else None,
+            capacity_class=CapacityClass(self.capacity_class),
+            reservation=self.reservation,
         )
 
     @classmethod
@@ -145,18 +151,6 @@ def _workload_evidence(workload: Workload | None) -> dict[str, Any] | None:
         size = format(Decimal(repr(float(workload.model.size_gb))), "f")
         evidence["model"] = {**evidence["model"], "size_gb": size}
     return evidence
-
-
-def _quota_milli(placement: Placement) -> int:
-    total = 0
-    for device in placement.devices:
-        if device.share_milli is not None:
-            total += device.share_milli
-        elif device.mig_profile is not None:
-            total += mig_milli(CATALOG[placement.model].mig_profiles[device.mig_profile])
-        else:
-            total += FULL_SHARE
-    return total
 
 
 def _persist(
@@ -183,7 +177,9 @@ def _persist(
         hall=hall,
         state=S.PLACED,
         spec=asdict(spec),
-        quota_milli=_quota_milli(placement),
+        quota_milli=placement.milli,
+        capacity_class=placement.capacity_class,
+        reservation_id=placement.reservation,
         provisioner=provisioner,
         dedicated=placement.dedicated,
         workload=workload.to_json() if workload else None,
@@ -246,21 +242,48 @@ def stale_fleet_retry(decide: Callable[[], T]) -> T:
 
 
 def allocation_request(
-    *, tenant: Tenant, name: str, spec: AllocationSpec, actor: Actor, workload: Workload | None = None
+    *,
+    tenant: Tenant,
+    name: str,
+    spec: AllocationSpec,
+    actor: Actor,
+    workload: Workload | None = None,
+    last_checkpoint: LastCheckpoint | None = None,
 ) -> Allocation:
     """Place and persist an allocation, or raise ``PlacementRefused`` with the engine's reasons. Whether the
     tenant may buy at all (standing, budget) and whether its workload is runnable are asked first by
     ``lifecycle.services.customers.allocation_request``; whether its shape has a price now, here
-    (``priced_request``), since every placement asks it."""
+    (``priced_request``), since every placement asks it.
+
+    Its capacity class must go with its rung and terms (``class_refusal``: 422). On-demand and reserved work that
+    fits no other way preempts spot work (``preempting``): the victims' goodput at stake is read from the driver's
+    checkpoints (``last_checkpoint``; without it, from the start of each run)."""
+    refusal = class_refusal(
+        CapacityClass(spec.capacity_class),
+        WorkloadSpec.of(spec.rung, workload).facts,
+        OnPreemption(spec.on_preemption),
+        reservation=spec.reservation,
+    )
+    if refusal is not None:
+        raise Invalid("validation_error", refusal[1], field=refusal[0])
     request = priced_request(spec, at=timezone.now())
 
     def decide() -> Allocation:
         # The tenant's policy and quota as the caller read them (the API reads them with the caller's key,
         # moments ago): nothing is read again inside the section, which serializes every decision.
         with placement_section() as section:
-            result = section.engine.place(request, tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
-            if isinstance(result, Refused):
-                raise PlacementRefused(result)
+            now = timezone.now()
+            found = section.engine.place_preempting(
+                request,
+                tenant_policy(tenant),
+                capacity_class=request.capacity_class,
+                candidates=lambda: spot_candidates(section, now=now, last_checkpoint=last_checkpoint),
+                quota_milli=tenant.gpu_quota_milli,
+            )
+            if isinstance(found, Refused):
+                raise PlacementRefused(found)
+            result, victims = (found.placement, found.victims) if isinstance(found, Preempting) else (found, ())
+            notices = victims_notify(section, victims, now=now, actor=actor, last_checkpoint=last_checkpoint)
             allocation = _persist(
                 section,
                 tenant=tenant,
@@ -287,8 +310,50 @@ def allocation_request(
                 },
             )
             section.cache.placements[allocation.pk] = result
+            if notices:
+                preempted_for(notices, allocation)
             enqueue(PROVISION, allocation.pk)
         return allocation
 
     with placement_observed(spec.rung):
         return stale_fleet_retry(decide)
+
+
+def queued_place(*, actor: Actor, now: datetime | None = None) -> int:
+    """Place queued work again where room has returned, the longest waiting first, as the spot work it is (it
+    preempts nothing); each placed resumes from its checkpoint. Work of a tenant that may not buy now (suspended,
+    closing) waits. Returns how many were placed."""
+    now = now or timezone.now()
+    placed = 0
+    queued = Allocation.objects.filter(state=S.QUEUED, tenant__state=TenantState.ACTIVE).select_related("tenant")
+    for allocation in queued.order_by("preempted_at", "pk"):
+        request = priced_request(AllocationSpec.from_json(allocation.spec), at=now)
+        tenant = allocation.tenant
+        with placement_section() as section:
+            result = section.engine.place(request, tenant_policy(tenant), quota_milli=tenant.gpu_quota_milli)
+            if isinstance(result, Refused):
+                continue
+            if not Allocation.objects.filter(pk=allocation.pk, state=S.QUEUED).update(
+                state=S.PLACED, state_changed_at=now, failure_reason=""
+            ):
+                section.engine.release(result)  # stopped meanwhile
+                continue
+            devices_take(section, allocation, result)
+            AllocationPreemption.objects.filter(allocation=allocation, requeued=True, resumed_at=None).update(
+                resumed_at=now
+            )
+            audit_record(
+                actor=actor,
+                action="allocation.requeued",
+                target_type="allocation",
+                target_id=allocation.pk,
+                tenant=tenant,
+                data={
+                    "devices": len(result.devices),
+                    "hosts": sorted({d.hostname for d in result.devices}),
+                    "checkpoint_at": allocation.checkpoint_at.isoformat() if allocation.checkpoint_at else None,
+                },
+            )
+            enqueue(PROVISION, allocation.pk)
+            placed += 1
+    return placed

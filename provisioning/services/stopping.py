@@ -10,6 +10,7 @@ from core.errors import Conflict
 from core.tasks import enqueue
 from provisioning.domain.states import AllocationState
 from provisioning.models import Allocation
+from provisioning.services.preempting import requeue_cancel
 from provisioning.services.transitions import allocation_transition
 from tenancy.services import tenant_require_writable
 
@@ -29,13 +30,24 @@ def allocation_stop(*, allocation: Allocation, actor: Actor, at: datetime | None
     stop tried from there, so a stop is never lost to a move it raced (the answer would say ``provisioning`` and
     the allocation run on, billed).
 
+    Preempted work waiting in the queue holds nothing to tear down: it stops at once. Preempted work still being
+    torn down stops there instead of being requeued.
+
     A suspended tenant may stop its work; a closing one's work is stopped by the closure itself."""
     if actor.for_tenant:
         tenant_require_writable(allocation.tenant, actor=actor)
     for _ in range(STOP_ATTEMPTS):
         state = AllocationState(allocation.state)
+        if state == S.STOPPING:
+            requeue_cancel(allocation)
         if state in (S.STOPPING, S.STOPPED, S.FAILED):
             return allocation  # stopping twice is harmless
+        if state == S.QUEUED:
+            if allocation_transition(allocation=allocation, to=S.STOPPED, actor=actor, expect=state, at=at):
+                allocation.refresh_from_db()
+                return allocation
+            allocation.refresh_from_db()
+            continue
         if allocation_transition(allocation=allocation, to=S.STOPPING, actor=actor, expect=state, at=at):
             enqueue(RELEASE, allocation.pk)
             allocation.refresh_from_db()

@@ -148,6 +148,41 @@ def test_a_customer_buys_runs_is_billed_and_leaves(browser_page: Page, live_serv
     assert AccountClosure.objects.filter(tenant=tenant).exists()
 
 
+@override_settings(LADDER_SIM_PROVISION_SECONDS=0)
+def test_a_spot_job_is_launched_seen_as_spot_and_requeued_when_preempted(
+    browser_page: Page, browser_login: Any, alice: Any, globex: Any
+) -> None:
+    load_fleet()  # the suite's price book: spot at 60% off on demand
+    browser_login(alice)
+    page = browser_page
+    page.goto("/portal/launch?rung=job")
+    expect(page.get_by_text("Spot (60% off)").first).to_be_visible()
+    expect(page.get_by_label("When spot work is preempted", exact=True)).to_be_visible()
+    expect(page.get_by_label("Container image", exact=True)).to_be_visible()
+    launch(
+        page,
+        "job",
+        "spotty",
+        **{
+            "GPU model": "H100-SXM-80GB",
+            "Region": "eu-west",
+            "Whole GPUs": "8",
+            "Capacity (spot is cheaper, and may be preempted with notice)": "spot",
+            "When spot work is preempted": "requeue",
+        },
+    )
+    expect(page.locator(".capacity")).to_contain_text("requeued from its checkpoint if preempted, with 30 s notice")
+    job = Allocation.objects.get(name="spotty")
+    assert (job.capacity_class, job.spec["on_preemption"]) == ("spot", "requeue")
+    allocations_reconcile()
+    urgent = [place(globex, gpus=8, regions=("eu-west",)) for _ in range(2)]  # on demand: takes the spot GPUs
+    assert all(a.pk for a in urgent)
+    allocations_reconcile()
+    page.reload()
+    expect(page.locator("#live [data-state]")).to_have_attribute("data-state", "queued", timeout=10_000)
+    expect(page.locator(".capacity")).to_contain_text("Last preempted")
+
+
 @pytest.mark.own_price_book  # only containers on whole H100s are priced
 def test_a_shape_without_a_price_is_refused_on_the_launch_form(
     browser_page: Page, browser_login: Any, alice: Any

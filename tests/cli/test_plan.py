@@ -143,3 +143,25 @@ def test_a_refusal_says_its_reasons_in_words_once() -> None:
         "ladder: refused: Hall eu-west-1b is fenced for sovereign EU tenants.: Region us-east was not asked for. "
         "(residency)"
     )
+
+
+def test_the_plan_says_the_class_its_promise_and_the_other_classes_prices() -> None:
+    row = offering("container", prices={"gpu": "2.00"})
+    row["classes"] = [
+        {"capacity_class": "on_demand", "title": "On-demand", "promise": "Never preempted.", "prices": {"gpu": "2.00"},
+         "discount_pct": None},
+        {"capacity_class": "spot", "title": "Spot", "promise": "May be preempted with notice.",
+         "prices": {"gpu": "0.80"}, "discount_pct": "60.00"},
+    ]  # fmt: skip
+    spot = {"name": "nb", "rung": "container", "gpu_model": H100, "gpus": 2, "capacity_class": "spot"}
+    lines = dict(plan.plan(spot, [row], None, "task.yaml"))
+    assert lines["Capacity"] == "Spot: May be preempted with notice. When preempted, it is stopped."
+    assert lines["Price"] == "1.60 USD an hour (2 x 0.80 USD per GPU-hour)"
+    assert lines["Or"] == "On-demand: 4.00 USD an hour (2 x 2.00 USD per GPU-hour)"
+    on_demand = dict(plan.plan({**spot, "capacity_class": "on_demand"}, [row], None, "task.yaml"))
+    assert on_demand["Price"] == "4.00 USD an hour (2 x 2.00 USD per GPU-hour)"
+    assert on_demand["Or"] == "Spot, 60% off: 1.60 USD an hour (2 x 0.80 USD per GPU-hour)"
+    job = {**row, "rung": "job"}
+    requeued = dict(plan.plan({**spot, "rung": "job", "on_preemption": "requeue"}, [job], None, "job.yaml"))
+    assert requeued["Price"] == "1.60 USD an hour (2 x 0.80 USD per GPU-hour)"
+    assert requeued["Capacity"].endswith("When preempted, it is requeued from its checkpoint.")

@@ -48,6 +48,11 @@ def allocation(**fields: Any) -> Allocation:
         "restarts": 0,
         "goodput_lost_seconds": "0.000",
         "faults": [],
+        "capacity_class": "on_demand",
+        "reservation": None,
+        "on_preemption": "stop",
+        "preempted_at": None,
+        "preemptions": [],
         "fabric": None,
     }
     return Allocation.from_dict({**data, **fields})

@@ -14,16 +14,26 @@ from billing.models import Unit
 from tests.support.billing import H100, load_fleet, price
 
 ROW = re.compile(r"<tr><td>([^<]+)</td><td>([^<]+)</td><td>(\d+) [^<]+</td>\s*<td>(.*?)</td></tr>", re.DOTALL)
+CLASS = re.compile(r'<div class="class-price" data-class="([a-z_]+)">[^:]+: ([^<]*)</div>')
 
 
-def launch_rows(client: Client, rung: str) -> list[tuple[str, str, int, dict[str, Decimal]]]:
+def class_prices(cell: str) -> dict[str, dict[str, Decimal]]:
+    """A price cell's prices by capacity class, then by unit."""
+    return {
+        klass: {unit: Decimal(p) for unit, p in (pair.split(" ") for pair in prices.split(", "))}
+        for klass, prices in CLASS.findall(cell)
+    }
+
+
+def launch_rows(
+    client: Client, rung: str, capacity_class: str = "on_demand"
+) -> list[tuple[str, str, int, dict[str, Decimal]]]:
     page = client.get("/portal/launch", {"rung": rung})
     assert page.status_code == 200
-    rows = []
-    for model, region, available, cell in ROW.findall(page.content.decode()):
-        prices = {} if cell == "not priced yet" else dict(pair.split(": ") for pair in cell.split("<br>"))
-        rows.append((model, region, int(available), {unit: Decimal(p) for unit, p in prices.items()}))
-    return rows
+    return [
+        (model, region, int(available), class_prices(cell).get(capacity_class, {}))
+        for model, region, available, cell in ROW.findall(page.content.decode())
+    ]
 
 
 def api_rows(client: Any, rung: str) -> list[tuple[str, str, int, dict[str, Decimal]]]:
@@ -54,3 +64,17 @@ def test_the_launch_page_shows_the_offerings_and_prices_the_api_gives(api: Any, 
     container = dict(((m, r), p) for m, r, _, p in launch_rows(client, "container"))
     assert container[(H100, "eu-west")] == {"gpu": Decimal("2.40"), "mig:3g.40gb": Decimal("0.60")}
     assert all(not p for m, r, _, p in launch_rows(client, "vm"))  # not priced yet
+
+
+def test_the_launch_page_shows_spot_beside_on_demand_where_it_is_sold(alice: Any) -> None:
+    load_fleet()  # the suite's price book: every shape on demand, and spot 60% off
+    client = Client()
+    client.force_login(alice)
+    spot = dict(((m, r), p) for m, r, _, p in launch_rows(client, "container", "spot"))
+    assert spot[(H100, "eu-west")]["gpu"] == Decimal("0.40")
+    page = client.get("/portal/launch", {"rung": "container"}).content.decode()
+    assert "Spot (60% off)" in page
+    assert "<dt>Spot</dt><dd>Cheaper; may be preempted with notice" in page  # what spot promises
+    serverless = client.get("/portal/launch", {"rung": "serverless"}).content.decode()
+    assert "<dt>On-demand</dt>" in serverless
+    assert "<dt>Spot</dt>" not in serverless  # not sold as spot: an endpoint scales itself

@@ -18,6 +18,7 @@ from django.conf import settings
 from billing.domain.pricing import per_gb_hour
 from billing.models import Sku, SkuPrice, StorageKind, Unit
 from billing.selectors import sku_shapes
+from provisioning.domain.capacity_classes import CapacityClass
 from provisioning.domain.states import AllocationState as S
 from provisioning.models import Allocation, GpuModel, Region
 from provisioning.services.fleet import fleet_load
@@ -34,37 +35,45 @@ BASE = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 # The default price book's start: before any instant a test uses, on any clock.
 PRICE_BOOK_SINCE = datetime(2000, 1, 1, tzinfo=UTC)
 DEFAULT_PRICE = Decimal("1.00")  # per unit-hour, every shape
+DEFAULT_SPOT_DISCOUNT = Decimal("60.00")  # percent off on demand
+DEFAULT_SPOT_PRICE = Decimal("0.40")
 DEFAULT_STORAGE_PER_GB_MONTH = Decimal("0.10")  # every storage kind: per_gb_hour() of it per GB-hour
 
 
 def price_pool(model: GpuModel, region: Region) -> int:
     """Price every shape a pool sells (``billing.selectors.sku_shapes``) that has no price yet, at ``DEFAULT_PRICE``
-    from ``PRICE_BOOK_SINCE``; returns the prices made. A handful of statements, however many shapes."""
+    on demand and ``DEFAULT_SPOT_PRICE`` as spot (``DEFAULT_SPOT_DISCOUNT`` off), from ``PRICE_BOOK_SINCE``; returns
+    the prices made. A handful of statements, however many shapes."""
     shapes = sku_shapes(model)
-    have = set(Sku.objects.filter(gpu_model=model, region=region).values_list("rung", "unit", "mig_profile"))
-    Sku.objects.bulk_create(
-        Sku(
-            code=Sku.make_code(rung, model.name, unit, profile, region.code),
-            rung=rung,
-            gpu_model=model,
-            unit=unit,
-            mig_profile=profile,
-            region=region,
-            currency=settings.LADDER_BILLING_CURRENCY,
+    made = 0
+    for klass, price, discount in (
+        (CapacityClass.ON_DEMAND, DEFAULT_PRICE, None),
+        (CapacityClass.SPOT, DEFAULT_SPOT_PRICE, DEFAULT_SPOT_DISCOUNT),
+    ):
+        skus = Sku.objects.filter(gpu_model=model, region=region, capacity_class=klass)
+        have = set(skus.values_list("rung", "unit", "mig_profile"))
+        Sku.objects.bulk_create(
+            Sku(
+                code=Sku.make_code(rung, model.name, unit, profile, region.code, klass),
+                rung=rung,
+                gpu_model=model,
+                unit=unit,
+                mig_profile=profile,
+                region=region,
+                capacity_class=klass,
+                currency=settings.LADDER_BILLING_CURRENCY,
+            )
+            for rung, unit, profile in shapes
+            if (rung, unit, profile) not in have
         )
-        for rung, unit, profile in shapes
-        if (rung, unit, profile) not in have
-    )
-    wanted = set(shapes)
-    unpriced = [
-        sku
-        for sku in Sku.objects.filter(gpu_model=model, region=region, prices__isnull=True)
-        if (sku.rung, sku.unit, sku.mig_profile) in wanted
-    ]
-    SkuPrice.objects.bulk_create(
-        SkuPrice(sku=sku, unit_price_per_hour=DEFAULT_PRICE, effective_from=PRICE_BOOK_SINCE) for sku in unpriced
-    )
-    return len(unpriced)
+        wanted = set(shapes)
+        unpriced = [sku for sku in skus.filter(prices__isnull=True) if (sku.rung, sku.unit, sku.mig_profile) in wanted]
+        SkuPrice.objects.bulk_create(
+            SkuPrice(sku=sku, unit_price_per_hour=price, effective_from=PRICE_BOOK_SINCE, discount_pct=discount)
+            for sku in unpriced
+        )
+        made += len(unpriced)
+    return made
 
 
 def price_storage(region: Region, per_gb_month: Decimal = DEFAULT_STORAGE_PER_GB_MONTH) -> int:
@@ -110,7 +119,12 @@ def load_fleet() -> None:
 
 
 def sku(
-    rung: str = "container", model: str = H100, unit: str = Unit.GPU, mig_profile: str = "", region: str = "eu-west"
+    rung: str = "container",
+    model: str = H100,
+    unit: str = Unit.GPU,
+    mig_profile: str = "",
+    region: str = "eu-west",
+    capacity_class: str = CapacityClass.ON_DEMAND,
 ):
     found, _ = Sku.objects.get_or_create(
         rung=rung,
@@ -118,6 +132,7 @@ def sku(
         unit=unit,
         mig_profile=mig_profile,
         region=Region.objects.get(code=region),
+        capacity_class=capacity_class,
     )
     return found
 

@@ -144,6 +144,19 @@ def _fabric(allocation: Any) -> str | None:
     return f"{fabric.name} ({fabric.link_layer}, {isolation}, rails {rails}, {_plural(len(fabric.nodes), 'node')})"
 
 
+def _capacity(allocation: Any) -> str:
+    """Its capacity class; spot work with what becomes of it when preempted, and when it last was."""
+    klass = str(allocation.capacity_class)
+    if klass == "reserved":
+        return f"reserved (reservation {allocation.reservation})"
+    if klass != "spot":
+        return klass.replace("_", "-")
+    said = f"spot ({allocation.on_preemption} when preempted)"
+    if isinstance(allocation.preempted_at, datetime):
+        said += f", last preempted {_stamp(allocation.preempted_at)}"
+    return said
+
+
 def describe(allocation: Any) -> list[tuple[str, Any]]:
     """Everything ``ladder show`` prints about one allocation, label by label."""
     state = f"{allocation.state} since {_stamp(allocation.state_changed_at)}"
@@ -164,6 +177,7 @@ def describe(allocation: Any) -> list[tuple[str, Any]]:
             else f"none now ({allocation.gpu_model})",
         ),
         ("Region", f"{allocation.region} (hall {allocation.hall})"),
+        ("Capacity", _capacity(allocation)),
     ]
     lines = device_lines(allocation)
     pairs += [("Devices" if i == 0 else "", line) for i, line in enumerate(lines)] or [("Devices", "none now")]
@@ -177,7 +191,11 @@ def describe(allocation: Any) -> list[tuple[str, Any]]:
     if isinstance(allocation.checkpoint_at, datetime):
         pairs.append(("Last checkpoint", _stamp(allocation.checkpoint_at)))
     faults = f", {_plural(len(allocation.faults), 'provider fault')}" if allocation.faults else ""
-    pairs.append(("Goodput lost", f"{allocation.goodput_lost_seconds} s (not billed){faults}"))
+    # A fault's lost work is not billed; a preemption's was, until its notice.
+    billed = " (not billed)" if not allocation.preemptions else ""
+    if allocation.preemptions:
+        faults += f", {_plural(len(allocation.preemptions), 'preemption')}"
+    pairs.append(("Goodput lost", f"{allocation.goodput_lost_seconds} s{billed}{faults}"))
     fabric = _fabric(allocation)
     if fabric:
         pairs.append(("Fabric", fabric))

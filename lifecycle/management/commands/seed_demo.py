@@ -24,9 +24,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
-from billing.models import CostBasis, StorageCostBasis, StorageKind, Unit
+from billing.models import CostBasis, Sku, StorageCostBasis, StorageKind, Unit
 from billing.selectors import sku_shapes
-from billing.services.accounts import cost_basis_add, price_set, storage_cost_basis_add
+from billing.services.accounts import cost_basis_add, price_set, spot_price_set, storage_cost_basis_add
 from billing.services.ledger import sku_get
 from billing.services.storage import storage_price_set, storage_sku
 from compliance.models import DataAsset, TenantSecret
@@ -35,7 +35,8 @@ from compliance.services.secrets import secret_create
 from core.actor import Actor
 from lifecycle.services.customers import allocation_request, tenant_signup
 from lifecycle.services.volumes import volume_create
-from provisioning.domain.rungs import Rung
+from provisioning.domain.capacity_classes import CapacityClass, OnPreemption, class_refusal
+from provisioning.domain.rungs import Rung, rung_facts
 from provisioning.domain.workloads import Workload
 from provisioning.drivers.base import simulated_node_public_key
 from provisioning.models import Allocation, GpuModel, Hall, Node, Region, Volume
@@ -50,6 +51,7 @@ from tenancy.totp import staff_totp_enrol, totp_device, totp_secret
 User = get_user_model()
 
 DEMO_KEY_NAME = "demo"
+DEMO_SPOT_DISCOUNT = Decimal("60")  # percent off on demand, as the larger clouds' spot often is
 
 
 @dataclass(frozen=True)
@@ -357,7 +359,8 @@ class Command(BaseCommand):
     def _price_book(self, actor: Actor) -> int:
         """A demo price book for every shape the demo fleet offers (``sku_shapes``: every rung of every model in
         every region, MIG slices on each rung that sells them): nothing runs without a price, so the demo's own
-        workloads and a newcomer's first launch must find one. Prices are set once per SKU."""
+        workloads and a newcomer's first launch must find one; each shape that may be bought as spot is sold as spot
+        too, ``DEMO_SPOT_DISCOUNT`` off. Prices are set once per SKU."""
         created = 0
         now = timezone.now()
         pairs = Node.objects.values_list("gpu_model", "hall__region").order_by().distinct()
@@ -372,6 +375,10 @@ class Command(BaseCommand):
                         effective_from=now,
                         actor=actor,
                     )
+                    created += 1
+                spot = class_refusal(CapacityClass.SPOT, rung_facts(rung), OnPreemption.STOP, reservation=None)
+                if spot is None and not Sku.objects.filter(code=f"{sku.code}/spot").exists():
+                    spot_price_set(sku=sku, discount_pct=DEMO_SPOT_DISCOUNT, effective_from=now, actor=actor)
                     created += 1
         return created
 

@@ -23,7 +23,7 @@ with all of them released: the engine's refusal, the state untouched.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -88,18 +88,24 @@ class PreemptingPlacement:
         policy: TenantPolicy,
         *,
         capacity_class: CapacityClass,
-        candidates: Sequence[Victim],
+        candidates: Sequence[Victim] | Callable[[], Sequence[Victim]],
         quota_milli: int | None = None,
     ) -> Placement | Preempting | Refused:
-        """Place the request, preempting some of ``candidates`` if it fits no other way (see the module)."""
-        for candidate in candidates:
-            if not CLASSES[candidate.capacity_class].preemptible:
-                raise ValueError(f"allocation {candidate.allocation_id} is {candidate.capacity_class}: not preemptible")
+        """Place the request, preempting some of ``candidates`` if it fits no other way (see the module). The
+        candidates may be given as a function, called only when preempting is needed (finding their cost may
+        take a read the common case should not pay for)."""
         result = self.place(request, policy, quota_milli=quota_milli)
-        if isinstance(result, Placement) or not CLASSES[capacity_class].preempts or not candidates:
+        if isinstance(result, Placement) or not CLASSES[capacity_class].preempts:
             return result
         if not any(r.code is Reason.NO_CAPACITY for r in result.reasons):
             return result  # refused for a rule, not for room: preempting would not change it
+        if callable(candidates):
+            candidates = candidates()
+        for candidate in candidates:
+            if not CLASSES[candidate.capacity_class].preemptible:
+                raise ValueError(f"allocation {candidate.allocation_id} is {candidate.capacity_class}: not preemptible")
+        if not candidates:
+            return result
         victims = self._victims(request, policy, quota_milli, candidates)
         if victims is None:
             return result

@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.utils.crypto import salted_hmac
 
+from provisioning.domain.capacity_classes import CLASSES, CapacityClass
 from provisioning.domain.fleet_document import Rdma
 from provisioning.domain.rungs import Rung
 from provisioning.domain.workloads import Materials, Workload
@@ -19,6 +20,7 @@ from provisioning.drivers.kubernetes.recovery import placement_marked
 from provisioning.drivers.kubernetes.shapes import AllocationShape, DeviceShape, NodeShape, TenantShape, namespace_for
 from provisioning.models import Allocation
 from provisioning.services.attestation import attestation_credential
+from provisioning.services.preempting import notice_seconds
 from provisioning.services.workloads import mounted_volumes, workload_materials
 from tenancy.models import Tenant
 from tenancy.selectors import endpoint_calls_per_minute
@@ -71,6 +73,8 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
         ),
         nodes=tuple(nodes.values()),
         gang_size=int(allocation.spec.get("gang_size") or 1),
+        capacity_class=allocation.capacity_class,
+        notice_seconds=_notice(allocation),
         workload=Workload.from_json(allocation.workload) if allocation.workload else None,
         materials=materials if materials is not None else workload_materials(allocation),
         hall=allocation.hall.code,
@@ -90,6 +94,12 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
         prometheus_url=settings.LADDER_PROMETHEUS_URL,
         idle_seconds=settings.LADDER_SERVERLESS_IDLE_SECONDS,
     )
+
+
+def _notice(allocation: Allocation) -> int | None:
+    """A preemptible allocation's notice (its pods' grace period); None for the classes never preempted."""
+    klass = CapacityClass(allocation.capacity_class)
+    return notice_seconds(klass) if CLASSES[klass].preemptible else None
 
 
 def _slurm_key(allocation: Allocation) -> str:

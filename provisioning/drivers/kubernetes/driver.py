@@ -79,6 +79,7 @@ from provisioning.services.devices import nodes_sanitized
 from provisioning.services.endpoints import allocation_replicas_set, endpoint_sleep
 from provisioning.services.faults import allocation_checkpoint_record
 from provisioning.services.fleet import node_fault_recover
+from provisioning.services.preempting import released_state
 from provisioning.services.stopping import allocation_stop
 from provisioning.services.transitions import allocation_transition
 
@@ -296,7 +297,8 @@ class KubernetesProvisioner(Provisioner):
         workload_ended.send(type(self), allocation=allocation, logs=text, checkpoint=checkpoint, at=timezone.now())
 
     def _finish_release(self, allocation: Allocation) -> None:
-        """``stopped`` once the cluster holds nothing of the allocation any more."""
+        """``stopped`` once the cluster holds nothing of the allocation any more (``queued``: preempted work that
+        is to be requeued, ``released_state``)."""
         if allocation.state != S.STOPPING:
             return
         if allocation.rung != Rung.BARE_METAL:
@@ -304,7 +306,7 @@ class KubernetesProvisioner(Provisioner):
             left = [obj for obj in render.allocation_objects(teardown_shape(allocation)) if live_object(kube, obj)]
             if left:
                 return
-        allocation_transition(allocation=allocation, to=S.STOPPED, actor=SYSTEM)
+        allocation_transition(allocation=allocation, to=released_state(allocation), actor=SYSTEM)
 
     def sanitized_nodes(self, now: datetime) -> int:
         """Hosts whose sanitize Job completed lose the tenant's taint and label and return to the pool. A sanitizing

@@ -7,7 +7,14 @@ import base64
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from provisioning.drivers.kubernetes.shapes import LABEL_ALLOCATION, LABEL_TENANT, MANAGED_BY, AllocationShape
+from provisioning.domain.capacity_classes import CLASSES, DEFAULT_CLASS, CapacityClass
+from provisioning.drivers.kubernetes.shapes import (
+    LABEL_ALLOCATION,
+    LABEL_CAPACITY_CLASS,
+    LABEL_TENANT,
+    MANAGED_BY,
+    AllocationShape,
+)
 
 Obj = dict[str, Any]
 
@@ -19,6 +26,7 @@ DEFAULT_BASE_DOMAIN = "ladder.localhost"
 CLIQUE = "nvidia.com/gpu.clique"  # the NVLink clique a GPU node is in (GPU feature discovery)
 GPU_PRODUCT = "nvidia.com/gpu.product"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"  # the WorkloadPriorityClass Kueue ranks a workload by
 LOCAL_QUEUE = "ladder"  # the Kueue LocalQueue of every Ladder namespace
 UID = 1000  # tenant containers run as this user: restricted refuses images that would start as root
 
@@ -36,7 +44,41 @@ def obj(api_version: str, kind: str, metadata: Obj, **fields: Any) -> Obj:
 
 def labels_of(a: AllocationShape) -> dict[str, str]:
     # Extra labels never override Ladder's own: the driver and the Services select on those.
-    return {**a.extra_labels, LABEL_TENANT: a.tenant, LABEL_ALLOCATION: str(a.id), MANAGED_BY_LABEL: MANAGED_BY}
+    labels = {**a.extra_labels, LABEL_TENANT: a.tenant, LABEL_ALLOCATION: str(a.id), MANAGED_BY_LABEL: MANAGED_BY}
+    if a.capacity_class != DEFAULT_CLASS:
+        labels[LABEL_CAPACITY_CLASS] = a.capacity_class
+    return labels
+
+
+def priority_class_name(capacity_class: str) -> str:
+    """The Kueue WorkloadPriorityClass of a capacity class (``render.cluster_setup`` installs one per class)."""
+    return "ladder-" + capacity_class.replace("_", "-")
+
+
+def queued_labels(a: AllocationShape) -> dict[str, str]:
+    """What a Kueue-managed object carries: the LocalQueue it is admitted from and its class's priority."""
+    return {QUEUE_LABEL: LOCAL_QUEUE, PRIORITY_LABEL: priority_class_name(a.capacity_class)}
+
+
+def preemptible_pod_fields(a: AllocationShape) -> Obj:
+    """What a preemptible allocation's pods (or VM) add: tolerating nodes kept for its class (tainted
+    ``ladder.io/capacity-class=<class>:NoSchedule``), and a grace period of its notice, so that SIGTERM comes at
+    the notice and the kill at its deadline. Nothing for other classes."""
+    if not CLASSES[CapacityClass(a.capacity_class)].preemptible or a.notice_seconds is None:
+        return {}
+    toleration = {"key": LABEL_CAPACITY_CLASS, "operator": "Equal", "value": a.capacity_class, "effect": "NoSchedule"}
+    return {"tolerations": [toleration], "terminationGracePeriodSeconds": a.notice_seconds}
+
+
+def preemptible_env(a: AllocationShape) -> list[Obj]:
+    """The environment a preemptible workload starts with: its class, and the seconds it has from SIGTERM to the
+    kill when preempted (its deadline is the SIGTERM plus these)."""
+    if a.notice_seconds is None or a.capacity_class == DEFAULT_CLASS:
+        return []
+    return [
+        {"name": "LADDER_CAPACITY_CLASS", "value": a.capacity_class},
+        {"name": "LADDER_PREEMPTION_NOTICE_SECONDS", "value": str(a.notice_seconds)},
+    ]
 
 
 def own(a: AllocationShape, name: str | None = None, **labels: str) -> Obj:

@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from provisioning.domain.capacity_classes import CLASSES
 from provisioning.domain.fabric import FABRIC_RESOURCE_PREFIX, resource_prefix_check
 from provisioning.domain.placement.catalog import CATALOG
 from provisioning.domain.rungs import DEFAULT_FRAMEWORK, Framework, Rung, rung_facts
@@ -51,6 +52,8 @@ from provisioning.drivers.kubernetes.manifest import (
     obj,
     own,
     pinned_to,
+    preemptible_pod_fields,
+    priority_class_name,
     secret,
     selector,
     single_host,
@@ -391,6 +394,7 @@ def _virtual_machine(a: AllocationShape) -> list[Obj]:
         "evictionStrategy": "None",  # passthrough GPUs cannot live-migrate: a drain stops the VM
         "networks": [{"name": "default", "pod": {}}],
         "volumes": volumes,
+        **preemptible_pod_fields(a),  # spot: the guest is shut down at the notice, stopped at its deadline
     }
     # runStrategy, not the deprecated ``running``. The template's labels reach the launcher pod, which the
     # allocation's Services and NetworkPolicies select.
@@ -520,7 +524,9 @@ def cluster_setup(
     hold_seconds: float = 60.0,
 ) -> list[Obj]:
     """What an operator installs once per cluster: ``ladder-system``, the Kueue Topology (NVLink clique, then
-    host), a ResourceFlavor per GPU model, the ClusterQueue ``ladder-gpu`` for Ladder's namespaces, the Kata
+    host), a ResourceFlavor per GPU model, the ClusterQueue ``ladder-gpu`` for Ladder's namespaces (preempting
+    lower priorities within it), a WorkloadPriorityClass per capacity class (``ladder-spot`` below the others), the
+    Kata
     confidential RuntimeClasses, the Gateway ``ladder`` for ``*.<base_domain>`` with Ladder's per-request check
     on it (``gateway_check_policy``: ``api`` is Ladder's web Service, ``hold_seconds`` how long a wake holds a
     request) and the SSH gateway's ServiceAccount, RBAC and Service. Kueue's GPU quota is the fleet's size per
@@ -547,8 +553,14 @@ def cluster_setup(
         "namespaceSelector": {"matchLabels": {MANAGED_BY_LABEL: MANAGED_BY}},
         "queueingStrategy": "BestEffortFIFO",
         "resourceGroups": [{"coveredResources": ["cpu", "memory", GPU, IMEX_CHANNEL], "flavors": flavors}],
+        # Within Ladder's queue, a workload of a higher class's priority may evict lower ones (spot) to be admitted.
+        "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Never"},
     }
     objs.append(obj(KUEUE_API, "ClusterQueue", meta(CLUSTER_QUEUE), spec=queue))
+    for klass, facts in CLASSES.items():
+        description = f"Ladder {facts.label}: {facts.promise}"
+        priority = meta(priority_class_name(klass))
+        objs.append(obj(KUEUE_API, "WorkloadPriorityClass", priority, value=facts.priority, description=description))
     for handler in sorted(KATA_RUNTIME.values()):
         scheduling = {"nodeSelector": {CC_MODE: "on"}}
         objs.append(obj("node.k8s.io/v1", "RuntimeClass", meta(handler), handler=handler, scheduling=scheduling))

@@ -26,8 +26,6 @@ from provisioning.domain.workloads import Checkpoint
 from provisioning.drivers.kubernetes.manifest import (
     CLIQUE,
     GPU_PRODUCT,
-    LOCAL_QUEUE,
-    QUEUE_LABEL,
     Obj,
     from_namespace,
     hosts,
@@ -36,6 +34,7 @@ from provisioning.drivers.kubernetes.manifest import (
     obj,
     own,
     pinned_to,
+    queued_labels,
     restricted,
     selector,
 )
@@ -254,8 +253,9 @@ def _requests(amounts: dict[str, str]) -> Obj:
 
 
 def _queued(a: AllocationShape) -> Obj:
-    """The framework object's metadata: the allocation's labels and the LocalQueue Kueue admits it from."""
-    return meta(a.object_name, a.namespace, {**labels_of(a), QUEUE_LABEL: LOCAL_QUEUE})
+    """The framework object's metadata: the allocation's labels, the LocalQueue Kueue admits it from and its
+    class's priority."""
+    return meta(a.object_name, a.namespace, {**labels_of(a), **queued_labels(a)})
 
 
 def _command(a: AllocationShape, framework: str) -> list[str]:

@@ -25,14 +25,13 @@ from dataclasses import dataclass, field
 
 from provisioning.drivers.kubernetes.manifest import (
     CLIQUE,
-    LOCAL_QUEUE,
-    QUEUE_LABEL,
     Obj,
     hosts,
     labels_of,
     obj,
     own,
     pinned_to,
+    queued_labels,
     secret,
 )
 from provisioning.drivers.kubernetes.render_jobs import REQUIRED_TOPOLOGY, gang_of, member_devices, member_node_selector
@@ -147,7 +146,7 @@ def slurmd_template(a: AllocationShape) -> SlurmdPod:
     if parts.pull_secrets:
         spec["imagePullSecrets"] = parts.pull_secrets
     # Kueue's pod integration: the members form one pod group, admitted once all of them exist and fit.
-    labels = {**role_labels(a, "slurmd"), QUEUE_LABEL: LOCAL_QUEUE, POD_GROUP_LABEL: a.object_name}
+    labels = {**role_labels(a, "slurmd"), **queued_labels(a), POD_GROUP_LABEL: a.object_name}
     annotations = {POD_GROUP_COUNT: str(gang.size), REQUIRED_TOPOLOGY: CLIQUE, **fabric.annotations}
     return SlurmdPod(container=container, labels=labels, annotations=annotations, spec=spec, objects=objects)
 

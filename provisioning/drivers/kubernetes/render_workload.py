@@ -28,7 +28,16 @@ from provisioning.domain.workloads import (
     Volume,
     Workload,
 )
-from provisioning.drivers.kubernetes.manifest import UID, Obj, b64, own, restricted, secret
+from provisioning.drivers.kubernetes.manifest import (
+    UID,
+    Obj,
+    b64,
+    own,
+    preemptible_env,
+    preemptible_pod_fields,
+    restricted,
+    secret,
+)
 from provisioning.drivers.kubernetes.render_volumes import claim_volume, mounted
 from provisioning.drivers.kubernetes.shapes import DEFAULT_IMAGE, AllocationShape
 
@@ -204,6 +213,8 @@ class PodParts:
     sidecars: list[Obj] = field(default_factory=list)
     pull_secrets: list[Obj] = field(default_factory=list)
     share_processes: bool = False
+    # Fields the pod takes over the rung's own: a preemptible allocation's toleration and grace period.
+    pod_fields: Obj = field(default_factory=dict)
 
 
 def _volume_name(i: int) -> str:
@@ -271,13 +282,14 @@ def pod_parts(a: AllocationShape, serve_port: int | None = None) -> PodParts:
     w = a.workload
     if w is None:
         ports = container_ports(a, serve_port) if serve_port is not None else []
-        return PodParts(image=a.image, ports=ports)
+        return PodParts(image=a.image, ports=ports, env=preemptible_env(a), pod_fields=preemptible_pod_fields(a))
     parts = PodParts(
         image=w.image or a.image,
         command=list(w.command) or None,
         args=list(w.args) or None,
-        env=[{"name": name, "value": value} for name, value in w.env],
+        env=[*preemptible_env(a), *({"name": name, "value": value} for name, value in w.env)],
         ports=container_ports(a, serve_port),
+        pod_fields=preemptible_pod_fields(a),
     )
     files = []
     for ref in w.secrets:
@@ -374,5 +386,6 @@ def pod_spec(
         "shareProcessNamespace": parts.share_processes or None,
         "volumes": [*(volumes or []), *parts.volumes] or None,
         **extra,
+        **parts.pod_fields,
     }
     return {**spec, **{k: v for k, v in fields.items() if v is not None}}

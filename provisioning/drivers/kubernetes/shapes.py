@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from provisioning.domain.capacity_classes import DEFAULT_CLASS
 from provisioning.domain.fabric import FABRIC_RESOURCE_PREFIX
 from provisioning.domain.fleet_document import Rdma
 from provisioning.domain.rungs import FRAMEWORKS, Framework
@@ -17,6 +18,7 @@ from provisioning.domain.workloads import STOCK_IMAGE, Materials, Workload, Work
 MANAGED_BY = "ladder"
 LABEL_TENANT = "ladder.io/tenant"
 LABEL_ALLOCATION = "ladder.io/allocation"
+LABEL_CAPACITY_CLASS = "ladder.io/capacity-class"  # on spot work's objects and pods; spot nodes may be tainted with it
 LABEL_JURISDICTION = "ladder.io/jurisdiction"
 LABEL_DEDICATED = "ladder.io/dedicated"
 TAINT_DEDICATED = "ladder.io/dedicated"
@@ -101,6 +103,9 @@ class AllocationShape:
     devices: tuple[DeviceShape, ...]
     nodes: tuple[NodeShape, ...]  # the nodes the devices are on
     gang_size: int = 1
+    # How it was bought (docs/capacity.md), and, for preemptible work, the notice it gets: its pods' grace period.
+    capacity_class: str = DEFAULT_CLASS.value
+    notice_seconds: int | None = None
     image: str = DEFAULT_IMAGE
     extra_labels: dict[str, str] = field(default_factory=dict)
     workload: Workload | None = None  # what the tenant runs (None: the stock image, kept up for interactive use)

@@ -21,6 +21,7 @@ from .blank_enum import BlankEnum
 from .budget_request import BudgetRequest
 from .budget_standing import BudgetStanding
 from .budget_status import BudgetStatus
+from .capacity_class_enum import CapacityClassEnum
 from .capture_policy import CapturePolicy
 from .capture_policy_request import CapturePolicyRequest
 from .category_enum import CategoryEnum
@@ -128,9 +129,12 @@ from .node_state_enum import NodeStateEnum
 from .node_versions import NodeVersions
 from .notification import Notification
 from .offering import Offering
+from .offering_class import OfferingClass
+from .offering_class_prices import OfferingClassPrices
 from .offering_mig_profiles import OfferingMigProfiles
 from .offering_performance_words import OfferingPerformanceWords
 from .offering_prices import OfferingPrices
+from .on_preemption_enum import OnPreemptionEnum
 from .ops_fleet_drift_retrieve_response_200 import OpsFleetDriftRetrieveResponse200
 from .ops_fleet_skew_retrieve_response_200 import OpsFleetSkewRetrieveResponse200
 from .ops_fleet_upgrade_plan_retrieve_response_200 import OpsFleetUpgradePlanRetrieveResponse200
@@ -163,6 +167,7 @@ from .patched_tenant_update_request import PatchedTenantUpdateRequest
 from .patched_volume_change_request import PatchedVolumeChangeRequest
 from .percentiles import Percentiles
 from .port_request import PortRequest
+from .preemption import Preemption
 from .preservation import Preservation
 from .preservation_by_category import PreservationByCategory
 from .price import Price
@@ -256,6 +261,7 @@ __all__ = (
     "BudgetRequest",
     "BudgetStanding",
     "BudgetStatus",
+    "CapacityClassEnum",
     "CapturePolicy",
     "CapturePolicyRequest",
     "CategoryEnum",
@@ -363,9 +369,12 @@ __all__ = (
     "NodeVersions",
     "Notification",
     "Offering",
+    "OfferingClass",
+    "OfferingClassPrices",
     "OfferingMigProfiles",
     "OfferingPerformanceWords",
     "OfferingPrices",
+    "OnPreemptionEnum",
     "OpsFleetDriftRetrieveResponse200",
     "OpsFleetSkewRetrieveResponse200",
     "OpsFleetUpgradePlanRetrieveResponse200",
@@ -398,6 +407,7 @@ __all__ = (
     "PatchedVolumeChangeRequest",
     "Percentiles",
     "PortRequest",
+    "Preemption",
     "Preservation",
     "PreservationByCategory",
     "Price",

@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.allocation_state_enum import AllocationStateEnum
+from ..models.capacity_class_enum import CapacityClassEnum
 from ..models.rung_enum import RungEnum
 
 if TYPE_CHECKING:
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from ..models.device import Device
     from ..models.fabric import Fabric
     from ..models.fault import Fault
+    from ..models.preemption import Preemption
 
 
 T = TypeVar("T", bound="Allocation")
@@ -32,6 +34,7 @@ class Allocation:
             * `running` - running
             * `restarting` - restarting
             * `idle` - idle
+            * `queued` - queued
             * `stopping` - stopping
             * `stopped` - stopped
             * `failed` - failed
@@ -62,6 +65,13 @@ class Allocation:
         goodput_lost_seconds (str): Work lost to provider faults (each fault's time less its checkpoint), not billed;
             decimal string.
         faults (list[Fault]):
+        capacity_class (CapacityClassEnum): * `on_demand` - on_demand
+            * `spot` - spot
+            * `reserved` - reserved
+        reservation (int | None):
+        on_preemption (str): Spot: stop or requeue when preempted.
+        preempted_at (datetime.datetime | None):
+        preemptions (list[Preemption]):
         fabric (Fabric | None): A multi-node job's or bare-metal allocation's RDMA fabric: its name, link layer, your
             isolation on it (InfiniBand partition key or RoCE VLAN, yours alone) and the NICs of each node; null: none.
     """
@@ -88,6 +98,11 @@ class Allocation:
     restarts: int
     goodput_lost_seconds: str
     faults: list[Fault]
+    capacity_class: CapacityClassEnum
+    reservation: int | None
+    on_preemption: str
+    preempted_at: datetime.datetime | None
+    preemptions: list[Preemption]
     fabric: Fabric | None
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -154,6 +169,24 @@ class Allocation:
             faults_item = faults_item_data.to_dict()
             faults.append(faults_item)
 
+        capacity_class = self.capacity_class.value
+
+        reservation: int | None
+        reservation = self.reservation
+
+        on_preemption = self.on_preemption
+
+        preempted_at: None | str
+        if isinstance(self.preempted_at, datetime.datetime):
+            preempted_at = self.preempted_at.isoformat()
+        else:
+            preempted_at = self.preempted_at
+
+        preemptions = []
+        for preemptions_item_data in self.preemptions:
+            preemptions_item = preemptions_item_data.to_dict()
+            preemptions.append(preemptions_item)
+
         fabric: dict[str, Any] | None
         if isinstance(self.fabric, Fabric):
             fabric = self.fabric.to_dict()
@@ -186,6 +219,11 @@ class Allocation:
                 "restarts": restarts,
                 "goodput_lost_seconds": goodput_lost_seconds,
                 "faults": faults,
+                "capacity_class": capacity_class,
+                "reservation": reservation,
+                "on_preemption": on_preemption,
+                "preempted_at": preempted_at,
+                "preemptions": preemptions,
                 "fabric": fabric,
             }
         )
@@ -198,6 +236,7 @@ class Allocation:
         from ..models.device import Device
         from ..models.fabric import Fabric
         from ..models.fault import Fault
+        from ..models.preemption import Preemption
 
         d = dict(src_dict)
         id = d.pop("id")
@@ -290,6 +329,39 @@ class Allocation:
 
             faults.append(faults_item)
 
+        capacity_class = CapacityClassEnum(d.pop("capacity_class"))
+
+        def _parse_reservation(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        reservation = _parse_reservation(d.pop("reservation"))
+
+        on_preemption = d.pop("on_preemption")
+
+        def _parse_preempted_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                preempted_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return preempted_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        preempted_at = _parse_preempted_at(d.pop("preempted_at"))
+
+        preemptions = []
+        _preemptions = d.pop("preemptions")
+        for preemptions_item_data in _preemptions:
+            preemptions_item = Preemption.from_dict(preemptions_item_data)
+
+            preemptions.append(preemptions_item)
+
         def _parse_fabric(data: object) -> Fabric | None:
             if data is None:
                 return data
@@ -328,6 +400,11 @@ class Allocation:
             restarts=restarts,
             goodput_lost_seconds=goodput_lost_seconds,
             faults=faults,
+            capacity_class=capacity_class,
+            reservation=reservation,
+            on_preemption=on_preemption,
+            preempted_at=preempted_at,
+            preemptions=preemptions,
             fabric=fabric,
         )
 

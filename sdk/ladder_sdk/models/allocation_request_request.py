@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.capacity_class_enum import CapacityClassEnum
 from ..models.gpu_model_enum import GpuModelEnum
+from ..models.on_preemption_enum import OnPreemptionEnum
 from ..models.rung_enum import RungEnum
 from ..types import UNSET, Unset
 
@@ -57,6 +59,12 @@ class AllocationRequestRequest:
                 declare as writable, each
                 named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body ``share.mdoe``), together
                 with the declared fields' own errors.
+            capacity_class (CapacityClassEnum | Unset): * `on_demand` - on_demand
+                * `spot` - spot
+                * `reserved` - reserved Default: CapacityClassEnum.ON_DEMAND.
+            reservation (int | Unset): Reserved: the id of the reservation it draws on.
+            on_preemption (OnPreemptionEnum | Unset): * `stop` - stop
+                * `requeue` - requeue Default: OnPreemptionEnum.STOP.
     """
 
     name: str
@@ -70,6 +78,9 @@ class AllocationRequestRequest:
     regions: list[str] | Unset = UNSET
     gang: GangRequest | Unset = UNSET
     workload: WorkloadRequest | Unset = UNSET
+    capacity_class: CapacityClassEnum | Unset = CapacityClassEnum.ON_DEMAND
+    reservation: int | Unset = UNSET
+    on_preemption: OnPreemptionEnum | Unset = OnPreemptionEnum.STOP
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -110,6 +121,16 @@ class AllocationRequestRequest:
         if not isinstance(self.workload, Unset):
             workload = self.workload.to_dict()
 
+        capacity_class: str | Unset = UNSET
+        if not isinstance(self.capacity_class, Unset):
+            capacity_class = self.capacity_class.value
+
+        reservation = self.reservation
+
+        on_preemption: str | Unset = UNSET
+        if not isinstance(self.on_preemption, Unset):
+            on_preemption = self.on_preemption.value
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -136,6 +157,12 @@ class AllocationRequestRequest:
             field_dict["gang"] = gang
         if workload is not UNSET:
             field_dict["workload"] = workload
+        if capacity_class is not UNSET:
+            field_dict["capacity_class"] = capacity_class
+        if reservation is not UNSET:
+            field_dict["reservation"] = reservation
+        if on_preemption is not UNSET:
+            field_dict["on_preemption"] = on_preemption
 
         return field_dict
 
@@ -195,6 +222,22 @@ class AllocationRequestRequest:
         else:
             workload = WorkloadRequest.from_dict(_workload)
 
+        _capacity_class = d.pop("capacity_class", UNSET)
+        capacity_class: CapacityClassEnum | Unset
+        if isinstance(_capacity_class, Unset):
+            capacity_class = UNSET
+        else:
+            capacity_class = CapacityClassEnum(_capacity_class)
+
+        reservation = d.pop("reservation", UNSET)
+
+        _on_preemption = d.pop("on_preemption", UNSET)
+        on_preemption: OnPreemptionEnum | Unset
+        if isinstance(_on_preemption, Unset):
+            on_preemption = UNSET
+        else:
+            on_preemption = OnPreemptionEnum(_on_preemption)
+
         allocation_request_request = cls(
             name=name,
             rung=rung,
@@ -207,6 +250,9 @@ class AllocationRequestRequest:
             regions=regions,
             gang=gang,
             workload=workload,
+            capacity_class=capacity_class,
+            reservation=reservation,
+            on_preemption=on_preemption,
         )
 
         allocation_request_request.additional_properties = d

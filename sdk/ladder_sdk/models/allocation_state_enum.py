@@ -6,6 +6,7 @@ class AllocationStateEnum(StrEnum):
     IDLE = "idle"
     PLACED = "placed"
     PROVISIONING = "provisioning"
+    QUEUED = "queued"
     REQUESTED = "requested"
     RESTARTING = "restarting"
     RUNNING = "running"

@@ -7,6 +7,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
+    from ..models.offering_class import OfferingClass
     from ..models.offering_mig_profiles import OfferingMigProfiles
     from ..models.offering_performance_words import OfferingPerformanceWords
     from ..models.offering_prices import OfferingPrices
@@ -31,6 +32,8 @@ class Offering:
         prices (OfferingPrices): Price per unit-hour now, by unit: "gpu", "node" or "mig:<profile>" (empty: not priced
             yet).
         currency (None | str):
+        classes (list[OfferingClass]): Each capacity class sold here, with its prices and promise (on demand is
+            `prices`).
         performance_words (OfferingPerformanceWords): Each performance isolation in plain words (how the GPU is shared),
             as the portal says it.
         security_words (str): The security isolation in plain words (what separates your work from other tenants').
@@ -47,6 +50,7 @@ class Offering:
     sovereign_available: int
     prices: OfferingPrices
     currency: None | str
+    classes: list[OfferingClass]
     performance_words: OfferingPerformanceWords
     security_words: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -75,6 +79,11 @@ class Offering:
         currency: None | str
         currency = self.currency
 
+        classes = []
+        for classes_item_data in self.classes:
+            classes_item = classes_item_data.to_dict()
+            classes.append(classes_item)
+
         performance_words = self.performance_words.to_dict()
 
         security_words = self.security_words
@@ -94,6 +103,7 @@ class Offering:
                 "sovereign_available": sovereign_available,
                 "prices": prices,
                 "currency": currency,
+                "classes": classes,
                 "performance_words": performance_words,
                 "security_words": security_words,
             }
@@ -103,6 +113,7 @@ class Offering:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.offering_class import OfferingClass
         from ..models.offering_mig_profiles import OfferingMigProfiles
         from ..models.offering_performance_words import OfferingPerformanceWords
         from ..models.offering_prices import OfferingPrices
@@ -135,6 +146,13 @@ class Offering:
 
         currency = _parse_currency(d.pop("currency"))
 
+        classes = []
+        _classes = d.pop("classes")
+        for classes_item_data in _classes:
+            classes_item = OfferingClass.from_dict(classes_item_data)
+
+            classes.append(classes_item)
+
         performance_words = OfferingPerformanceWords.from_dict(d.pop("performance_words"))
 
         security_words = d.pop("security_words")
@@ -151,6 +169,7 @@ class Offering:
             sovereign_available=sovereign_available,
             prices=prices,
             currency=currency,
+            classes=classes,
             performance_words=performance_words,
             security_words=security_words,
         )

@@ -669,3 +669,39 @@ def test_a_node_whose_rdma_nic_is_down_is_diagnosed_at_the_rdma_layer(
     body = api(operator).get(f"/api/v1/ops/nodes/{node.pk}/diagnosis").json()
     assert body["ok"] is True, body["summary"]  # the DaemonSet's reading wins over the netdev's state
     assert body["summary"].endswith(f"; {node.gpu_count} RDMA NICs up on fabric eu-west-1a/ib-0 (infiniband, 400 Gb/s)")
+
+
+def test_spot_work_is_preempted_through_the_cluster(fleet: K8sServer, acme: Any, globex: Any) -> None:
+    """On Kubernetes: spot pods carry their class, toleration and the notice as their grace; on-demand work that
+    needs their GPUs takes them at the notice, and the driver deletes the spot work's objects (its pods get SIGTERM
+    and the notice to save) before it is stopped."""
+    driver = KubernetesProvisioner()
+    spot = [
+        place(globex, rung="container", gpus=8, regions=("eu-west",), capacity_class="spot", gpu_models=(H100,))
+        for _ in range(2)
+    ]
+    for allocation in spot:
+        driver.provision(allocation.pk)
+        pod_ready(fleet, allocation)
+        driver.status(allocation.pk)
+        assert state(allocation) == S.RUNNING
+    pod = workload(fleet, spot[0], "Pod")
+    assert pod is not None
+    assert pod["metadata"]["labels"]["ladder.io/capacity-class"] == "spot"
+    assert pod["spec"]["terminationGracePeriodSeconds"] == 30
+    assert {"key": "ladder.io/capacity-class", "operator": "Equal", "value": "spot", "effect": "NoSchedule"} in pod[
+        "spec"
+    ]["tolerations"]
+
+    urgent = place(acme, rung="container", gpus=8, regions=("eu-west",))
+    victim = next(a for a in spot if state(a) == S.STOPPING)
+    assert sum(state(a) == S.RUNNING for a in spot) == 1  # only as much as was needed
+    held = {(d.hostname, d.gpu_index) for d in urgent.devices.all()}
+    assert held == {(d.hostname, d.gpu_index) for d in victim.devices.all()}
+    driver.provision(urgent.pk)
+    driver.release(victim.pk)
+    fleet.tick()
+    driver.status(victim.pk)
+    assert state(victim) == S.STOPPED
+    assert workload(fleet, victim, "Pod") is None
+    assert workload(fleet, urgent, "Pod") is not None

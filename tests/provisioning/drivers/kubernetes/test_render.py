@@ -512,6 +512,9 @@ def test_cluster_setup() -> None:
         "ResourceFlavor",
         "ResourceFlavor",
         "ClusterQueue",
+        "WorkloadPriorityClass",
+        "WorkloadPriorityClass",
+        "WorkloadPriorityClass",
         "RuntimeClass",
         "RuntimeClass",
         "Gateway",
@@ -540,6 +543,9 @@ def test_cluster_setup() -> None:
     assert {f["name"] for f in group["flavors"]} == set(flavors)
     for flavor in group["flavors"]:  # CRD rule: each flavor lists the covered resources, in order
         assert [r["name"] for r in flavor["resources"]] == group["coveredResources"]
+    assert queue["spec"]["preemption"]["withinClusterQueue"] == "LowerPriority"
+    priorities = {p["metadata"]["name"]: p["value"] for p in by_kind(objs, "WorkloadPriorityClass")}
+    assert priorities == {"ladder-on-demand": 1000, "ladder-spot": 100, "ladder-reserved": 1000}
     h100 = next(f for f in group["flavors"] if f["name"] == "ladder-h100-sxm-80gb")
     assert {r["name"]: r["nominalQuota"] for r in h100["resources"]}["nvidia.com/gpu"] == "64"
     runtimes = {r["metadata"]["name"]: r for r in by_kind(objs, "RuntimeClass")}
