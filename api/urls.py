@@ -30,6 +30,7 @@ from api.fleet import (
 )
 from api.gateway import EndpointTokenRotationView, EndpointTokenView
 from api.reconciliation import PushViewSet, ReconciliationRunViewSet, ReconciliationView
+from api.reservations import ReservationViewSet
 from api.secrets import SecretViewSet
 from api.tenancy import ApiKeyViewSet, MemberViewSet, SshKeyViewSet, TenantView
 from api.volumes import SnapshotViewSet, VolumeViewSet
@@ -49,6 +50,7 @@ router.register("secrets", SecretViewSet, basename="secret")
 router.register("volumes", VolumeViewSet, basename="volume")
 router.register("volume-snapshots", SnapshotViewSet, basename="volume-snapshot")
 router.register("ops/fragmentation", FragmentationViewSet, basename="fragmentation")
+router.register("reservations", ReservationViewSet, basename="reservation")
 router.register("ops/defragment", DefragmentViewSet, basename="defragment")
 router.register("ops/reconcile", ReconcileViewSet, basename="reconcile")
 router.register("ops/storage-prices", StoragePriceViewSet, basename="storage-price")

@@ -24,7 +24,6 @@ from core.tasks import tasks_held
 from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
 from provisioning.domain.placement.decision import Device, Placement
 from provisioning.domain.placement.engine import PlacementEngine
-from provisioning.domain.placement.isolation import HallInfo
 from provisioning.domain.placement.state import FleetState
 from provisioning.domain.placement.state import Reservation as StateReservation
 from provisioning.domain.rungs import Performance, Rung, Security
@@ -39,6 +38,7 @@ from provisioning.models import (
     PlacementLock,
     Reservation,
 )
+from provisioning.selectors import hall_info
 
 
 def placement_of(allocation: Allocation, held_nodes: tuple[int, ...]) -> Placement:
@@ -159,7 +159,7 @@ class FleetCache:
         last = PlacementJournal.objects.order_by("-seq").values_list("seq", flat=True).first() or 0
         state = FleetState()
         for hall in Hall.objects.select_related("region"):
-            state.add_hall(HallInfo(hall.code, hall.region.code, hall.region.jurisdiction, hall.fenced_for))
+            state.add_hall(hall_info(hall))
         nodes = Node.objects.select_related("hall__region", "gpu_model").prefetch_related("gpus").order_by("pk")
         gpu_ids: dict[tuple[int, int], int] = {}
         node_rows: dict[int, tuple[Hall, GpuModel]] = {}

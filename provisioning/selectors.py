@@ -20,7 +20,7 @@ from provisioning.domain.cold_start import PHASES, percentiles
 from provisioning.domain.fabric import FabricRefused, fabric_of
 from provisioning.domain.fleet_document import Rdma
 from provisioning.domain.placement.fragmentation import fragmentation
-from provisioning.domain.placement.isolation import RegionInfo, TenantPolicy, region_allowed
+from provisioning.domain.placement.isolation import HallInfo, RegionInfo, TenantPolicy, region_allowed
 from provisioning.domain.placement.state import FleetState
 from provisioning.domain.rungs import rung_facts, rungs_where
 from provisioning.domain.states import HOLDS_DEVICES, TERMINAL, WORKING, AllocationState
@@ -58,6 +58,12 @@ VERSION_FIELDS = (
     VersionField("nccl", "nccl_version", "NCCL"),
     VersionField("firmware", "firmware_version", "firmware"),
 )
+
+
+def hall_info(hall: Hall) -> HallInfo:
+    """A hall as the residency rules and the engine see it: its code, its region's code and jurisdiction, its
+    fence."""
+    return HallInfo(hall.code, hall.region.code, hall.region.jurisdiction, hall.fenced_for)
 
 
 def region_info(region: Region) -> RegionInfo:

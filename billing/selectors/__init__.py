@@ -18,6 +18,7 @@ from django.db import connection
 from django.db.models import Count, Min, Sum
 
 from billing.domain import metering
+from billing.domain.commitments import Commitment, committed_milli
 from billing.domain.metering import DAY_MS, HOUR_MS, to_ms
 from billing.domain.pricing import (
     QUANTITY_UNITS,
@@ -42,7 +43,7 @@ from core.domain import months
 from provisioning.domain.capacity_classes import CLASSES, DEFAULT_CLASS, CapacityClass
 from provisioning.domain.placement.offerings import Offering
 from provisioning.domain.rungs import RUNGS, Performance
-from provisioning.models import Allocation, GpuModel, Region
+from provisioning.models import Allocation, GpuModel, Region, Reservation
 from tenancy.models import Tenant
 
 __all__ = [  # what callers import from here that is written beside it
@@ -129,6 +130,9 @@ def month_of(now: datetime) -> tuple[datetime, datetime]:
     return start, months.month_end(start)
 
 
+COMMITTED_UNIT = "GPU-hours committed"  # a reservation's line: its term's GPU-hours in the period, used or not
+
+
 @dataclass(frozen=True)
 class InvoicePreview:
     period_start: datetime
@@ -138,15 +142,29 @@ class InvoicePreview:
     total: Decimal
 
 
+def reservation_charges(*, tenant: Tenant, start: datetime, end: datetime) -> list[tuple[str, Decimal, int]]:
+    """``(sku, price per GPU-hour, milli-unit-seconds)`` of each reservation's term inside ``[start, end)``: a
+    month's invoice bills the month's part of every term, used or not, in advance (``billing.domain.commitments``)."""
+    rows = []
+    for r in Reservation.objects.filter(tenant=tenant, starts_at__lt=end, ends_at__gt=start).order_by("pk"):
+        term = Commitment(r.pk, r.gpus, to_ms(r.starts_at), to_ms(r.ends))
+        quantity = committed_milli(term, to_ms(start), to_ms(end))
+        if quantity:
+            rows.append((term.sku, r.price_per_gpu_hour, quantity))
+    return rows
+
+
 def invoice_for(*, tenant: Tenant, start: datetime, end: datetime, now: datetime) -> InvoicePreview:
     """The tenant's usage with windows in ``[start, end)`` (open usage measured to ``now``), priced from the price
-    book: one line per SKU and price, each rounded once."""
+    book: one line per SKU and price, each rounded once; and the period's part of each reservation's term (one
+    line each, ``reservation/<id>``, whole in advance)."""
     currency = billing_currency(tenant)
     usage = usage_pieces(tenant=tenant, first_ms=to_ms(start), stop_ms=to_ms(end), now=now)
     priced = [(sku_id, price.unit_price_per_hour, q) for sku_id, _, price, q in usage if price is not None]
     skus = {sku.code: sku for sku in Sku.objects.filter(pk__in={p[0] for p in priced})}
     codes = {sku.pk: code for code, sku in skus.items()}
-    lines, total = invoice_lines(((codes[s], price, q) for s, price, q in priced), currency)
+    committed = reservation_charges(tenant=tenant, start=start, end=end)
+    lines, total = invoice_lines([*((codes[s], price, q) for s, price, q in priced), *committed], currency)
     return InvoicePreview(
         period_start=start,
         period_end=end,
@@ -154,11 +172,13 @@ def invoice_for(*, tenant: Tenant, start: datetime, end: datetime, now: datetime
         lines=[
             {
                 "sku": line.sku,
-                "unit": QUANTITY_UNITS[skus[line.sku].unit],
+                "unit": QUANTITY_UNITS[skus[line.sku].unit] if line.sku in skus else COMMITTED_UNIT,
                 "quantity": unit_hours(line.quantity_milli),
                 "unit_price": line.unit_price,
                 # Storage is quoted per GB-month: the line says so beside its price per GB-hour.
-                "unit_price_per_month": per_gb_month(line.unit_price) if skus[line.sku].is_storage else None,
+                "unit_price_per_month": (
+                    per_gb_month(line.unit_price) if line.sku in skus and skus[line.sku].is_storage else None
+                ),
                 "amount": line.amount,
             }
             for line in lines

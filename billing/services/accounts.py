@@ -26,7 +26,8 @@ from billing.models import (
     StorageCostBasis,
     StorageKind,
 )
-from billing.selectors import month_of, month_spend, stripe_enabled
+from billing.selectors import month_of, month_spend, sku_shapes, stripe_enabled
+from billing.services.ledger import sku_get
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid, ServiceError
@@ -156,6 +157,26 @@ def spot_price_set(*, sku: Sku, discount_pct: Decimal, effective_from: datetime,
         if not spot.prices.filter(effective_from=later.effective_from).exists():
             _spot_follow(spot, on_demand=later, discount_pct=discount_pct, actor=actor)
     return first
+
+
+def reserved_usage_priced(*, gpu_model: GpuModel, region: Region, at: datetime, actor: Actor) -> int:
+    """Price every shape of ``gpu_model`` in ``region`` as reserved at nothing from ``at``, where it has no price yet:
+    reserved work is metered on its own SKUs (``<code>/reserved``, so its use shows on the invoice and in FOCUS), and
+    its reservation's term pays for it (``billing.domain.commitments``). Returns the prices made."""
+    made = 0
+    for rung, unit, profile in sku_shapes(gpu_model):
+        sku = sku_get(
+            rung=rung,
+            gpu_model=gpu_model,
+            unit=unit,
+            mig_profile=profile,
+            region=region,
+            capacity_class=CapacityClass.RESERVED.value,
+        )
+        if not sku.prices.exists():
+            price_set(sku=sku, unit_price_per_hour=Decimal(0), effective_from=at, actor=actor)
+            made += 1
+    return made
 
 
 # --- cost basis --------------------------------------------------------------------------------------------------

@@ -1,10 +1,32 @@
 """What capacity classes mean to a tenant beyond placement (docs/capacity.md): being told when spot work is
-preempted."""
+preempted, and reservations: made and ended by operators, billed for their term, used by the tenant's reserved
+work."""
 
 from __future__ import annotations
 
-from billing.services.accounts import notify
-from provisioning.models import Allocation, AllocationPreemption
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from billing.domain.commitments import Commitment, committed_milli, utilisation
+from billing.domain.metering import to_ms
+from billing.models import UsageInterval
+from billing.selectors import billing_currency
+from billing.services.accounts import notify, reserved_usage_priced
+from core.actor import Actor
+from core.audit import audit_record
+from core.errors import Conflict, Invalid
+from provisioning.domain.placement.isolation import hall_allowed
+from provisioning.domain.states import HOLDS_DEVICES
+from provisioning.fleet_cache import fleet_read, journal_fleet_changed
+from provisioning.models import Allocation, AllocationPreemption, GpuModel, Hall, Node, Reservation
+from provisioning.selectors import hall_info, tenant_policy
+from tenancy.models import Tenant
+from tenancy.services import tenant_require_writable
 
 
 def preemption_notify(*, allocation: Allocation, preemption: AllocationPreemption) -> None:
@@ -25,4 +47,159 @@ def preemption_notify(*, allocation: Allocation, preemption: AllocationPreemptio
         f"needs its GPUs. It was given notice at {preemption.noticed_at.isoformat()} (billing stopped then) and is "
         f"stopped at {preemption.deadline.isoformat()}: a job saves its checkpoint on SIGTERM within that time. "
         f"Work since {since} is at stake ({preemption.lost_ms / 1000:.0f} s). {then}",
+    )
+
+
+# --- reservations --------------------------------------------------------------------------------------------------
+
+MAX_TERM = timedelta(days=3 * 366)  # three years, as the longest committed terms clouds sell
+
+
+@dataclass(frozen=True)
+class ReservationUse:
+    """A reservation's use so far: GPUs its reserved work holds now, and GPU-time used against GPU-time committed
+    since its start (milli-unit-seconds, as the ledger's)."""
+
+    in_use_gpus: Decimal
+    used_milli: int
+    committed_milli: int
+
+    @property
+    def utilisation(self) -> float | None:
+        return utilisation(self.used_milli, self.committed_milli)
+
+
+@transaction.atomic
+def reservation_create(
+    *,
+    tenant: Tenant,
+    gpu_model: GpuModel,
+    hall: Hall,
+    gpus: int,
+    starts_at: datetime,
+    ends_at: datetime,
+    price_per_gpu_hour: Decimal,
+    actor: Actor,
+    now: datetime | None = None,
+) -> Reservation:
+    """Keep ``gpus`` whole GPUs of ``gpu_model`` in ``hall`` for the tenant from ``starts_at`` to ``ends_at``, billed
+    at ``price_per_gpu_hour`` for the whole term (docs/capacity.md, "Reservations").
+
+    Refused 422 when the term or the price is not one (it ends before it starts, starts in the past, lasts more than
+    three years; a price not above zero), when the count is not whole nodes of the pool, or when the tenant's
+    residency does not allow the hall; 409 ``no_capacity`` when the pool cannot keep it: its GPUs less the other
+    reservations overlapping the term, and, for a term that starts within the hour, what the pool holds free or
+    lent to spot work now. Its reserved work is then priced (metered at nothing: the term pays for it)."""
+    now = now or timezone.now()
+    tenant_require_writable(tenant, actor=actor)
+    if ends_at <= starts_at:
+        raise Invalid("validation_error", "A reservation ends after it starts.", field="ends_at")
+    if starts_at < now - timedelta(minutes=1):
+        raise Invalid("validation_error", "A reservation cannot start in the past.", field="starts_at")
+    if ends_at - starts_at > MAX_TERM:
+        raise Invalid("validation_error", "A reservation lasts at most three years.", field="ends_at")
+    if price_per_gpu_hour <= 0:
+        raise Invalid(
+            "validation_error", "A reservation's price per GPU-hour is above zero.", field="price_per_gpu_hour"
+        )
+    refusal = hall_allowed(tenant_policy(tenant), hall_info(hall))
+    if refusal is not None:
+        raise Invalid("residency", f"{hall.code}: {refusal.message}", field="hall")
+    counts = list(Node.objects.filter(hall=hall, gpu_model=gpu_model).values_list("gpu_count", flat=True))
+    if not counts:
+        raise Conflict("no_capacity", f"{hall.code} has no {gpu_model.name} nodes.", field="hall")
+    per_node = max(counts)
+    if gpus < 1 or gpus % per_node:
+        raise Invalid(
+            "validation_error", f"A reservation keeps whole nodes: a multiple of {per_node} GPUs.", field="gpus"
+        )
+    overlapping = Reservation.objects.filter(
+        hall=hall, gpu_model=gpu_model, cancelled_at=None, starts_at__lt=ends_at, ends_at__gt=starts_at
+    )
+    kept = overlapping.aggregate(total=Sum("gpus"))["total"] or 0
+    if kept + gpus > sum(counts):
+        raise Conflict(
+            "no_capacity",
+            f"{hall.code} has {sum(counts)} {gpu_model.name} GPUs and {kept} of them are reserved over that term.",
+            field="gpus",
+        )
+    if starts_at <= now + timedelta(hours=1):
+        with fleet_read() as fleet:
+            pool = (gpu_model.name, hall.code)
+            free, _ = fleet.state.reclaimable(pool)
+            kept_now, _ = fleet.state.kept(pool)
+        if free - kept_now < gpus:
+            raise Conflict(
+                "no_capacity",
+                f"Only {max(0, free - kept_now)} {gpu_model.name} GPUs in {hall.code} are free or lent to spot work "
+                "now; start the reservation later.",
+                field="gpus",
+            )
+    reservation = Reservation.objects.create(
+        tenant=tenant,
+        gpu_model=gpu_model,
+        hall=hall,
+        gpus=gpus,
+        starts_at=starts_at,
+        ends_at=ends_at,
+        price_per_gpu_hour=price_per_gpu_hour,
+        currency=billing_currency(tenant),
+    )
+    reserved_usage_priced(gpu_model=gpu_model, region=hall.region, at=now, actor=actor)
+    audit_record(
+        actor=actor,
+        action="reservation.created",
+        target_type="reservation",
+        target_id=reservation.pk,
+        tenant=tenant,
+        data={
+            "gpu_model": gpu_model.name,
+            "hall": hall.code,
+            "gpus": gpus,
+            "starts_at": starts_at.isoformat(),
+            "ends_at": ends_at.isoformat(),
+            "price_per_gpu_hour": str(price_per_gpu_hour),
+            "currency": reservation.currency,
+        },
+    )
+    journal_fleet_changed()  # every process reads the reservations again
+    return reservation
+
+
+@transaction.atomic
+def reservation_end(*, reservation: Reservation, actor: Actor, now: datetime | None = None) -> Reservation:
+    """End a reservation early (an operator's decision): its room is no longer kept and its term is billed up to
+    now. Its reserved work runs on (and is metered on demand when it is placed again). Ending it twice is harmless."""
+    now = now or timezone.now()
+    if reservation.cancelled_at is not None or reservation.ends_at <= now:
+        return reservation
+    Reservation.objects.filter(pk=reservation.pk).update(cancelled_at=max(now, reservation.starts_at))
+    reservation.refresh_from_db()
+    audit_record(
+        actor=actor,
+        action="reservation.ended",
+        target_type="reservation",
+        target_id=reservation.pk,
+        tenant=reservation.tenant,
+        data={"ended_at": reservation.ends.isoformat(), "ends_at": reservation.ends_at.isoformat()},
+    )
+    journal_fleet_changed()
+    return reservation
+
+
+def reservation_use(reservation: Reservation, *, now: datetime) -> ReservationUse:
+    """What the reservation's reserved work holds now and has used of it since its start."""
+    live = Allocation.objects.filter(reservation=reservation, state__in=HOLDS_DEVICES)
+    held = live.aggregate(total=Sum("quota_milli"))["total"] or 0
+    end = min(to_ms(now), to_ms(reservation.ends))
+    used = 0
+    for units, start, stop in UsageInterval.objects.filter(allocation__reservation=reservation).values_list(
+        "units_milli", "start_ms", "end_ms"
+    ):
+        used += units * max(0, min(stop if stop is not None else end, end) - start) // 1000
+    term = Commitment(reservation.pk, reservation.gpus, to_ms(reservation.starts_at), to_ms(reservation.ends))
+    return ReservationUse(
+        in_use_gpus=Decimal(held) / 1000,
+        used_milli=used,
+        committed_milli=committed_milli(term, term.starts_ms, end),
     )

@@ -8,6 +8,8 @@ the fleet cache loads the ones in force into the engine (``provisioning.domain.p
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Q
@@ -24,6 +26,9 @@ class Reservation(TenantOwned):
     gpus = models.PositiveIntegerField(validators=[MinValueValidator(1)])
     starts_at = models.DateTimeField()
     ends_at = models.DateTimeField()
+    # What the tenant committed to pay per GPU-hour of the term, used or not (billed per month, in advance).
+    price_per_gpu_hour = models.DecimalField(max_digits=16, decimal_places=6)
+    currency = models.CharField(max_length=3, default="usd")
     created_at = models.DateTimeField(default=timezone.now)
     cancelled_at = models.DateTimeField(null=True, blank=True, help_text="Ended early by an operator.")
 
@@ -34,6 +39,11 @@ class Reservation(TenantOwned):
 
     def __str__(self) -> str:
         return f"{self.gpus} GPUs in hall {self.hall_id} ({self.starts_at:%Y-%m-%d} to {self.ends_at:%Y-%m-%d})"
+
+    @property
+    def ends(self) -> datetime:
+        """When its term ends: its end, or the moment it was ended early."""
+        return min(self.ends_at, self.cancelled_at) if self.cancelled_at else self.ends_at
 
 
 class AllocationPreemption(TenantOwned):

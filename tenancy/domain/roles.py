@@ -55,6 +55,9 @@ class StaffPermission(StrEnum):
     CLUSTER_VIEW = "provisioning.view_cluster"  # Kubernetes clusters: register, test
     CLUSTER_ADD = "provisioning.add_cluster"
     CLUSTER_CHANGE = "provisioning.change_cluster"
+    RESERVATION_VIEW = "provisioning.view_reservation"  # tenants' reservations and their use
+    RESERVATION_ADD = "provisioning.add_reservation"
+    RESERVATION_CHANGE = "provisioning.change_reservation"  # end one early
 
 
 _P = StaffPermission
@@ -70,6 +73,7 @@ STAFF_PERMISSIONS: dict[StaffRole, tuple[StaffPermission, ...]] = {
         _P.RECONCILIATION_VIEW,
         _P.RECONCILIATION_START,
         _P.COST_BASIS_VIEW,  # revenue and margin
+        _P.RESERVATION_VIEW,  # the revenue reservations lock in
     ),
     StaffRole.COMPLIANCE: (
         _P.TENANT_VIEW,
@@ -95,6 +99,9 @@ STAFF_PERMISSIONS: dict[StaffRole, tuple[StaffPermission, ...]] = {
         _P.PRICE_SET,
         _P.COST_BASIS_VIEW,
         _P.COST_BASIS_ADD,
+        _P.RESERVATION_VIEW,
+        _P.RESERVATION_ADD,
+        _P.RESERVATION_CHANGE,
     ),
 }
 

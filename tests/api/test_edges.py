@@ -65,6 +65,8 @@ WRITES = [
     ("POST", "/api/v1/secrets", "alice"),
     ("PUT", "/api/v1/secrets/{name}", "alice"),
     ("POST", "/api/v1/volumes", "alice"),
+    ("POST", "/api/v1/reservations", "operator"),
+    ("POST", "/api/v1/reservations/{id}/end", "operator"),
     ("PATCH", "/api/v1/volumes/{id}", "alice"),
     ("POST", "/api/v1/volumes/{id}/snapshots", "alice"),
     ("PUT", "/api/v1/ops/tenants/{slug}/quota", "operator"),

@@ -112,6 +112,7 @@ def test_no_get_endpoint_writes(
         "/api/v1/allocations/{id}/metrics": allocation.pk,  # from Prometheus (unavailable here): a read all the same
         "/api/v1/data/downloads/{asset_id}": data.pk,  # no signature: 422, a read all the same
         "/api/v1/api-keys/{id}": 0,  # 404 is a read too
+        "/api/v1/reservations/{id}": 0,
         "/api/v1/compliance/audit-events/{seq}": AuditEvent.objects.order_by("seq").values_list("seq", flat=True)[0],
         "/api/v1/compliance/legal-holds/{id}": hold.pk,
         "/api/v1/data-assets/{id}": data.pk,

@@ -1,0 +1,132 @@
+"""Reservations through the API (docs/capacity.md, "Reservations"): an operator keeps whole nodes for a tenant over
+a term; the tenant's reserved work always fits inside them, other tenants' on-demand work never takes them, spot
+work borrows them until the owner needs them back; the term is billed, used or not, and the use is shown."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from billing.models import UsageInterval
+from core.models import AuditEvent
+from provisioning.models import Allocation
+from provisioning.services.fleet import fleet_load
+from tests.support import SYSTEM, assert_problem
+from tests.support.fleet_documents import small_fleet
+
+URL = "/api/v1/reservations"
+H100 = "H100-SXM-80GB"
+
+
+@pytest.fixture
+def fleet(db, settings):
+    settings.LADDER_SIM_PROVISION_SECONDS = 0
+    return fleet_load(document=small_fleet(), actor=SYSTEM)
+
+
+def reserve(api, operator, **body):
+    body = {
+        "tenant": "acme",
+        "gpu_model": H100,
+        "hall": "eu-west-1a",
+        "gpus": 8,
+        "ends_at": (timezone.now() + timedelta(days=30)).isoformat(),
+        "price_per_gpu_hour": "1.50",
+        **body,
+    }
+    return api(operator).post(URL, body, format="json")
+
+
+def ask(client, **body):
+    body = {"name": "work", "rung": "container", "gpu_model": H100, "regions": ["eu-west"], **body}
+    return client.post("/api/v1/allocations", body, format="json")
+
+
+def test_an_operator_reserves_whole_nodes_and_the_tenant_sees_them(api, operator, alice, charlie, fleet):
+    made = reserve(api, operator)
+    assert made.status_code == 201, made.content
+    body = made.json()
+    assert (body["tenant"], body["gpu_model"], body["hall"], body["gpus"]) == ("acme", H100, "eu-west-1a", 8)
+    assert (body["price_per_gpu_hour"], body["currency"]) == ("1.500000", "usd")
+    assert body["use"]["in_use_gpus"] == "0.000"
+    assert [r["id"] for r in api(alice).get(URL).json()["results"]] == [body["id"]]
+    assert api(charlie).get(URL).json()["results"] == []  # another tenant's: not even listed
+    assert api(charlie).get(f"{URL}/{body['id']}").status_code == 404
+    assert AuditEvent.objects.filter(action="reservation.created", target_id=str(body["id"])).exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code", "field"),
+    [
+        ({"gpus": 4}, 422, "validation_error", "gpus"),  # not whole nodes of 8
+        ({"gpus": 24}, 409, "no_capacity", "gpus"),  # the hall has 20 H100s
+        ({"starts_at": "2020-01-01T00:00:00Z"}, 422, "validation_error", "starts_at"),
+        ({"ends_at": "2020-01-01T00:00:00Z"}, 422, "validation_error", "ends_at"),
+        ({"price_per_gpu_hour": "0"}, 422, "validation_error", "price_per_gpu_hour"),
+        ({"hall": "eu-west-1b", "gpu_model": "H200-141GB"}, 422, "residency", "hall"),  # fenced for sovereign work
+    ],
+)
+def test_a_reservation_that_cannot_be_kept_is_refused(api, operator, acme, fleet, body, status, code, field):
+    refused = assert_problem(reserve(api, operator, **body), status, code)
+    assert field in refused["errors"]
+
+
+def test_only_operators_make_reservations(api, alice, fleet):
+    assert reserve(api, alice).status_code == 403
+
+
+def test_reserved_work_fits_in_its_room_others_never_take_it_and_spot_borrows_it(
+    api, operator, alice, charlie, fleet, django_capture_on_commit_callbacks
+):
+    reservation = reserve(api, operator).json()["id"]
+    # Another tenant's on-demand work takes the rest of the hall, never the kept node.
+    assert ask(api(charlie), gpus=8).status_code == 201
+    assert ask(api(charlie), gpus=4).status_code == 201
+    assert_problem(ask(api(charlie), gpus=8), 409, "no_capacity")
+    # Spot work borrows the kept node...
+    with django_capture_on_commit_callbacks(execute=True):
+        spot = ask(api(charlie), gpus=8, capacity_class="spot")
+    assert spot.status_code == 201, spot.content
+    # ...and gives it back when the owner's reserved work needs it.
+    with django_capture_on_commit_callbacks(execute=True):
+        mine = ask(api(alice), gpus=8, capacity_class="reserved", reservation=reservation)
+    assert mine.status_code == 201, mine.content
+    assert (mine.json()["capacity_class"], mine.json()["reservation"]) == ("reserved", reservation)
+    assert Allocation.objects.get(pk=spot.json()["id"]).state == "stopped"
+    # Beyond its room, reserved work is refused (and may be asked for on demand).
+    assert_problem(ask(api(alice), gpus=1, capacity_class="reserved", reservation=reservation), 409, "reservation")
+    use = api(alice).get(f"{URL}/{reservation}").json()["use"]
+    assert use["in_use_gpus"] == "8.000"
+
+
+def test_the_term_is_billed_used_or_not_and_reserved_use_is_metered_at_nothing(
+    api, operator, alice, fleet, django_capture_on_commit_callbacks
+):
+    now = timezone.now()
+    reservation = reserve(api, operator, ends_at=(now + timedelta(days=400)).isoformat()).json()["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        ask(api(alice), gpus=8, capacity_class="reserved", reservation=reservation)
+    usage = UsageInterval.objects.get()
+    assert usage.sku.code == "container/H100-SXM-80GB/gpu/eu-west/reserved"
+    assert usage.price is not None
+    assert usage.price.unit_price_per_hour == 0
+    lines = {line["sku"]: line for line in api(alice).get("/api/v1/invoices/upcoming").json()["lines"]}
+    term = lines[f"reservation/{reservation}"]
+    assert term["unit"] == "GPU-hours committed"
+    month_end = (now.replace(day=28) + timedelta(days=4)).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    committed = Decimal(term["quantity"])
+    assert abs(committed - 8 * Decimal((month_end - now).total_seconds()) / 3600) < Decimal("0.01")  # the rest of
+    assert Decimal(term["amount"]) == (committed * Decimal("1.5")).quantize(Decimal("0.01"))  # the month, in advance
+
+
+def test_an_operator_ends_a_reservation_and_its_room_is_free_again(api, operator, acme, charlie, fleet):
+    reservation = reserve(api, operator).json()["id"]
+    assert ask(api(charlie), gpus=8).status_code == 201
+    assert ask(api(charlie), gpus=4).status_code == 201
+    assert_problem(ask(api(charlie), gpus=8), 409, "no_capacity")
+    ended = api(operator).post(f"{URL}/{reservation}/end")
+    assert ended.status_code == 200
+    assert ended.json()["cancelled_at"] is not None
+    assert ask(api(charlie), gpus=8).status_code == 201
+    assert AuditEvent.objects.filter(action="reservation.ended").exists()
