@@ -87,7 +87,12 @@ COLUMNS: tuple[Column, ...] = (
     _C("PricingUnit", "string", True, "GPU-Hours, MIG Slice-Hours, Node-Hours or GB-Hours (storage)."),
     _C("ConsumedUnit", "string", True, "Same as PricingUnit."),
     _C("CommitmentDiscountStatus", "string", False, "Null: Ladder sells no commitment discounts."),
-    _C("PricingCategory", "string", True, "Standard: prices are the public price book's."),
+    _C(
+        "PricingCategory",
+        "string",
+        True,
+        "Dynamic for spot (priced by the provider, may change); Standard otherwise: the public price book's.",
+    ),
     _C("BillingCurrency", "string", True, "ISO 4217 code of the SKU's currency, upper case."),
     _C("BillingPeriodStart", "datetime", True, "First instant of the calendar month (UTC) the hour is invoiced in."),
     _C("BillingPeriodEnd", "datetime", True, "First instant of the next month (exclusive)."),
@@ -132,6 +137,11 @@ COLUMNS: tuple[Column, ...] = (
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 INDEX = {name: i for i, name in enumerate(COLUMN_NAMES)}
 
+# FOCUS's PricingCategory of each capacity class's SKUs: spot is priced by the provider and may change (Dynamic).
+# Reserved work is metered at nothing on its own SKUs while its reservation's term is billed (Standard until the
+# commitment columns name the reservation it draws on).
+PRICING_CATEGORIES = {"spot": "Dynamic"}
+
 UNIT_WORDS = {
     "gpu": ("GPU-Hours", "GPU time"),
     "mig": ("MIG Slice-Hours", "MIG slice time"),
@@ -151,6 +161,7 @@ class Sku:
     region_name: str
     currency: str
     storage_kind: str = ""  # filesystem, block, snapshot; "" for compute
+    capacity_class: str = "on_demand"  # on_demand, spot, reserved (docs/capacity.md); storage: on_demand
 
 
 @dataclass(frozen=True)
@@ -377,7 +388,7 @@ def _static(charge: Charge) -> tuple[Any, ...]:
         "PricingUnit": pricing_unit,
         "ConsumedUnit": pricing_unit,
         "CommitmentDiscountStatus": None,
-        "PricingCategory": "Standard",
+        "PricingCategory": PRICING_CATEGORIES.get(sku.capacity_class, "Standard"),
         "BillingCurrency": sku.currency.upper(),
         "BillingPeriodStart": iso(month_start),
         "BillingPeriodEnd": iso(month_end),

@@ -54,8 +54,8 @@ FAULT_LOOKAHEAD_MS = 7 * DAY_MS
 class _Lookups:
     def __init__(self) -> None:
         self.skus = {
-            pk: focus.Sku(code, rung, unit, mig, gpu or "", region_code, region_name, currency, storage_kind)
-            for pk, code, rung, unit, mig, gpu, region_code, region_name, currency, storage_kind in (
+            pk: focus.Sku(code, rung, unit, mig, gpu or "", region_code, region_name, currency, storage_kind, klass)
+            for pk, code, rung, unit, mig, gpu, region_code, region_name, currency, storage_kind, klass in (
                 Sku.objects.values_list(
                     "pk",
                     "code",
@@ -67,6 +67,7 @@ class _Lookups:
                     "region__name",
                     "currency",
                     "storage_kind",
+                    "capacity_class",
                 )
             )
         }

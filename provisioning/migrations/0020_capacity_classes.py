@@ -9,77 +9,151 @@ import provisioning.domain.states
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('provisioning', '0019_idle_stop_xid'),
-        ('tenancy', '0006_endpoint_token_generation'),
+        ("provisioning", "0019_idle_stop_xid"),
+        ("tenancy", "0006_endpoint_token_generation"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='allocation',
-            name='capacity_class',
-            field=models.CharField(choices=[('on_demand', 'on_demand'), ('spot', 'spot'), ('reserved', 'reserved')], db_default='on_demand', default='on_demand', max_length=16),
+            model_name="allocation",
+            name="capacity_class",
+            field=models.CharField(
+                choices=[("on_demand", "on_demand"), ("spot", "spot"), ("reserved", "reserved")],
+                db_default="on_demand",
+                default="on_demand",
+                max_length=16,
+            ),
         ),
         migrations.AddField(
-            model_name='allocation',
-            name='preempted_at',
+            model_name="allocation",
+            name="preempted_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AlterField(
-            model_name='allocation',
-            name='state',
-            field=models.CharField(choices=[('requested', 'requested'), ('placed', 'placed'), ('provisioning', 'provisioning'), ('running', 'running'), ('restarting', 'restarting'), ('idle', 'idle'), ('queued', 'queued'), ('stopping', 'stopping'), ('stopped', 'stopped'), ('failed', 'failed')], default=provisioning.domain.states.AllocationState['PLACED'], max_length=16),
+            model_name="allocation",
+            name="state",
+            field=models.CharField(
+                choices=[
+                    ("requested", "requested"),
+                    ("placed", "placed"),
+                    ("provisioning", "provisioning"),
+                    ("running", "running"),
+                    ("restarting", "restarting"),
+                    ("idle", "idle"),
+                    ("queued", "queued"),
+                    ("stopping", "stopping"),
+                    ("stopped", "stopped"),
+                    ("failed", "failed"),
+                ],
+                default=provisioning.domain.states.AllocationState["PLACED"],
+                max_length=16,
+            ),
         ),
         migrations.CreateModel(
-            name='Reservation',
+            name="Reservation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('gpus', models.PositiveIntegerField(validators=[django.core.validators.MinValueValidator(1)])),
-                ('starts_at', models.DateTimeField()),
-                ('ends_at', models.DateTimeField()),
-                ('price_per_gpu_hour', models.DecimalField(decimal_places=6, max_digits=16)),
-                ('currency', models.CharField(default='usd', max_length=3)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('cancelled_at', models.DateTimeField(blank=True, help_text='Ended early by an operator.', null=True)),
-                ('gpu_model', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='reservations', to='provisioning.gpumodel')),
-                ('hall', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='reservations', to='provisioning.hall')),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='%(class)ss', to='tenancy.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("gpus", models.PositiveIntegerField(validators=[django.core.validators.MinValueValidator(1)])),
+                ("starts_at", models.DateTimeField()),
+                ("ends_at", models.DateTimeField()),
+                ("price_per_gpu_hour", models.DecimalField(decimal_places=6, max_digits=16)),
+                ("currency", models.CharField(default="usd", max_length=3)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("cancelled_at", models.DateTimeField(blank=True, help_text="Ended early by an operator.", null=True)),
+                (
+                    "gpu_model",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="reservations",
+                        to="provisioning.gpumodel",
+                    ),
+                ),
+                (
+                    "hall",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="reservations", to="provisioning.hall"
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="%(class)ss", to="tenancy.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
+                "ordering": ["id"],
             },
         ),
         migrations.AddField(
-            model_name='allocation',
-            name='reservation',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='allocations', to='provisioning.reservation'),
+            model_name="allocation",
+            name="reservation",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="allocations",
+                to="provisioning.reservation",
+            ),
         ),
         migrations.CreateModel(
-            name='AllocationPreemption',
+            name="AllocationPreemption",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('noticed_at', models.DateTimeField(help_text='The notice: its usage stopped here.')),
-                ('deadline', models.DateTimeField(help_text='Killed if still running then (the notice period later).')),
-                ('checkpoint_at', models.DateTimeField(blank=True, help_text='Its last checkpoint at the notice.', null=True)),
-                ('lost_ms', models.BigIntegerField(default=0, help_text='noticed_at less its last checkpoint (or its start).')),
-                ('requeued', models.BooleanField(default=False)),
-                ('resumed_at', models.DateTimeField(blank=True, help_text='When the requeued work was placed again.', null=True)),
-                ('allocation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='preemptions', to='provisioning.allocation')),
-                ('by_allocation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='provisioning.allocation')),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='%(class)ss', to='tenancy.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("noticed_at", models.DateTimeField(help_text="The notice: its usage stopped here.")),
+                ("deadline", models.DateTimeField(help_text="Killed if still running then (the notice period later).")),
+                (
+                    "checkpoint_at",
+                    models.DateTimeField(blank=True, help_text="Its last checkpoint at the notice.", null=True),
+                ),
+                (
+                    "lost_ms",
+                    models.BigIntegerField(default=0, help_text="noticed_at less its last checkpoint (or its start)."),
+                ),
+                ("requeued", models.BooleanField(default=False)),
+                (
+                    "resumed_at",
+                    models.DateTimeField(blank=True, help_text="When the requeued work was placed again.", null=True),
+                ),
+                (
+                    "allocation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="preemptions",
+                        to="provisioning.allocation",
+                    ),
+                ),
+                (
+                    "by_allocation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="provisioning.allocation",
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="%(class)ss", to="tenancy.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['id'],
-                'indexes': [models.Index(fields=['tenant', 'noticed_at'], name='provisionin_tenant__6ba843_idx')],
+                "ordering": ["id"],
+                "indexes": [models.Index(fields=["tenant", "noticed_at"], name="provisionin_tenant__6ba843_idx")],
             },
         ),
         migrations.AddIndex(
-            model_name='reservation',
-            index=models.Index(fields=['tenant', 'ends_at'], name='provisionin_tenant__e2f1c0_idx'),
+            model_name="reservation",
+            index=models.Index(fields=["tenant", "ends_at"], name="provisionin_tenant__e2f1c0_idx"),
         ),
         migrations.AddConstraint(
-            model_name='reservation',
-            constraint=models.CheckConstraint(condition=models.Q(('ends_at__gt', models.F('starts_at'))), name='reservation_term'),
+            model_name="reservation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("ends_at__gt", models.F("starts_at"))), name="reservation_term"
+            ),
         ),
     ]

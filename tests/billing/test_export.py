@@ -62,11 +62,12 @@ def test_it_reconciles_every_invoice_line_to_the_cent(acme, globex, tmp_path):
         assert sum(exported.values()) == invoice.total
     # The price changed inside an hour mid-month: that hour has two rows, one per price.
     hour = month.price_change.replace(minute=0).strftime("%Y-%m-%dT%H:%M:%SZ")
-    change = [
-        r for r in rows if r["ChargePeriodStart"] == hour and r["SkuId"].startswith("container/H100-SXM-80GB/gpu")
-    ]
+    change = [r for r in rows if r["ChargePeriodStart"] == hour and r["SkuId"] == "container/H100-SXM-80GB/gpu/eu-west"]
     assert len({r["SkuPriceId"] for r in change}) == 2
     assert {r["x_LateAdjustment"] for r in rows} == {"0", "1"}
+    spot = {r["PricingCategory"] for r in rows if r["SkuId"].endswith("/spot")}
+    assert spot == {"Dynamic"}  # spot is priced by the provider; the rest from the public price book
+    assert {r["PricingCategory"] for r in rows if not r["SkuId"].endswith("/spot")} == {"Standard"}
 
 
 def test_the_detail_export_holds_what_the_summary_holds(acme, globex, tmp_path):

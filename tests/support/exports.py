@@ -42,6 +42,7 @@ def generated_month(tenants: list[Tenant], *, days: int = 31) -> Month:
     price("0.70", since=MONTH - timedelta(days=30), unit=Unit.MIG, mig_profile="3g.40gb")
     price("3.10", since=MONTH - timedelta(days=30), rung="job")
     price("2.75", since=MONTH - timedelta(days=30), rung="serverless")
+    price("0.96", since=MONTH - timedelta(days=30), capacity_class="spot")  # 60% off the container GPU
     storage_price("0.07", since=MONTH - timedelta(days=30))
     storage_price("0.05", kind="snapshot", since=MONTH - timedelta(days=30))
     end = min(MONTH + timedelta(days=days), MONTH_END)
@@ -59,7 +60,8 @@ def generated_month(tenants: list[Tenant], *, days: int = 31) -> Month:
             place(tenant, rung="serverless", share_mode="fractional", share_milli=250),
             MONTH + timedelta(hours=5, seconds=17),
         )
-        running += [whole, mig, job, share]
+        spot = run(place(tenant, gpus=1, capacity_class="spot"), MONTH + timedelta(hours=1, minutes=3))
+        running += [whole, mig, job, share, spot]
         # A provider fault under the job: 40 s of work lost (recorded as the fault path records it).
         AllocationFault.objects.create(
             tenant=tenant,
