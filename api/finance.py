@@ -1,5 +1,6 @@
 """Finance and the cost book: ``/api/v1/finance/margin`` (revenue, cost and gross margin per rung, model, region
-and month, and storage's per region and kind), ``/api/v1/finance/budgets`` (tenants against their budgets), and the
+and month, and storage's per region and kind), ``/api/v1/finance/budgets`` (tenants against their budgets),
+``/api/v1/finance/reservations`` (what reservations bill, their utilisation, the revenue they lock in), and the
 operators' cost basis per GPU-hour ``/api/v1/ops/cost-basis`` and per storage GB-month
 ``/api/v1/ops/storage-cost-basis``. Finance staff read every tenant's billing and change no tenant's data."""
 
@@ -18,7 +19,9 @@ from api.base import StaffViewSet
 from api.serializers import StrictSerializer
 from billing import selectors
 from billing.domain.margin import MarginReport
+from billing.domain.pricing import unit_hours
 from billing.models import CostBasis, StorageCostBasis, StorageKind
+from billing.selectors.commitments import reservations_report
 from billing.services.accounts import COST_PARTS, cost_basis_add, storage_cost_basis_add
 from core.domain.months import month_range
 from core.errors import Invalid
@@ -120,6 +123,58 @@ class MarginViewSet(StaffViewSet):
         report = selectors.margin_report(start=months.start, end=months.end, now=now)
         first, last = months.labels
         return Response({"from": first, "to": last, **margin_body(report)})
+
+
+class ReservationsReportViewSet(StaffViewSet):
+    """What reservations bill over months, how much of them their tenants used, and the revenue their terms still
+    lock in (docs/capacity.md, "Reservations"): one row per reservation whose term meets the months, and the totals
+    (utilisation: used over committed GPU-hours)."""
+
+    queryset = CostBasis.objects.none()  # figures come from the reservations and the ledger
+    required_permission = StaffPermission.USAGE_VIEW
+    pagination_class = None
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", str, description="First month, YYYY-MM (default: this month)."),
+            OpenApiParameter("to", str, description="Last month, YYYY-MM, inclusive (default: `from`)."),
+        ],
+        responses={200: dict},
+    )
+    def list(self, request: Request) -> Response:
+        now = timezone.now()
+        months = month_range(request.query_params.get("from"), request.query_params.get("to"), default=now)
+        rows = reservations_report(start=months.start, end=months.end, now=now)
+        committed = sum(r.committed_milli for r in rows)
+        used = sum(r.used_milli for r in rows)
+        first, last = months.labels
+        return Response(
+            {
+                "from": first,
+                "to": last,
+                "reservations": [
+                    {
+                        "id": r.reservation.pk,
+                        "tenant": r.reservation.tenant.slug,
+                        "gpu_model": r.reservation.gpu_model.name,
+                        "hall": r.reservation.hall.code,
+                        "gpus": r.reservation.gpus,
+                        "currency": r.reservation.currency,
+                        "committed_gpu_hours": _hours(unit_hours(r.committed_milli)),
+                        "used_gpu_hours": _hours(unit_hours(r.used_milli)),
+                        "utilisation": None if r.utilisation is None else round(r.utilisation, 4),
+                        "billed": _money(r.billed),
+                        "locked_in": _money(r.locked_in),
+                    }
+                    for r in rows
+                ],
+                "committed_gpu_hours": _hours(unit_hours(committed)),
+                "used_gpu_hours": _hours(unit_hours(used)),
+                "utilisation": round(used / committed, 4) if committed else None,
+                "billed": _money(sum((r.billed for r in rows), Decimal(0))),
+                "locked_in": _money(sum((r.locked_in for r in rows), Decimal(0))),
+            }
+        )
 
 
 class BudgetStandingSerializer(serializers.Serializer[Any]):
@@ -263,5 +318,6 @@ class StorageCostBasisViewSet(mixins.ListModelMixin, StaffViewSet):
 def register(router: Any) -> None:
     router.register("finance/margin", MarginViewSet, basename="finance-margin")
     router.register("finance/budgets", BudgetStandingViewSet, basename="finance-budgets")
+    router.register("finance/reservations", ReservationsReportViewSet, basename="finance-reservations")
     router.register("ops/cost-basis", CostBasisViewSet, basename="cost-basis")
     router.register("ops/storage-cost-basis", StorageCostBasisViewSet, basename="storage-cost-basis")

@@ -17,7 +17,8 @@ from rest_framework.response import Response
 from api.base import TenantOrStaffViewSet
 from api.serializers import StrictSerializer, refuse_body
 from billing.domain.pricing import unit_hours
-from lifecycle.services.capacity import reservation_create, reservation_end, reservation_use
+from billing.selectors.commitments import reservation_use
+from lifecycle.services.capacity import reservation_create, reservation_end
 from provisioning.models import GpuModel, Hall, Reservation
 from tenancy.domain.roles import Action, StaffPermission
 from tenancy.models import Tenant

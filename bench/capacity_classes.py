@@ -14,6 +14,14 @@ exponential time of mean ``--mean-hours``):
   wait in a queue when they do not fit (retried, oldest first, whenever something leaves) and, when preempted, lose
   the work since their last checkpoint and go back to the queue (``on_preemption: requeue``).
 
+**With ``--trace POD_CSV``** (the public Alibaba GPU trace, ``bench/trace.py``; ``make bench-data`` fetches it), the
+on-demand and spot jobs are the trace's whole-GPU pods: each job's GPU count is drawn from the pods of its class,
+best-effort pods (qos ``BE``) as spot and the rest (``LS``, ``Burstable``, ``Guaranteed``) as on-demand. Its times
+are not replayed: the trace is a snapshot whose pods mostly live side by side until its end (at most 58 whole GPUs
+at once on its 6,212, lives from a minute to 150 days), which loads no fleet and reaches no steady state in a week;
+the jobs arrive and run as the synthetic ones do, at the same shares of the fleet. The reserved streams stay
+synthetic (the trace has no reservations).
+
 **With classes**: reserved and on-demand work is placed by ``place_preempting`` with every running spot job as a
 candidate (its cost: the work since its last checkpoint); spot work by ``place``. **On-demand only**, the same
 arrivals: no reservations (their tenants' work is on-demand), no spot sold.
@@ -31,6 +39,7 @@ lost (mean and most: target at most the checkpoint interval), the fleet's utilis
 from __future__ import annotations
 
 import argparse
+import csv
 import heapq
 import json
 import random
@@ -88,34 +97,50 @@ class Tally:
     gpu_seconds: dict[str, float] = field(default_factory=dict)  # held, by what it is billed as
 
 
+def trace_mix(path: str) -> dict[CapacityClass, list[int]]:
+    """The GPU counts of an Alibaba trace file's whole-GPU pods, by class: best-effort (``BE``) pods as spot, the
+    rest as on-demand (fractional pods share a GPU softly, which is never sold as spot: left out)."""
+    mix: dict[CapacityClass, list[int]] = {ON_DEMAND: [], SPOT: []}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            gpus, milli = int(row["num_gpu"]), int(row["gpu_milli"])
+            if gpus >= 1 and milli >= 1000:
+                mix[SPOT if row["qos"] == "BE" else ON_DEMAND].append(min(gpus, 8))
+    return mix
+
+
 def arrivals(rng: random.Random, args: argparse.Namespace, gpus: int, classes: bool) -> list[Job]:
     """Every job of the week, in arrival order (the same for both runs of a seed: ``classes`` only renames)."""
     horizon = args.hours * 3600
-    mean_gpus = statistics.mean(SIZES)
     mean_s = args.mean_hours * 3600
     jobs: list[Job] = []
+    mix = trace_mix(args.trace) if args.trace else None
 
-    def stream(rate_gpus: float, make: Any) -> None:
-        rate = rate_gpus / (mean_gpus * mean_s)  # arrivals per second for that mean concurrent demand
+    def stream(rate_gpus: float, make: Any, sizes: list[int] | None = None) -> None:
+        sizes = sizes or list(SIZES)
+        rate = rate_gpus / (statistics.mean(sizes) * mean_s)  # arrivals per second for that mean concurrent demand
         t = rng.expovariate(rate) if rate else horizon
         while t < horizon:
-            jobs.append(make(t))
+            jobs.append(make(t, rng.choice(sizes), rng.expovariate(1 / mean_s)))
             t += rng.expovariate(rate)
 
     per_owner = gpus * args.reserved / len(OWNERS)
     for n, owner in enumerate(OWNERS):
         stream(
             per_owner * args.reserved_use,
-            lambda t, owner=owner, n=n: Job(0, owner, RESERVED if classes else ON_DEMAND, rng.choice(SIZES),
-                                            rng.expovariate(1 / mean_s), t, n + 1 if classes else None),
-        )  # fmt: skip
+            lambda t, size, work, owner=owner, n=n: Job(
+                0, owner, RESERVED if classes else ON_DEMAND, size, work, t, n + 1 if classes else None
+            ),
+        )
     stream(
         gpus * args.on_demand,
-        lambda t: Job(0, rng.choice(OTHERS), ON_DEMAND, rng.choice(SIZES), rng.expovariate(1 / mean_s), t),
+        lambda t, size, work: Job(0, rng.choice(OTHERS), ON_DEMAND, size, work, t),
+        mix[ON_DEMAND] if mix else None,
     )
     stream(
         gpus * args.spot,
-        lambda t: Job(0, rng.choice(OTHERS), SPOT, rng.choice(SIZES), rng.expovariate(1 / mean_s), t),
+        lambda t, size, work: Job(0, rng.choice(OTHERS), SPOT, size, work, t),
+        mix[SPOT] if mix else None,
     )
     jobs.sort(key=lambda j: j.arrived)
     for i, job in enumerate(jobs):
@@ -301,6 +326,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "lost_within_checkpoint": with_classes["lost_max_min"] <= args.checkpoint_minutes,
     }
     found["seeds"], found["gpus"], found["hours"] = args.seeds, args.gpus, args.hours
+    found["trace"] = args.trace or None
     return found
 
 
@@ -318,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spot-price", type=float, default=0.4)
     parser.add_argument("--reserved-price", type=float, default=0.6)
     parser.add_argument("--policy", default="fragmentation", help="the engine's packing policy")
+    parser.add_argument(
+        "--trace", default="", metavar="POD_CSV", help="draw on-demand and spot jobs from an Alibaba trace pod list"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.gpus % 32:
@@ -326,7 +355,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(found))
     else:
-        print(f"{found['gpus']} GPUs, {found['hours']:g} h, {found['seeds']} seeds (means)")
+        mix = f", on-demand and spot jobs from {found['trace']}" if found["trace"] else ""
+        print(f"{found['gpus']} GPUs, {found['hours']:g} h, {found['seeds']} seeds (means){mix}")
         keys = list(found["classes"])
         print(f"  {'':<24}{'with classes':>16}{'on-demand only':>16}")
         for key in keys:

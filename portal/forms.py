@@ -14,7 +14,7 @@ from django.contrib.auth import password_validation
 
 from compliance.services.secrets import MAX_VALUE_BYTES
 from core.errors import ServiceError
-from provisioning.domain.capacity_classes import CLASSES, CapacityClass, OnPreemption
+from provisioning.domain.capacity_classes import CapacityClass, OnPreemption
 from provisioning.domain.rungs import DEFAULT_FRAMEWORK, SOFT_SHARING, Framework
 from provisioning.domain.volumes import MAX_GB, MIN_GB, NAME_MAX, VolumeKind
 from provisioning.domain.workloads import CHECKPOINTS, Checkpoint, Port, SecretRef, Volume, Workload
@@ -74,11 +74,11 @@ class LaunchForm(forms.Form):
     )
     nodes = forms.IntegerField(min_value=1, max_value=64, required=False, label="Nodes")
     capacity_class = forms.ChoiceField(
-        choices=[(c.value, CLASSES[c].label) for c in (CapacityClass.ON_DEMAND, CapacityClass.SPOT)],
         initial=CapacityClass.ON_DEMAND.value,
         required=False,
         label="Capacity (spot is cheaper, and may be preempted with notice)",
     )
+    reservation = forms.ChoiceField(required=False, label="Reservation (for reserved capacity)")
     on_preemption = forms.ChoiceField(
         choices=[
             (OnPreemption.STOP.value, "stop"),
@@ -200,6 +200,7 @@ class LaunchForm(forms.Form):
             topology="nvlink" if gang > 1 else None,
             regions=(data["region"],) if data.get("region") else None,
             capacity_class=data.get("capacity_class") or CapacityClass.ON_DEMAND.value,
+            reservation=int(data["reservation"]) if data.get("reservation") else None,
             on_preemption=data.get("on_preemption") or OnPreemption.STOP.value,
         )
 

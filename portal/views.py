@@ -45,7 +45,7 @@ from lifecycle.services.closure import tenant_close
 from lifecycle.services.customers import allocation_request
 from lifecycle.services.volumes import volumes_described
 from portal import words
-from portal.capacity import class_promises, spot_words
+from portal.capacity import capacity_choices, class_promises, reservation_rows, spot_words
 from portal.cold_starts import endpoint_cold_starts
 from portal.forms import (
     ApiKeyForm,
@@ -155,6 +155,7 @@ def home(request: HttpRequest, membership: Membership) -> HttpResponse:
             "cost": cost_figures(membership),
             "may_launch": role_allows(membership.role, Action.ALLOCATION_MANAGE),
             "rungs": words.RUNGS,
+            "reservations": reservation_rows(membership.tenant, timezone.now()),
         },
     )
 
@@ -287,6 +288,7 @@ def launch(request: HttpRequest, membership: Membership) -> HttpResponse:
         ],
         "ssh_keys": [(str(k.pk), f"{k.name} ({k.fingerprint})") for k in SshKey.objects.filter(tenant=tenant)],
         "os_image": [("", "—"), *((name, image.title) for name, image in os_images().items())],
+        **capacity_choices(tenant, timezone.now()),
     }
     initial = {"rung": rung, "idempotency": uuid.uuid4().hex, "name": f"my-{rung.replace('_', '-')}"}
     form = LaunchForm(request.POST or None, initial=initial, choices=choices, **launch_volumes(tenant, rung))

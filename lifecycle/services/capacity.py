@@ -4,7 +4,6 @@ work."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -12,16 +11,12 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from billing.domain.commitments import Commitment, committed_milli, utilisation
-from billing.domain.metering import to_ms
-from billing.models import UsageInterval
 from billing.selectors import billing_currency
 from billing.services.accounts import notify, reserved_usage_priced
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid
 from provisioning.domain.placement.isolation import hall_allowed
-from provisioning.domain.states import HOLDS_DEVICES
 from provisioning.fleet_cache import fleet_read, journal_fleet_changed
 from provisioning.models import Allocation, AllocationPreemption, GpuModel, Hall, Node, Reservation
 from provisioning.selectors import hall_info, tenant_policy
@@ -53,20 +48,6 @@ def preemption_notify(*, allocation: Allocation, preemption: AllocationPreemptio
 # --- reservations --------------------------------------------------------------------------------------------------
 
 MAX_TERM = timedelta(days=3 * 366)  # three years, as the longest committed terms clouds sell
-
-
-@dataclass(frozen=True)
-class ReservationUse:
-    """A reservation's use so far: GPUs its reserved work holds now, and GPU-time used against GPU-time committed
-    since its start (milli-unit-seconds, as the ledger's)."""
-
-    in_use_gpus: Decimal
-    used_milli: int
-    committed_milli: int
-
-    @property
-    def utilisation(self) -> float | None:
-        return utilisation(self.used_milli, self.committed_milli)
 
 
 @transaction.atomic
@@ -185,21 +166,3 @@ def reservation_end(*, reservation: Reservation, actor: Actor, now: datetime | N
     )
     journal_fleet_changed()
     return reservation
-
-
-def reservation_use(reservation: Reservation, *, now: datetime) -> ReservationUse:
-    """What the reservation's reserved work holds now and has used of it since its start."""
-    live = Allocation.objects.filter(reservation=reservation, state__in=HOLDS_DEVICES)
-    held = live.aggregate(total=Sum("quota_milli"))["total"] or 0
-    end = min(to_ms(now), to_ms(reservation.ends))
-    used = 0
-    for units, start, stop in UsageInterval.objects.filter(allocation__reservation=reservation).values_list(
-        "units_milli", "start_ms", "end_ms"
-    ):
-        used += units * max(0, min(stop if stop is not None else end, end) - start) // 1000
-    term = Commitment(reservation.pk, reservation.gpus, to_ms(reservation.starts_at), to_ms(reservation.ends))
-    return ReservationUse(
-        in_use_gpus=Decimal(held) / 1000,
-        used_milli=used,
-        committed_milli=committed_milli(term, term.starts_ms, end),
-    )

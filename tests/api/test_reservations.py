@@ -130,3 +130,25 @@ def test_an_operator_ends_a_reservation_and_its_room_is_free_again(api, operator
     assert ended.json()["cancelled_at"] is not None
     assert ask(api(charlie), gpus=8).status_code == 201
     assert AuditEvent.objects.filter(action="reservation.ended").exists()
+
+
+def test_finance_sees_what_reservations_bill_their_use_and_the_revenue_they_lock_in(
+    api, operator, finance, alice, fleet, django_capture_on_commit_callbacks
+):
+    now = timezone.now()
+    ends = now + timedelta(days=60)
+    reservation = reserve(api, operator, ends_at=ends.isoformat(), price_per_gpu_hour="2.00").json()["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        ask(api(alice), gpus=4, capacity_class="reserved", reservation=reservation)
+    report = api(finance).get("/api/v1/finance/reservations").json()
+    (row,) = report["reservations"]
+    assert (row["id"], row["tenant"], row["gpus"]) == (reservation, "acme", 8)
+    month_end = (now.replace(day=28) + timedelta(days=4)).replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    assert abs(Decimal(row["committed_gpu_hours"]) - 8 * Decimal((month_end - now).total_seconds()) / 3600) < 1
+    assert abs(Decimal(row["billed"]) - Decimal(row["committed_gpu_hours"]) * 2) < Decimal("0.01")
+    locked = Decimal(row["locked_in"])
+    assert abs(locked - 8 * 2 * Decimal((ends - now).total_seconds()) / 3600) < Decimal("1")  # the rest of the term
+    assert Decimal(row["used_gpu_hours"]) >= 0
+    assert report["utilisation"] is not None
+    assert report["locked_in"] == row["locked_in"]
+    assert api(alice).get("/api/v1/finance/reservations").status_code == 403

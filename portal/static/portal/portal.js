@@ -48,14 +48,15 @@
   // The launch form shows only the fields its rung takes.
   var FIELDS = {
     bare_metal: ["name", "gpu_model", "region", "nodes", "os_image", "cloud_init", "ssh_keys", "env", "secrets"],
-    vm: ["name", "gpu_model", "region", "gpus", "capacity_class", "os_image", "cloud_init", "ssh_keys", "env", "secrets",
-      "port", "expose"]
+    vm: ["name", "gpu_model", "region", "gpus", "capacity_class", "reservation", "os_image", "cloud_init", "ssh_keys",
+      "env", "secrets", "port", "expose"]
   };
   var IMAGE = ["image", "command", "env", "secrets", "secret_files", "pull_secret", "dataset", "dataset_path",
     "scratch_gb", "scratch_path", "port", "expose"];
-  FIELDS.confidential_vm = ["name", "gpu_model", "region", "gpus", "capacity_class"].concat(IMAGE);
-  FIELDS.container = ["name", "gpu_model", "region", "gpus", "mig_profile", "capacity_class", "ssh_keys"].concat(IMAGE);
-  FIELDS.job = ["name", "gpu_model", "region", "gpus", "gang_size", "capacity_class", "on_preemption", "checkpoint_path",
+  FIELDS.confidential_vm = ["name", "gpu_model", "region", "gpus", "capacity_class", "reservation"].concat(IMAGE);
+  FIELDS.container = ["name", "gpu_model", "region", "gpus", "mig_profile", "capacity_class", "reservation",
+    "ssh_keys"].concat(IMAGE);
+  FIELDS.job = ["name", "gpu_model", "region", "gpus", "gang_size", "capacity_class", "reservation", "on_preemption", "checkpoint_path",
     "checkpoint_interval"].concat(IMAGE);
   FIELDS.serverless = ["name", "gpu_model", "region", "gpus", "mig_profile", "share_mode", "share"].concat(IMAGE);
 

@@ -1,0 +1,60 @@
+"""A tenant's reservations in the portal (docs/capacity.md): the home page shows each one in force with its use, and
+the launch form offers reserved capacity on it only to a tenant that holds one."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from lifecycle.services.capacity import reservation_create
+from provisioning.models import Allocation, GpuModel, Hall
+from provisioning.services.fleet import fleet_load
+from tests.portal.test_pages import launch, signed_in
+from tests.support import SYSTEM
+from tests.support.fleet_documents import small_fleet
+
+
+@pytest.fixture
+def fleet(db: None) -> None:
+    fleet_load(document=small_fleet(), actor=SYSTEM)
+
+
+def test_the_launch_form_offers_reserved_capacity_only_with_a_reservation(alice: Any, acme: Any, fleet: None) -> None:
+    client = signed_in(alice)
+    page = client.get("/portal/launch", {"rung": "container"}).content.decode()
+    assert '<option value="reserved"' not in page
+    assert "Your reservations" not in client.get("/portal/").content.decode()
+
+    reservation = reservation_create(
+        tenant=acme,
+        gpu_model=GpuModel.objects.get(name="H100-SXM-80GB"),
+        hall=Hall.objects.get(code="eu-west-1a"),
+        gpus=8,
+        starts_at=timezone.now(),
+        ends_at=timezone.now() + timedelta(days=30),
+        price_per_gpu_hour=Decimal("1.80"),
+        actor=SYSTEM,
+    )
+    page = client.get("/portal/launch", {"rung": "container"}).content.decode()
+    assert '<option value="reserved">Reserved</option>' in page
+    assert f'<option value="{reservation.pk}">#{reservation.pk}: 8 x H100-SXM-80GB in eu-west-1a</option>' in page
+
+    made = launch(client, name="on-mine", gpus=2, capacity_class="reserved", reservation=str(reservation.pk))
+    assert made.status_code == 302, made.content
+    placed = Allocation.objects.get(name="on-mine")
+    assert (placed.capacity_class, placed.reservation_id, placed.hall.code) == ("reserved", reservation.pk, "eu-west-1a")
+
+    home = client.get("/portal/").content.decode()
+    assert "Your reservations" in home
+    assert f'data-reservation="{reservation.pk}"' in home
+    assert "2 GPUs" in home  # in use now
+
+
+def test_reserved_capacity_without_a_reservation_is_refused_on_the_form(alice: Any, fleet: None) -> None:
+    refused = launch(signed_in(alice), name="nope", gpus=1, capacity_class="reserved")
+    assert refused.status_code == 422
+    assert not Allocation.objects.exists()
