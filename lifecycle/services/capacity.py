@@ -20,7 +20,7 @@ from provisioning.domain.placement.isolation import hall_allowed
 from provisioning.fleet_cache import fleet_read, journal_fleet_changed
 from provisioning.models import Allocation, AllocationPreemption, GpuModel, Hall, Node, Reservation
 from provisioning.selectors import hall_info, tenant_policy
-from tenancy.models import Tenant
+from tenancy.models import Tenant, TenantState
 from tenancy.services import tenant_require_writable
 
 
@@ -66,13 +66,16 @@ def reservation_create(
     """Keep ``gpus`` whole GPUs of ``gpu_model`` in ``hall`` for the tenant from ``starts_at`` to ``ends_at``, billed
     at ``price_per_gpu_hour`` for the whole term (docs/capacity.md, "Reservations").
 
-    Refused 422 when the term or the price is not one (it ends before it starts, starts in the past, lasts more than
+    Refused 409 ``tenant_not_active`` for a tenant that is suspended, closing or closed; 422 when the term or the
+    price is not one (it ends before it starts, starts in the past, lasts more than
     three years; a price not above zero), when the count is not whole nodes of the pool, or when the tenant's
     residency does not allow the hall; 409 ``no_capacity`` when the pool cannot keep it: its GPUs less the other
     reservations overlapping the term, and, for a term that starts within the hour, what the pool holds free or
     lent to spot work now. Its reserved work is then priced (metered at nothing: the term pays for it)."""
     now = now or timezone.now()
     tenant_require_writable(tenant, actor=actor)
+    if Tenant.objects.filter(pk=tenant.pk).values_list("state", flat=True).get() != TenantState.ACTIVE:
+        raise Conflict("tenant_not_active", f"{tenant.slug} is not active: it cannot take on a reservation.")
     if ends_at <= starts_at:
         raise Invalid("validation_error", "A reservation ends after it starts.", field="ends_at")
     if starts_at < now - timedelta(minutes=1):

@@ -23,7 +23,12 @@ from tests.support.tenants import tenant_things
 
 H100 = "H100-SXM-80GB"
 # Paths only staff (or a confidential VM's guest) call: a tenant's member is refused them whatever its standing.
-NOT_TENANT_WRITES = ("/api/v1/ops/", "/api/v1/finance/", "/api/v1/compliance/", "/api/v1/attestation/")
+# Reservations are made and ended by operators only (a tenant reads its own), and never for a tenant that is not
+# active (tests/api/test_reservations.py).
+NOT_TENANT_WRITES = (
+    *("/api/v1/ops/", "/api/v1/finance/", "/api/v1/compliance/", "/api/v1/attestation/"),
+    "/api/v1/reservations",
+)
 
 
 def tenant_writes(estate: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any] | None]:

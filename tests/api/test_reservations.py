@@ -152,3 +152,10 @@ def test_finance_sees_what_reservations_bill_their_use_and_the_revenue_they_lock
     assert report["utilisation"] is not None
     assert report["locked_in"] == row["locked_in"]
     assert api(alice).get("/api/v1/finance/reservations").status_code == 403
+
+
+def test_no_reservation_is_made_for_a_tenant_that_is_not_active(api, operator, acme, fleet):
+    from tenancy.models import TenantState
+
+    type(acme).objects.filter(pk=acme.pk).update(state=TenantState.SUSPENDED)
+    assert_problem(reserve(api, operator), 409, "tenant_not_active")

@@ -74,6 +74,7 @@ from .fault import Fault
 from .finance_exports_signature_retrieve_response_200 import FinanceExportsSignatureRetrieveResponse200
 from .finance_margin_retrieve_response_200 import FinanceMarginRetrieveResponse200
 from .finance_reconciliation_retrieve_response_200 import FinanceReconciliationRetrieveResponse200
+from .finance_reservations_retrieve_response_200 import FinanceReservationsRetrieveResponse200
 from .finance_state_enum import FinanceStateEnum
 from .fleet_document_request import FleetDocumentRequest
 from .fleet_hall_request import FleetHallRequest
@@ -156,6 +157,7 @@ from .paginated_node_list import PaginatedNodeList
 from .paginated_notification_list import PaginatedNotificationList
 from .paginated_push_list import PaginatedPushList
 from .paginated_region_list import PaginatedRegionList
+from .paginated_reservation_list import PaginatedReservationList
 from .paginated_run_list import PaginatedRunList
 from .paginated_secret_list import PaginatedSecretList
 from .paginated_snapshot_list import PaginatedSnapshotList
@@ -183,6 +185,9 @@ from .reconcile_result import ReconcileResult
 from .reconciliation_state_enum import ReconciliationStateEnum
 from .region import Region
 from .report_policy import ReportPolicy
+from .reservation import Reservation
+from .reservation_request_request import ReservationRequestRequest
+from .reservation_use import ReservationUse
 from .residency import Residency
 from .residency_report import ResidencyReport
 from .residency_request import ResidencyRequest
@@ -314,6 +319,7 @@ __all__ = (
     "FinanceExportsSignatureRetrieveResponse200",
     "FinanceMarginRetrieveResponse200",
     "FinanceReconciliationRetrieveResponse200",
+    "FinanceReservationsRetrieveResponse200",
     "FinanceStateEnum",
     "FleetDocumentRequest",
     "FleetHallRequest",
@@ -396,6 +402,7 @@ __all__ = (
     "PaginatedNotificationList",
     "PaginatedPushList",
     "PaginatedRegionList",
+    "PaginatedReservationList",
     "PaginatedRunList",
     "PaginatedSecretList",
     "PaginatedSnapshotList",
@@ -423,6 +430,9 @@ __all__ = (
     "ReconciliationStateEnum",
     "Region",
     "ReportPolicy",
+    "Reservation",
+    "ReservationRequestRequest",
+    "ReservationUse",
     "Residency",
     "ResidencyReport",
     "ResidencyRequest",
