@@ -404,6 +404,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     # Allocations idle past their idle_stop_after: notice, then stop (docs/telemetry.md, "Idle stop").
     "idle-stop-check": {"task": "lifecycle.tasks.idle_stop_check", "schedule": 60},
+    "reservations-expire": {"task": "lifecycle.tasks.reservations_expire", "schedule": 60},
 }
 
 # --- Audit --------------------------------------------------------------------------------------------------

@@ -8,9 +8,12 @@ from celery import Task, shared_task
 from django.utils import timezone
 
 from billing.services import ledger
-from lifecycle.services import closure, exports
+from core.actor import Actor
+from lifecycle.services import capacity, closure, exports
 from lifecycle.services.customers import budgets_enforce
 from lifecycle.services.idle_stop import allocations_idle_check
+
+RESERVATIONS = Actor.system("reservations")
 
 
 @shared_task
@@ -45,6 +48,12 @@ def export_job_run(job_id: int) -> str:
     """Write and sign one export job's file (queued when finance asks for a large range). A failure marks the job
     failed with its error; finance asks again (a new job) rather than a retry writing over it."""
     return exports.export_job_run(job_id=job_id)
+
+
+@shared_task
+def reservations_expire() -> int:
+    """Beat: the reserved work of reservations whose term has ended runs on on demand (docs/capacity.md)."""
+    return capacity.reservations_expire(now=timezone.now(), actor=RESERVATIONS)
 
 
 @shared_task

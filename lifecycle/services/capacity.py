@@ -13,10 +13,13 @@ from django.utils import timezone
 
 from billing.selectors import billing_currency
 from billing.services.accounts import notify, reserved_usage_priced
+from billing.services.ledger import usage_rescale
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid
+from provisioning.domain.capacity_classes import DEFAULT_CLASS
 from provisioning.domain.placement.isolation import hall_allowed
+from provisioning.domain.states import HOLDS_DEVICES, AllocationState
 from provisioning.fleet_cache import fleet_read, journal_fleet_changed
 from provisioning.models import Allocation, AllocationPreemption, GpuModel, Hall, Node, Reservation
 from provisioning.selectors import hall_info, tenant_policy
@@ -159,6 +162,7 @@ def reservation_end(*, reservation: Reservation, actor: Actor, now: datetime | N
         return reservation
     Reservation.objects.filter(pk=reservation.pk).update(cancelled_at=max(now, reservation.starts_at))
     reservation.refresh_from_db()
+    reserved_work_released(reservation=reservation, at=reservation.ends, actor=actor)
     audit_record(
         actor=actor,
         action="reservation.ended",
@@ -169,3 +173,39 @@ def reservation_end(*, reservation: Reservation, actor: Actor, now: datetime | N
     )
     journal_fleet_changed()
     return reservation
+
+
+def reserved_work_released(*, reservation: Reservation, at: datetime, actor: Actor) -> int:
+    """The reservation's term is over (ended early, or at its end): its reserved work still holding devices runs on,
+    on demand from ``at``. A running allocation's usage is cut there: metered on its reserved SKU (at nothing, the term
+    paid for it) before, on its on-demand SKU after. Returns how many moved."""
+    moved = 0
+    live = Allocation.objects.filter(reservation=reservation, state__in=HOLDS_DEVICES).select_related("tenant")
+    for allocation in live:
+        Allocation.objects.filter(pk=allocation.pk).update(capacity_class=DEFAULT_CLASS.value, reservation=None)
+        allocation.refresh_from_db()
+        if allocation.state == AllocationState.RUNNING:
+            usage_rescale(allocation=allocation, at=max(at, allocation.running_since or at))
+        audit_record(
+            actor=actor,
+            action="allocation.reservation_ended",
+            target_type="allocation",
+            target_id=allocation.pk,
+            tenant=allocation.tenant,
+            data={"reservation": reservation.pk, "on_demand_from": at.isoformat()},
+        )
+        moved += 1
+    return moved
+
+
+def reservations_expire(*, now: datetime, actor: Actor) -> int:
+    """Beat: move the reserved work of every reservation whose term has ended to on-demand (``reserved_work_released``);
+    returns how many allocations moved. The fleet is read again when any did."""
+    moved = 0
+    ended = Reservation.objects.filter(ends_at__lte=now, allocations__state__in=HOLDS_DEVICES).distinct()
+    for reservation in ended.select_related("tenant"):
+        with transaction.atomic():
+            moved += reserved_work_released(reservation=reservation, at=reservation.ends, actor=actor)
+    if moved:
+        journal_fleet_changed()
+    return moved

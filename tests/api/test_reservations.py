@@ -159,3 +159,29 @@ def test_no_reservation_is_made_for_a_tenant_that_is_not_active(api, operator, a
 
     type(acme).objects.filter(pk=acme.pk).update(state=TenantState.SUSPENDED)
     assert_problem(reserve(api, operator), 409, "tenant_not_active")
+
+
+def test_reserved_work_outliving_its_reservation_runs_on_on_demand(
+    api, operator, alice, fleet, django_capture_on_commit_callbacks
+):
+    from lifecycle.services.capacity import reservations_expire
+
+    reservation = reserve(api, operator).json()["id"]
+    with django_capture_on_commit_callbacks(execute=True):
+        mine = ask(api(alice), gpus=4, capacity_class="reserved", reservation=reservation).json()
+    assert Allocation.objects.get(pk=mine["id"]).state == "running"
+    assert reservations_expire(now=timezone.now(), actor=SYSTEM) == 0  # its term is not over
+    api(operator).post(f"{URL}/{reservation}/end")
+    moved = api(alice).get(f"/api/v1/allocations/{mine['id']}").json()
+    assert (moved["state"], moved["capacity_class"], moved["reservation"]) == ("running", "on_demand", None)
+    skus = list(
+        UsageInterval.objects.filter(allocation_id=mine["id"]).order_by("start_ms").values_list("sku__code", "end_ms")
+    )
+    assert [code for code, _ in skus] == [
+        "container/H100-SXM-80GB/gpu/eu-west/reserved",
+        "container/H100-SXM-80GB/gpu/eu-west",
+    ]
+    assert skus[0][1] is not None  # the reserved piece closed at the end of the term
+    assert skus[1][1] is None  # and on demand runs on
+    assert AuditEvent.objects.filter(action="allocation.reservation_ended", target_id=str(mine["id"])).exists()
+    assert reservations_expire(now=timezone.now(), actor=SYSTEM) == 0  # nothing left to move
