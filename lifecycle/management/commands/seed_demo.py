@@ -377,7 +377,8 @@ class Command(BaseCommand):
                     )
                     created += 1
                 spot = class_refusal(CapacityClass.SPOT, rung_facts(rung), OnPreemption.STOP, reservation=None)
-                if spot is None and not Sku.objects.filter(code=f"{sku.code}/spot").exists():
+                spot_code = Sku.make_code(rung, model.name, unit, profile, region.code, CapacityClass.SPOT)
+                if spot is None and not Sku.objects.filter(code=spot_code).exists():
                     spot_price_set(sku=sku, discount_pct=DEMO_SPOT_DISCOUNT, effective_from=now, actor=actor)
                     created += 1
         return created
