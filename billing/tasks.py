@@ -7,7 +7,7 @@ import logging
 from celery import shared_task
 from django.utils import timezone
 
-from billing.services import reconcile, stripe_push, stripe_sync
+from billing.services import reconcile, stripe_push, stripe_reservations, stripe_sync
 from billing.services.accounts import tenants_suspend_overdue
 from tenancy.models import Tenant
 
@@ -16,10 +16,18 @@ log = logging.getLogger(__name__)
 
 @shared_task
 def billing_push() -> str:
-    """Send due rollups; then close the subscriptions of leaving tenants whose usage has all reached Stripe."""
+    """Send due rollups; then close the subscriptions of leaving tenants whose usage has all reached Stripe, and
+    bring reservations' terms to Stripe (opened when begun, closed when ended early)."""
     report = str(stripe_push.billing_push())
     closed = stripe_sync.stripe_subscriptions_close()
-    return f"{report}; subscriptions closed: {', '.join(closed) or 'none'}"
+    reservations = stripe_reservations.stripe_reservations_sync()
+    return f"{report}; subscriptions closed: {', '.join(closed) or 'none'}; {reservations}"
+
+
+@shared_task(autoretry_for=(Exception,), retry_backoff=30, retry_backoff_max=3600, max_retries=10)
+def stripe_reservations_sync() -> str:
+    """A reservation made or ended: its term in Stripe at once, not at the next push."""
+    return str(stripe_reservations.stripe_reservations_sync())
 
 
 @shared_task

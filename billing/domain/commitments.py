@@ -1,6 +1,11 @@
 """Reservations as billing sees them (docs/capacity.md, "Reservations"): a commitment of whole GPUs over a term,
-billed for the term whether used or not, month by month in advance, prorated to the part of the month the term
-covers; its use is what the tenant's reserved work ran inside it.
+billed for the term whether used or not, month by month in advance; its use is what the tenant's reserved work ran
+inside it.
+
+A month of a term is billed as clouds bill committed capacity, and as Stripe bills a licensed monthly price: 730
+GPU-hours a GPU (``HOURS_PER_MONTH``: 8,760 hours a year / 12), whatever the month's length, prorated to the share
+of the calendar month (UTC) the term covers, to the millisecond. What a term *commits* (the GPU-hours its work
+could use, against which its use is measured) is the real time it covers.
 
 Quantities are milli-unit-seconds, as the ledger's (``billing.domain.metering``): a GPU committed for an hour is
 ``3_600_000``. Pure Python: no Django.
@@ -8,12 +13,19 @@ Quantities are milli-unit-seconds, as the ledger's (``billing.domain.metering``)
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from core.domain.months import month_end, month_of
+from provisioning.domain.volumes import HOURS_PER_MONTH
+
+MONTH_MILLI = HOURS_PER_MONTH * 3_600_000  # milli-GPU-seconds billed for a GPU's whole month
 
 
 @dataclass(frozen=True)
 class Commitment:
-    """One reservation's term as billing needs it: its id, GPUs, price per GPU-hour and term (epoch ms)."""
+    """One reservation's term as billing needs it: its id, GPUs and term (epoch ms)."""
 
     id: int
     gpus: int
@@ -27,10 +39,31 @@ class Commitment:
 
 
 def committed_milli(commitment: Commitment, period_start_ms: int, period_end_ms: int) -> int:
-    """The GPU-time the term commits inside ``[period_start_ms, period_end_ms)``, in milli-unit-seconds: what a
-    month's invoice bills for it (the month's part of the term, whole in advance)."""
+    """The GPU-time the term covers inside ``[period_start_ms, period_end_ms)``, in milli-unit-seconds: what its
+    reserved work could have used there (utilisation's denominator)."""
     overlap = min(commitment.ends_ms, period_end_ms) - max(commitment.starts_ms, period_start_ms)
     return max(0, overlap) * commitment.gpus
+
+
+def months_met(start_ms: int, end_ms: int) -> Iterator[tuple[int, int]]:
+    """The calendar months (UTC) that ``[start_ms, end_ms)`` meets, each as its ``(first, next first)`` in ms."""
+    if end_ms <= start_ms:
+        return
+    month = month_of(datetime.fromtimestamp(start_ms / 1000, UTC))
+    while (first := int(month.timestamp() * 1000)) < end_ms:
+        month = month_end(month)
+        yield first, int(month.timestamp() * 1000)
+
+
+def billed_milli(commitment: Commitment, period_start_ms: int, period_end_ms: int) -> int:
+    """The GPU-time the term bills inside ``[period_start_ms, period_end_ms)``, in milli-unit-seconds: for each
+    calendar month, ``HOURS_PER_MONTH`` GPU-hours a GPU times the share of the month the term covers there (a
+    whole month: 730 GPU-hours a GPU, in February as in March). Rounded down to the milli-unit-second per month."""
+    start, end = max(commitment.starts_ms, period_start_ms), min(commitment.ends_ms, period_end_ms)
+    return sum(
+        commitment.gpus * MONTH_MILLI * (min(end, last) - max(start, first)) // (last - first)
+        for first, last in months_met(start, end)
+    )
 
 
 def utilisation(used_milli: int, committed: int) -> float | None:

@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import Count, Min, Sum
 
 from billing.domain import metering
-from billing.domain.commitments import Commitment, committed_milli
+from billing.domain.commitments import Commitment, billed_milli
 from billing.domain.metering import DAY_MS, HOUR_MS, to_ms
 from billing.domain.pricing import (
     QUANTITY_UNITS,
@@ -130,7 +130,8 @@ def month_of(now: datetime) -> tuple[datetime, datetime]:
     return start, months.month_end(start)
 
 
-COMMITTED_UNIT = "GPU-hours committed"  # a reservation's line: its term's GPU-hours in the period, used or not
+# A reservation's line: its term's part of the period, used or not, at 730 GPU-hours a GPU for a whole month.
+COMMITTED_UNIT = "GPU-hours committed"
 
 
 @dataclass(frozen=True)
@@ -144,11 +145,12 @@ class InvoicePreview:
 
 def reservation_charges(*, tenant: Tenant, start: datetime, end: datetime) -> list[tuple[str, Decimal, int]]:
     """``(sku, price per GPU-hour, milli-unit-seconds)`` of each reservation's term inside ``[start, end)``: a
-    month's invoice bills the month's part of every term, used or not, in advance (``billing.domain.commitments``)."""
+    month's invoice bills the month's part of every term, used or not, in advance, at 730 GPU-hours a GPU for a
+    whole month (``billing.domain.commitments.billed_milli``)."""
     rows = []
     for r in Reservation.objects.filter(tenant=tenant, starts_at__lt=end, ends_at__gt=start).order_by("pk"):
         term = Commitment(r.pk, r.gpus, to_ms(r.starts_at), to_ms(r.ends))
-        quantity = committed_milli(term, to_ms(start), to_ms(end))
+        quantity = billed_milli(term, to_ms(start), to_ms(end))
         if quantity:
             rows.append((term.sku, r.price_per_gpu_hour, quantity))
     return rows

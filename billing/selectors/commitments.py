@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from django.db.models import Sum
 
-from billing.domain.commitments import Commitment, committed_milli, utilisation
+from billing.domain.commitments import Commitment, billed_milli, committed_milli, utilisation
 from billing.domain.metering import to_ms
 from billing.domain.pricing import amount
 from billing.models import UsageInterval
@@ -96,8 +96,8 @@ def reservations_report(*, start: datetime, end: datetime, now: datetime) -> lis
                 reservation=reservation,
                 committed_milli=committed,
                 used_milli=_used_milli(reservation, first, min(last, to_ms(now))),
-                billed=amount(committed, price),
-                locked_in=amount(committed_milli(term, to_ms(now), term.ends_ms), price),
+                billed=amount(billed_milli(term, first, last), price),
+                locked_in=amount(billed_milli(term, to_ms(now), term.ends_ms), price),
             )
         )
     return rows

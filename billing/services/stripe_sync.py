@@ -233,7 +233,7 @@ def stripe_account_sync(*, tenant: Tenant, prices: list[str] | None = None) -> B
                 "metadata": {"ladder_tenant": tenant.slug},
                 # Periods on the calendar month (UTC), as the ledger's invoices and budgets: the first one runs
                 # to the next 1st and is billed for its usage only (metered prices have nothing to prorate).
-                "billing_cycle_anchor": int(_next_month(timezone.now()).timestamp()),
+                "billing_cycle_anchor": int(next_month(timezone.now()).timestamp()),
                 "proration_behavior": "none",
             },
             options={"idempotency_key": f"ladder-subscription-{tenant.pk}"},
@@ -278,7 +278,7 @@ def account_subscriptions(account: BillingAccount) -> list[str]:
     return shards + sorted(set(account_items(account).values()) - set(shards))
 
 
-def _next_month(moment: datetime) -> datetime:
+def next_month(moment: datetime) -> datetime:
     moment = moment.astimezone(UTC)
     year, month = divmod(moment.year * 12 + moment.month, 12)  # month is 0-based here: next month
     return datetime(year, month + 1, 1, tzinfo=UTC)

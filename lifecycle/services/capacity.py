@@ -11,12 +11,14 @@ from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
-from billing.selectors import billing_currency
+from billing import tasks as billing_tasks
+from billing.selectors import billing_currency, stripe_enabled
 from billing.services.accounts import notify, reserved_usage_priced
 from billing.services.ledger import usage_rescale
 from core.actor import Actor
 from core.audit import audit_record
 from core.errors import Conflict, Invalid
+from core.tasks import enqueue
 from provisioning.domain.capacity_classes import DEFAULT_CLASS
 from provisioning.domain.placement.isolation import hall_allowed
 from provisioning.domain.states import HOLDS_DEVICES, AllocationState
@@ -150,7 +152,15 @@ def reservation_create(
         },
     )
     journal_fleet_changed()  # every process reads the reservations again
+    _term_to_stripe()
     return reservation
+
+
+def _term_to_stripe() -> None:
+    """After commit, bring reservations' terms to Stripe at once (a term begun now opens its subscription; one
+    ended early is credited), rather than at the next billing push."""
+    if stripe_enabled():
+        enqueue(billing_tasks.stripe_reservations_sync, best_effort=True)
 
 
 @transaction.atomic
@@ -172,6 +182,7 @@ def reservation_end(*, reservation: Reservation, actor: Actor, now: datetime | N
         data={"ended_at": reservation.ends.isoformat(), "ends_at": reservation.ends_at.isoformat()},
     )
     journal_fleet_changed()
+    _term_to_stripe()
     return reservation
 
 

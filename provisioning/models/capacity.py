@@ -31,6 +31,10 @@ class Reservation(TenantOwned):
     currency = models.CharField(max_length=3, default="usd")
     created_at = models.DateTimeField(default=timezone.now)
     cancelled_at = models.DateTimeField(null=True, blank=True, help_text="Ended early by an operator.")
+    # Its term in Stripe (billing.services.stripe_reservations): a subscription to a licensed monthly price, opened
+    # when the term begins; cancelled with a prorated credit when the term is ended early (``stripe_closed_at``).
+    stripe_subscription_id = models.CharField(max_length=255, blank=True, default="")
+    stripe_closed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

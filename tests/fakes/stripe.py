@@ -710,8 +710,11 @@ class StripeServer:
         if "billing_cycle_anchor" in p and not now <= anchor <= add_interval(start, recurring["interval"], 1):
             message = "billing_cycle_anchor must be in the future and before the next natural billing date."
             raise StripeError(400, message, param="billing_cycle_anchor")
+        cancel_at = as_int(p, "cancel_at", 0) or None
+        if cancel_at is not None and cancel_at <= now:
+            raise StripeError(400, "cancel_at must be in the future.", param="cancel_at")
         sub = self._new("sub", "subscription", customer=customer, status="active", currency=first["currency"])
-        sub.update(billing_cycle_anchor=anchor, start_date=start, cancel_at=None, cancel_at_period_end=False)
+        sub.update(billing_cycle_anchor=anchor, start_date=start, cancel_at=cancel_at, cancel_at_period_end=False)
         sub.update(canceled_at=None, ended_at=None, latest_invoice=None, metadata=metadata({}, p.get("metadata")))
         sub.update(collection_method=p.get("collection_method", "charge_automatically"))
         sub["_interval"] = (recurring["interval"], recurring["interval_count"])
@@ -724,7 +727,49 @@ class StripeServer:
             del self.subscriptions[sub["id"]]
             self.items = {k: v for k, v in self.items.items() if v["subscription"] != sub["id"]}
             raise
+        if self._licensed(sub):
+            # Licensed prices are billed in advance: the first period (from the start, backdated or not, to the
+            # anchor or the cancellation), prorated, on an invoice of its own at once.
+            first_end = min(anchor, cancel_at or anchor) if anchor > start else add_interval(start, *sub["_interval"])
+            self._invoice(sub, start, start, now, advance=(start, min(first_end, cancel_at or first_end)))
         return self._render_sub(sub)
+
+    def _licensed(self, sub: Obj) -> list[Obj]:
+        return [i for i in self._sub_items(sub) if self.prices[i["price"]]["recurring"]["usage_type"] == "licensed"]
+
+    def _natural_period(self, sub: Obj, ts: int) -> tuple[int, int]:
+        """The whole billing period ``ts`` falls in, before a future anchor too (the interval ending at it): what
+        a partial period's licensed charge is prorated against."""
+        (interval, count), anchor = sub["_interval"], sub["billing_cycle_anchor"]
+        if ts < anchor:
+            n = -1
+            while add_interval(anchor, interval, count * n) > ts:
+                n -= 1
+        else:
+            n = 0
+            while add_interval(anchor, interval, count * (n + 1)) <= ts:
+                n += 1
+        return add_interval(anchor, interval, count * n), add_interval(anchor, interval, count * (n + 1))
+
+    def _licensed_lines(self, sub: Obj, start: int, end: int, *, credit: bool = False) -> list[Obj]:
+        """Each licensed item's charge for ``[start, end)`` (inside one billing period), prorated by the seconds of
+        the whole period it covers, rounded half up once; ``credit``: the unused part given back (negative)."""
+        if end <= start:
+            return []
+        first, last = self._natural_period(sub, start)
+        lines = []
+        for item in self._licensed(sub):
+            price = self.prices[item["price"]]
+            share = Decimal(end - start) / Decimal(last - first)
+            exact = Decimal(price["unit_amount_decimal"]) * item["quantity"] * share
+            amount = int(exact.quantize(Decimal(1), ROUND_HALF_UP)) * (-1 if credit else 1)
+            line = self._line_shape(sub, item, price, amount, item["quantity"], (start, end), proration=share != 1)
+            line["description"] = (
+                f"{'Unused time on' if credit else 'Time on' if share != 1 else ''} {item['quantity']} x "
+                f"{price['product']}".strip()
+            )
+            lines.append(line)
+        return lines
 
     def _update_subscription(self, p: Obj, id: str) -> Obj:
         sub = self._sub(id)
@@ -743,10 +788,14 @@ class StripeServer:
             raise StripeError(400, f"The subscription {id} has already been canceled.")
         # invoice_now: Stripe invoices the usage not yet invoiced at once (a final invoice up to now).
         self._invoices_due()
-        start = self._period(sub)[0]
-        sub.update(status="canceled", canceled_at=self._now(), ended_at=self._now(), _cancel_params=p)
-        if as_bool(p, "invoice_now", False) and self._now() > start:
-            self._invoice(sub, start, self._now(), self._now())
+        start, end = self._period(sub)
+        now = self._now()
+        sub.update(status="canceled", canceled_at=now, ended_at=now, _cancel_params=p)
+        # prorate: the licensed time paid for in advance and not used is credited (on the final invoice).
+        paid_to = min(end, sub["cancel_at"] or end)
+        credit = (now, paid_to) if as_bool(p, "prorate", False) and self._licensed(sub) and now < paid_to else None
+        if as_bool(p, "invoice_now", False) and (now > start or credit):
+            self._invoice(sub, start, now, now, credit=credit)
         return self._render_sub(sub)
 
     def _create_item(self, p: Obj) -> Obj:
@@ -817,19 +866,39 @@ class StripeServer:
                     while add_interval(sub["billing_cycle_anchor"], interval, count * n) <= start:
                         n += 1
                     end = add_interval(sub["billing_cycle_anchor"], interval, count * n)
+                cancel_at = sub["cancel_at"] or end + 1
+                end = min(end, cancel_at)
                 if end + self.invoice_grace > now:
                     break
-                self._invoice(sub, start, end, end + self.invoice_grace)
+                # At a renewal, the next period's licensed charge in advance (to the cancellation, prorated).
+                following = self._natural_period(sub, end)[1] if end < cancel_at else end
+                self._invoice(sub, start, end, end + self.invoice_grace, advance=(end, min(following, cancel_at)))
                 start = sub["_invoiced_until"] = end
+                if end >= cancel_at:
+                    sub.update(status="canceled", canceled_at=cancel_at, ended_at=cancel_at)
+                    break
         return self.invoices
 
-    def _invoice(self, sub: Obj, start: int, end: int, finalized_at: int) -> Obj:
+    def _invoice(
+        self,
+        sub: Obj,
+        start: int,
+        end: int,
+        finalized_at: int,
+        *,
+        advance: tuple[int, int] | None = None,
+        credit: tuple[int, int] | None = None,
+    ) -> Obj:
+        """The invoice of ``[start, end)``: its metered usage, then ``advance``'s licensed charge (the period it
+        opens, billed ahead) and ``credit``'s (licensed time paid for and given back at a cancellation)."""
         customer = sub["customer"]
         lines = [
             self._line(sub, item, customer, (start, end), finalized_at)
             for item in self._sub_items(sub)
             if self.prices[item["price"]]["recurring"]["usage_type"] == "metered"
         ]
+        lines += self._licensed_lines(sub, *advance) if advance else []
+        lines += self._licensed_lines(sub, *credit, credit=True) if credit else []
         total = sum(line["amount"] for line in lines)
         invoice = self._new("in", "invoice", customer=customer, status="open", currency=sub["currency"])
         invoice.update(created=finalized_at, period_start=start, period_end=end, subtotal=total, total=total)
@@ -861,7 +930,14 @@ class StripeServer:
         quantity = self._aggregate(self.meters[price["recurring"]["meter"]], customer, start, end, received_by)
         # Stripe rounds the line amount half up to the currency's minor unit: 5 x 0.5 = 2.5 -> 3.
         amount = int((quantity * Decimal(price["unit_amount_decimal"])).quantize(Decimal(1), ROUND_HALF_UP))
-        parent = {"subscription": sub["id"], "subscription_item": item["id"], "proration": False}
+        return self._line_shape(sub, item, price, amount, quantity, (start, end))
+
+    @staticmethod
+    def _line_shape(
+        sub: Obj, item: Obj, price: Obj, amount: int, quantity: int, period: tuple[int, int], proration: bool = False
+    ) -> Obj:
+        start, end = period
+        parent = {"subscription": sub["id"], "subscription_item": item["id"], "proration": proration}
         return {
             "id": new_id("il_tmp"),
             "object": "line_item",
