@@ -61,7 +61,7 @@ class Column:
 _C = Column
 COLUMNS: tuple[Column, ...] = (
     _C("BilledCost", "decimal", True, "What the row adds to the invoice (unrounded, see CostCarry)."),
-    _C("EffectiveCost", "decimal", True, "Same as BilledCost: Ladder has no commitments or discounts."),
+    _C("EffectiveCost", "decimal", True, "Usage: as BilledCost; a reservation's rows: its term amortized (below)."),
     _C("ListCost", "decimal", True, "ListUnitPrice x PricingQuantity (same as BilledCost)."),
     _C("ContractedCost", "decimal", True, "ContractedUnitPrice x PricingQuantity (same as BilledCost)."),
     _C(
@@ -71,7 +71,7 @@ COLUMNS: tuple[Column, ...] = (
         "EffectiveCost in the pricing currency: the same (one currency).",
     ),
     _C("PricingQuantity", "decimal", True, "Unit-hours of the SKU's unit, to 12 decimal places."),
-    _C("ConsumedQuantity", "decimal", True, "Same as PricingQuantity."),
+    _C("ConsumedQuantity", "decimal", False, "Same as PricingQuantity; null on a term's purchase and unused rows."),
     _C("ChargePeriodStart", "datetime", True, "Start of the hour (UTC)."),
     _C("ChargePeriodEnd", "datetime", True, "End of the hour (exclusive)."),
     _C("ChargeClass", "string", False, "Correction for a late adjustment counted after its month had ended."),
@@ -85,19 +85,26 @@ COLUMNS: tuple[Column, ...] = (
     _C("PricingCurrencyListUnitPrice", "decimal", True, "ListUnitPrice in the pricing currency: the same."),
     _C("PricingCurrencyContractedUnitPrice", "decimal", True, "ContractedUnitPrice in the pricing currency: the same."),
     _C("PricingUnit", "string", True, "GPU-Hours, MIG Slice-Hours, Node-Hours or GB-Hours (storage)."),
-    _C("ConsumedUnit", "string", True, "Same as PricingUnit."),
-    _C("CommitmentDiscountStatus", "string", False, "Null: Ladder sells no commitment discounts."),
+    _C("ConsumedUnit", "string", False, "Same as PricingUnit where ConsumedQuantity is not null."),
+    _C("CommitmentDiscountId", "string", False, "A reservation's rows: reservation/<id>; null otherwise."),
+    _C("CommitmentDiscountName", "string", False, "A reservation's rows: its GPUs, model, hall and term."),
+    _C("CommitmentDiscountCategory", "string", False, "A reservation's rows: Usage (a quantity of GPU-hours)."),
+    _C("CommitmentDiscountType", "string", False, "A reservation's rows: Reservation."),
+    _C("CommitmentDiscountQuantity", "decimal", False, "A reservation's rows: GPU-hours eligible, used or unused."),
+    _C("CommitmentDiscountUnit", "string", False, "A reservation's rows: GPU-Hours."),
+    _C("CommitmentDiscountStatus", "string", False, "A reservation's usage rows: Used or Unused; null otherwise."),
     _C(
         "PricingCategory",
         "string",
         True,
-        "Dynamic for spot (priced by the provider, may change); Standard otherwise: the public price book's.",
+        "Dynamic for spot (priced by the provider, may change); Committed for reserved work (its reservation's "
+        "term pays for it); Standard otherwise: the public price book's, and a term's purchase.",
     ),
     _C("BillingCurrency", "string", True, "ISO 4217 code of the SKU's currency, upper case."),
     _C("BillingPeriodStart", "datetime", True, "First instant of the calendar month (UTC) the hour is invoiced in."),
     _C("BillingPeriodEnd", "datetime", True, "First instant of the next month (exclusive)."),
-    _C("ChargeCategory", "string", True, "Usage."),
-    _C("ChargeFrequency", "string", True, "Usage-Based."),
+    _C("ChargeCategory", "string", True, "Usage; Purchase for a reservation's month of its term."),
+    _C("ChargeFrequency", "string", True, "Usage-Based; Recurring for a reservation's rows."),
     _C("BillingAccountId", "string", True, "The tenant's billing account (one invoice per tenant)."),
     _C("BillingAccountName", "string", True, "The tenant's name."),
     _C("SubAccountId", "string", True, "The tenant (its slug)."),
@@ -135,12 +142,13 @@ COLUMNS: tuple[Column, ...] = (
     _C("x_StorageKind", "string", False, "Storage: filesystem, block or snapshot; null for compute."),
 )
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
+COMMITMENT_COLUMNS = tuple(name for name in COLUMN_NAMES if name.startswith("CommitmentDiscount"))
 INDEX = {name: i for i, name in enumerate(COLUMN_NAMES)}
 
-# FOCUS's PricingCategory of each capacity class's SKUs: spot is priced by the provider and may change (Dynamic).
-# Reserved work is metered at nothing on its own SKUs while its reservation's term is billed (Standard until the
-# commitment columns name the reservation it draws on).
-PRICING_CATEGORIES = {"spot": "Dynamic"}
+# FOCUS's PricingCategory of each capacity class's SKUs: spot is priced by the provider and may change (Dynamic);
+# reserved work is subject to its reservation, metered at nothing on its own SKUs while the term is billed
+# (Committed: the term's own rows, ``billing.domain.focus_commitments``, carry its cost).
+PRICING_CATEGORIES = {"spot": "Dynamic", "reserved": "Committed"}
 
 UNIT_WORDS = {
     "gpu": ("GPU-Hours", "GPU time"),
@@ -387,7 +395,7 @@ def _static(charge: Charge) -> tuple[Any, ...]:
         "PricingCurrencyContractedUnitPrice": price.per_hour,
         "PricingUnit": pricing_unit,
         "ConsumedUnit": pricing_unit,
-        "CommitmentDiscountStatus": None,
+        **dict.fromkeys(COMMITMENT_COLUMNS),
         "PricingCategory": PRICING_CATEGORIES.get(sku.capacity_class, "Standard"),
         "BillingCurrency": sku.currency.upper(),
         "BillingPeriodStart": iso(month_start),
@@ -426,7 +434,7 @@ def _static(charge: Charge) -> tuple[Any, ...]:
     return tuple(values[name] for name in COLUMN_NAMES[VARYING:])
 
 
-def _csv_cell(value: Any) -> str:
+def csv_cell(value: Any) -> str:
     cell = text(value)
     if any(c in cell for c in ',"\n\r'):
         return '"' + cell.replace('"', '""') + '"'
@@ -450,7 +458,7 @@ def static_of(charge: Charge) -> Static:
     if charge.resource is not None:
         what = f"{charge.resource.name} ({charge.resource.kind} {charge.resource.id}): {what}"
     quoted = '"' + what.replace('"', '""')
-    return Static(values, ",".join(_csv_cell(v) for v in values), what, quoted)
+    return Static(values, ",".join(csv_cell(v) for v in values), what, quoted)
 
 
 class Rows:

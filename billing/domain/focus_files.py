@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -22,6 +22,9 @@ import pyarrow.parquet as pq
 
 from billing.domain.focus import COLUMNS, COST_PLACES, PRICE_PLACES, QUANTITY_PLACES, VARYING
 from billing.domain.focus_columns import Batch, Columns, csv_bytes, record_batch
+from billing.domain.focus_commitments import csv_lines
+
+Rows = Sequence[tuple[Any, ...]]  # rows made whole in Python, each in ``COLUMN_NAMES`` order
 
 FORMATS = ("csv", "parquet")
 HASH_WINDOW = 32 << 20  # bytes of a CSV part mapped at once while it is hashed (a multiple of mmap's granularity)
@@ -34,6 +37,7 @@ _DECIMAL_PLACES = {
     "PricingCurrencyContractedUnitPrice": PRICE_PLACES,
     "PricingQuantity": QUANTITY_PLACES,
     "ConsumedQuantity": QUANTITY_PLACES,
+    "CommitmentDiscountQuantity": QUANTITY_PLACES,
     "x_GoodputSecondsLost": 3,
 }
 
@@ -64,9 +68,9 @@ FILE_METADATA = {"focus_version": "1.2", "producer": "Ladder"}
 HEADER = ",".join(c.name for c in COLUMNS)
 
 
-def write_csv(out: IO[bytes], batches: Iterable[Batch], *, header: bool = True) -> int:
-    """Write the header (unless told not to: a part of a file) and one line per row of the batches (in order),
-    UTF-8; returns how many rows."""
+def write_csv(out: IO[bytes], batches: Iterable[Batch], *, header: bool = True, extra: Rows = ()) -> int:
+    """Write the header (unless told not to: a part of a file), one line per row of the batches (in order), then
+    the ``extra`` rows (a reservation's, ``focus_commitments``), UTF-8; returns how many rows."""
     columns = Columns()
     if header:
         out.write(HEADER.encode() + b"\n")
@@ -75,21 +79,38 @@ def write_csv(out: IO[bytes], batches: Iterable[Batch], *, header: bool = True) 
         if len(batch):
             out.write(csv_bytes(columns.make(batch)))
             count += len(batch)
-    return count
+    if extra:
+        out.write(csv_lines(list(extra)))
+    return count + len(extra)
 
 
-def record_batches(batches: Iterable[Batch]) -> Iterator[pa.RecordBatch]:
-    """The batches' rows as Arrow record batches of ``BATCH_SCHEMA``, in order (one ``Columns``: the carry goes on)."""
+def record_batches(batches: Iterable[Batch], extra: Rows = ()) -> Iterator[pa.RecordBatch]:
+    """The batches' rows as Arrow record batches of ``BATCH_SCHEMA``, in order (one ``Columns``: the carry goes on),
+    then the ``extra`` rows'."""
     columns = Columns()
     for batch in batches:
         if len(batch):
             yield record_batch(columns.make(batch), BATCH_SCHEMA)
+    if extra:
+        yield extra_record(extra)
 
 
-def write_parquet(out: Any, batches: Iterable[Batch], *, row_group: int = ROW_GROUP) -> int:
-    """Write one row per row of the batches, in row groups of ``row_group`` rows, to a path or binary file;
-    returns how many."""
-    return write_parquet_records(out, record_batches(batches), row_group=row_group)
+def extra_record(rows: Rows) -> pa.RecordBatch:
+    """Rows made whole in Python (each in ``COLUMN_NAMES`` order) as one record batch of ``BATCH_SCHEMA``."""
+    columns = []
+    for i, field in enumerate(BATCH_SCHEMA):
+        values = [row[i] for row in rows]
+        if pa.types.is_dictionary(field.type):
+            columns.append(pa.array(values, pa.string()).dictionary_encode())
+        else:
+            columns.append(pa.array(values, field.type))
+    return pa.RecordBatch.from_arrays(columns, schema=BATCH_SCHEMA)
+
+
+def write_parquet(out: Any, batches: Iterable[Batch], *, row_group: int = ROW_GROUP, extra: Rows = ()) -> int:
+    """Write one row per row of the batches, then the ``extra`` rows, in row groups of ``row_group`` rows, to a
+    path or binary file; returns how many."""
+    return write_parquet_records(out, record_batches(batches, extra), row_group=row_group)
 
 
 def write_parquet_records(out: Any, records: Iterable[pa.RecordBatch], *, row_group: int = ROW_GROUP) -> int:
@@ -130,15 +151,17 @@ def write_part(file_format: str, path: str, batches: Iterable[Batch]) -> int:
     return count
 
 
-def join(file_format: str, path: str, parts: Iterable[str], rows: Callable[[], int]) -> Written:
-    """Write the file from its parts (``write_part``), in order, removing each part once it is in; ``rows`` tells
-    how many rows the parts held, once they are all in."""
+def join(file_format: str, path: str, parts: Iterable[str], rows: Callable[[], int], *, extra: Rows = ()) -> Written:
+    """Write the file from its parts (``write_part``), in order, removing each part once it is in, then the
+    ``extra`` rows; ``rows`` tells how many rows the parts held, once they are all in."""
 
     def records() -> Iterator[pa.RecordBatch]:
         for part in parts:
             with pa.OSFile(part, "rb") as source, pa.ipc.open_stream(source) as stream:
                 yield from stream
             os.unlink(part)
+        if extra:
+            yield extra_record(extra)
 
     if file_format == "parquet":
         return _digest_of(path, write_parquet_records(path, records()))
@@ -158,7 +181,10 @@ def join(file_format: str, path: str, parts: Iterable[str], rows: Callable[[], i
                 while copied < size:
                     copied += os.copy_file_range(source.fileno(), out.fileno(), size - copied, copied)
             os.unlink(part)
-        return Written(rows(), digest.hexdigest(), out.tell())
+        tail = csv_lines(list(extra))
+        out.write(tail)
+        digest.update(tail)
+        return Written(rows() + len(extra), digest.hexdigest(), out.tell())
 
 
 @dataclass(frozen=True)
@@ -198,11 +224,12 @@ def _digest_of(path: str, rows: int) -> Written:
     return Written(rows, digest.hexdigest(), size)
 
 
-def write(file_format: str, path: str, batches: Iterable[Batch]) -> Written:
+def write(file_format: str, path: str, batches: Iterable[Batch], *, extra: Rows = ()) -> Written:
+    """Write an export's file: the batches' rows, then the ``extra`` rows."""
     if file_format == "csv":
         with open(path, "wb") as out:
             digesting = _Digesting(out)
-            return digesting.written(write_csv(digesting, batches))  # type: ignore[arg-type]
+            return digesting.written(write_csv(digesting, batches, extra=extra))  # type: ignore[arg-type]
     if file_format == "parquet":
-        return _digest_of(path, write_parquet(path, batches))
+        return _digest_of(path, write_parquet(path, batches, extra=extra))
     raise ValueError(f"unknown export format {file_format!r}: one of {', '.join(FORMATS)}")

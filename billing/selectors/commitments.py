@@ -10,8 +10,10 @@ from decimal import Decimal
 
 from django.db.models import Sum
 
-from billing.domain.commitments import Commitment, billed_milli, committed_milli, utilisation
-from billing.domain.metering import to_ms
+from billing.domain.commitments import Commitment, billed_milli, committed_milli, months_met, utilisation
+from billing.domain.focus import Tenant as FocusTenant
+from billing.domain.focus_commitments import CommitmentMonth
+from billing.domain.metering import from_ms, to_ms
 from billing.domain.pricing import amount
 from billing.models import UsageInterval
 from provisioning.domain.states import HOLDS_DEVICES
@@ -101,3 +103,41 @@ def reservations_report(*, start: datetime, end: datetime, now: datetime) -> lis
             )
         )
     return rows
+
+
+def commitment_months(*, first_ms: int, stop_ms: int, tenant_id: int | None, now: datetime) -> list[CommitmentMonth]:
+    """Each reservation's months for a FOCUS export of ``[first_ms, stop_ms)`` (``billing.domain.focus_commitments``):
+    a month whose part of the term begins in the range (it is billed then, in advance), with its use up to the
+    range's end or ``now``, whichever is first. In tenant, reservation and month order."""
+    found = Reservation.objects.filter(starts_at__lt=from_ms(stop_ms), ends_at__gt=from_ms(first_ms))
+    if tenant_id is not None:
+        found = found.filter(tenant_id=tenant_id)
+    months = []
+    for reservation in found.select_related("tenant", "gpu_model", "hall__region").order_by("tenant_id", "pk"):
+        term = _term(reservation)
+        tenant = reservation.tenant
+        for month_start, month_end in months_met(term.starts_ms, term.ends_ms):
+            start, end = max(month_start, term.starts_ms), min(month_end, term.ends_ms)
+            if not first_ms <= start < stop_ms:
+                continue
+            months.append(
+                CommitmentMonth(
+                    tenant=FocusTenant(tenant.pk, tenant.slug, tenant.name),
+                    reservation=reservation.pk,
+                    gpus=reservation.gpus,
+                    gpu_model=reservation.gpu_model.name,
+                    hall=reservation.hall.code,
+                    region_code=reservation.hall.region.code,
+                    region_name=reservation.hall.region.name,
+                    currency=reservation.currency,
+                    price_per_hour=reservation.price_per_gpu_hour,
+                    term_start_ms=term.starts_ms,
+                    term_end_ms=term.ends_ms,
+                    start_ms=start,
+                    end_ms=end,
+                    billed_milli=billed_milli(term, start, end),
+                    committed_milli=committed_milli(term, start, end),
+                    used_milli=_used_milli(reservation, start, min(end, stop_ms, to_ms(now))),
+                )
+            )
+    return months

@@ -37,11 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connection, connections
+from django.utils import timezone
 
 from billing.domain import focus, focus_columns, focus_files
+from billing.domain.focus_commitments import commitment_rows
 from billing.domain.metering import DAY_MS, from_ms, to_ms
 from billing.domain.pricing import price_shown
 from billing.models import Sku, SkuPrice, UsageInterval, UsageRollup
+from billing.selectors.commitments import commitment_months
 from core import forks
 from provisioning.models import Allocation, AllocationFault, Volume, VolumeSnapshot
 from tenancy.models import Tenant
@@ -374,6 +377,9 @@ def write(
 def _write(
     file_format: str, path: str, first_ms: int, stop_ms: int, tenant_id: int | None, detail: bool, workers: int
 ) -> focus_files.Written:
+    # A reservation's months (purchase, used, unused): a handful of rows, written after the usage rows.
+    months = commitment_months(first_ms=first_ms, stop_ms=stop_ms, tenant_id=tenant_id, now=timezone.now())
+    extra = [row for month in months for row in commitment_rows(month)]
     parts: list[tuple[KeyRange, int]] = []
     if workers > 1 and not connection.in_atomic_block:
         counts = key_counts(first_ms=first_ms, stop_ms=stop_ms, tenant_id=tenant_id, detail=detail)
@@ -381,7 +387,7 @@ def _write(
             parts = split(counts, workers * PARTS_PER_WORKER)
     if len(parts) < 2:
         batches = export_batches(first_ms=first_ms, stop_ms=stop_ms, tenant_id=tenant_id, detail=detail)
-        return focus_files.write(file_format, path, batches)
+        return focus_files.write(file_format, path, batches, extra=extra)
     names = [f"{path}.{n}" for n in range(len(parts))]
     calls = [
         partial(_write_part, file_format, name, first_ms, stop_ms, tenant_id, detail, keys)
@@ -398,7 +404,7 @@ def _write(
             yield name
 
     try:
-        return focus_files.join(file_format, path, written(), lambda: rows)
+        return focus_files.join(file_format, path, written(), lambda: rows, extra=extra)
     finally:
         results.close()  # a failed join stops the workers still writing
         for name in names:
