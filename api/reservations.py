@@ -1,6 +1,7 @@
 """Reservations (``/api/v1/reservations``, docs/capacity.md): whole GPUs of one model in one hall kept for a tenant
-over a term and billed for it. Operators create them and end them early; a tenant's members read theirs, with their
-use: the GPUs its reserved work holds now, and the GPU-hours used against those committed so far."""
+over a term and billed for it. Operators create them at any price and end them early; a tenant's owners and admins
+order them within limits, priced by the book; its members read theirs, with their use: the GPUs its reserved work
+holds now, and the GPU-hours used against those committed so far."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ from api.base import TenantOrStaffViewSet
 from api.serializers import StrictSerializer, refuse_body
 from billing.domain.pricing import unit_hours
 from billing.selectors.commitments import reservation_use
-from lifecycle.services.capacity import reservation_create, reservation_end
+from core.errors import Invalid
+from lifecycle.services.capacity import reservation_create, reservation_end, reservation_order
 from provisioning.models import GpuModel, Hall, Reservation
 from tenancy.domain.roles import Action, StaffPermission
 from tenancy.models import Tenant
@@ -83,7 +85,10 @@ class ReservationSerializer(serializers.ModelSerializer[Reservation]):
 
 class ReservationRequestSerializer(StrictSerializer):
     tenant: serializers.SlugRelatedField[Tenant] = serializers.SlugRelatedField(
-        slug_field="slug", queryset=Tenant.objects.all()
+        slug_field="slug",
+        queryset=Tenant.objects.all(),
+        required=False,
+        help_text="Operators: the tenant it is for. A tenant's own order leaves it out (or names itself).",
     )
     gpu_model: serializers.SlugRelatedField[GpuModel] = serializers.SlugRelatedField(
         slug_field="name", queryset=GpuModel.objects.all()
@@ -95,7 +100,11 @@ class ReservationRequestSerializer(StrictSerializer):
     starts_at = serializers.DateTimeField(required=False, help_text="Default: now.")
     ends_at = serializers.DateTimeField()
     price_per_gpu_hour = serializers.DecimalField(
-        max_digits=16, decimal_places=6, help_text="What the tenant pays per GPU-hour of the term, used or not."
+        max_digits=16,
+        decimal_places=6,
+        required=False,
+        help_text="Operators: what the tenant pays per GPU-hour of the term, used or not. A tenant's own order is "
+        "priced by the book: on demand less its term's discount.",
     )
 
 
@@ -105,7 +114,11 @@ class ReservationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Tenan
 
     queryset = Reservation.objects.select_related("tenant", "gpu_model", "hall__region").order_by("-starts_at", "id")
     serializer_class = ReservationSerializer
-    role_actions: ClassVar[dict[str, Action]] = {"list": Action.ALLOCATION_VIEW, "retrieve": Action.ALLOCATION_VIEW}
+    role_actions: ClassVar[dict[str, Action]] = {
+        "list": Action.ALLOCATION_VIEW,
+        "retrieve": Action.ALLOCATION_VIEW,
+        "create": Action.RESERVATION_ORDER,
+    }
     required_permission = StaffPermission.RESERVATION_VIEW
     action_permissions: ClassVar[dict[str, StaffPermission]] = {
         "create": StaffPermission.RESERVATION_ADD,
@@ -115,20 +128,38 @@ class ReservationViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, Tenan
     @extend_schema(request=ReservationRequestSerializer, responses={201: ReservationSerializer})
     def create(self, request: Request) -> Response:
         """Keep whole GPUs of a model in a hall for a tenant over a term (422 for a term, count or hall that is not
-        one; 409 ``no_capacity`` when the pool cannot keep them)."""
+        one; 409 ``no_capacity`` when the pool cannot keep them). An operator names the tenant and the price; a
+        tenant's owner or admin orders one for its own tenant within limits, priced by the book (409
+        ``reservation_limit`` over them; docs/capacity.md, "Ordering one")."""
         body = ReservationRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        reservation = reservation_create(
-            tenant=data["tenant"],
-            gpu_model=data["gpu_model"],
-            hall=data["hall"],
-            gpus=data["gpus"],
-            starts_at=data.get("starts_at") or timezone.now(),
-            ends_at=data["ends_at"],
-            price_per_gpu_hour=data["price_per_gpu_hour"],
-            actor=self.caller.actor,
-        )
+        place = {
+            "gpu_model": data["gpu_model"],
+            "hall": data["hall"],
+            "gpus": data["gpus"],
+            "starts_at": data.get("starts_at") or timezone.now(),
+            "ends_at": data["ends_at"],
+            "actor": self.caller.actor,
+        }
+        own = self.caller.tenant
+        if own is not None:
+            if data.get("tenant", own) != own:
+                raise Invalid("validation_error", "You order reservations for your own tenant only.", field="tenant")
+            if "price_per_gpu_hour" in data:
+                raise Invalid(
+                    "validation_error",
+                    "A reservation you order is priced by the book (on demand less its term's discount).",
+                    field="price_per_gpu_hour",
+                )
+            reservation = reservation_order(tenant=own, **place)
+        else:
+            for name in ("tenant", "price_per_gpu_hour"):
+                if name not in data:
+                    raise Invalid("validation_error", "This field is required.", field=name)
+            reservation = reservation_create(
+                tenant=data["tenant"], price_per_gpu_hour=data["price_per_gpu_hour"], **place
+            )
         return Response(ReservationSerializer(self.get_queryset().get(pk=reservation.pk)).data, status=201)
 
     @extend_schema(request=None, responses={200: ReservationSerializer})

@@ -60,6 +60,7 @@ env = environ.FileAwareEnv(
     LADDER_CAPACITY_SAMPLE_EVERY_SECONDS=(int, 300),
     LADDER_SIM_CHECKPOINT_SECONDS=(float, 60.0),
     LADDER_PREEMPTION_NOTICE_SECONDS=(str, ""),
+    LADDER_RESERVATION_ORDER_MAX_GPUS=(int, 64),
     LADDER_SECRETS_KEY=(str, ""),
     LADDER_ATTESTATION_VERIFIER=(str, "node-key"),
     LADDER_ATTESTATION_NONCE_SECONDS=(float, 120),
@@ -482,6 +483,7 @@ for _term in filter(None, (t.strip() for t in env("LADDER_PREEMPTION_NOTICE_SECO
     if not _seconds.strip().isdigit() or int(_seconds) > 600:
         raise ImproperlyConfigured(f"LADDER_PREEMPTION_NOTICE_SECONDS: {_term!r} is not class=seconds (0 to 600).")
     LADDER_PREEMPTION_NOTICE_SECONDS[_class.strip()] = int(_seconds)
+LADDER_RESERVATION_ORDER_MAX_GPUS: int = env("LADDER_RESERVATION_ORDER_MAX_GPUS")  # ordered by a tenant itself
 # Key of cluster credentials at rest (32 bytes, base64); empty: derived from SECRET_KEY.
 LADDER_SECRETS_KEY: str = env("LADDER_SECRETS_KEY")
 # Who judges a confidential VM's attestation evidence: "node-key" (signed by the host's registered key) or a

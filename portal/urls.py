@@ -4,7 +4,7 @@ under /console/."""
 from django.contrib.auth import views as auth
 from django.urls import path, reverse_lazy
 
-from portal import access, money, payment, signin, signup, views, volumes
+from portal import access, money, payment, reservations, signin, signup, views, volumes
 from portal.consoles import urls as consoles
 
 app_name = "portal"
@@ -43,6 +43,7 @@ urlpatterns = [
     path("portal/allocations/<int:allocation_id>/live", views.allocation_fragment, name="allocation_fragment"),
     path("portal/allocations/<int:allocation_id>/stop", views.allocation_stop_view, name="allocation_stop"),
     path("portal/usage", views.usage, name="usage"),
+    path("portal/reservations/new", reservations.reserve, name="reserve"),
     path("portal/team", views.team, name="team"),
     path("portal/team/keys/<int:key_id>/revoke", views.api_key_revoke_view, name="api_key_revoke"),
     path("portal/data", views.data, name="data"),

@@ -154,6 +154,7 @@ def home(request: HttpRequest, membership: Membership) -> HttpResponse:
             "allocations": _allocations(membership)[:50],
             "cost": cost_figures(membership),
             "may_launch": role_allows(membership.role, Action.ALLOCATION_MANAGE),
+            "may_reserve": role_allows(membership.role, Action.RESERVATION_ORDER),
             "rungs": words.RUNGS,
             "reservations": reservation_rows(membership.tenant, timezone.now()),
         },

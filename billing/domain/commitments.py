@@ -66,6 +66,19 @@ def billed_milli(commitment: Commitment, period_start_ms: int, period_end_ms: in
     )
 
 
+# A reservation a tenant orders itself (``lifecycle.services.capacity.reservation_order``) is priced off the
+# on-demand price by its term: (shortest term in days, percent off). Shorter terms are not sold this way; longer
+# ones than ``ORDER_MAX_DAYS``, or larger ones than the tenant's limit, are agreed with an operator.
+TERM_DISCOUNTS: tuple[tuple[int, int], ...] = ((7, 10), (30, 20), (90, 30), (365, 40))
+ORDER_MAX_DAYS = 366
+
+
+def term_discount(days: float) -> int | None:
+    """The percent off on demand for a term of ``days`` ordered by its tenant (None: shorter than any sold)."""
+    sold = [pct for shortest, pct in TERM_DISCOUNTS if days >= shortest]
+    return sold[-1] if sold else None
+
+
 def utilisation(used_milli: int, committed: int) -> float | None:
     """The share of the committed GPU-time its reserved work used (None: nothing committed yet)."""
     return used_milli / committed if committed else None

@@ -7,12 +7,16 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
 from billing import tasks as billing_tasks
-from billing.selectors import billing_currency, stripe_enabled
+from billing.domain.commitments import ORDER_MAX_DAYS, TERM_DISCOUNTS, term_discount
+from billing.domain.pricing import discounted
+from billing.models import SkuPrice
+from billing.selectors import billing_currency, sku_code, stripe_enabled
 from billing.services.accounts import notify, reserved_usage_priced
 from billing.services.ledger import usage_rescale
 from core.actor import Actor
@@ -21,6 +25,7 @@ from core.errors import Conflict, Invalid
 from core.tasks import enqueue
 from provisioning.domain.capacity_classes import DEFAULT_CLASS
 from provisioning.domain.placement.isolation import hall_allowed
+from provisioning.domain.rungs import Rung
 from provisioning.domain.states import HOLDS_DEVICES, AllocationState
 from provisioning.fleet_cache import fleet_read, journal_fleet_changed
 from provisioning.models import Allocation, AllocationPreemption, GpuModel, Hall, Node, Reservation
@@ -53,6 +58,7 @@ def preemption_notify(*, allocation: Allocation, preemption: AllocationPreemptio
 # --- reservations --------------------------------------------------------------------------------------------------
 
 MAX_TERM = timedelta(days=3 * 366)  # three years, as the longest committed terms clouds sell
+ORDER_PRICED_AS = Rung.CONTAINER  # a reservation a tenant orders is priced off this rung's on-demand whole GPU
 
 
 @transaction.atomic
@@ -154,6 +160,71 @@ def reservation_create(
     journal_fleet_changed()  # every process reads the reservations again
     _term_to_stripe()
     return reservation
+
+
+@transaction.atomic
+def reservation_order(
+    *,
+    tenant: Tenant,
+    gpu_model: GpuModel,
+    hall: Hall,
+    gpus: int,
+    starts_at: datetime,
+    ends_at: datetime,
+    actor: Actor,
+    now: datetime | None = None,
+) -> Reservation:
+    """A tenant orders a reservation itself, within limits (docs/capacity.md, "Ordering one"): a term of at least
+    the shortest sold (``billing.domain.commitments.TERM_DISCOUNTS``) and at most ``ORDER_MAX_DAYS``, priced at the
+    on-demand price of a whole GPU in the hall's region now less its term's discount, and at most
+    ``LADDER_RESERVATION_ORDER_MAX_GPUS`` GPUs reserved at once by the tenant over the term (every reservation it
+    holds counts). Then as ``reservation_create``, whose refusals stand.
+
+    Refused 422 for a term not sold this way (``ends_at``), 409 ``reservation_limit`` over the limit (``gpus``), 409
+    ``not_priced`` where whole GPUs of the model have no on-demand price in the region."""
+    now = now or timezone.now()
+    Tenant.objects.select_for_update().filter(pk=tenant.pk).exists()  # one order at a time per tenant: the limit holds
+    days = (ends_at - starts_at) / timedelta(days=1)
+    discount = term_discount(days)
+    if discount is None or days > ORDER_MAX_DAYS:
+        shortest = TERM_DISCOUNTS[0][0]
+        raise Invalid(
+            "validation_error",
+            f"A reservation you order lasts {shortest} to {ORDER_MAX_DAYS} days; ask us for another term.",
+            field="ends_at",
+        )
+    held = (
+        Reservation.objects.filter(
+            tenant=tenant, cancelled_at=None, starts_at__lt=ends_at, ends_at__gt=starts_at
+        ).aggregate(total=Sum("gpus"))["total"]
+        or 0
+    )
+    limit = settings.LADDER_RESERVATION_ORDER_MAX_GPUS
+    if held + gpus > limit:
+        raise Conflict(
+            "reservation_limit",
+            f"You would hold {held + gpus} GPUs reserved over that term, over the {limit} you may order yourself "
+            f"({held} held). Order fewer, or ask us for a larger reservation.",
+            field="gpus",
+            extra={"limit_gpus": limit, "held_gpus": held},
+        )
+    code = sku_code(rung=ORDER_PRICED_AS, mig_profile=None, gpu_model=gpu_model.name, region=hall.region.code)
+    on_demand = SkuPrice.objects.filter(sku__code=code, effective_from__lte=now).order_by("-effective_from").first()
+    if on_demand is None or on_demand.unit_price_per_hour <= 0:
+        raise Conflict(
+            "not_priced", f"{code} has no on-demand price to reserve {gpu_model.name} GPUs at.", field="hall"
+        )
+    return reservation_create(
+        tenant=tenant,
+        gpu_model=gpu_model,
+        hall=hall,
+        gpus=gpus,
+        starts_at=starts_at,
+        ends_at=ends_at,
+        price_per_gpu_hour=discounted(on_demand.unit_price_per_hour, Decimal(discount)),
+        actor=actor,
+        now=now,
+    )
 
 
 def _term_to_stripe() -> None:

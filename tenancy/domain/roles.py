@@ -116,6 +116,7 @@ class Action(StrEnum):
     API_KEY_WRITE_SCOPE = "api_key.write_scope"
     ALLOCATION_VIEW = "allocation.view"
     ALLOCATION_MANAGE = "allocation.manage"
+    RESERVATION_ORDER = "reservation.order"
     BILLING_VIEW = "billing.view"
     BUDGET_MANAGE = "budget.manage"
     DATA_VIEW = "data.view"
@@ -144,6 +145,8 @@ ALLOWED: dict[Action, frozenset[TenantRole]] = {
     Action.ALLOCATION_VIEW: _EVERYONE,
     # Buying capacity spends money: not for viewers or billing users.
     Action.ALLOCATION_MANAGE: frozenset({TenantRole.OWNER, TenantRole.ADMIN, TenantRole.MEMBER}),
+    # A reservation commits the tenant to months of spend: its owners and admins order one.
+    Action.RESERVATION_ORDER: _ADMINS,
     Action.BILLING_VIEW: _EVERYONE,
     Action.BUDGET_MANAGE: _ADMINS,
     Action.DATA_VIEW: _EVERYONE,

@@ -8,10 +8,10 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from billing.models import UsageInterval
+from billing.models import SkuPrice, UsageInterval
 from billing.selectors import month_of
 from core.models import AuditEvent
-from provisioning.models import Allocation
+from provisioning.models import Allocation, Reservation
 from provisioning.services.fleet import fleet_load
 from tests.support import SYSTEM, assert_problem
 from tests.support.fleet_documents import small_fleet
@@ -79,8 +79,8 @@ def test_a_reservation_that_cannot_be_kept_is_refused(api, operator, acme, fleet
     assert field in refused["errors"]
 
 
-def test_only_operators_make_reservations(api, alice, fleet):
-    assert reserve(api, alice).status_code == 403
+def test_a_tenant_does_not_set_its_own_price(api, alice, fleet):
+    assert "price_per_gpu_hour" in assert_problem(reserve(api, alice), 422, "validation_error")["errors"]
 
 
 def test_reserved_work_fits_in_its_room_others_never_take_it_and_spot_borrows_it(
@@ -192,3 +192,65 @@ def test_reserved_work_outliving_its_reservation_runs_on_on_demand(
     assert skus[1][1] is None  # and on demand runs on
     assert AuditEvent.objects.filter(action="allocation.reservation_ended", target_id=str(mine["id"])).exists()
     assert reservations_expire(now=timezone.now(), actor=SYSTEM) == 0  # nothing left to move
+
+
+# --- a tenant's own order ---------------------------------------------------------------------------------------
+
+
+def order(client, **body):
+    body = {
+        "gpu_model": H100,
+        "hall": "eu-west-1a",
+        "gpus": 8,
+        "ends_at": (timezone.now() + timedelta(days=30, minutes=1)).isoformat(),
+        **body,
+    }
+    return client.post(URL, body, format="json")
+
+
+def test_an_owner_orders_a_reservation_priced_off_on_demand_by_its_term(api, alice, fleet):
+    ordered = order(api(alice))
+    assert ordered.status_code == 201, ordered.content
+    body = ordered.json()
+    assert (body["tenant"], body["gpus"], body["hall"]) == ("acme", 8, "eu-west-1a")
+    on_demand = SkuPrice.objects.filter(sku__code="container/H100-SXM-80GB/gpu/eu-west").latest("effective_from")
+    # 30 days: 20% off the on-demand price of a whole GPU there.
+    assert Decimal(body["price_per_gpu_hour"]) == (on_demand.unit_price_per_hour * Decimal("0.8")).quantize(
+        Decimal("0.000001")
+    )
+    year = order(api(alice), ends_at=(timezone.now() + timedelta(days=365, minutes=1)).isoformat())
+    assert year.status_code == 201, year.content
+    assert Decimal(year.json()["price_per_gpu_hour"]) == on_demand.unit_price_per_hour * Decimal("0.6")  # 40% off
+    assert AuditEvent.objects.filter(action="reservation.created", tenant__slug="acme").count() == 2
+
+
+@pytest.mark.parametrize(
+    ("days", "body", "status", "code", "field"),
+    [
+        (3, {}, 422, "validation_error", "ends_at"),  # shorter than any term sold
+        (400, {}, 422, "validation_error", "ends_at"),  # longer: agreed with an operator
+        (30, {"price_per_gpu_hour": "0.01"}, 422, "validation_error", "price_per_gpu_hour"),
+        (30, {"tenant": "globex"}, 422, "validation_error", "tenant"),
+        (30, {"gpus": 16}, 409, "reservation_limit", "gpus"),
+    ],
+)
+def test_an_order_outside_the_limits_is_refused(api, alice, globex, fleet, settings, days, body, status, code, field):
+    settings.LADDER_RESERVATION_ORDER_MAX_GPUS = 8
+    ends_at = (timezone.now() + timedelta(days=days, minutes=1)).isoformat()
+    assert field in assert_problem(order(api(alice), ends_at=ends_at, **body), status, code)["errors"]
+    assert not Reservation.objects.exists()
+
+
+def test_the_limit_counts_every_reservation_the_tenant_holds_over_the_term(api, operator, alice, fleet, settings):
+    settings.LADDER_RESERVATION_ORDER_MAX_GPUS = 16
+    assert reserve(api, operator).status_code == 201  # 8 GPUs made by an operator, for 30 days
+    assert order(api(alice)).status_code == 201  # 8 more: 16
+    refused = assert_problem(order(api(alice)), 409, "reservation_limit")
+    assert "gpus" in refused["errors"]
+    assert (refused["held_gpus"], refused["limit_gpus"]) == (16, 16)
+
+
+def test_members_read_reservations_and_only_owners_and_admins_order_them(api, bob, fleet):
+    assert api(bob).get(URL).status_code == 200
+    assert order(api(bob)).status_code == 403
+    assert not Reservation.objects.exists()

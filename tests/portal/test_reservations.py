@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from lifecycle.services.capacity import reservation_create
-from provisioning.models import Allocation, GpuModel, Hall
+from provisioning.models import Allocation, GpuModel, Hall, Reservation
 from provisioning.services.fleet import fleet_load
 from tests.portal.test_pages import launch, signed_in
 from tests.support import SYSTEM
@@ -59,3 +59,28 @@ def test_reserved_capacity_without_a_reservation_is_refused_on_the_form(alice: A
     refused = launch(signed_in(alice), name="nope", gpus=1, capacity_class="reserved")
     assert refused.status_code == 422
     assert not Allocation.objects.exists()
+
+
+def test_an_owner_orders_a_reservation_in_the_portal_and_sees_it(alice: Any, bob: Any, fleet: None) -> None:
+    client = signed_in(alice)
+    assert "/portal/reservations/new" in client.get("/portal/").content.decode()
+    page = client.get("/portal/reservations/new").content.decode()
+    assert 'data-pool="H100-SXM-80GB@eu-west-1a"' in page
+    assert "365 days (40% off on demand)" in page
+    # A term or count the rules refuse is said on the form, in the service's words.
+    refused = client.post("/portal/reservations/new", {"pool": "H100-SXM-80GB@eu-west-1a", "gpus": 4, "term_days": 30})
+    assert refused.status_code == 422
+    assert "whole nodes: a multiple of 8 GPUs" in refused.content.decode()
+    made = client.post(
+        "/portal/reservations/new", {"pool": "H100-SXM-80GB@eu-west-1a", "gpus": 8, "term_days": 30}, follow=True
+    )
+    assert made.status_code == 200
+    text = made.content.decode()
+    assert "billed each month in advance" in text
+    assert "Your reservations" in text
+    (reservation,) = Reservation.objects.all()
+    assert (reservation.gpus, reservation.ends_at - reservation.starts_at) == (8, timedelta(days=30))
+    # A member reads reservations but does not order them.
+    member = signed_in(bob)
+    assert "/portal/reservations/new" not in member.get("/portal/").content.decode()
+    assert member.get("/portal/reservations/new").status_code == 403

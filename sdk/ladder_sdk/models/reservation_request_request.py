@@ -19,27 +19,26 @@ class ReservationRequestRequest:
     with the declared fields' own errors.
 
         Attributes:
-            tenant (str):
             gpu_model (str):
             hall (str):
             gpus (int): Whole nodes' worth of GPUs.
             ends_at (datetime.datetime):
-            price_per_gpu_hour (str): What the tenant pays per GPU-hour of the term, used or not.
+            tenant (str | Unset): Operators: the tenant it is for. A tenant's own order leaves it out (or names itself).
             starts_at (datetime.datetime | Unset): Default: now.
+            price_per_gpu_hour (str | Unset): Operators: what the tenant pays per GPU-hour of the term, used or not. A
+                tenant's own order is priced by the book: on demand less its term's discount.
     """
 
-    tenant: str
     gpu_model: str
     hall: str
     gpus: int
     ends_at: datetime.datetime
-    price_per_gpu_hour: str
+    tenant: str | Unset = UNSET
     starts_at: datetime.datetime | Unset = UNSET
+    price_per_gpu_hour: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        tenant = self.tenant
-
         gpu_model = self.gpu_model
 
         hall = self.hall
@@ -48,34 +47,36 @@ class ReservationRequestRequest:
 
         ends_at = self.ends_at.isoformat()
 
-        price_per_gpu_hour = self.price_per_gpu_hour
+        tenant = self.tenant
 
         starts_at: str | Unset = UNSET
         if not isinstance(self.starts_at, Unset):
             starts_at = self.starts_at.isoformat()
 
+        price_per_gpu_hour = self.price_per_gpu_hour
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
-                "tenant": tenant,
                 "gpu_model": gpu_model,
                 "hall": hall,
                 "gpus": gpus,
                 "ends_at": ends_at,
-                "price_per_gpu_hour": price_per_gpu_hour,
             }
         )
+        if tenant is not UNSET:
+            field_dict["tenant"] = tenant
         if starts_at is not UNSET:
             field_dict["starts_at"] = starts_at
+        if price_per_gpu_hour is not UNSET:
+            field_dict["price_per_gpu_hour"] = price_per_gpu_hour
 
         return field_dict
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         d = dict(src_dict)
-        tenant = d.pop("tenant")
-
         gpu_model = d.pop("gpu_model")
 
         hall = d.pop("hall")
@@ -84,7 +85,7 @@ class ReservationRequestRequest:
 
         ends_at = datetime.datetime.fromisoformat(d.pop("ends_at"))
 
-        price_per_gpu_hour = d.pop("price_per_gpu_hour")
+        tenant = d.pop("tenant", UNSET)
 
         _starts_at = d.pop("starts_at", UNSET)
         starts_at: datetime.datetime | Unset
@@ -93,14 +94,16 @@ class ReservationRequestRequest:
         else:
             starts_at = datetime.datetime.fromisoformat(_starts_at)
 
+        price_per_gpu_hour = d.pop("price_per_gpu_hour", UNSET)
+
         reservation_request_request = cls(
-            tenant=tenant,
             gpu_model=gpu_model,
             hall=hall,
             gpus=gpus,
             ends_at=ends_at,
-            price_per_gpu_hour=price_per_gpu_hour,
+            tenant=tenant,
             starts_at=starts_at,
+            price_per_gpu_hour=price_per_gpu_hour,
         )
 
         reservation_request_request.additional_properties = d

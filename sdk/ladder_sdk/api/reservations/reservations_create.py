@@ -80,7 +80,10 @@ def sync_detailed(
 ) -> Response[Problem | Reservation]:
     """Keep whole GPUs of a model in a hall for a tenant over a term (422 for a term, count or hall that is
     not
-    one; 409 ``no_capacity`` when the pool cannot keep them).
+    one; 409 ``no_capacity`` when the pool cannot keep them). An operator names the tenant and the
+    price; a
+    tenant's owner or admin orders one for its own tenant within limits, priced by the book (409
+    ``reservation_limit`` over them; docs/capacity.md, "Ordering one").
 
     Args:
         body (ReservationRequestRequest): Refuses, with 422 ``validation_error``, every field of
@@ -115,7 +118,10 @@ def sync(
 ) -> Problem | Reservation | None:
     """Keep whole GPUs of a model in a hall for a tenant over a term (422 for a term, count or hall that is
     not
-    one; 409 ``no_capacity`` when the pool cannot keep them).
+    one; 409 ``no_capacity`` when the pool cannot keep them). An operator names the tenant and the
+    price; a
+    tenant's owner or admin orders one for its own tenant within limits, priced by the book (409
+    ``reservation_limit`` over them; docs/capacity.md, "Ordering one").
 
     Args:
         body (ReservationRequestRequest): Refuses, with 422 ``validation_error``, every field of
@@ -145,7 +151,10 @@ async def asyncio_detailed(
 ) -> Response[Problem | Reservation]:
     """Keep whole GPUs of a model in a hall for a tenant over a term (422 for a term, count or hall that is
     not
-    one; 409 ``no_capacity`` when the pool cannot keep them).
+    one; 409 ``no_capacity`` when the pool cannot keep them). An operator names the tenant and the
+    price; a
+    tenant's owner or admin orders one for its own tenant within limits, priced by the book (409
+    ``reservation_limit`` over them; docs/capacity.md, "Ordering one").
 
     Args:
         body (ReservationRequestRequest): Refuses, with 422 ``validation_error``, every field of
@@ -178,7 +187,10 @@ async def asyncio(
 ) -> Problem | Reservation | None:
     """Keep whole GPUs of a model in a hall for a tenant over a term (422 for a term, count or hall that is
     not
-    one; 409 ``no_capacity`` when the pool cannot keep them).
+    one; 409 ``no_capacity`` when the pool cannot keep them). An operator names the tenant and the
+    price; a
+    tenant's owner or admin orders one for its own tenant within limits, priced by the book (409
+    ``reservation_limit`` over them; docs/capacity.md, "Ordering one").
 
     Args:
         body (ReservationRequestRequest): Refuses, with 422 ``validation_error``, every field of
