@@ -2,7 +2,7 @@
 up, confirms the address, signs in, launches a container on a whole GPU and on a MIG slice, watches them run with
 the cost accruing, stops one, reads usage and the upcoming invoice, invites a member, creates and revokes an API
 key, sets a retention policy and closes the account; a shape without a price is refused on the launch form; another
-tenant gets 404s, a viewer cannot launch.
+tenant gets 404s, a viewer cannot launch; an owner reserves capacity and launches on it.
 
 With ``LADDER_SCREENSHOTS=<folder>`` the walk saves a screenshot of each main page there (docs/portal/ holds the
 ones docs/portal.md shows)."""
@@ -21,7 +21,7 @@ from playwright.sync_api import Page, expect
 
 from compliance.models import AccountClosure, RetentionPolicy
 from provisioning.drivers.base import allocations_reconcile
-from provisioning.models import Allocation
+from provisioning.models import Allocation, Reservation
 from tenancy.models import ApiKey, Membership, Tenant
 from tests.support import teammate
 from tests.support.billing import load_fleet, place, price
@@ -181,6 +181,38 @@ def test_a_spot_job_is_launched_seen_as_spot_and_requeued_when_preempted(
     page.reload()
     expect(page.locator("#live [data-state]")).to_have_attribute("data-state", "queued", timeout=10_000)
     expect(page.locator(".capacity")).to_contain_text("Last preempted")
+
+
+def test_an_owner_reserves_capacity_and_launches_on_it(browser_page: Page, browser_login: Any, alice: Any) -> None:
+    load_fleet()
+    browser_login(alice)
+    page = browser_page
+    page.goto("/portal/")
+    page.get_by_role("link", name="Reserve capacity").click()
+    expect(page.locator('[data-pool="H100-SXM-80GB@eu-west-1a"]')).to_be_visible()
+    page.get_by_label("GPUs and hall", exact=True).select_option("H100-SXM-80GB@eu-west-1a")
+    page.get_by_label("GPUs", exact=True).fill("4")
+    page.get_by_label("Term", exact=True).select_option("30")
+    page.get_by_role("button", name="Reserve").click()
+    expect(page.locator('[data-field="gpus"] .error')).to_contain_text("a multiple of 8 GPUs")  # whole nodes
+    page.get_by_label("GPUs", exact=True).fill("8")
+    page.get_by_role("button", name="Reserve").click()
+    expect(page.get_by_text("billed each month in advance")).to_be_visible()
+    reservation = Reservation.objects.get()
+    expect(page.locator(f'[data-reservation="{reservation.pk}"]')).to_contain_text("8 × H100-SXM-80GB")
+    launch(
+        page,
+        "container",
+        "held",
+        **{
+            "GPU model": "H100-SXM-80GB",
+            "Region": "eu-west",
+            "Whole GPUs": "8",
+            "Capacity (spot is cheaper, and may be preempted with notice)": "reserved",
+            "Reservation (for reserved capacity)": str(reservation.pk),
+        },
+    )
+    assert Allocation.objects.get(name="held").reservation_id == reservation.pk
 
 
 @pytest.mark.own_price_book  # only containers on whole H100s are priced
