@@ -438,6 +438,12 @@ class AllocationViewSet(
         return Response(AllocationSerializer(self.get_queryset().get(pk=pk)).data)
 
 
+class OfferingTermSerializer(serializers.Serializer[Any]):
+    days = serializers.IntegerField(help_text="The shortest term at this price.")
+    discount_pct = serializers.IntegerField(help_text="Percent off the on-demand price of a whole GPU.")
+    price_per_gpu_hour = serializers.DecimalField(max_digits=16, decimal_places=6)
+
+
 class OfferingClassSerializer(serializers.Serializer[Any]):
     """One way the offering is sold (docs/capacity.md)."""
 
@@ -450,6 +456,11 @@ class OfferingClassSerializer(serializers.Serializer[Any]):
     )
     discount_pct = serializers.DecimalField(
         max_digits=5, decimal_places=2, allow_null=True, help_text="Spot: percent off the on-demand price."
+    )
+    terms = OfferingTermSerializer(
+        many=True,
+        required=False,
+        help_text="Reserved: a reservation's price per GPU-hour for each term a tenant orders (its work: nothing).",
     )
 
 

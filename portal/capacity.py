@@ -17,12 +17,17 @@ from tenancy.models import Tenant
 
 
 def class_promises(rung: str) -> list[dict[str, str]]:
-    """The capacity classes the launch form sells on this rung (docs/capacity.md), with what each promises."""
+    """The capacity classes the launch form sells on this rung (docs/capacity.md), with what each promises;
+    reserved capacity last, drawn from a reservation the tenant holds (or orders)."""
     sold = (CapacityClass.ON_DEMAND, CapacityClass.SPOT)
+    reserved = CLASSES[CapacityClass.RESERVED]
     return [
-        {"title": CLASSES[klass].label, "promise": CLASSES[klass].promise}
-        for klass in sold
-        if class_refusal(klass, rung_facts(rung), OnPreemption.STOP, reservation=None) is None
+        *(
+            {"title": CLASSES[klass].label, "promise": CLASSES[klass].promise}
+            for klass in sold
+            if class_refusal(klass, rung_facts(rung), OnPreemption.STOP, reservation=None) is None
+        ),
+        {"title": reserved.label, "promise": reserved.promise},
     ]
 
 

@@ -17,12 +17,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
-from billing.domain.commitments import TERM_DISCOUNTS
-from billing.domain.pricing import discounted
+from billing.domain.commitments import PRICED_AS, TERM_DISCOUNTS, term_prices
 from billing.selectors import price_index
 from core.actor import Actor
 from core.errors import ServiceError
-from lifecycle.services.capacity import ORDER_PRICED_AS, reservation_order
+from lifecycle.services.capacity import reservation_order
 from portal.forms import error_onto
 from portal.views import member
 from provisioning.domain.capacity_classes import DEFAULT_CLASS
@@ -57,7 +56,7 @@ def pools(tenant: Tenant) -> list[Pool]:
         hall = halls[row["hall"]]
         if hall_allowed(policy, hall_info(hall)) is not None:
             continue
-        price = prices.get((ORDER_PRICED_AS.value, row["gpu_model__name"], hall.region.code, DEFAULT_CLASS), {})
+        price = prices.get((PRICED_AS.value, row["gpu_model__name"], hall.region.code, DEFAULT_CLASS), {})
         whole = price.get("gpu")
         found.append(
             Pool(
@@ -124,9 +123,7 @@ def reserve(request: HttpRequest, membership: Membership) -> HttpResponse:
             )
             return redirect("portal:home")
     table = [
-        {"pool": p, "prices": [discounted(p.on_demand, Decimal(pct)) for _, pct in TERM_DISCOUNTS]}
-        for p in choices
-        if p.on_demand
+        {"pool": p, "prices": [t.price_per_gpu_hour for t in term_prices(p.on_demand)]} for p in choices if p.on_demand
     ]
     context = {"form": form, "table": table, "terms": TERM_DISCOUNTS}
     return render(request, "portal/reserve.html", context, status=422 if form.errors else 200)

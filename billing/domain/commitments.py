@@ -16,8 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 
+from billing.domain.pricing import discounted
 from core.domain.months import month_end, month_of
+from provisioning.domain.rungs import Rung
 from provisioning.domain.volumes import HOURS_PER_MONTH
 
 MONTH_MILLI = HOURS_PER_MONTH * 3_600_000  # milli-GPU-seconds billed for a GPU's whole month
@@ -71,6 +74,19 @@ def billed_milli(commitment: Commitment, period_start_ms: int, period_end_ms: in
 # ones than ``ORDER_MAX_DAYS``, or larger ones than the tenant's limit, are agreed with an operator.
 TERM_DISCOUNTS: tuple[tuple[int, int], ...] = ((7, 10), (30, 20), (90, 30), (365, 40))
 ORDER_MAX_DAYS = 366
+PRICED_AS = Rung.CONTAINER  # whose on-demand whole GPU a reservation's price is off, on any rung its work runs
+
+
+@dataclass(frozen=True)
+class TermPrice:
+    days: int  # the shortest term at this price
+    discount_pct: int
+    price_per_gpu_hour: Decimal
+
+
+def term_prices(on_demand: Decimal) -> list[TermPrice]:
+    """What a reservation ordered by its tenant costs per GPU-hour for each term sold, off ``on_demand``."""
+    return [TermPrice(days, pct, discounted(on_demand, Decimal(pct))) for days, pct in TERM_DISCOUNTS]
 
 
 def term_discount(days: float) -> int | None:

@@ -18,7 +18,7 @@ from django.db import connection
 from django.db.models import Count, Min, Sum
 
 from billing.domain import metering
-from billing.domain.commitments import Commitment, billed_milli
+from billing.domain.commitments import PRICED_AS, Commitment, billed_milli, term_prices
 from billing.domain.metering import DAY_MS, HOUR_MS, to_ms
 from billing.domain.pricing import (
     QUANTITY_UNITS,
@@ -344,6 +344,7 @@ class PricedOffering:
 
     offering: Offering
     by_class: dict[str, dict[str, SkuPrice]]
+    reserve_from: Decimal | None = None  # the pool's on-demand whole GPU that reservations are priced off
 
     @property
     def prices(self) -> dict[str, SkuPrice]:
@@ -363,8 +364,10 @@ class PricedOffering:
         return {unit: price.unit_price_per_hour for unit, price in self.by_class.get(capacity_class, {}).items()}
 
     def classes(self) -> list[dict[str, Any]]:
-        """Each class sold here: its prices, its discount off on demand (spot), its notice and what it promises."""
-        return [
+        """Each class sold here: its prices, its discount off on demand (spot), its notice and what it promises.
+        Reserved capacity, sold where whole GPUs are, is priced by its term (``terms``: the price per GPU-hour of a
+        reservation of each term a tenant orders), and its work at nothing (``prices`` empty: the term pays)."""
+        sold: list[dict[str, Any]] = [
             {
                 "capacity_class": klass.value,
                 "title": CLASSES[klass].label,
@@ -374,8 +377,26 @@ class PricedOffering:
                 "discount_pct": _discount(self.by_class[klass]),
             }
             for klass in CapacityClass
-            if self.by_class.get(klass)
+            if self.by_class.get(klass) and klass != CapacityClass.RESERVED
         ]
+        if self.reserve_from is not None and "gpu" in self.prices:
+            reserved = CLASSES[CapacityClass.RESERVED]
+            terms = [
+                {"days": t.days, "discount_pct": t.discount_pct, "price_per_gpu_hour": t.price_per_gpu_hour}
+                for t in term_prices(self.reserve_from)
+            ]
+            sold.append(
+                {
+                    "capacity_class": CapacityClass.RESERVED.value,
+                    "title": reserved.label,
+                    "promise": reserved.promise,
+                    "preemptible": reserved.preemptible,
+                    "prices": {},
+                    "discount_pct": None,
+                    "terms": terms,
+                }
+            )
+        return sold
 
     def as_dict(self) -> dict[str, Any]:
         """As the public ``/api/v1/offerings`` gives it: ``prices`` on demand, and every class in ``classes``."""
@@ -406,9 +427,16 @@ def offerings_priced(offered: Iterable[Offering], *, now: datetime) -> list[Pric
                 for klass in CapacityClass
                 if (row.rung, row.gpu_model, row.region, klass.value) in index
             },
+            _whole_gpu(index, row.gpu_model, row.region),
         )
         for row in offered
     ]
+
+
+def _whole_gpu(index: dict[PoolClass, dict[str, SkuPrice]], gpu_model: str, region: str) -> Decimal | None:
+    """The on-demand price of a whole GPU of the pool that reservations are priced off (None: not priced)."""
+    price = index.get((PRICED_AS.value, gpu_model, region, DEFAULT_CLASS), {}).get("gpu")
+    return price.unit_price_per_hour if price is not None else None
 
 
 @dataclass(frozen=True)

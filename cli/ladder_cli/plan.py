@@ -142,7 +142,15 @@ def other_prices(body: Mapping[str, Any], offerings: Sequence[Mapping[str, Any]]
     sold = {c["capacity_class"]: c for row in candidates(body, offerings) for c in row.get("classes") or []}
     said = []
     for klass, found in sold.items():
-        if klass == capacity_class(body) or price(body, offerings, klass) == NOT_PRICED:
+        if klass == capacity_class(body):
+            continue
+        if found.get("terms"):  # reserved: its work costs nothing; a reservation costs this per GPU-hour
+            terms = ", ".join(
+                f"{t['days']} days {_unit_price(Decimal(str(t['price_per_gpu_hour'])))}" for t in found["terms"]
+            )
+            said.append(f"{found.get('title', klass)}, a reservation per GPU-hour by term: {terms}")
+            continue
+        if price(body, offerings, klass) == NOT_PRICED:
             continue
         off = f", {Decimal(str(found['discount_pct'])).normalize():f}% off" if found.get("discount_pct") else ""
         said.append(f"{found.get('title', klass)}{off}: {price(body, offerings, klass)}")

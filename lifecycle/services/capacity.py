@@ -13,7 +13,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from billing import tasks as billing_tasks
-from billing.domain.commitments import ORDER_MAX_DAYS, TERM_DISCOUNTS, term_discount
+from billing.domain.commitments import ORDER_MAX_DAYS, PRICED_AS, TERM_DISCOUNTS, term_discount
 from billing.domain.pricing import discounted
 from billing.models import SkuPrice
 from billing.selectors import billing_currency, sku_code, stripe_enabled
@@ -25,7 +25,6 @@ from core.errors import Conflict, Invalid
 from core.tasks import enqueue
 from provisioning.domain.capacity_classes import DEFAULT_CLASS
 from provisioning.domain.placement.isolation import hall_allowed
-from provisioning.domain.rungs import Rung
 from provisioning.domain.states import HOLDS_DEVICES, AllocationState
 from provisioning.fleet_cache import fleet_read, journal_fleet_changed
 from provisioning.models import Allocation, AllocationPreemption, GpuModel, Hall, Node, Reservation
@@ -58,7 +57,6 @@ def preemption_notify(*, allocation: Allocation, preemption: AllocationPreemptio
 # --- reservations --------------------------------------------------------------------------------------------------
 
 MAX_TERM = timedelta(days=3 * 366)  # three years, as the longest committed terms clouds sell
-ORDER_PRICED_AS = Rung.CONTAINER  # a reservation a tenant orders is priced off this rung's on-demand whole GPU
 
 
 @transaction.atomic
@@ -208,7 +206,7 @@ def reservation_order(
             field="gpus",
             extra={"limit_gpus": limit, "held_gpus": held},
         )
-    code = sku_code(rung=ORDER_PRICED_AS, mig_profile=None, gpu_model=gpu_model.name, region=hall.region.code)
+    code = sku_code(rung=PRICED_AS, mig_profile=None, gpu_model=gpu_model.name, region=hall.region.code)
     on_demand = SkuPrice.objects.filter(sku__code=code, effective_from__lte=now).order_by("-effective_from").first()
     if on_demand is None or on_demand.unit_price_per_hour <= 0:
         raise Conflict(

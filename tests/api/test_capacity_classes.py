@@ -77,13 +77,24 @@ def test_offerings_show_each_class_with_its_price_and_promise(client, one_node):
     rows = client.get("/api/v1/offerings").json()
     container = next(r for r in rows if r["rung"] == "container")
     classes = {c["capacity_class"]: c for c in container["classes"]}
-    assert set(classes) == {"on_demand", "spot"}  # nothing is reserved in this fleet's price book
+    assert set(classes) == {"on_demand", "spot", "reserved"}
     assert classes["on_demand"]["prices"]["gpu"] == container["prices"]["gpu"] == "1.000000"
     assert classes["spot"]["prices"]["gpu"] == "0.400000"
     assert classes["spot"]["discount_pct"] == "60.00"
     assert classes["spot"]["preemptible"] is True
     assert "preempted with notice" in classes["spot"]["promise"]
     assert classes["on_demand"]["preemptible"] is False
+    # Reserved: its work costs nothing (the term pays); a reservation costs, per GPU-hour, on demand less its term's
+    # discount, whichever rung's work draws on it.
+    reserved = classes["reserved"]
+    assert reserved["prices"] == {}
+    assert [(t["days"], t["discount_pct"], t["price_per_gpu_hour"]) for t in reserved["terms"]] == [
+        (7, 10, "0.900000"),
+        (30, 20, "0.800000"),
+        (90, 30, "0.700000"),
+        (365, 40, "0.600000"),
+    ]
+    assert "reservation" in reserved["promise"]
 
 
 def test_on_demand_work_preempts_spot_with_notice_and_billing_stops_at_it(

@@ -165,3 +165,16 @@ def test_the_plan_says_the_class_its_promise_and_the_other_classes_prices() -> N
     requeued = dict(plan.plan({**spot, "rung": "job", "on_preemption": "requeue"}, [job], None, "job.yaml"))
     assert requeued["Price"] == "1.60 USD an hour (2 x 0.80 USD per GPU-hour)"
     assert requeued["Capacity"].endswith("When preempted, it is requeued from its checkpoint.")
+
+
+def test_the_plan_gives_a_reservations_price_by_term_beside_the_others() -> None:
+    row = offering("container", prices={"gpu": "2.00"})
+    row["classes"] = [
+        {"capacity_class": "on_demand", "title": "On-demand", "promise": "Never preempted.", "prices": {"gpu": "2.00"},
+         "discount_pct": None},
+        {"capacity_class": "reserved", "title": "Reserved", "promise": "Drawn from your reservation.", "prices": {},
+         "discount_pct": None, "terms": [{"days": 7, "discount_pct": 10, "price_per_gpu_hour": "1.800000"},
+                                         {"days": 365, "discount_pct": 40, "price_per_gpu_hour": "1.200000"}]},
+    ]  # fmt: skip
+    lines = dict(plan.plan({"name": "nb", "rung": "container", "gpu_model": H100, "gpus": 2}, [row], None, "t.yaml"))
+    assert lines["Or"] == "Reserved, a reservation per GPU-hour by term: 7 days 1.80, 365 days 1.20"

@@ -27,6 +27,8 @@ def test_the_launch_form_offers_reserved_capacity_only_with_a_reservation(alice:
     client = signed_in(alice)
     page = client.get("/portal/launch", {"rung": "container"}).content.decode()
     assert '<option value="reserved"' not in page
+    assert '<div class="class-price" data-class="reserved">' in page  # a reservation's price by term, to order one
+    assert "365 days" in page
     assert "Your reservations" not in client.get("/portal/").content.decode()
 
     reservation = reservation_create(

@@ -135,6 +135,7 @@ from .offering_class_prices import OfferingClassPrices
 from .offering_mig_profiles import OfferingMigProfiles
 from .offering_performance_words import OfferingPerformanceWords
 from .offering_prices import OfferingPrices
+from .offering_term import OfferingTerm
 from .on_preemption_enum import OnPreemptionEnum
 from .ops_fleet_drift_retrieve_response_200 import OpsFleetDriftRetrieveResponse200
 from .ops_fleet_skew_retrieve_response_200 import OpsFleetSkewRetrieveResponse200
@@ -380,6 +381,7 @@ __all__ = (
     "OfferingMigProfiles",
     "OfferingPerformanceWords",
     "OfferingPrices",
+    "OfferingTerm",
     "OnPreemptionEnum",
     "OpsFleetDriftRetrieveResponse200",
     "OpsFleetSkewRetrieveResponse200",
