@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('provisioning', '0020_capacity_classes'),
+        ("provisioning", "0020_capacity_classes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='reservation',
-            name='stripe_closed_at',
+            model_name="reservation",
+            name="stripe_closed_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='reservation',
-            name='stripe_subscription_id',
-            field=models.CharField(blank=True, default='', max_length=255),
+            model_name="reservation",
+            name="stripe_subscription_id",
+            field=models.CharField(blank=True, default="", max_length=255),
         ),
     ]

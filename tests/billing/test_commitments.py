@@ -23,8 +23,8 @@ def test_utilisation_is_used_over_committed():
     assert utilisation(0, 0) is None
 
 
-def ms(*args: int) -> int:
-    return int(datetime(*args, tzinfo=UTC).timestamp() * 1000)
+def ms(year: int, month: int, day: int) -> int:
+    return int(datetime(year, month, day, tzinfo=UTC).timestamp() * 1000)
 
 
 def test_a_whole_month_bills_730_hours_a_gpu_whatever_its_length():
