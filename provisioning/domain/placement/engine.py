@@ -39,10 +39,12 @@ from provisioning.domain.placement.mig import place, remove
 from provisioning.domain.placement.preemption import PreemptingPlacement
 from provisioning.domain.placement.shares import SharePlacement
 from provisioning.domain.placement.state import FULL_SHARE, FleetState, NodeSlot
+from provisioning.domain.placement.whole_gpus import Reach
 from provisioning.domain.placement.workload import Pool, Shape
 from provisioning.domain.rungs import RUNGS
 
 POLICIES = ("fragmentation", "best-fit")
+RETRIES = 8  # nodes a one-node request skips, one by one, when it would break a reservation's rule, before its hall
 
 
 class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
@@ -70,8 +72,10 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         return result
 
     def _place(
-        self, request: Request, policy: TenantPolicy, quota_milli: int | None, *, observe: bool
+        self, request: Request, policy: TenantPolicy, quota_milli: int | None, *, observe: bool, reach: str = "any"
     ) -> Placement | Refused:
+        """``reach``, for reserved work: ``home`` (its reservation's own nodes only), ``pool`` (the rest of the pool
+        only), ``any`` (home first)."""
         refusal = self._validate(request)
         if refusal:
             return Refused((refusal,))
@@ -95,7 +99,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         blocked: list[Refusal] = []
         result: Placement | None = None
         for sold, sold_halls in groups:
-            result = self._decide_keeping(sold, policy, sold_halls, blocked)
+            result = self._decide_keeping(sold, policy, sold_halls, blocked, reach)
             if result is not None:
                 break
         if result is not None:
@@ -148,37 +152,94 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         return replace(request, models=(reservation.model,)), [reservation.hall]
 
     def _decide_keeping(
-        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal], reach: str = "any"
     ) -> Placement | None:
-        """``_decide``, stamped with the request's class and reservation and counted, never into the room a pool
-        keeps for other reservations: spot work borrows that room (preemption takes it back), other work tries the
-        next hall."""
+        """``_decide``, stamped with the request's class and reservation and counted, by the reservations' rules
+        (docs/capacity.md): the owner's reserved work on its reservation's own nodes first, else elsewhere in the
+        pool; other work that may not be preempted never on a reservation's nodes, nor where it would leave a
+        reservation unable to take a request within its room (``FleetState.keeps_room``); spot work anywhere."""
+        if not self.state.reservations or CLASSES[request.capacity_class].preemptible:
+            return self._decide_within(request, policy, halls, blocked, None)
+        homes: dict[int, tuple[NodeSlot, ...]] = {}
+        pools: list[tuple[str, str]] = []
+        for model in request.models:
+            for hall in halls:
+                found = self.state.homes((model, hall))
+                if found:
+                    homes.update(found)
+                    pools.append((model, hall))
+        rid = request.reservation
+        own = homes.pop(rid, None) if rid is not None else None
+        others = frozenset(node.id for nodes in homes.values() for node in nodes)
+        if own is not None and rid is not None and self._keep_own and request.gang_size == 1 and not request.nodes:
+            # The first pass keeps the reservation's own nodes whole for its large jobs: a job smaller than a node
+            # goes onto one its work already shares, or onto the pool's other nodes, never a whole one of its own.
+            shared = self.state.reserved_on_node
+            whole = frozenset(n.id for n in own if request.gpus < len(n.gpus) and not shared[(rid, n.id)])
+            own = tuple(n for n in own if n.id not in whole)
+            others |= whole
+        reaches = [Reach(skip=others, pools=tuple(pools))]
+        if own is not None:
+            home = {"home": [Reach(only=own, pack=True)], "pool": []}.get(reach, [Reach(only=own)])
+            reaches = home + reaches if reach != "home" else home
+        for where in reaches:
+            result = self._decide_within(request, policy, halls, blocked, where)
+            if result is not None:
+                return result
+        return None
+
+    def _decide_within(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal], reach: Reach | None
+    ) -> Placement | None:
+        """One try of ``_decide_keeping``: a placement that breaks a reservation's rule is taken back, and the next
+        try skips its node (up to ``RETRIES`` nodes, for a request on one node) or, after that, its hall."""
         halls = list(halls)
+        tried: set[int] = set()
+        one_node = not request.nodes and request.gang_size == 1
+        # The owner's reserved work, on its first pass, keeps what its own reservation's room needs when it can: a
+        # small job does not break the last node a large one within the room would take, while another node holds it.
+        own_pool = self._own_pool(request) if self._keep_own and reach is not None else None
+        keeping = own_pool is not None and self.state.keeps_room(own_pool)
         while halls:
-            result = self._decide(request, policy, halls, blocked)
+            self._reach = reach if not tried or reach is None else replace(reach, skip=reach.skip | tried)
+            try:
+                result = self._decide(request, policy, halls, blocked)
+            finally:
+                self._reach = None
             if result is None:
                 return None
             if request.capacity_class is not DEFAULT_CLASS or request.reservation is not None:
                 result = replace(result, capacity_class=request.capacity_class, reservation=request.reservation)
                 self._count(result, 1)
-            if CLASSES[request.capacity_class].preemptible:
+            if reach is None:
                 return result
-            over = self._over_kept(result)
+            over = self._over_kept(result, reach.skip)
+            if over is None and keeping and own_pool is not None and not self.state.keeps_room(own_pool):
+                over = own_pool[1]
             if over is None:
                 return result
             self.release(result)
-            halls.remove(over)
+            nodes = {d.node_id for d in result.devices}
+            if one_node and len(nodes) == 1 and len(tried) < RETRIES:
+                tried |= nodes
+            else:
+                halls.remove(over)
         return None
 
-    def _over_kept(self, placement: Placement) -> str | None:
-        """A hall whose pool the placement left with fewer reclaimable GPUs than its reservations keep, if any."""
+    def _own_pool(self, request: Request) -> tuple[str, str] | None:
+        """The pool of the reservation the request draws on (None: no reservation, or not one the state holds)."""
+        reservation = self.state.reservations.get(request.reservation) if request.reservation is not None else None
+        return reservation.pool if reservation is not None else None
+
+    def _over_kept(self, placement: Placement, owned: frozenset[int]) -> str | None:
+        """A hall where the placement took a node of another reservation (``owned``: those nodes, as they were
+        before it) or left a reservation unable to take a request within its room, if any."""
         state = self.state
-        if not state.reservations:
-            return None
+        for d in placement.devices:
+            if d.node_id in owned:
+                return state.nodes[d.node_id].hall.code
         for pool in {(placement.model, state.nodes[d.node_id].hall.code) for d in placement.devices}:
-            gpus, nodes = state.reclaimable(pool)
-            kept_gpus, kept_nodes = state.kept(pool, besides=placement.reservation)
-            if gpus < kept_gpus or nodes < kept_nodes:
+            if not state.keeps_room(pool, besides=placement.reservation):
                 return pool[1]
         return None
 
@@ -187,6 +248,8 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         state = self.state
         if placement.reservation is not None:
             state.reserved_milli[placement.reservation] += sign * placement.milli
+            for d in placement.devices:
+                state.reserved_on_node[(placement.reservation, d.node_id)] += sign
         if CLASSES[placement.capacity_class].preemptible:
             for d in placement.devices:
                 if d.mig_profile is None and d.share_milli is None:
@@ -358,7 +421,10 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
             for hall in halls:
                 buckets = self.state.by_free.get((model, hall))
                 if buckets:
-                    candidates += [n for b in buckets[1:] for n in b.values() if n.free == len(n.gpus)]
+                    skip = self._reach.skip if self._reach is not None else frozenset()
+                    candidates += [
+                        n for b in buckets[1:] for n in b.values() if n.free == len(n.gpus) and n.id not in skip
+                    ]
             candidates.sort(key=lambda n: (self.state.domain_free[n.nvlink_domain], n.id))
             if len(candidates) >= request.nodes:
                 chosen = candidates[: request.nodes]

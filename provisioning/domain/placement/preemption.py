@@ -16,6 +16,9 @@ allocation's whole placement (a gang's every member: preempted whole or not at a
 3. **For real.** The trial is undone, the victims are released and the request is placed: the same decision the
    trial found, since the state and its indexes' order are as they were.
 
+Reserved work goes through this twice: on its reservation's own nodes (placing, then preempting the spot work
+borrowing them), and only then on the rest of the pool (docs/capacity.md, "Reservations in the engine").
+
 The request is placed by the engine's own rules throughout (isolation, residency, quota, gangs, NVLink), so
 preempting never crosses them; a candidate whose release does not help is never a victim. No candidate fits even
 with all of them released: the engine's refusal, the state untouched.
@@ -63,13 +66,10 @@ class PreemptingPlacement:
     state: FleetState
 
     if TYPE_CHECKING:  # the engine's, which this is mixed into
-
-        def place(
-            self, request: Request, policy: TenantPolicy, *, quota_milli: int | None = None
-        ) -> Placement | Refused: ...
+        _keep_own: bool
 
         def _place(
-            self, request: Request, policy: TenantPolicy, quota_milli: int | None, *, observe: bool
+            self, request: Request, policy: TenantPolicy, quota_milli: int | None, *, observe: bool, reach: str = ...
         ) -> Placement | Refused: ...
 
         def apply(self, placement: Placement) -> None: ...
@@ -94,47 +94,89 @@ class PreemptingPlacement:
         """Place the request, preempting some of ``candidates`` if it fits no other way (see the module). The
         candidates may be given as a function, called only when preempting is needed (finding their cost may
         take a read the common case should not pay for)."""
-        result = self.place(request, policy, quota_milli=quota_milli)
-        if isinstance(result, Placement) or not CLASSES[capacity_class].preempts:
-            return result
-        if not any(r.code is Reason.NO_CAPACITY for r in result.reasons):
-            return result  # refused for a rule, not for room: preempting would not change it
-        if callable(candidates):
-            candidates = candidates()
+        reserved = request.reservation is not None
+        reaches = ("home", "pool") if reserved else ("any",)
+        first: Refused | None = None
+        checked = False
+        # Reserved work: first keeping what its own reservation's next large request needs, then as it can.
+        for keep_own in (True, False) if reserved else (False,):
+            self._keep_own = keep_own
+            try:
+                for reach in reaches:
+                    # Reserved work: its own nodes, then taking them back from spot work, before the rest of the pool.
+                    found = self._place(request, policy, quota_milli, observe=first is None, reach=reach)
+                    if isinstance(found, Placement) or not CLASSES[capacity_class].preempts:
+                        return found
+                    if not any(r.code is Reason.NO_CAPACITY for r in found.reasons):
+                        return found  # refused for a rule, not for room: preempting would not change it
+                    first = first or found
+                    if callable(candidates) or not checked:
+                        candidates, checked = self._checked(candidates() if callable(candidates) else candidates), True
+                    if not candidates:
+                        continue
+                    preempting = self._preempting(request, policy, quota_milli, candidates, reach)
+                    if preempting is not None:
+                        return preempting
+            finally:
+                self._keep_own = False
+        return first if first is not None else Refused(())
+
+    @staticmethod
+    def _checked(candidates: Sequence[Victim]) -> Sequence[Victim]:
         for candidate in candidates:
             if not CLASSES[candidate.capacity_class].preemptible:
                 raise ValueError(f"allocation {candidate.allocation_id} is {candidate.capacity_class}: not preemptible")
-        if not candidates:
-            return result
-        victims = self._victims(request, policy, quota_milli, candidates)
+        return candidates
+
+    def _preempting(
+        self,
+        request: Request,
+        policy: TenantPolicy,
+        quota_milli: int | None,
+        candidates: Sequence[Victim],
+        reach: str,
+    ) -> Preempting | None:
+        """The request placed by preempting some of ``candidates``, or None (the state untouched)."""
+        victims = self._victims(request, policy, quota_milli, candidates, reach)
         if victims is None:
-            return result
+            return None
         for victim in victims:
             self.release(victim.placement)
-        placed = self._place(request, policy, quota_milli, observe=False)  # observed by ``place`` above
+        placed = self._place(request, policy, quota_milli, observe=False, reach=reach)  # observed above
         if not isinstance(placed, Placement):  # the trial found room: the same state gives the same decision
             for victim in victims:
                 self.apply(victim.placement)
-            return result
+            return None
         return Preempting(placed, victims)
 
-    def _fits(self, request: Request, policy: TenantPolicy, quota_milli: int | None) -> bool:
+    def _fits(self, request: Request, policy: TenantPolicy, quota_milli: int | None, reach: str) -> bool:
         """Whether the request fits now; the state left as it was."""
-        trial = self._place(request, policy, quota_milli, observe=False)
+        trial = self._place(request, policy, quota_milli, observe=False, reach=reach)
         if isinstance(trial, Placement):
             self.release(trial)
             return True
         return False
 
     def _victims(
-        self, request: Request, policy: TenantPolicy, quota_milli: int | None, candidates: Sequence[Victim]
+        self,
+        request: Request,
+        policy: TenantPolicy,
+        quota_milli: int | None,
+        candidates: Sequence[Victim],
+        reach: str = "any",
     ) -> tuple[Victim, ...] | None:
         """The candidates to preempt, or None when releasing them all would not make room."""
         pools = self._request_pools(request, policy)
         state = self.state
+        home: set[int] | None = None
+        if reach == "home" and request.reservation is not None and len(pools) == 1:
+            (pool,) = pools
+            home = {node.id for node in state.homes(pool).get(request.reservation, ())}
 
         def freed(victim: Victim) -> int:  # the devices it frees where the request may go
             model = victim.placement.model
+            if home is not None:
+                return sum(1 for d in victim.placement.devices if d.node_id in home)
             return sum(1 for d in victim.placement.devices if (model, state.nodes[d.node_id].hall.code) in pools)
 
         # Only candidates holding devices where the request may go can help.
@@ -148,7 +190,7 @@ class PreemptingPlacement:
             try:
                 for candidate in order:
                     self.release(candidate.placement)
-                if not self._fits(request, policy, quota_milli):
+                if not self._fits(request, policy, quota_milli, reach):
                     return None
                 # The fewest of the cheapest that make room: releasing more never leaves less, so a binary search
                 # over how many (each step putting back or taking out the difference).
@@ -157,7 +199,7 @@ class PreemptingPlacement:
                     middle = (low + high) // 2
                     self._released_first(order, len(released), middle)
                     released = order[:middle]
-                    if self._fits(request, policy, quota_milli):
+                    if self._fits(request, policy, quota_milli, reach):
                         high = middle
                     else:
                         low = middle + 1
@@ -166,7 +208,7 @@ class PreemptingPlacement:
                 needed = list(released)
                 for candidate in sorted(released, key=lambda v: (-v.cost_ms, v.allocation_id)):
                     self.apply(candidate.placement)
-                    if self._fits(request, policy, quota_milli):
+                    if self._fits(request, policy, quota_milli, reach):
                         needed.remove(candidate)  # spared: it stays put
                     else:
                         self.release(candidate.placement)

@@ -102,14 +102,17 @@ def _buckets(groups: dict[G, Buckets], group: G) -> Buckets:
 
 @dataclass(frozen=True)
 class Reservation:
-    """Whole GPUs of one pool kept for one tenant (docs/capacity.md): its reserved work always fits while it has
-    room; other tenants' on-demand work never takes that room; spot work borrows it until preempted."""
+    """Whole GPUs of one pool kept for one tenant (docs/capacity.md), on nodes of its own: its home
+    (``FleetState.homes``), enough of the pool's nodes to hold ``gpus``. Its reserved work goes there first; other
+    work that may not be preempted never does; spot work borrows them until preempted. ``nodes``: the nodes it is
+    pinned to, when the caller chose them; otherwise the state chooses."""
 
     id: int
     tenant_id: int
     model: str
     hall: str
     gpus: int
+    nodes: tuple[int, ...] = ()
 
     @property
     def pool(self) -> Key:
@@ -178,6 +181,10 @@ class FleetState:
         self.reserved_milli: Counter[int] = Counter()
         self.spot_whole: Counter[Key] = Counter()
         self.spot_on_node: Counter[int] = Counter()  # whole GPUs spot work holds, by node
+        self.reserved_on_node: Counter[tuple[int, int]] = Counter()  # (reservation, node) -> devices its work holds
+        self.pool_nodes: dict[Key, list[NodeSlot]] = defaultdict(list)
+        # Each pool's reservations' homes, with the reservations they were chosen for (``homes``).
+        self._homes: dict[Key, tuple[tuple[Reservation, ...], dict[int, tuple[NodeSlot, ...]]]] = {}
         # What the fleet has been asked for lately (the engine's fragmentation score); kept with the state so that
         # it lives as long as the fleet it describes, whichever engine object decides on it.
         self.workload = Workload()
@@ -186,15 +193,97 @@ class FleetState:
 
     # --- reservations ------------------------------------------------------------------------------------------
 
+    def homes(self, pool: Key) -> dict[int, tuple[NodeSlot, ...]]:
+        """Each of the pool's reservations' own nodes, by reservation id: as many general nodes as hold its GPUs,
+        none shared. Its pinned ``nodes`` first, then the nodes its work already holds (so a state rebuilt from the
+        database finds its work at home), then the nodes with the most GPUs free or held by spot work, the lowest id
+        first. Kept until the pool's reservations change or one of the nodes leaves the general pool."""
+        reservations = tuple(sorted((r for r in self.reservations.values() if r.pool == pool), key=lambda r: r.id))
+        cached = self._homes.get(pool)
+        if cached is not None and cached[0] == reservations and all(n.general for ns in cached[1].values() for n in ns):
+            return cached[1]
+        found: dict[int, tuple[NodeSlot, ...]] = {}
+        if reservations:
+            taken: set[int] = set()
+            general = [node for node in self.pool_nodes.get(pool, ()) if node.general]
+            for r in reservations:
+                pinned = set(r.nodes)
+                order = sorted(
+                    general,
+                    key=lambda n: (n.id not in pinned, -self.reserved_on_node[(r.id, n.id)], -self.room_on(n), n.id),
+                )
+                chosen: list[NodeSlot] = []
+                held = 0
+                for node in order:
+                    if held >= r.gpus:
+                        break
+                    if node.id not in taken:
+                        chosen.append(node)
+                        taken.add(node.id)
+                        held += len(node.gpus)
+                found[r.id] = tuple(chosen)
+        self._save(self._homes)
+        self._homes[pool] = (reservations, found)
+        return found
+
+    def free_on(self, node: NodeSlot) -> int:
+        """The node's wholly free GPUs, as the indexes count them (none off the general pool)."""
+        return self._node_free[node.id]
+
+    def room_on(self, node: NodeSlot) -> int:
+        """The node's whole GPUs that are free or that spot work holds: what its owner could take back."""
+        return self._node_free[node.id] + self.spot_on_node[node.id] if node.general else 0
+
+    def room_left(self, reservation: Reservation) -> int:
+        """The reservation's unused room in whole GPUs (a partly used GPU counts as used)."""
+        return max(0, reservation.gpus * FULL_SHARE - self.reserved_milli[reservation.id]) // FULL_SHARE
+
+    def keeps_room(self, pool: Key, *, besides: int | None = None) -> bool:
+        """Whether each of the pool's reservations (``besides``: leaving this one out) keeps what its room may ask
+        for, now or by preempting spot work (a node's room: ``room_on``): its own nodes, and what they may lack asked
+        of the pool's other nodes, each of those going to one need:
+
+        - a whole node for each node-sized request its room holds beyond its own whole nodes;
+        - else, when its own nodes have none that takes any single request up to a node, one spare node that does
+          (a reservation smaller than a node: counted by the GPU, a node with that many), sized by the whole
+          reservation rather than its room now: its own work leaving raises the room at once, on nodes it may
+          leave partly used;
+        - and in all, the GPUs its room has beyond its own nodes' room."""
+        homes = self.homes(pool)
+        if not homes:
+            return True
+        wants: list[int] = []  # one node each, at least this big
+        gpus = 0  # and in all
+        for rid, nodes in homes.items():
+            if rid == besides:
+                continue
+            reservation = self.reservations[rid]
+            rooms = [self.room_on(node) for node in nodes]
+            size = max((len(node.gpus) for node in nodes), default=MAX_GPUS_PER_NODE)
+            room = self.room_left(reservation)
+            whole = sum(1 for r in rooms if r >= size)
+            own = [size] * max(0, room // size - whole)
+            if not own and max(rooms, default=0) < min(reservation.gpus, size):
+                own = [min(reservation.gpus, size)]
+            wants += own
+            gpus += max(sum(own), room - sum(rooms))
+        if not gpus:
+            return True
+        owned = {node.id for nodes in homes.values() for node in nodes}
+        others = sorted((self.room_on(n) for n in self.pool_nodes[pool] if n.id not in owned), reverse=True)
+        if sum(others) < gpus or len(others) < len(wants):
+            return False
+        return all(have >= want for have, want in zip(others, sorted(wants, reverse=True), strict=False))
+
     def kept(self, pool: Key, *, besides: int | None = None) -> tuple[int, int]:
-        """What the pool keeps for its reservations' unused room (``besides``: leaving this one's out): whole GPUs,
-        and whole nodes to hold them (so that any request within a reservation's room has a node to go to)."""
+        """What the pool keeps for its reservations (``besides``: leaving this one's out): their unused room in whole
+        GPUs, and the nodes they own."""
         gpus = nodes = 0
+        homes = self.homes(pool)
         for r in self.reservations.values():
             if r.pool == pool and r.id != besides:
-                room = -(-max(0, r.gpus * FULL_SHARE - self.reserved_milli[r.id]) // FULL_SHARE)
-                gpus += room
-                nodes += -(-room // MAX_GPUS_PER_NODE)
+                gpus += -(-max(0, r.gpus * FULL_SHARE - self.reserved_milli[r.id]) // FULL_SHARE)
+                nodes += len(homes.get(r.id, ()))
         return gpus, nodes
 
     def reclaimable(self, pool: Key) -> tuple[int, int]:
@@ -264,6 +353,7 @@ class FleetState:
         node.gpus = [GpuSlot(node, i, uuid) for i, uuid in enumerate(gpu_uuids)]
         self.nodes[id] = node
         self.models_in_hall[hall].add(model)
+        self.pool_nodes[(model, hall)].append(node)
         self.domains[nvlink_domain].append(node)
         if cc_mode:
             self.cc_nodes.append(node)

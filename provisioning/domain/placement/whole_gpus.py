@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 
 from provisioning.domain.placement.decision import Device, Placement, Request
 from provisioning.domain.placement.isolation import TenantPolicy
@@ -23,6 +24,18 @@ EPSILON = 1e-9  # scores closer than this are a tie (float sums in a different o
 BucketsOf = Callable[[tuple[str, str]], Buckets | None]  # (model, hall) -> the free-count buckets to choose from
 
 
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """Where the current decision may put a fresh node's GPUs (reservations' homes, ``FleetState.homes``): only on
+    ``only`` (a reservation's own nodes, for its reserved work), never on ``skip`` (the nodes other reservations own,
+    for work that may not be preempted)."""
+
+    only: tuple[NodeSlot, ...] | None = None
+    skip: frozenset[int] = frozenset()
+    pack: bool = False  # on ``only``: the node with the least room free or spot-held, or none (preempt there)
+    pools: tuple[tuple[str, str], ...] = ()  # pools with reservations: packed by room, outside ``skip``
+
+
 class WholeGpuPlacement:
     """The fleet state and the policy the engine decides by, the workload as a decision reads it, and the choice of
     a node for whole GPUs."""
@@ -30,6 +43,10 @@ class WholeGpuPlacement:
     state: FleetState
     policy: str  # one of engine.POLICIES
     _snapshot: Snapshot | None  # the workload as the current decision reads it
+    _reach: Reach | None = None  # where the current decision may go, when reservations narrow it
+    # Reserved work's first pass (``place_preempting``): not onto the node its own reservation's next large request
+    # needs, while another place takes it (``PlacementEngine._decide_within``).
+    _keep_own: bool = False
 
     # --- the workload ----------------------------------------------------------------------------------------
 
@@ -45,7 +62,82 @@ class WholeGpuPlacement:
     def _best_node(
         self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
     ) -> NodeSlot | None:
+        reach = self._reach
+        if reach is not None:
+            if reach.only is not None:
+                return self._tightest(reach.only, models, halls, need, skip | reach.skip, pack=reach.pack)
+            if reach.skip:
+                skip = reach.skip | skip
+            if reach.pools:
+                return self._fewest_reclaimable(reach.pools, models, halls, need, skip)
         return self._best_node_of(models, halls, need, skip)
+
+    def _fewest_reclaimable(
+        self,
+        pools: Iterable[tuple[str, str]],
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int],
+    ) -> NodeSlot | None:
+        """In pools with reservations, work that may not be preempted goes to the node with the fewest GPUs free or
+        lent to spot work that still has ``need`` free (best fit, counting spot work's GPUs as room), so that the
+        nodes wholly free or lent stay whole for the reservations' overflow; the customer's earlier model first,
+        ties towards the fuller NVLink domain, then the lower id. A pool without reservations: the engine's policy."""
+        state = self.state
+        reserved = set(pools)
+        domain_free = state.domain_free
+        for model in models:
+            keyed = [(model, hall) for hall in halls]
+            if not any(key in reserved for key in keyed):
+                found = self._best_node_of((model,), halls, need, skip)
+            else:
+                found = None
+                best: tuple[int, int, int, int] | None = None
+                for key in keyed:
+                    if key not in reserved:
+                        other = self._best_node_of((model,), [key[1]], need, skip)
+                        candidates = [other] if other is not None else []
+                    else:
+                        candidates = [n for n in state.pool_nodes.get(key, ()) if n.general and n.id not in skip]
+                    for n in candidates:
+                        free = state.free_on(n)
+                        if free >= need:
+                            rank = (state.room_on(n), free, domain_free[n.nvlink_domain], n.id)
+                            if best is None or rank < best:
+                                best, found = rank, n
+            if found is not None:
+                return found
+        return None
+
+    def _tightest(
+        self,
+        nodes: Iterable[NodeSlot],
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int],
+        *,
+        pack: bool = False,
+    ) -> NodeSlot | None:
+        """Among a reservation's own nodes, the one with the fewest free GPUs that still hold ``need`` (under either
+        policy: the tenant's nodes are packed tight, so that they stay whole for its large jobs); ties towards the
+        fuller NVLink domain, then the lower id. ``pack``: counting the GPUs spot work borrows as room, the node with
+        the least room that holds ``need``, and none when spot work holds too much of it (the caller preempts it
+        there rather than break a node that is whole but for spot work)."""
+        wanted, where = set(models), set(halls)
+        state = self.state
+        domain_free = state.domain_free
+        usable = [n for n in nodes if n.model in wanted and n.hall.code in where and n.general and n.id not in skip]
+        free = state.free_on
+        if pack:
+            roomy = [n for n in usable if state.room_on(n) >= need]
+            best = min(
+                roomy, key=lambda n: (state.room_on(n), -free(n), domain_free[n.nvlink_domain], n.id), default=None
+            )
+            return best if best is not None and free(best) >= need else None
+        fits = [n for n in usable if free(n) >= need]
+        return min(fits, key=lambda n: (free(n), domain_free[n.nvlink_domain], n.id), default=None)
 
     def group_buckets(self, group: GangGroup) -> BucketsOf:
         """Reads each pool's buckets of one gang group only (``FleetState.gang_groups``): where a gang member may go."""
