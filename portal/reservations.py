@@ -17,14 +17,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
-from billing.domain.commitments import PRICED_AS, TERM_DISCOUNTS, term_prices
-from billing.selectors import price_index
+from billing.domain.commitments import TERM_DISCOUNTS, term_prices
+from billing.selectors import billing_currency, price_index, reservation_base
 from core.actor import Actor
 from core.errors import ServiceError
 from lifecycle.services.capacity import reservation_order
 from portal.forms import error_onto
 from portal.views import member
-from provisioning.domain.capacity_classes import DEFAULT_CLASS
 from provisioning.domain.placement.isolation import hall_allowed
 from provisioning.models import GpuModel, Hall, Node
 from provisioning.selectors import hall_info, tenant_policy
@@ -56,16 +55,15 @@ def pools(tenant: Tenant) -> list[Pool]:
         hall = halls[row["hall"]]
         if hall_allowed(policy, hall_info(hall)) is not None:
             continue
-        price = prices.get((PRICED_AS.value, row["gpu_model__name"], hall.region.code, DEFAULT_CLASS), {})
-        whole = price.get("gpu")
+        whole = reservation_base(prices, row["gpu_model__name"], hall.region.code)
         found.append(
             Pool(
                 key=f"{row['gpu_model__name']}@{hall.code}",
                 gpu_model=row["gpu_model__name"],
                 hall=hall.code,
                 per_node=row["per_node"],
-                on_demand=whole.unit_price_per_hour if whole else None,
-                currency=whole.sku.currency.upper() if whole else "",
+                on_demand=whole,
+                currency=billing_currency(tenant).upper(),
             )
         )
     return found

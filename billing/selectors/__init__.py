@@ -427,14 +427,15 @@ def offerings_priced(offered: Iterable[Offering], *, now: datetime) -> list[Pric
                 for klass in CapacityClass
                 if (row.rung, row.gpu_model, row.region, klass.value) in index
             },
-            _whole_gpu(index, row.gpu_model, row.region),
+            reservation_base(index, row.gpu_model, row.region),
         )
         for row in offered
     ]
 
 
-def _whole_gpu(index: dict[PoolClass, dict[str, SkuPrice]], gpu_model: str, region: str) -> Decimal | None:
-    """The on-demand price of a whole GPU of the pool that reservations are priced off (None: not priced)."""
+def reservation_base(index: dict[PoolClass, dict[str, SkuPrice]], gpu_model: str, region: str) -> Decimal | None:
+    """The on-demand price of a whole GPU of the pool that reservations are priced off (None: not priced), from
+    ``price_index``: the offerings, the portal's order page and the order itself read it here."""
     price = index.get((PRICED_AS.value, gpu_model, region, DEFAULT_CLASS), {}).get("gpu")
     return price.unit_price_per_hour if price is not None else None
 

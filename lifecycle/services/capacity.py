@@ -15,8 +15,7 @@ from django.utils import timezone
 from billing import tasks as billing_tasks
 from billing.domain.commitments import ORDER_MAX_DAYS, PRICED_AS, TERM_DISCOUNTS, term_discount
 from billing.domain.pricing import discounted
-from billing.models import SkuPrice
-from billing.selectors import billing_currency, sku_code, stripe_enabled
+from billing.selectors import billing_currency, price_index, reservation_base, sku_code, stripe_enabled
 from billing.services.accounts import notify, reserved_usage_priced
 from billing.services.ledger import usage_rescale
 from core.actor import Actor
@@ -206,9 +205,9 @@ def reservation_order(
             field="gpus",
             extra={"limit_gpus": limit, "held_gpus": held},
         )
-    code = sku_code(rung=PRICED_AS, mig_profile=None, gpu_model=gpu_model.name, region=hall.region.code)
-    on_demand = SkuPrice.objects.filter(sku__code=code, effective_from__lte=now).order_by("-effective_from").first()
-    if on_demand is None or on_demand.unit_price_per_hour <= 0:
+    on_demand = reservation_base(price_index(now=now), gpu_model.name, hall.region.code)
+    if on_demand is None or on_demand <= 0:
+        code = sku_code(rung=PRICED_AS, mig_profile=None, gpu_model=gpu_model.name, region=hall.region.code)
         raise Conflict(
             "not_priced", f"{code} has no on-demand price to reserve {gpu_model.name} GPUs at.", field="hall"
         )
@@ -219,7 +218,7 @@ def reservation_order(
         gpus=gpus,
         starts_at=starts_at,
         ends_at=ends_at,
-        price_per_gpu_hour=discounted(on_demand.unit_price_per_hour, Decimal(discount)),
+        price_per_gpu_hour=discounted(on_demand, Decimal(discount)),
         actor=actor,
         now=now,
     )
