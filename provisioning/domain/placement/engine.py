@@ -28,6 +28,7 @@ when none of the pools the tenant may use has one, it is refused ``not_priced`` 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from provisioning.domain.capacity_classes import CLASSES, DEFAULT_CLASS
@@ -248,8 +249,16 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         state = self.state
         if placement.reservation is not None:
             state.reserved_milli[placement.reservation] += sign * placement.milli
-            for d in placement.devices:
-                state.reserved_on_node[(placement.reservation, d.node_id)] += sign
+            on_node = Counter(d.node_id for d in placement.devices)
+            for node_id, devices in on_node.items():
+                key = (placement.reservation, node_id)
+                state.reserved_on_node[key] += sign * devices
+                jobs = state.reserved_jobs.setdefault(key, Counter())
+                jobs[devices] += sign
+                if jobs[devices] <= 0:
+                    del jobs[devices]
+                    if not jobs:
+                        del state.reserved_jobs[key]
         if CLASSES[placement.capacity_class].preemptible:
             for d in placement.devices:
                 if d.mig_profile is None and d.share_milli is None:

@@ -182,6 +182,8 @@ class FleetState:
         self.spot_whole: Counter[Key] = Counter()
         self.spot_on_node: Counter[int] = Counter()  # whole GPUs spot work holds, by node
         self.reserved_on_node: Counter[tuple[int, int]] = Counter()  # (reservation, node) -> devices its work holds
+        # (reservation, node) -> its allocations there, by the devices each holds on the node (``keeps_room``).
+        self.reserved_jobs: dict[tuple[int, int], Counter[int]] = {}
         self.pool_nodes: dict[Key, list[NodeSlot]] = defaultdict(list)
         # Each pool's reservations' homes, with the reservations they were chosen for (``homes``).
         self._homes: dict[Key, tuple[tuple[Reservation, ...], dict[int, tuple[NodeSlot, ...]]]] = {}
@@ -243,11 +245,12 @@ class FleetState:
         for, now or by preempting spot work (a node's room: ``room_on``): its own nodes, and what they may lack asked
         of the pool's other nodes, each of those going to one need:
 
-        - a whole node for each node-sized request its room holds beyond its own whole nodes;
+        - a whole node for each node-sized request its room may hold beyond its own whole nodes (``_short``): now,
+          or once any of its work has left, since work leaving a node partly used raises the room but not the whole
+          nodes;
         - else, when its own nodes have none that takes any single request up to a node, one spare node that does
           (a reservation smaller than a node: counted by the GPU, a node with that many), sized by the whole
-          reservation rather than its room now: its own work leaving raises the room at once, on nodes it may
-          leave partly used;
+          reservation rather than its room now;
         - and in all, the GPUs its room has beyond its own nodes' room."""
         homes = self.homes(pool)
         if not homes:
@@ -261,8 +264,7 @@ class FleetState:
             rooms = [self.room_on(node) for node in nodes]
             size = max((len(node.gpus) for node in nodes), default=MAX_GPUS_PER_NODE)
             room = self.room_left(reservation)
-            whole = sum(1 for r in rooms if r >= size)
-            own = [size] * max(0, room // size - whole)
+            own = [size] * self._short(reservation, nodes, rooms, size)
             if not own and max(rooms, default=0) < min(reservation.gpus, size):
                 own = [min(reservation.gpus, size)]
             wants += own
@@ -274,6 +276,23 @@ class FleetState:
         if sum(others) < gpus or len(others) < len(wants):
             return False
         return all(have >= want for have, want in zip(others, sorted(wants, reverse=True), strict=False))
+
+    def _short(self, reservation: Reservation, nodes: tuple[NodeSlot, ...], rooms: list[int], size: int) -> int:
+        """How many whole nodes the reservation's own nodes may lack for node-sized requests within its room: now
+        (its room over whole nodes, less its whole nodes), or at worst once its work has left every node but some,
+        each of those keeping only its smallest allocation there. Keeping ``k`` nodes that way, smallest first,
+        leaves ``reservation.gpus`` less what they keep as room, on all its wholeable nodes but those ``k``."""
+        now = self.room_left(reservation) // size - sum(1 for r in rooms if r >= size)
+        smallest: list[int] = []  # per own node its work could leave whole: its smallest allocation there
+        for node, node_room in zip(nodes, rooms, strict=True):
+            if node_room + self.reserved_on_node[(reservation.id, node.id)] >= size:
+                jobs = self.reserved_jobs.get((reservation.id, node.id))
+                smallest.append(min(jobs) if jobs else 0)
+        worst, kept, stays = max(now, reservation.gpus // size - len(smallest)), 0, 0
+        for least in sorted(m for m in smallest if m):
+            kept, stays = kept + 1, stays + least
+            worst = max(worst, max(0, reservation.gpus - stays) // size - (len(smallest) - kept))
+        return max(0, worst)
 
     def kept(self, pool: Key, *, besides: int | None = None) -> tuple[int, int]:
         """What the pool keeps for its reservations (``besides``: leaving this one's out): their unused room in whole

@@ -87,6 +87,33 @@ def test_the_owners_small_work_keeps_its_nodes_whole_while_the_pool_has_room_for
     assert e.state.reserved_milli[7] == 11_000
 
 
+def test_the_pool_keeps_what_the_owners_nodes_may_lack_once_its_work_leaves() -> None:
+    """A job of 1 GPU beside one of 7 on two of the owner's three nodes, the third whole: its room (8) fits now, but
+    once the 7s leave it is 22 GPUs with one node whole, so the pool keeps a whole node for its second 8-GPU job."""
+    e = engine(reserved=24, nodes=4)
+    pool = (H100, HALL)
+    home = {n.id for n in e.state.homes(pool)[7]}
+    theirs = e.place(ask(8), policy(OTHER))
+    assert isinstance(theirs, Placement)  # the pool's node, while the owner's three are whole
+    mine: dict[int, list[Placement]] = {}
+    for gpus in (7, 7, 1, 1):
+        found = e.place_preempting(ask(gpus, RESERVED), policy(OWNER), capacity_class=RESERVED, candidates=[])
+        assert isinstance(found, Placement)
+        mine.setdefault(gpus, []).append(found)
+    shared = {d.node_id for p in mine[1] for d in p.devices}
+    assert len(shared) == 2  # beside the 7s
+    assert shared < home  # one node of its own still whole
+    e.release(theirs)
+    assert e.state.room_left(e.state.reservations[7]) == 8
+    refused = e.place(ask(1), policy(OTHER))
+    assert isinstance(refused, Refused)  # the pool's node is kept whole for what the 7s leave behind
+    for big in mine[7]:
+        e.release(big)
+    for _ in range(2):
+        found = e.place_preempting(ask(8, RESERVED), policy(OWNER), capacity_class=RESERVED, candidates=[])
+        assert isinstance(found, Placement)
+
+
 def test_another_tenants_on_demand_work_never_takes_the_kept_room() -> None:
     e = engine(reserved=8, nodes=2)  # 16 GPUs: a node of them the owner's
     assert isinstance(e.place(ask(8), policy(OTHER)), Placement)
@@ -169,7 +196,7 @@ Op = tuple[str, CapacityClass, int, int]  # ("ask", class, tenant, gpus) or ("en
                 st.sampled_from([OWNER, OTHER]),
                 st.sampled_from([1, 1, 2, 3, 4, 8]),
             ),
-            st.tuples(st.just("end"), st.just(SPOT), st.integers(0, 30), st.just(0)),
+            st.tuples(st.just("end"), st.just(SPOT), st.integers(0, 30), st.just(0)),  # any running work
         ),
         max_size=40,
     ),
@@ -177,16 +204,19 @@ Op = tuple[str, CapacityClass, int, int]  # ("ask", class, tenant, gpus) or ("en
     nodes=st.integers(3, 5),
 )
 def test_reserved_work_is_never_refused_while_the_pool_keeps_its_room(ops: list[Op], reserved: int, nodes: int) -> None:
-    """Any mix of sizes, arrivals and departures: while the pool keeps a reservation's room (``keeps_room``), the
-    owner's request within it is placed (preempting spot work if need be); and work that may not be preempted,
-    other than the owner's reserved work, never leaves the pool without it."""
+    """Any mix of sizes, arrivals and departures, the owner's included: while the pool keeps a reservation's room
+    (``keeps_room``), the owner's request within it is placed (preempting spot work if need be); work that may not
+    be preempted, other than the owner's reserved work, never leaves the pool without it; and no work leaving
+    does."""
     e = engine(reserved=reserved, nodes=nodes)
     pool = (H100, HALL)
     running: list[Placement] = []
     for op, klass, who, gpus in ops:
         if op == "end":
             if running:
+                kept = e.state.keeps_room(pool)
                 e.release(running.pop(who % len(running)))
+                assert e.state.keeps_room(pool) or not kept
             continue
         kept = e.state.keeps_room(pool)
         request = ask(gpus, klass, rung=Rung.JOB if klass is SPOT else Rung.CONTAINER)
