@@ -4,7 +4,8 @@ Run from the repository root (pure Python over ``provisioning.domain.placement``
 
     python -m bench.placement [--nodes NODES.csv] [--pods PODS.csv] [--policy ladder|first-fit|best-fit|fgd|random]
                               [--sharing mig|tenant|unsafe] [--seeds 5] [--no-share-ratio 0.0] [--json]
-    python -m bench.placement --all [--seeds 5]     # every policy x sharing mode on every pods file
+    python -m bench.placement [...] --optimum      # with first-fit, best-fit and the optimum (bench/optimum.py)
+    python -m bench.placement --all [--seeds 5]     # every policy x sharing mode on every pods file, the optimum beside
     python -m bench.placement --scale [--seeds 3] [--tenants 50]  # decision latency, 1k/10k/50k-GPU fleets
 
 Defaults: ``bench/data/alibaba-gpu-v2023/`` (node list and ``openb_pod_list_default.csv``), fetched and checked
@@ -44,12 +45,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from time import perf_counter
 
 from bench.baselines import EXTRA_POLICIES, POLICIES
+from bench.optimum import gap_closed, seed_bounds
 from bench.replay import SHARINGS, Run, replay, summary
 from bench.scale import SIZES, scale_run
 from bench.trace import NODES_CSV, PODS_CSVS, load_nodes, load_pods
@@ -59,6 +62,8 @@ COLUMNS = ("policy", "sharing", "served_ratio", "unallocated_gpus", "stranded_mi
 SERVED_RIVALS = ("first-fit", "best-fit", "fgd")  # ladder must serve at least as much as the best of these
 UNALLOCATED_RIVALS = ("first-fit", "best-fit")  # ... and leave UNALLOCATED_CUT fewer GPUs than the best of these
 UNALLOCATED_CUT = 0.2
+GAP_CLOSED = 0.1  # ... and, in tenant mode, close this share of the gap between the best of those and the optimum
+OPTIMUM_COLUMNS = ("optimum_unallocated", "closed", "optimum_served", "closed_served")
 
 
 def run_config(
@@ -91,6 +96,31 @@ def run_config(
     return row
 
 
+def beside_optimum(
+    nodes_csv: Path,
+    pods_csv: Path,
+    seeds: int,
+    rows: Sequence[Row],
+    sharings: Sequence[str] = SHARINGS,
+    order: str = "auto",
+) -> None:
+    """Beside every row, the optimum over the same seeds (``bench/optimum.py``: bounds, not packings) and the share
+    of the gap between the best of first-fit and best-fit and the optimum that the row's policy closes, on
+    unallocated GPUs and on served GPUs (in ``mig`` mode the unallocated bound is 0: read the served one)."""
+    for sharing in sharings:
+        bounds, _ = seed_bounds(nodes_csv, pods_csv, sharing, seeds, order=order)
+        unallocated = round(statistics.fmean(b.unallocated_gpus for b in bounds), 1)
+        served = round(statistics.fmean(b.served.bound for b in bounds), 1)
+        mode = [r for r in rows if r["sharing"] == sharing]
+        for row in mode:
+            policy = str(row["policy"])
+            closed = gap_closed(mode, unallocated, policy, UNALLOCATED_RIVALS)
+            closed_served = gap_closed(mode, served, policy, UNALLOCATED_RIVALS, metric="served_gpus")
+            row["optimum_unallocated"], row["optimum_served"] = unallocated, served
+            row["closed"] = "n/a" if closed is None else f"{100 * closed:.1f}%"
+            row["closed_served"] = "n/a" if closed_served is None else f"{100 * closed_served:.1f}%"
+
+
 def table(rows: Sequence[Row], columns: Sequence[str]) -> str:
     """A Markdown table, readable as text and pasteable into docs/benchmarks.md."""
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
@@ -105,8 +135,10 @@ def _get(rows: Sequence[Row], policy: str, sharing: str, key: str) -> float:
 
 
 def targets(rows: Sequence[Row]) -> list[Row]:
-    """Per sharing mode, the two targets: ``ladder`` serves at least as much as the best of first-fit, best-fit
-    and fgd; and it leaves at least 20% fewer GPUs unallocated than the best of first-fit and best-fit."""
+    """Per sharing mode, the targets: ``ladder`` serves at least as much as the best of first-fit, best-fit and
+    fgd; it leaves at least 20% fewer GPUs unallocated than the best of first-fit and best-fit; and, in ``tenant``
+    mode with the optimum beside the rows (``beside_optimum``), it closes at least 10% of the gap between that best
+    and the optimum."""
     out: list[Row] = []
     for sharing in SHARINGS:
         # compared in served GPUs (0.1 GPU), finer than the ratio's four decimals (0.6 GPU on this cluster)
@@ -115,6 +147,12 @@ def targets(rows: Sequence[Row]) -> list[Row]:
         best_served = max(_get(rows, p, sharing, "served_gpus") for p in SERVED_RIVALS)
         best_unalloc = min(_get(rows, p, sharing, "unallocated_gpus") for p in UNALLOCATED_RIVALS)
         fewer = 1 - unalloc / best_unalloc if best_unalloc else 0.0
+        ladder = next(r for r in rows if r["policy"] == "ladder" and r["sharing"] == sharing)
+        gap: Row = {}
+        if sharing == "tenant" and "closed" in ladder:
+            closed = str(ladder["closed"])
+            met = closed != "n/a" and float(closed.rstrip("%")) >= 100 * GAP_CLOSED
+            gap = {"gap_closed": closed, "gap_target": "met" if met else "MISSED"}
         out.append(
             {
                 "sharing": sharing,
@@ -125,6 +163,7 @@ def targets(rows: Sequence[Row]) -> list[Row]:
                 "best_ff_bf_unallocated": best_unalloc,
                 "fewer_unallocated": f"{100 * fewer:.1f}%",
                 "unallocated_target": "met" if fewer >= UNALLOCATED_CUT else "MISSED",
+                **gap,
             }
         )
     return out
@@ -165,11 +204,14 @@ def run_all(nodes_csv: Path, seeds: int, no_share_ratio: float, as_json: bool) -
             for sharing in SHARINGS:
                 rows.append(run_config(nodes_csv, pods_csv, policy, sharing, seeds, no_share_ratio=no_share_ratio))
                 print(f"  {pods_csv.name} {policy} {sharing}: {perf_counter() - started:.0f}s", file=sys.stderr)
+        optimum = OPTIMUM_COLUMNS if not no_share_ratio else ()  # the optimum lets every tenant share softly
+        if optimum:
+            beside_optimum(nodes_csv, pods_csv, seeds, rows)
         checks, cost = targets(rows), isolation_cost(rows)
         report["files"][pods_csv.name] = {"rows": rows, "targets": checks, "isolation_cost": cost}  # type: ignore[index]
         if not as_json:
             print(f"\n## {pods_csv.name} ({rows[0]['order']}, {seeds} seeds, {rows[0]['cluster_gpus']} GPUs)\n")
-            print(table(rows, (*COLUMNS, "decisions_per_s", "p50_ms", "p99_ms")))
+            print(table(rows, (*COLUMNS, *optimum, "decisions_per_s", "p50_ms", "p99_ms")))
             print("\nTargets (served: ladder vs the best of first-fit, best-fit, fgd; unallocated: 20% fewer than the")
             print("best of first-fit and best-fit):\n")
             print(table(checks, tuple(checks[0])))
@@ -216,6 +258,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="fraction of the 50 tenants whose policy forbids soft sharing (tenants 1..k)",
     )
     parser.add_argument("--tenants", type=int, default=50, help="tenants in the --scale stream")
+    parser.add_argument(
+        "--optimum",
+        action="store_true",
+        help="also first-fit and best-fit, the optimum (bench/optimum.py) and the share of the gap each closes",
+    )
     parser.add_argument("--json", action="store_true")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--all", action="store_true", help="every policy x sharing mode on every pods file")
@@ -229,11 +276,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         run_scale(args.policy, args.seeds, args.tenants, args.json)
     else:
         row = run_config(args.nodes, args.pods, args.policy, args.sharing, args.seeds, args.order, args.no_share_ratio)
+        optimum = OPTIMUM_COLUMNS if args.optimum and not args.no_share_ratio else ()
+        if optimum:
+            rivals = [
+                run_config(args.nodes, args.pods, p, args.sharing, args.seeds, args.order)
+                for p in UNALLOCATED_RIVALS
+                if p != args.policy
+            ]
+            beside_optimum(args.nodes, args.pods, args.seeds, [row, *rivals], (args.sharing,), args.order)
         if args.json:
             print(json.dumps(row))
         else:
             print(f"{row['pods_file']} ({row['order']}, {row['seeds']} seeds, {row['cluster_gpus']} GPUs)\n")
-            print(table([row], (*COLUMNS, "decisions_per_s", "p50_ms", "p99_ms")))
+            print(table([row], (*COLUMNS, *optimum, "decisions_per_s", "p50_ms", "p99_ms")))
             print(f"\nroutes per run: {row['routes']}")
 
 

@@ -115,3 +115,31 @@ def test_the_gang_benchmark_places_gangs_inside_one_group_and_prints_one_json_ob
     assert {(r["policy"], r["mixed"]) for r in rows_out} == {
         (p, m) for p in ("fragmentation", "best-fit") for m in (0, 1)
     }
+
+
+def test_with_the_optimum_each_row_says_how_much_of_the_gap_it_closes():
+    """``--optimum``: the policy's row carries the optimum of the same seeds and the share of the gap between the
+    better of first-fit and best-fit and that optimum which the policy closes; ``targets`` reads it in tenant
+    mode."""
+    from bench.placement import beside_optimum, run_config, targets
+
+    nodes, pods = SAMPLE / "alibaba_nodes_sample.csv", SAMPLE / "alibaba_pods_sample.csv"
+    rows = [run_config(nodes, pods, p, s, 1) for p in ("ladder", "first-fit", "best-fit", "fgd") for s in ("tenant",)]
+    beside_optimum(nodes, pods, 1, rows, ("tenant",))
+    ladder = next(r for r in rows if r["policy"] == "ladder")
+    assert isinstance(ladder["optimum_unallocated"], float)
+    assert ladder["optimum_unallocated"] <= min(float(str(r["unallocated_gpus"])) for r in rows)
+    assert ladder["closed"] == "n/a" or str(ladder["closed"]).endswith("%")
+    (check,) = [c for c in targets([*rows, *(dict(r, sharing=m) for r in rows for m in ("mig", "unsafe"))])
+                if c["sharing"] == "tenant"]  # fmt: skip
+    assert check["gap_closed"] == ladder["closed"]
+    assert check["gap_target"] in ("met", "MISSED")
+    command = [sys.executable, "-m", "bench.placement", "--nodes", str(nodes), "--pods", str(pods), "--seeds", "1"]
+    result = subprocess.run(
+        [*command, "--optimum", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert {"optimum_unallocated", "closed", "optimum_served", "closed_served"} <= set(json.loads(result.stdout))
