@@ -29,6 +29,7 @@ from provisioning.domain.placement.engine import PlacementEngine
 from provisioning.domain.placement.isolation import Refusal, TenantPolicy, may_join_mig_gpu
 from provisioning.domain.placement.mig import EMPTY, MigKind, legal_starts, place
 from provisioning.domain.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, FleetState, GpuSlot, NodeSlot
+from provisioning.domain.placement.whole_gpus import BucketsOf
 from provisioning.domain.rungs import RUNGS
 
 MigChoice = tuple[GpuSlot, MigKind, int]  # GPU, kind on that GPU's model, start
@@ -116,7 +117,12 @@ class _Baseline(PlacementEngine, ABC):
 
 class FirstFitEngine(_Baseline):
     def _best_node(
-        self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
+        self,
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int] = frozenset(),
+        buckets_of: BucketsOf | None = None,  # the engine's pools kept whole: not a baseline's rule
     ) -> NodeSlot | None:
         first: NodeSlot | None = None
         for buckets in self._pools(models, halls):
@@ -143,7 +149,12 @@ class FirstFitEngine(_Baseline):
 
 class BestFitEngine(_Baseline):
     def _best_node(
-        self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
+        self,
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int] = frozenset(),
+        buckets_of: BucketsOf | None = None,  # the engine's pools kept whole: not a baseline's rule
     ) -> NodeSlot | None:
         pools = self._pools(models, halls)
         for free in range(need, MAX_GPUS_PER_NODE + 1):
@@ -190,7 +201,12 @@ class RandomEngine(_Baseline):
         raise IndexError(r)
 
     def _best_node(
-        self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
+        self,
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int] = frozenset(),
+        buckets_of: BucketsOf | None = None,  # the engine's pools kept whole: not a baseline's rule
     ) -> NodeSlot | None:
         nodes = [n for buckets in self._pools(models, halls) for b in buckets[need:] for n in b.values()]
         nodes = [n for n in nodes if n.id not in skip] if skip else nodes
@@ -228,11 +244,13 @@ POLICIES = ("ladder", "first-fit", "best-fit", "fgd", "random")
 EXTRA_POLICIES = ("ladder-best-fit",)
 
 
-def make_engine(policy: str, state: FleetState, seed: int) -> PlacementEngine:
+def make_engine(policy: str, state: FleetState, seed: int, keep_whole: float = 0.0) -> PlacementEngine:
+    """The engine a policy names; ``keep_whole`` (the engine's share of each pool kept whole for whole-GPU work)
+    applies to ``ladder`` and ``ladder-best-fit`` only."""
     if policy == "ladder":
-        return PlacementEngine(state)
+        return PlacementEngine(state, keep_whole=keep_whole)
     if policy == "ladder-best-fit":
-        return PlacementEngine(state, policy="best-fit")
+        return PlacementEngine(state, policy="best-fit", keep_whole=keep_whole)
     if policy == "fgd":
         from bench.fgd import FGDEngine
 

@@ -40,6 +40,7 @@ from provisioning.domain.placement.decision import Placement, Refused, Request
 from provisioning.domain.placement.isolation import TenantPolicy
 from provisioning.domain.placement.mig import COMPUTE_SLICES, EMPTY, MigKind, MigState, legal_starts, place
 from provisioning.domain.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, FleetState, GpuSlot, NodeSlot
+from provisioning.domain.placement.whole_gpus import BucketsOf
 
 REBUILD_EVERY = 64
 
@@ -186,7 +187,12 @@ class FGDEngine(_Baseline):
                 yield from bucket.values()
 
     def _best_node(
-        self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
+        self,
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int] = frozenset(),
+        buckets_of: BucketsOf | None = None,  # the engine's pools kept whole: not a baseline's rule
     ) -> NodeSlot | None:
         best: tuple[float, int] | None = None
         chosen: NodeSlot | None = None

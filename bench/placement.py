@@ -74,6 +74,7 @@ def run_config(
     seeds: int,
     order: str = "auto",
     no_share_ratio: float = 0.0,
+    keep_whole: float = 0.0,
 ) -> Row:
     nodes = load_nodes(nodes_csv)
     pods, timed = load_pods(pods_csv)
@@ -87,10 +88,13 @@ def run_config(
             seed=seed,
             in_file_order=in_file_order,
             no_share_ratio=no_share_ratio,
+            keep_whole=keep_whole,
         )
         for seed in range(seeds)
     ]
     row = summary(policy, sharing, runs)
+    if keep_whole:
+        row["keep_whole"] = keep_whole
     row["pods_file"] = pods_csv.name
     row["order"] = "file" if in_file_order else "sampled"
     return row
@@ -259,6 +263,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--tenants", type=int, default=50, help="tenants in the --scale stream")
     parser.add_argument(
+        "--keep-whole",
+        type=float,
+        default=0.0,
+        help="ladder: the share of each pool's GPUs kept wholly free for whole-GPU work (0: none)",
+    )
+    parser.add_argument(
         "--optimum",
         action="store_true",
         help="also first-fit and best-fit, the optimum (bench/optimum.py) and the share of the gap each closes",
@@ -275,7 +285,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     elif args.scale:
         run_scale(args.policy, args.seeds, args.tenants, args.json)
     else:
-        row = run_config(args.nodes, args.pods, args.policy, args.sharing, args.seeds, args.order, args.no_share_ratio)
+        if not 0.0 <= args.keep_whole < 1.0:
+            parser.error("--keep-whole is a share of a pool's GPUs, from 0 up to 1")
+        row = run_config(
+            args.nodes,
+            args.pods,
+            args.policy,
+            args.sharing,
+            args.seeds,
+            args.order,
+            args.no_share_ratio,
+            args.keep_whole,
+        )
         optimum = OPTIMUM_COLUMNS if args.optimum and not args.no_share_ratio else ()
         if optimum:
             rivals = [

@@ -188,10 +188,11 @@ def replay(
     seed: int,
     in_file_order: bool,
     no_share_ratio: float = 0.0,
+    keep_whole: float = 0.0,
 ) -> Run:
     """Place pods, never removing any, until the offered GPU demand reaches 100% of the cluster's GPUs."""
     state = build_fleet(nodes)
-    engine = make_engine(policy, state, seed)
+    engine = make_engine(policy, state, seed, keep_whole)
     planner = Planner(sharing, no_share_ratio)
     run = Run(cluster_gpus=sum(n.gpus for n in nodes))
     capacity = run.cluster_gpus * FULL_SHARE

@@ -143,3 +143,14 @@ def test_with_the_optimum_each_row_says_how_much_of_the_gap_it_closes():
         check=True,
     )
     assert {"optimum_unallocated", "closed", "optimum_served", "closed_served"} <= set(json.loads(result.stdout))
+
+
+def test_keep_whole_reaches_the_engine_and_is_checked():
+    nodes, pods = SAMPLE / "alibaba_nodes_sample.csv", SAMPLE / "alibaba_pods_sample.csv"
+    command = [sys.executable, "-m", "bench.placement", "--nodes", str(nodes), "--pods", str(pods), "--seeds", "1"]
+    result = subprocess.run([*command, "--keep-whole", "0.4", "--json"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["keep_whole"] == 0.4
+    wrong = subprocess.run([*command, "--keep-whole", "1.5"], cwd=ROOT, capture_output=True, text=True)
+    assert wrong.returncode == 2
+    assert "--keep-whole is a share" in wrong.stderr

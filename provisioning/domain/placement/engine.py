@@ -49,11 +49,14 @@ RETRIES = 8  # nodes a one-node request skips, one by one, when it would break a
 
 
 class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
-    def __init__(self, state: FleetState, policy: str = "fragmentation") -> None:
+    def __init__(self, state: FleetState, policy: str = "fragmentation", *, keep_whole: float = 0.0) -> None:
         if policy not in POLICIES:
             raise ValueError(f"unknown placement policy {policy!r}; one of {', '.join(POLICIES)}")
+        if not 0.0 <= keep_whole < 1.0:
+            raise ValueError(f"keep_whole is a share of a pool's GPUs, from 0 up to 1; got {keep_whole!r}")
         self.state = state
         self.policy = policy
+        self.keep_whole = keep_whole
         self._snapshot = None  # the workload as the current decision reads it
 
     # --- entry points ------------------------------------------------------------------------------------------

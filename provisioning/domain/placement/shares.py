@@ -32,8 +32,9 @@ class SharePlacement(WholeGpuPlacement):
     """The engine's MIG slices (``_mig``) and soft shares (``_soft``)."""
 
     def _fresh_gpu(self, models: Iterable[str], halls: list[str]) -> GpuSlot | None:
-        """A free GPU on the node with the fewest free GPUs (keeps empty nodes empty for whole-GPU work)."""
-        node = self._best_node(models, halls, 1)
+        """A free GPU on the node with the fewest free GPUs (keeps empty nodes empty for whole-GPU work), in a pool
+        that has more than it keeps whole (``_fresh_buckets``)."""
+        node = self._best_node(models, halls, 1, buckets_of=self._fresh_buckets)
         if node is None:
             return None
         return next(g for g in node.gpus if g.free)
@@ -92,7 +93,7 @@ class SharePlacement(WholeGpuPlacement):
             if fit is None:
                 continue
             leaves = partial(PoolView.mig_fragmentation, state=place(EMPTY, kind, fit[0]))
-            found = self._scored_node((model,), halls, 1, leaves=leaves)
+            found = self._scored_node((model,), halls, 1, leaves=leaves, buckets_of=self._fresh_buckets)
             if found is None:
                 continue
             key = (round(found[0] / EPSILON) * EPSILON, 1, fit[1], rank)
@@ -185,7 +186,13 @@ class SharePlacement(WholeGpuPlacement):
         if best is not None:
             return best[1]
         left = FULL_SHARE - share.milli
-        found = self._scored_node(request.models, halls, 1, leaves=lambda view: view.soft_fragmentation(owner, left))
+        found = self._scored_node(
+            request.models,
+            halls,
+            1,
+            leaves=lambda view: view.soft_fragmentation(owner, left),
+            buckets_of=self._fresh_buckets,
+        )
         return next(g for g in found[1].gpus if g.free) if found is not None else None
 
     def _best_fit_soft_gpu(

@@ -174,6 +174,7 @@ class FleetState:
         self._node_free: dict[int, int] = {}
         # Wholly free GPUs of general nodes per (model, hall) and in all: the supply the scarcity score weighs.
         self.pool_free: Counter[Key] = Counter()
+        self.pool_gpus: Counter[Key] = Counter()  # every GPU of each (model, hall), for what a pool keeps whole
         self.free_gpus = 0
         # Reservations by id, what each one's own work holds (milli-GPU), and the whole GPUs spot work holds per
         # (model, hall): what preemption can take back.
@@ -373,6 +374,7 @@ class FleetState:
         self.nodes[id] = node
         self.models_in_hall[hall].add(model)
         self.pool_nodes[(model, hall)].append(node)
+        self.pool_gpus[(model, hall)] += len(gpu_uuids)
         self.domains[nvlink_domain].append(node)
         if cc_mode:
             self.cc_nodes.append(node)

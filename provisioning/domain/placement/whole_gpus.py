@@ -47,6 +47,10 @@ class WholeGpuPlacement:
     # Reserved work's first pass (``place_preempting``): not onto the node its own reservation's next large request
     # needs, while another place takes it (``PlacementEngine._decide_within``).
     _keep_own: bool = False
+    # The share of each pool's GPUs kept wholly free for whole-GPU work, scaled by how much of the workload asks for
+    # them: a MIG slice or soft share cuts a fresh GPU only while its pool has more free (``_fresh_buckets``); 0
+    # keeps none. docs/placement.md, "Keeping GPUs whole".
+    keep_whole: float = 0.0
 
     # --- the workload ----------------------------------------------------------------------------------------
 
@@ -60,7 +64,12 @@ class WholeGpuPlacement:
     # --- whole GPUs --------------------------------------------------------------------------------------------
 
     def _best_node(
-        self, models: Iterable[str], halls: list[str], need: int, skip: AbstractSet[int] = frozenset()
+        self,
+        models: Iterable[str],
+        halls: list[str],
+        need: int,
+        skip: AbstractSet[int] = frozenset(),
+        buckets_of: BucketsOf | None = None,
     ) -> NodeSlot | None:
         reach = self._reach
         if reach is not None:
@@ -70,7 +79,18 @@ class WholeGpuPlacement:
                 skip = reach.skip | skip
             if reach.pools:
                 return self._fewest_reclaimable(reach.pools, models, halls, need, skip)
-        return self._best_node_of(models, halls, need, skip)
+        return self._best_node_of(models, halls, need, skip, buckets_of)
+
+    def _fresh_buckets(self, key: tuple[str, str]) -> Buckets | None:
+        """A pool's free-count buckets for a fresh GPU cut for a MIG slice or a soft share: none while the pool has
+        no more wholly free GPUs than it keeps for whole-GPU work: ``keep_whole`` of its GPUs, times the share of
+        recent requests that ask for whole GPUs of it (the workload: a pool nobody asks whole GPUs of keeps none)."""
+        state = self.state
+        if self.keep_whole:
+            kept = self.keep_whole * state.pool_gpus[key] * self._view(key).whole_above[0]
+            if state.pool_free[key] <= kept:
+                return None
+        return state.by_free.get(key)
 
     def _fewest_reclaimable(
         self,
