@@ -420,8 +420,10 @@ class FleetState:
                 self._save(groups.setdefault(gpu.mig, {}))
             groups.setdefault(gpu.mig, {})[id(gpu)] = gpu
 
-    def _reindex_node(self, node: NodeSlot) -> None:
-        """Put a node (and its MIG GPUs) where its current free count and state say; O(GPUs on the node)."""
+    def _reindex_node(self, node: NodeSlot, gpu: GpuSlot | None = None) -> None:
+        """Put a node where its current free count and state say, and its GPUs' MIG and soft shares where theirs
+        do: only ``gpu``'s, when only that GPU changed (the node's state did not), else every GPU's, O(GPUs on the
+        node)."""
         self.version += 1
         old = self._node_free[node.id]
         free = node.free if node.general else 0
@@ -437,12 +439,12 @@ class FleetState:
         self.pool_free[(node.model, node.hall.code)] += free - old
         self.free_gpus += free - old
         self._node_free[node.id] = free
-        for gpu in node.gpus:
-            self._unindex_gpu_mig(gpu)
-            self._index_gpu_mig(gpu)
-            if gpu.soft_tenant is not None:
-                self._unindex_gpu_soft(gpu, gpu.soft_used)
-                self._index_gpu_soft(gpu)
+        for changed in node.gpus if gpu is None else (gpu,):
+            self._unindex_gpu_mig(changed)
+            self._index_gpu_mig(changed)
+            if changed.soft_tenant is not None:
+                self._unindex_gpu_soft(changed, changed.soft_used)
+                self._index_gpu_soft(changed)
 
     def _soft_pool(self, tenant: int, mode: Performance, node: NodeSlot, used: int) -> SoftPool:
         if self._undo is not None:
@@ -473,14 +475,14 @@ class FleetState:
     def hold_whole(self, gpu: GpuSlot, tenant: int) -> None:
         gpu.whole_tenant = tenant
         self.tenant_milli[tenant] += FULL_SHARE
-        self._reindex_node(gpu.node)
+        self._reindex_node(gpu.node, gpu)
 
     def release_whole(self, gpu: GpuSlot) -> None:
         if gpu.whole_tenant is None:
             raise ValueError(f"GPU {gpu.uuid} is not held whole")
         self.tenant_milli[gpu.whole_tenant] -= FULL_SHARE
         gpu.whole_tenant = None
-        self._reindex_node(gpu.node)
+        self._reindex_node(gpu.node, gpu)
 
     def set_mig(self, gpu: GpuSlot, new: MigState, tenant: int, delta_milli: int, dedicated: bool) -> None:
         self.version += 1
@@ -499,7 +501,7 @@ class FleetState:
                     gpu.mig_dedicated = None
         self.tenant_milli[tenant] += delta_milli
         if was_free != gpu.free:
-            self._reindex_node(gpu.node)
+            self._reindex_node(gpu.node, gpu)
         else:
             self._index_gpu_mig(gpu)
 
@@ -514,7 +516,7 @@ class FleetState:
         else:
             gpu.soft_tenant, gpu.soft_mode = None, None
         if was_free != gpu.free:
-            self._reindex_node(gpu.node)  # indexes this GPU's share too
+            self._reindex_node(gpu.node, gpu)  # indexes this GPU's share too
         else:
             self._index_gpu_soft(gpu)
 
