@@ -22,6 +22,17 @@ class StrictSerializer(serializers.Serializer[Any]):
     named in ``errors`` (``{"gpu_modle": ["Unknown field."]}``; inside a nested body ``share.mdoe``), together
     with the declared fields' own errors."""
 
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        """Copies of the declared fields, as DRF's serializers make, but shallow ones: DRF deep-copies every field
+        by building it again from its arguments (each choice list normalized again, each list's child built
+        again), and on an allocation's POST that cost more than validating the body. A copy is bound to this
+        serializer as DRF binds its own; what it shares with the declared field (choices, validators, messages) is
+        only read. A nested body builds its own fields from its copy when first used, and a list's child is copied
+        with the list, so every field's parent, and the context it reads through it, are this serializer's.
+
+        (Here, not in the class's docstring: that one is every body's description in the OpenAPI schema.)"""
+        return {name: _copy(field) for name, field in self._declared_fields.items()}
+
     def to_internal_value(self, data: Any) -> Any:
         unknown: dict[str, list[str]] = {}
         if isinstance(data, Mapping):
@@ -36,6 +47,20 @@ class StrictSerializer(serializers.Serializer[Any]):
         if unknown:
             raise serializers.ValidationError(unknown)
         return value
+
+
+def _copy(field: serializers.Field[Any, Any, Any, Any]) -> serializers.Field[Any, Any, Any, Any]:
+    copied = object.__new__(type(field))  # copy.copy's result, without its trip through the pickle protocol
+    copied.__dict__.update(field.__dict__)
+    copied.__dict__.pop("fields", None)  # a nested body's fields, had they been built: its copy builds its own
+    # The field a list (or dict, or many related rows) holds for each item: bound to its holder as DRF binds it.
+    for name in ("child", "child_relation"):
+        child = getattr(field, name, None)
+        if isinstance(child, serializers.Field):
+            child = _copy(child)
+            child.parent = copied  # type: ignore[assignment]  # a field, as DRF's own lists set it
+            setattr(copied, name, child)
+    return copied
 
 
 class IdField(serializers.IntegerField):

@@ -14,17 +14,22 @@ from typing import Any
 
 from django.db import connection, models
 
+_SINGLETON_SQL: dict[tuple[type[models.Model], tuple[str, ...]], str] = {}  # built once per process
+
 
 def lock_singleton(model: type[models.Model], *columns: str) -> tuple[Any, ...]:
     """Lock the one row (``id = 1``) of a single-row table until the transaction ends and return ``columns``,
     making the row on first use. Plain SQL: the product's hottest locks (the audit chain head, the placement
     lock) go through here, and the ORM would spend more time building the statement than the database running it.
     """
-    table = model._meta.db_table
-    column_of = {f.name: str(f.column) for f in model._meta.concrete_fields}
-    names = ", ".join(column_of[c] for c in columns)
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    sql = f"SELECT {names} FROM {table} WHERE id = 1{lock}"  # noqa: S608 - names from the model, no input
+    sql = _SINGLETON_SQL.get((model, columns))
+    if sql is None:
+        table = model._meta.db_table
+        column_of = {f.name: str(f.column) for f in model._meta.concrete_fields}
+        names = ", ".join(column_of[c] for c in columns)
+        lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+        sql = f"SELECT {names} FROM {table} WHERE id = 1{lock}"  # noqa: S608 - names from the model, no input
+        _SINGLETON_SQL[(model, columns)] = sql
     with connection.cursor() as cursor:
         cursor.execute(sql)
         row = cursor.fetchone()

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field, Model
 
 Converter = Callable[[Any, Any, Any], Any]
@@ -75,11 +76,17 @@ class InsertStatement:
     refers to an earlier one's returned column with ``ref(name, column)``. Values are prepared as the ORM
     prepares them (``pre_save``, ``get_db_prep_save``); many rows go through ``UNNEST`` of one array per column,
     as Django's own bulk insert does on PostgreSQL. Names and columns come from code and the models, never from
-    input; every value is a parameter."""
+    input; every value is a parameter.
+
+    The text of each insert is built once per process for its model and references (``_Shape``): what varies from
+    one statement to the next is only the values."""
 
     def __init__(self) -> None:
         self._ctes: list[str] = []
         self.params: list[Any] = []
+        # The thread's own connection, not the ``connection`` proxy: every field's preparation reads the backend's
+        # operations, and each read through the proxy looks the connection up again.
+        self._db = connections[DEFAULT_DB_ALIAS]
 
     @staticmethod
     def ref(name: str, column: str) -> str:
@@ -87,76 +94,72 @@ class InsertStatement:
 
     def insert(self, name: str, instance: Model, *, refs: dict[str, str], returning: str) -> None:
         """One row: ``instance``'s values, the columns named in ``refs`` (by attname) from earlier inserts."""
-        fields, values = _values(instance, refs)
-        placeholders = ["%s"] * len(values) + list(refs.values())
-        self._ctes.append(
-            f"{name} AS (INSERT INTO {_table(instance)} ({_columns(instance, fields, refs)}) "  # noqa: S608
-            f"VALUES ({', '.join(placeholders)}) RETURNING {connection.ops.quote_name(returning)})"
-        )
-        self.params += values
+        shape = _shape(type(instance), refs, with_pk=instance.pk is not None)
+        self._ctes.append(shape.one(name, returning))
+        self.params += shape.values(instance, self._db)
 
     def insert_many(self, name: str, instances: Sequence[Model], *, refs: dict[str, str], returning: str) -> None:
-        """Rows of one model, in order; nothing when ``instances`` is empty."""
+        """Rows of one model, in order; nothing when ``instances`` is empty. One row goes as ``insert`` sends it:
+        an array per column costs more to send than the row's values."""
         if not instances:
             return
-        rows = [_values(instance, refs) for instance in instances]
-        fields = rows[0][0]
-        arrays = [f"%s::{field.db_type(connection)}[]" for field in fields]
-        names = [f"c{i}" for i in range(len(fields))]
-        self._ctes.append(
-            f"{name} AS (INSERT INTO {_table(instances[0])} ({_columns(instances[0], fields, refs)}) "  # noqa: S608
-            f"SELECT {', '.join([*names, *refs.values()])} FROM UNNEST({', '.join(arrays)}) AS r({', '.join(names)}) "
-            f"RETURNING {connection.ops.quote_name(returning)})"
-        )
-        self.params += [list(column) for column in zip(*(values for _, values in rows), strict=True)]
+        if len(instances) == 1:
+            self.insert(name, instances[0], refs=refs, returning=returning)
+            return
+        shape = _shape(type(instances[0]), refs, with_pk=instances[0].pk is not None)
+        self._ctes.append(shape.many(name, returning))
+        rows = [shape.values(instance, self._db) for instance in instances]
+        self.params += [list(column) for column in zip(*rows, strict=True)]
 
     def execute(self, final: str, params: Sequence[Any] = ()) -> tuple[Any, ...]:
         """Run the inserts and ``final`` after them (``SELECT (SELECT id FROM a)``, or an ``UPDATE ... RETURNING``
         of one row), with its own ``params``; its one row."""
         sql = f"WITH {', '.join(self._ctes)} {final}"
-        with connection.cursor() as cursor:
+        with self._db.cursor() as cursor:
             cursor.execute(sql, [*self.params, *params])
             row = cursor.fetchone()
         assert row is not None  # noqa: S101 - the final statement answers one row
         return tuple(row)
 
 
-def _table(instance: Model) -> str:
-    return connection.ops.quote_name(instance._meta.db_table)
+class _Shape:
+    """The rows of one model an insert writes, given the columns ``refs`` fills from earlier inserts: the fields
+    (each with its attname and whether it has a ``pre_save`` of its own, like ``auto_now`` times; the pk only when
+    the instance has one, else the database makes it) and the statement's text, worked out once per process."""
 
+    def __init__(self, model: type[Model], refs: dict[str, str], *, with_pk: bool) -> None:
+        fields = [f for f in model._meta.concrete_fields if f.attname not in refs and (with_pk or not f.primary_key)]
+        self.fields = [(f, f.attname, type(f).pre_save is not Field.pre_save) for f in fields]
+        quote = connection.ops.quote_name
+        by_attname = {f.attname: f for f in model._meta.concrete_fields}
+        columns = [*(quote(str(f.column)) for f in fields), *(quote(str(by_attname[a].column)) for a in refs)]
+        self._head = f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(columns)})"
+        self._one = f"VALUES ({', '.join(['%s'] * len(fields) + list(refs.values()))})"
+        names = ", ".join(f"c{i}" for i in range(len(fields)))
+        arrays = ", ".join(f"%s::{f.db_type(connection)}[]" for f in fields)
+        selected = ", ".join([names, *refs.values()])
+        self._many = f"SELECT {selected} FROM UNNEST({arrays}) AS r({names})"  # noqa: S608
 
-_PLANS: dict[tuple[type[Model], tuple[str, ...]], list[tuple[Any, str, bool]]] = {}
+    def one(self, name: str, returning: str) -> str:
+        return f"{name} AS ({self._head} {self._one} RETURNING {connection.ops.quote_name(returning)})"
 
+    def many(self, name: str, returning: str) -> str:
+        return f"{name} AS ({self._head} {self._many} RETURNING {connection.ops.quote_name(returning)})"
 
-def _plan(model: type[Model], refs: dict[str, str]) -> list[tuple[Any, str, bool]]:
-    """Per model (and refs): the fields a new row inserts, each with its attname and whether it has a
-    ``pre_save`` of its own (``auto_now`` times); worked out once, not per row."""
-    key = (model, tuple(refs))
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = [
-            (f, f.attname, type(f).pre_save is not Field.pre_save)
-            for f in model._meta.concrete_fields
-            if f.attname not in refs
+    def values(self, instance: Model, db: BaseDatabaseWrapper) -> list[Any]:
+        """The row's values, prepared as the ORM prepares them for an insert."""
+        return [
+            field.get_db_prep_save(field.pre_save(instance, True) if own else getattr(instance, attname), db)
+            for field, attname, own in self.fields
         ]
-        _PLANS[key] = plan
-    return plan
 
 
-def _values(instance: Model, refs: dict[str, str]) -> tuple[list[Any], list[Any]]:
-    """The fields the ORM would insert for a new ``instance`` (its pk left to the database, ``refs`` to the
-    statement) and their values, prepared as the ORM prepares them."""
-    fields, values = [], []
-    for field, attname, pre_save in _plan(type(instance), refs):
-        value = field.pre_save(instance, True) if pre_save else getattr(instance, attname)
-        if field.primary_key and value is None:
-            continue
-        fields.append(field)
-        values.append(field.get_db_prep_save(value, connection))
-    return fields, values
+_SHAPES: dict[tuple[type[Model], tuple[tuple[str, str], ...], bool], _Shape] = {}
 
 
-def _columns(instance: Model, fields: list[Any], refs: dict[str, str]) -> str:
-    quote = connection.ops.quote_name
-    by_attname = {f.attname: f for f in instance._meta.concrete_fields}
-    return ", ".join([*(quote(str(f.column)) for f in fields), *(quote(str(by_attname[a].column)) for a in refs)])
+def _shape(model: type[Model], refs: dict[str, str], *, with_pk: bool) -> _Shape:
+    key = (model, tuple(refs.items()), with_pk)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        shape = _SHAPES[key] = _Shape(model, refs, with_pk=with_pk)
+    return shape

@@ -37,13 +37,18 @@ def _refuse_floats(value: Any) -> None:
     # Binary floats have no single spelling that every database gives back (PostgreSQL's jsonb returns 1e16 as
     # 10000000000000000 and -0.0 as 0.0), so a hash over one would not survive a round trip. Amounts are
     # Decimal strings and quantities integers everywhere in the product; the audit log holds the same.
-    if isinstance(value, float):
-        raise ValueError(f"audit data holds no floats ({value!r}); pass an int, or a Decimal as a string")
+    # Every audited change passes its data through here twice, so scalars are checked in their container's loop,
+    # without a call each.
     if isinstance(value, dict):
-        for item in value.values():
-            _refuse_floats(item)
+        items: Iterable[Any] = value.values()
     elif isinstance(value, list | tuple):
-        for item in value:
+        items = value
+    else:
+        items = (value,)
+    for item in items:
+        if isinstance(item, float):
+            raise ValueError(f"audit data holds no floats ({item!r}); pass an int, or a Decimal as a string")
+        if isinstance(item, dict | list | tuple):
             _refuse_floats(item)
 
 

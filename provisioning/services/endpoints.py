@@ -12,7 +12,6 @@ request wakes it, and while it runs its usage follows its ready replicas.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from datetime import datetime
 
 from django.db import transaction
@@ -93,7 +92,7 @@ def endpoint_wake(*, allocation: Allocation, actor: Actor, at: datetime | None =
                 data={
                     "from": S.IDLE,
                     "wake": True,
-                    "spec": asdict(spec),
+                    "spec": spec.to_json(),
                     "devices": len(result.devices),
                     "hosts": sorted({d.hostname for d in result.devices}),
                 },

@@ -14,6 +14,7 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework import serializers
 from rest_framework.test import APIClient
 
+from api.allocations import AllocationRequestSerializer
 from api.models import IdempotencyRecord
 from api.serializers import StrictSerializer
 from provisioning.models import Allocation, Node, Region
@@ -212,6 +213,24 @@ def test_nested_bodies_refuse_unknown_fields(api, alice):
     patch = {"residency": {"regoins": ["eu-west"]}, "isolation": {"dedicated": True}}
     problem = assert_problem(client.patch("/api/v1/tenant", patch, format="json"), 422, "validation_error")
     assert problem["errors"] == {"residency.regoins": ["Unknown field."], "isolation.dedicated": ["Unknown field."]}
+
+
+def test_each_body_is_validated_with_its_own_copies_of_the_declared_fields():
+    """Bodies copy their declared fields shallowly (api/serializers.py): every copy, a list's child and a nested
+    body's own fields included, is bound to its body and reads that body's context; the declared ones stay unbound."""
+    first: Any = AllocationRequestSerializer(data={"name": "a"}, context={"n": 1})
+    second: Any = AllocationRequestSerializer(data={"name": ""}, context={"n": 2})
+    assert first.fields["name"] is not second.fields["name"]
+    assert first.fields["gpu_models"].child.parent is first.fields["gpu_models"]
+    assert first.fields["gpu_models"].child.context == {"n": 1}
+    assert second.fields["workload"].fields["env"].child.fields["name"].context == {"n": 2}
+    assert not first.is_valid()
+    assert not second.is_valid()
+    assert "name" not in first.errors
+    assert second.errors["name"] == ["This field may not be blank."]
+    declared: Any = AllocationRequestSerializer._declared_fields
+    assert declared["name"].parent is None
+    assert declared["gpu_models"].child.parent is declared["gpu_models"]
 
 
 def test_a_read_only_field_sent_back_is_unknown(api, alice, acme):
