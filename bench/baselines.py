@@ -68,6 +68,8 @@ class _Baseline(PlacementEngine, ABC):
                     if not starts:
                         continue
                     for gpu in gpus.values():
+                        if not self._host_fits(gpu.node):
+                            continue
                         others = any(t != policy.tenant_id for t in gpu.mig_tenants)
                         why = may_join_mig_gpu(policy, security, others, gpu.mig_dedicated)
                         if why is None:
@@ -102,11 +104,22 @@ class _Baseline(PlacementEngine, ABC):
                 for hall in halls
                 if (pool := self.state.soft_pools.get((policy.tenant_id, share.mode, model, hall))) is not None
                 for gpu in pool.gpus()
-                if gpu.soft_used + share.milli <= FULL_SHARE
+                if gpu.soft_used + share.milli <= FULL_SHARE and self._host_fits(gpu.node)
             ),
             key=_order,
         )  # in (node, index) order, so the random baseline draws from a stable list
         return self._choose_soft(own, request, halls)
+
+    def _fitting(self, bucket: dict[int, NodeSlot], skip: AbstractSet[int]) -> list[int]:
+        """The ids of a free-count bucket's nodes outside ``skip`` whose CPU and memory hold the decision's."""
+        return [i for i, node in bucket.items() if i not in skip and self._host_fits(node)]
+
+    def _cpu_only(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
+        return self._take_cpu_only(request, policy, self._choose_host(list(self._host_candidates(request, halls))))
+
+    def _choose_host(self, nodes: list[NodeSlot]) -> NodeSlot | None:
+        """CPU-only work: the first node (lowest id); best fit and random override it."""
+        return min(nodes, key=lambda n: n.id, default=None)
 
     @abstractmethod
     def _choose_mig(self, partly: list[Partly], request: Request, halls: list[str]) -> MigChoice | None: ...
@@ -127,7 +140,7 @@ class FirstFitEngine(_Baseline):
         first: NodeSlot | None = None
         for buckets in self._pools(models, halls):
             for bucket in buckets[need:]:
-                ids = [i for i in bucket if i not in skip] if skip else bucket
+                ids = self._fitting(bucket, skip)
                 if ids:
                     node = bucket[min(ids)]
                     if first is None or node.id < first.id:
@@ -161,7 +174,7 @@ class BestFitEngine(_Baseline):
             best: NodeSlot | None = None
             for buckets in pools:
                 bucket = buckets[free]
-                ids = [i for i in bucket if i not in skip] if skip else bucket
+                ids = self._fitting(bucket, skip)
                 if ids:
                     node = bucket[min(ids)]
                     if best is None or node.id < best.id:
@@ -181,24 +194,28 @@ class BestFitEngine(_Baseline):
             return min(own, key=lambda g: (FULL_SHARE - g.soft_used, _order(g)))
         return self._fresh_gpu(request.models, halls)
 
+    def _choose_host(self, nodes: list[NodeSlot]) -> NodeSlot | None:
+        """The node with the least CPU left after (then memory), the lowest id on ties."""
+        return min(nodes, key=lambda n: (n.cpu_milli - n.cpu_used, n.memory_mib - n.memory_used, n.id), default=None)
+
 
 class RandomEngine(_Baseline):
     def __init__(self, state: FleetState, seed: int) -> None:
         super().__init__(state)
         self.rng = random.Random(f"random-placer-{seed}")
 
-    def _free_count(self, models: Iterable[str], halls: list[str]) -> int:
-        return sum(free * len(bucket) for buckets in self._pools(models, halls) for free, bucket in enumerate(buckets))
-
-    def _free_gpu_at(self, models: Iterable[str], halls: list[str], r: int) -> GpuSlot:
-        """The ``r``-th free GPU of the acceptable pools (0 <= r < ``_free_count``)."""
-        for buckets in self._pools(models, halls):
-            for free, bucket in enumerate(buckets):
-                if r < free * len(bucket):
-                    node = list(bucket.values())[r // free]
-                    return [g for g in node.gpus if g.free][r % free]
-                r -= free * len(bucket)
-        raise IndexError(r)
+    def _free_gpus(self, models: Iterable[str], halls: list[str]) -> list[GpuSlot]:
+        """The free GPUs of the acceptable pools on nodes whose CPU and memory hold the decision's, in a stable
+        order."""
+        return [
+            gpu
+            for buckets in self._pools(models, halls)
+            for bucket in buckets
+            for node in bucket.values()
+            if self._host_fits(node)
+            for gpu in node.gpus
+            if gpu.free
+        ]
 
     def _best_node(
         self,
@@ -209,33 +226,35 @@ class RandomEngine(_Baseline):
         buckets_of: BucketsOf | None = None,  # the engine's pools kept whole: not a baseline's rule
     ) -> NodeSlot | None:
         nodes = [n for buckets in self._pools(models, halls) for b in buckets[need:] for n in b.values()]
-        nodes = [n for n in nodes if n.id not in skip] if skip else nodes
+        nodes = [n for n in nodes if n.id not in skip and self._host_fits(n)]
         return self.rng.choice(nodes) if nodes else None
 
     def _fresh_gpu(self, models: Iterable[str], halls: list[str]) -> GpuSlot | None:
-        models = tuple(models)
-        count = self._free_count(models, halls)
-        return self._free_gpu_at(models, halls, self.rng.randrange(count)) if count else None
+        free = self._free_gpus(models, halls)
+        return self.rng.choice(free) if free else None
 
     def _choose_mig(self, partly: list[Partly], request: Request, halls: list[str]) -> MigChoice | None:
-        free = self._free_count(request.models, halls)
+        free = self._free_gpus(request.models, halls)
         if not partly and not free:
             return None
-        r = self.rng.randrange(len(partly) + free)
+        r = self.rng.randrange(len(partly) + len(free))
         if r < len(partly):
             gpu, kind, starts = partly[r]
         else:
-            gpu = self._free_gpu_at(request.models, halls, r - len(partly))
+            gpu = free[r - len(partly)]
             kind = self._kind_on(gpu, request.mig_profile or "")
             starts = legal_starts(EMPTY, kind)
         return gpu, kind, self.rng.choice(starts)
 
     def _choose_soft(self, own: list[GpuSlot], request: Request, halls: list[str]) -> GpuSlot | None:
-        free = self._free_count(request.models, halls)
+        free = self._free_gpus(request.models, halls)
         if not own and not free:
             return None
-        r = self.rng.randrange(len(own) + free)
-        return own[r] if r < len(own) else self._free_gpu_at(request.models, halls, r - len(own))
+        r = self.rng.randrange(len(own) + len(free))
+        return own[r] if r < len(own) else free[r - len(own)]
+
+    def _choose_host(self, nodes: list[NodeSlot]) -> NodeSlot | None:
+        return self.rng.choice(nodes) if nodes else None
 
 
 POLICIES = ("ladder", "first-fit", "best-fit", "fgd", "random")
@@ -246,7 +265,8 @@ EXTRA_POLICIES = ("ladder-best-fit",)
 
 def make_engine(policy: str, state: FleetState, seed: int, keep_whole: float = 0.0) -> PlacementEngine:
     """The engine a policy names; ``keep_whole`` (the engine's share of each pool kept whole for whole-GPU work)
-    applies to ``ladder`` and ``ladder-best-fit`` only."""
+    applies to ``ladder`` and ``ladder-best-fit`` only. ``fgd`` on a fleet that tracks CPU and memory is the paper's
+    whole model (``FGDEngine(whole=True)``)."""
     if policy == "ladder":
         return PlacementEngine(state, keep_whole=keep_whole)
     if policy == "ladder-best-fit":
@@ -254,7 +274,7 @@ def make_engine(policy: str, state: FleetState, seed: int, keep_whole: float = 0
     if policy == "fgd":
         from bench.fgd import FGDEngine
 
-        return FGDEngine(state)
+        return FGDEngine(state, whole=state.tracks_host, seed=seed)
     if policy == "first-fit":
         return FirstFitEngine(state)
     if policy == "best-fit":

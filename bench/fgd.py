@@ -26,6 +26,9 @@ soft rooms, MIG states) for the current workload snapshot, rebuilt when the pods
 
 from __future__ import annotations
 
+import math
+import random
+import sys
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable
@@ -48,13 +51,15 @@ REBUILD_EVERY = 64
 class Task(NamedTuple):
     """A task type of the target workload."""
 
-    gpus: int  # whole GPUs; 0 for a share or a MIG slice
+    gpus: int  # whole GPUs; 0 for a share, a MIG slice or CPU-only work
     milli: int  # a soft share's size; 0 otherwise
     kind: MigKind | None  # the MIG kind of a fractional pod served by slices
     models: frozenset[str]
+    cpu: int = 0  # milli-cores, in the whole-node model; a task with no GPU shape is CPU-only work
 
 
-Signature = tuple[str, int, tuple[int, ...], tuple[MigState, ...]]  # model, free GPUs, soft rooms, MIG states
+# model, free GPUs, soft rooms, MIG states, CPU left (milli-core; -1 when the node does not track it)
+Signature = tuple[str, int, tuple[int, ...], tuple[MigState, ...], int]
 
 
 def _mig_order(state: MigState) -> tuple[int, int, bool]:
@@ -67,28 +72,46 @@ def _mig_free(state: MigState) -> float:
 
 @dataclass
 class _ModelView:
-    """The workload as one GPU model sees it: who cannot use it, and the shapes of those who can."""
+    """The workload as one GPU model sees it: who cannot use it, and the shapes of those who can (with the CPU they
+    ask, 0 in the GPU-only model): whole GPUs, shares and MIG kinds, and CPU-only work."""
 
     excluded: float = 0.0
-    whole: dict[int, float] = field(default_factory=dict)
-    shares: list[tuple[int, float]] = field(default_factory=list)  # (milli, p), sorted by milli
-    mig: dict[MigKind, float] = field(default_factory=dict)
+    whole: dict[tuple[int, int], float] = field(default_factory=dict)  # (GPUs, CPU) -> p
+    shares: list[tuple[int, int, float]] = field(default_factory=list)  # (milli, CPU, p), sorted by milli
+    mig: dict[tuple[MigKind, int], float] = field(default_factory=dict)  # (kind, CPU) -> p
+    cpu_only: float = 0.0
 
 
 class FGDEngine(_Baseline):
-    def __init__(self, state: FleetState) -> None:
+    """``whole``: the paper's whole model, for the whole-node benchmark: the target workload is ``prior`` (the
+    pods file's typical pods, fixed), a task the node's CPU left cannot hold finds every idle GPU of it fragmented
+    (as does CPU-only work), and a candidate's score is the plugin's 0-100 integer,
+    ``int(100 * sigmoid((F_before - F_after) / 1000))``, the best score's candidates drawn at random (seeded)."""
+
+    def __init__(self, state: FleetState, *, whole: bool = False, seed: int = 0) -> None:
         super().__init__(state)
+        self.whole = whole
+        self.rng = random.Random(f"fgd-{seed}")
         self.seen: Counter[Task] = Counter()
+        self._prior = False
         self._built_at = 0
         self._views: dict[str, _ModelView] = {}
         self._frag: dict[Signature, float] = {}
         self._sigs: dict[int, Signature] = {}
         self._version = -1
 
+    def prior(self, tasks: Counter[Task]) -> None:
+        """Fix the target workload to ``tasks`` (the whole model's typical pods); ``expect`` then learns nothing."""
+        self.seen = Counter(tasks)
+        self._prior = True
+        self._rebuild(sum(self.seen.values()))
+
     # --- the workload --------------------------------------------------------------------------------------------
 
     def expect(self, task: Task) -> None:
         """One more pod of the target workload (called before it is placed)."""
+        if self._prior:
+            return
         self.seen[task] += 1
         count = sum(self.seen.values())
         if count - self._built_at >= min(max(self._built_at, 1), REBUILD_EVERY):
@@ -100,19 +123,21 @@ class FGDEngine(_Baseline):
         views: dict[str, _ModelView] = {}
         for model in {n.model for n in self.state.nodes.values()}:
             view = views[model] = _ModelView()
-            shares: Counter[int] = Counter()
+            shares: Counter[tuple[int, int]] = Counter()
             for task, seen in self.seen.items():
                 p = seen / count
-                if model not in task.models:
+                cpu = task.cpu if self.whole else 0
+                if not (task.gpus or task.milli or task.kind):
+                    view.cpu_only += p  # no GPU it could use: every idle GPU is fragmented for it
+                elif model not in task.models:
                     view.excluded += p
                 elif task.kind is not None:
-                    kind = task.kind
-                    view.mig[kind] = view.mig.get(kind, 0.0) + p
+                    view.mig[(task.kind, cpu)] = view.mig.get((task.kind, cpu), 0.0) + p
                 elif task.milli:
-                    shares[task.milli] += seen
+                    shares[(task.milli, cpu)] += seen
                 else:
-                    view.whole[task.gpus] = view.whole.get(task.gpus, 0.0) + p
-            view.shares = [(m, shares[m] / count) for m in sorted(shares)]
+                    view.whole[(task.gpus, cpu)] = view.whole.get((task.gpus, cpu), 0.0) + p
+            view.shares = [(m, c, shares[(m, c)] / count) for m, c in sorted(shares)]
         self._views = views
 
     # --- the measure -------------------------------------------------------------------------------------------
@@ -132,7 +157,9 @@ class FGDEngine(_Baseline):
                     rooms.append(FULL_SHARE - gpu.soft_used)
                 else:
                     free += 1
-            sig = self._sigs[node.id] = (node.model, free, tuple(sorted(rooms)), tuple(sorted(migs, key=_mig_order)))
+            cpu = node.cpu_milli - node.cpu_used if self.whole and node.cpu_milli else -1
+            sig = (node.model, free, tuple(sorted(rooms)), tuple(sorted(migs, key=_mig_order)), cpu)
+            self._sigs[node.id] = sig
         return sig
 
     def fragmentation(self, sig: Signature) -> float:
@@ -140,26 +167,28 @@ class FGDEngine(_Baseline):
         cached = self._frag.get(sig)
         if cached is not None:
             return cached
-        model, free, rooms, migs = sig
+        model, free, rooms, migs, cpu_left = sig
+        if cpu_left < 0:
+            cpu_left = sys.maxsize  # not tracked: no task lacks CPU here
         view = self._views.get(model)
         partial = sum(rooms) + sum(_mig_free(s) for s in migs)
         total = free * FULL_SHARE + partial
         if view is None:
             return total  # nothing seen yet: no task can use anything
-        frag = view.excluded * total
-        for gpus, p in view.whole.items():
-            frag += p * (total if free < gpus else partial)
+        frag = (view.excluded + view.cpu_only) * total
+        for (gpus, cpu), p in view.whole.items():
+            frag += p * (total if free < gpus or cpu_left < cpu else partial)
         if view.shares:
             above = list(accumulate(reversed(rooms)))  # above[j]: the j+1 largest rooms
-            for milli, p in view.shares:
+            for milli, cpu, p in view.shares:
                 fits = len(rooms) - bisect_left(rooms, milli)
-                if not free and not fits:
+                if (not free and not fits) or cpu_left < cpu:
                     frag += p * total
                 else:
                     frag += p * (partial - (above[fits - 1] if fits else 0))
-        for kind, p in view.mig.items():
+        for (kind, cpu), p in view.mig.items():
             usable = sum(_mig_free(s) for s in migs if legal_starts(s, kind))
-            if not free and not usable:
+            if (not free and not usable) or cpu_left < cpu:
                 frag += p * total
             else:
                 frag += p * (partial - usable)
@@ -167,7 +196,21 @@ class FGDEngine(_Baseline):
         return frag
 
     def _delta(self, before: Signature, after: Signature) -> float:
-        return self.fragmentation(after) - self.fragmentation(before)
+        """What the choice adds to ``F_n``; in the whole model, the plugin's 0-100 score turned into a cost (lower
+        is better), so that candidates within one score point tie."""
+        delta = self.fragmentation(after) - self.fragmentation(before)
+        if not self.whole:
+            return delta
+        return -float(int(100.0 / (1.0 + math.exp(min(700.0, delta / 1000.0)))))
+
+    def _tie(self, node: NodeSlot) -> float:
+        """The tie-break after the score: the lower node id, or in the whole model a random draw."""
+        return self.rng.random() if self.whole else node.id
+
+    def _after(self, sig: Signature, free: int, rooms: tuple[int, ...], migs: tuple[MigState, ...]) -> Signature:
+        """The node's signature once the current decision's GPUs and CPU are taken."""
+        cpu_left = sig[4] - self._host[0] if sig[4] >= 0 else -1
+        return (sig[0], free, rooms, migs, cpu_left)
 
     # --- decisions -----------------------------------------------------------------------------------------------
 
@@ -178,6 +221,8 @@ class FGDEngine(_Baseline):
         if isinstance(result, Placement):
             for device in result.devices:
                 self._sigs.pop(device.node_id, None)
+            for take in result.host:
+                self._sigs.pop(take.node_id, None)
         self._version = self.state.version
         return result
 
@@ -194,61 +239,73 @@ class FGDEngine(_Baseline):
         skip: AbstractSet[int] = frozenset(),
         buckets_of: BucketsOf | None = None,  # the engine's pools kept whole: not a baseline's rule
     ) -> NodeSlot | None:
-        best: tuple[float, int] | None = None
+        best: tuple[float, float] | None = None
         chosen: NodeSlot | None = None
         for node in self._candidates(models, halls, need):
-            if node.id in skip:
+            if node.id in skip or not self._host_fits(node):
                 continue
             sig = self._signature(node)
-            key = (self._delta(sig, (sig[0], sig[1] - need, sig[2], sig[3])), node.id)
+            key = (self._delta(sig, self._after(sig, sig[1] - need, sig[2], sig[3])), self._tie(node))
             if best is None or key < best:
                 best, chosen = key, node
         return chosen
 
+    def _cpu_only(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
+        """CPU-only work on the node whose ``F_n`` its CPU raises least (the paper's rule for every pod)."""
+        best: tuple[float, float] | None = None
+        chosen: NodeSlot | None = None
+        for node in self._host_candidates(request, halls):
+            sig = self._signature(node)
+            key = (self._delta(sig, self._after(sig, sig[1], sig[2], sig[3])), self._tie(node))
+            if best is None or key < best:
+                best, chosen = key, node
+        return self._take_cpu_only(request, policy, chosen)
+
     def _fresh_choices(self, models: Iterable[str], halls: list[str]) -> Iterable[tuple[NodeSlot, Signature, GpuSlot]]:
         for node in self._candidates(models, halls, 1):
-            yield node, self._signature(node), next(g for g in node.gpus if g.free)
+            if self._host_fits(node):
+                yield node, self._signature(node), next(g for g in node.gpus if g.free)
 
     def _choose_mig(self, partly: list[Partly], request: Request, halls: list[str]) -> MigChoice | None:
-        best: tuple[float, int, int, int] | None = None
+        best: tuple[float, float, int, int] | None = None
         choice: MigChoice | None = None
         for gpu, kind, starts in partly:
-            model, free, rooms, migs = sig = self._signature(gpu.node)
+            model, free, rooms, migs, _ = sig = self._signature(gpu.node)
             rest = list(migs)
             rest.remove(gpu.mig)
             for start in starts:
                 after = tuple(sorted((*rest, place(gpu.mig, kind, start)), key=_mig_order))
-                key = (self._delta(sig, (model, free, rooms, after)), gpu.node.id, gpu.index, start)
+                key = (self._delta(sig, self._after(sig, free, rooms, after)), self._tie(gpu.node), gpu.index, start)
                 if best is None or key < best:
                     best, choice = key, (gpu, kind, start)
         profile = request.mig_profile or ""
         for node, sig, gpu in self._fresh_choices(request.models, halls):
-            model, free, rooms, migs = sig
+            model, free, rooms, migs, _ = sig
             kind = CATALOG[model].mig_profiles[profile]
             for start in legal_starts(EMPTY, kind):
                 after = tuple(sorted((*migs, place(EMPTY, kind, start)), key=_mig_order))
-                key = (self._delta(sig, (model, free - 1, rooms, after)), node.id, gpu.index, start)
+                key = (self._delta(sig, self._after(sig, free - 1, rooms, after)), self._tie(node), gpu.index, start)
                 if best is None or key < best:
                     best, choice = key, (gpu, kind, start)
         return choice
 
     def _choose_soft(self, own: list[GpuSlot], request: Request, halls: list[str]) -> GpuSlot | None:
         milli = request.share.milli if request.share is not None else 0
-        best: tuple[float, int, int] | None = None
+        best: tuple[float, float, int] | None = None
         choice: GpuSlot | None = None
         for gpu in own:
-            model, free, rooms, migs = sig = self._signature(gpu.node)
+            _, free, rooms, migs, _ = sig = self._signature(gpu.node)
             rest = list(rooms)
             room = FULL_SHARE - gpu.soft_used
             rest.remove(room)
-            after = (model, free, tuple(sorted((*rest, room - milli))), migs)
-            key = (self._delta(sig, after), gpu.node.id, gpu.index)
+            after = self._after(sig, free, tuple(sorted((*rest, room - milli))), migs)
+            key = (self._delta(sig, after), self._tie(gpu.node), gpu.index)
             if best is None or key < best:
                 best, choice = key, gpu
         for node, sig, gpu in self._fresh_choices(request.models, halls):
-            model, free, rooms, migs = sig
-            after = (model, free - 1, tuple(sorted((*rooms, FULL_SHARE - milli))), migs)
-            key = (self._delta(sig, after), node.id, gpu.index)
+            _, free, rooms, migs, _ = sig
+            after = self._after(sig, free - 1, tuple(sorted((*rooms, FULL_SHARE - milli))), migs)
+            key = (self._delta(sig, after), self._tie(node), gpu.index)
             if best is None or key < best:
                 best, choice = key, gpu
         return choice
@@ -257,8 +314,20 @@ class FGDEngine(_Baseline):
 def task_of(request: Request, more: Iterable[Request] = ()) -> Task:
     """The task type of a pod asked as ``request`` (and, for a MIG slice on several models, ``more``)."""
     models = frozenset(request.models).union(*(r.models for r in more))
+    cpu = request.cpu_milli
     if request.share is not None:
-        return Task(0, request.share.milli, None, models)
+        return Task(0, request.share.milli, None, models, cpu)
     if request.mig_profile is not None:
-        return Task(0, 0, CATALOG[request.models[0]].mig_profiles[request.mig_profile], models)
-    return Task(min(request.gpus, MAX_GPUS_PER_NODE), 0, None, models)
+        return Task(0, 0, CATALOG[request.models[0]].mig_profiles[request.mig_profile], models, cpu)
+    return Task(min(request.gpus, MAX_GPUS_PER_NODE), 0, None, models, cpu)
+
+
+def fragmentation_rate(state: FleetState, tasks: Counter[Task], unallocated: float) -> float:
+    """The paper's fragmentation rate: the fleet's GPUs fragmented for the workload ``tasks`` (``F_n`` summed over
+    every node, the whole model's CPU rule included when the nodes track CPU), over its unallocated GPUs."""
+    if not tasks or unallocated <= 0:
+        return 0.0
+    measure = FGDEngine(state, whole=state.tracks_host)
+    measure.prior(tasks)
+    fragmented = sum(measure.fragmentation(measure._signature(node)) for node in state.nodes.values())
+    return fragmented / FULL_SHARE / unallocated

@@ -21,11 +21,11 @@ import random
 import statistics
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from time import perf_counter
 
 from bench.baselines import make_engine
-from bench.fgd import FGDEngine, task_of
+from bench.fgd import FGDEngine, Task, fragmentation_rate, task_of
 from bench.trace import TENANTS, Pod, TraceNode, build_fleet
 from provisioning.domain.placement.catalog import CATALOG
 from provisioning.domain.placement.decision import Placement, Request, Share
@@ -60,12 +60,17 @@ def mig_requests(models: Sequence[str], kind: MigKind) -> tuple[Request, ...]:
 
 
 class Planner:
-    """Pods to plans under one sharing mode. Tenants ``1..round(no_share_ratio * 50)`` forbid soft sharing."""
+    """Pods to plans under one sharing mode. Tenants ``1..round(no_share_ratio * 50)`` forbid soft sharing.
+    ``host``: the whole-node model, every request asks its pod's CPU and memory beside its GPUs, and a CPU-only
+    pod asks those alone."""
 
-    def __init__(self, sharing: str, no_share_ratio: float = 0.0, tenants: int = TENANTS) -> None:
+    def __init__(
+        self, sharing: str, no_share_ratio: float = 0.0, tenants: int = TENANTS, *, host: bool = False
+    ) -> None:
         if sharing not in SHARINGS:
             raise ValueError(f"unknown sharing mode {sharing!r}; one of {', '.join(SHARINGS)}")
         self.sharing = sharing
+        self.host = host
         no_share = round(no_share_ratio * tenants)
         self.policies = {t: TenantPolicy(tenant_id=t, allow_soft_sharing=t > no_share) for t in range(1, tenants + 1)}
         self.policies[UNSAFE_TENANT] = TenantPolicy(tenant_id=UNSAFE_TENANT)  # the one "tenant" of unsafe mode
@@ -79,18 +84,34 @@ class Planner:
     def plan(self, pod: Pod) -> Plan:
         key = (pod.name, pod.tenant)
         if key not in self._cache:
-            self._cache[key] = self._plan(pod.models, pod.num_gpu, pod.milli, pod.tenant)
+            host = (pod.cpu_milli, pod.memory_mib) if self.host else (0, 0)
+            self._cache[key] = self._plan(pod.models, pod.num_gpu, pod.milli, pod.tenant, host)
         return self._cache[key]
 
-    def _plan(self, models: tuple[str, ...], num_gpu: int, milli: int, tenant: int) -> Plan:
+    def _plan(
+        self, models: tuple[str, ...], num_gpu: int, milli: int, tenant: int, host: tuple[int, int] = (0, 0)
+    ) -> Plan:
         policy = self.policy(tenant)
+        cpu, memory = host
+        if not num_gpu:
+            alone = Request(rung=Rung.CONTAINER, models=models, cpu_milli=cpu, memory_mib=memory)
+            return Plan(0, False, None, ((alone, policy),))
         if not (num_gpu == 1 and milli < FULL_SHARE):
-            whole = Request(rung=Rung.CONTAINER, models=models, gpus=num_gpu)
+            whole = Request(rung=Rung.CONTAINER, models=models, gpus=num_gpu, cpu_milli=cpu, memory_mib=memory)
             return Plan(num_gpu * FULL_SHARE, False, None, ((whole, policy),))
-        slices = tuple((r, policy) for r in mig_requests(models, smallest_covering(milli)))
+        slices = tuple(
+            (replace(r, cpu_milli=cpu, memory_mib=memory), policy)
+            for r in mig_requests(models, smallest_covering(milli))
+        )
         soft: Attempt | None = None
         if self.sharing != "mig" and policy.allow_soft_sharing:
-            share = Request(rung=Rung.SERVERLESS, models=models, share=Share(Performance.FRACTIONAL, milli))
+            share = Request(
+                rung=Rung.SERVERLESS,
+                models=models,
+                share=Share(Performance.FRACTIONAL, milli),
+                cpu_milli=cpu,
+                memory_mib=memory,
+            )
             soft = (share, policy if self.sharing == "tenant" else self.policy(UNSAFE_TENANT))
         return Plan(milli, True, soft, slices)
 
@@ -116,14 +137,16 @@ class Run:
     routes: Counter[str] = field(default_factory=Counter)
     unallocated_gpus: float = 0.0
     stranded_mig_slices: int = 0
+    # Load (percent of the cluster's GPUs offered) -> (unallocated GPUs, fragmentation rate, served GPUs) when the
+    # offered demand first reached it (``replay(curve=...)``).
+    curve: dict[int, tuple[float, float, float]] = field(default_factory=dict)
 
 
 def decide(engine: PlacementEngine, plan: Plan) -> tuple[str | None, float]:
     """Place one plan; the route it took (``whole``, ``soft``, ``mig``) or None, and the seconds inside the engine."""
     start = perf_counter()
     if isinstance(engine, FGDEngine):  # FGD learns its target workload from the pods offered, before placing
-        first, *more = (plan.soft,) if plan.soft is not None else plan.attempts
-        engine.expect(task_of(first[0], (r for r, _ in more)))
+        engine.expect(task_of(*_firsts(plan)))
     route: str | None = None
     fall_back = True
     if plan.soft is not None:
@@ -135,7 +158,7 @@ def decide(engine: PlacementEngine, plan: Plan) -> tuple[str | None, float]:
     if route is None and fall_back:
         for request, policy in plan.attempts:
             if isinstance(engine.place(request, policy), Placement):
-                route = "mig" if request.mig_profile is not None else "whole"
+                route = "mig" if request.mig_profile is not None else "cpu" if request.cpu_only else "whole"
                 break
     return route, perf_counter() - start
 
@@ -145,7 +168,8 @@ def apply(engine: PlacementEngine, plan: Plan, run: Run) -> None:
     run.times.append(seconds)
     run.offered_milli += plan.demand_milli
     if route is None:
-        run.routes["refused_fractional" if plan.fractional else "refused_whole"] += 1
+        refused = "refused_fractional" if plan.fractional else "refused_whole" if plan.demand_milli else "refused_cpu"
+        run.routes[refused] += 1
     else:
         run.served_milli += plan.demand_milli
         run.routes[route] += 1
@@ -189,19 +213,40 @@ def replay(
     in_file_order: bool,
     no_share_ratio: float = 0.0,
     keep_whole: float = 0.0,
+    host: bool = False,
+    curve: Sequence[int] = (),
 ) -> Run:
-    """Place pods, never removing any, until the offered GPU demand reaches 100% of the cluster's GPUs."""
-    state = build_fleet(nodes)
+    """Place pods, never removing any, until the offered GPU demand reaches 100% of the cluster's GPUs (``curve``:
+    the largest of its loads, in percent, measuring at each). ``host``: the whole-node model (CPU and memory placed,
+    CPU-only pods among the pods)."""
+    state = build_fleet(nodes, host=host)
     engine = make_engine(policy, state, seed, keep_whole)
-    planner = Planner(sharing, no_share_ratio)
+    planner = Planner(sharing, no_share_ratio, host=host)
     run = Run(cluster_gpus=sum(n.gpus for n in nodes))
     capacity = run.cluster_gpus * FULL_SHARE
+    loads = sorted(curve) or [100]
+    tasks: Counter[Task] = Counter()
     for pod in pods if in_file_order else sampled(pods, seed):
-        if run.offered_milli >= capacity:
+        while loads and run.offered_milli >= capacity * loads[0] // 100:
+            if curve:
+                measure(state, run)
+                rate = fragmentation_rate(state, tasks, run.unallocated_gpus)
+                served = run.served_milli / FULL_SHARE
+                run.curve[loads[0]] = (round(run.unallocated_gpus, 2), round(rate, 4), served)
+            loads.pop(0)
+        if not loads:
             break
-        apply(engine, planner.plan(pod), run)
+        plan = planner.plan(pod)
+        if curve:
+            tasks[task_of(*_firsts(plan))] += 1
+        apply(engine, plan, run)
     measure(state, run)
     return run
+
+
+def _firsts(plan: Plan) -> tuple[Request, list[Request]]:
+    first, *more = (plan.soft,) if plan.soft is not None else plan.attempts
+    return first[0], [r for r, _ in more]
 
 
 def summary(policy: str, sharing: str, runs: list[Run]) -> dict[str, object]:

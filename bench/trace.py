@@ -12,8 +12,10 @@ class, with the node's GPU count unchanged):
 Fleet layout, deterministic: node ``i`` (0-based, file order) gets id ``i + 1`` and hall ``HALLS[i % 4]`` (two
 regions, two halls each); inside a (hall, model) pool, consecutive nodes form NVLink domains of 8 nodes.
 
-Pods: ``num_gpu == 0`` is skipped; ``num_gpu == 1`` with ``gpu_milli < 1000`` is a fractional request of
-``gpu_milli`` thousandths; anything else asks for ``num_gpu`` whole GPUs on one node. ``gpu_spec`` (allowed trace
+Pods: ``num_gpu == 0`` is skipped, except in the whole-node model, where it is CPU-only work on any model's node;
+``num_gpu == 1`` with ``gpu_milli < 1000`` is a fractional request of ``gpu_milli`` thousandths; anything else asks
+for ``num_gpu`` whole GPUs on one node. In the whole-node model every pod also asks its ``cpu_milli`` and
+``memory_mib``, and every node has its own. ``gpu_spec`` (allowed trace
 models, ``|``-separated, empty = any) becomes the request's ``models`` tuple in catalog order (cheapest class
 first). Tenant: ``crc32(name) % 50 + 1``, so a pod sampled twice belongs to the same tenant both times.
 """
@@ -64,6 +66,8 @@ class TraceNode:
     sn: str
     gpus: int
     trace_model: str
+    cpu_milli: int = 0
+    memory_mib: int = 0
 
     @property
     def model(self) -> str:
@@ -77,14 +81,21 @@ class Pod:
     milli: int  # thousandths of one GPU for a fractional pod; 1000 for whole-GPU pods
     models: tuple[str, ...]
     tenant: int
+    cpu_milli: int = 0
+    memory_mib: int = 0
 
     @property
     def fractional(self) -> bool:
         return self.num_gpu == 1 and self.milli < 1000
 
     @property
+    def cpu_only(self) -> bool:
+        return self.num_gpu == 0
+
+    @property
     def demand_milli(self) -> int:
-        """GPU demand offered, in thousandths: a fractional pod counts its share, a whole one its GPUs."""
+        """GPU demand offered, in thousandths: a fractional pod counts its share, a whole one its GPUs, a CPU-only
+        one nothing."""
         return self.milli if self.fractional else self.num_gpu * 1000
 
 
@@ -111,26 +122,35 @@ def _present(path: Path) -> Path:
 
 def load_nodes(path: Path) -> list[TraceNode]:
     with _present(path).open(newline="") as f:
-        return [TraceNode(row["sn"], int(row["gpu"]), row["model"]) for row in csv.DictReader(f)]
+        return [
+            TraceNode(row["sn"], int(row["gpu"]), row["model"], int(row["cpu_milli"]), int(row["memory_mib"]))
+            for row in csv.DictReader(f)
+        ]
 
 
-def load_pods(path: Path) -> tuple[list[Pod], bool]:
-    """The pods that ask for GPUs, in file order, and whether the file has times (else: replay in file order)."""
+def load_pods(path: Path, *, cpu_only: bool = False) -> tuple[list[Pod], bool]:
+    """The pods that ask for GPUs (``cpu_only``: and those that ask CPUs alone), in file order, and whether the
+    file has times (else: replay in file order)."""
     pods: list[Pod] = []
     with _present(path).open(newline="") as f:
         reader = csv.DictReader(f)
         timed = "creation_time" in (reader.fieldnames or ())
         for row in reader:
             num_gpu, milli = int(row["num_gpu"]), int(row["gpu_milli"])
+            cpu, memory = int(row["cpu_milli"]), int(row["memory_mib"])
             if num_gpu == 0 or milli <= 0:
+                if cpu_only and num_gpu == 0 and cpu > 0:
+                    pods.append(Pod(row["name"], 0, 0, MODEL_ORDER, tenant_of(row["name"]), cpu, memory))
                 continue
             if not (num_gpu == 1 and milli < 1000):
                 milli = 1000
-            pods.append(Pod(row["name"], num_gpu, milli, models_of(row.get("gpu_spec") or ""), tenant_of(row["name"])))
+            models = models_of(row.get("gpu_spec") or "")
+            pods.append(Pod(row["name"], num_gpu, milli, models, tenant_of(row["name"]), cpu, memory))
     return pods, timed
 
 
-def build_fleet(nodes: list[TraceNode]) -> FleetState:
+def build_fleet(nodes: list[TraceNode], *, host: bool = False) -> FleetState:
+    """The fleet; ``host``: with each node's CPU and memory (the whole-node model), else GPUs only."""
     state = FleetState()
     for info in HALLS:
         state.add_hall(info)
@@ -147,5 +167,7 @@ def build_fleet(nodes: list[TraceNode]) -> FleetState:
             gpu_uuids=[f"GPU-{i + 1}-{g}" for g in range(node.gpus)],
             nvlink_domain=f"{hall}/{node.model}/nvl-{k // NODES_PER_DOMAIN}",
             versions=VERSIONS,
+            cpu_milli=node.cpu_milli if host else 0,
+            memory_mib=node.memory_mib if host else 0,
         )
     return state

@@ -1,6 +1,7 @@
 """The placement benchmark still runs and keeps its output contract (on a slice of the trace, to stay quick)."""
 
 import json
+import math
 import subprocess
 import sys
 
@@ -82,10 +83,44 @@ def test_fgd_measures_a_node_as_the_paper_does():
         engine.expect(Task(1, 0, None, frozenset({"A100-40GB"})))  # the 4th pod doubles what was seen: rebuilt
     # 7 free GPUs and a soft GPU with 300 milli left: the A100-only task (half the pods) can use none of it
     # (7,300), the 1-GPU task cannot use the partly used GPU (300), the half share fits in no partly used GPU (300)
-    sig = ("H100-SXM-80GB", 7, (300,), ())
+    sig = ("H100-SXM-80GB", 7, (300,), (), -1)
     assert abs(engine.fragmentation(sig) - (7300 / 2 + 300 / 4 + 300 / 4)) < 1e-9
     # with no free GPU, neither can run here: all 300 are fragmented for every task
-    assert abs(engine.fragmentation(("H100-SXM-80GB", 0, (300,), ())) - 300) < 1e-9
+    assert abs(engine.fragmentation(("H100-SXM-80GB", 0, (300,), (), -1)) - 300) < 1e-9
+
+
+def test_fgds_whole_model_counts_a_node_short_of_cpu_and_cpu_only_work_as_the_paper_does():
+    from collections import Counter
+
+    from bench.fgd import FGDEngine, Task
+    from provisioning.domain.placement.isolation import HallInfo
+    from provisioning.domain.placement.state import FleetState
+
+    state = FleetState()
+    state.add_hall(HallInfo("h", "r", "EU", None))
+    state.add_node(
+        id=1,
+        hostname="n",
+        hall="h",
+        model="H100-SXM-80GB",
+        gpu_uuids=[f"g{i}" for i in range(8)],
+        nvlink_domain="d",
+        cpu_milli=64_000,
+        memory_mib=1 << 20,
+    )
+    engine = FGDEngine(state, whole=True)
+    h100 = frozenset({"H100-SXM-80GB"})
+    engine.prior(
+        Counter({Task(1, 0, None, h100, 8_000): 2, Task(1, 0, None, h100, 32_000): 1, Task(0, 0, None, h100, 4_000): 1})
+    )
+    engine.expect(Task(8, 0, None, h100, 0))  # the prior is fixed: nothing learned
+    # 4 free GPUs with 16 cores left: the 32-core task cannot run (all 4,000 fragmented for it), nor can CPU-only work
+    # use a GPU (all of them); the 8-core task can use every free GPU.
+    assert abs(engine.fragmentation(("H100-SXM-80GB", 4, (), (), 16_000)) - 4000 * (1 / 4 + 1 / 4)) < 1e-9
+    # the plugin's score: an integer 0..100, sigmoid of the fragmentation it removes (in GPUs), as a cost
+    before, after = ("H100-SXM-80GB", 4, (), (), 40_000), ("H100-SXM-80GB", 3, (), (), 8_000)
+    delta = engine.fragmentation(after) - engine.fragmentation(before)
+    assert engine._delta(before, after) == -int(100 / (1 + math.exp(delta / 1000)))
 
 
 def test_the_gang_benchmark_places_gangs_inside_one_group_and_prints_one_json_object():
@@ -154,3 +189,47 @@ def test_keep_whole_reaches_the_engine_and_is_checked():
     wrong = subprocess.run([*command, "--keep-whole", "1.5"], cwd=ROOT, capture_output=True, text=True)
     assert wrong.returncode == 2
     assert "--keep-whole is a share" in wrong.stderr
+
+
+def test_the_whole_node_benchmark_reads_its_curve_and_targets_and_prints_one_json_object():
+    """``bench.whole_node``: CPU and memory placed, CPU-only pods among the pods, the unallocated GPUs, fragmentation
+    rate and served GPUs read at each load up to 130%, the targets from 100% on; nothing placed beyond a node's CPU
+    or memory."""
+    from bench.replay import replay
+    from bench.trace import load_nodes, load_pods
+
+    nodes_csv, pods_csv = SAMPLE / "alibaba_nodes_sample.csv", SAMPLE / "alibaba_pods_sample.csv"
+    nodes = load_nodes(nodes_csv)
+    pods, _ = load_pods(pods_csv, cpu_only=True)
+    assert sum(p.cpu_only for p in pods) == 62
+    run = replay(
+        nodes, pods, policy="ladder", sharing="tenant", seed=0, in_file_order=False, host=True, curve=(50, 100, 130)
+    )
+    assert sorted(run.curve) == [50, 100, 130]
+    assert run.routes["cpu"] > 0
+    unallocated = [run.curve[load][0] for load in (50, 100, 130)]
+    assert unallocated == sorted(unallocated, reverse=True)
+    assert all(0.0 <= run.curve[load][1] <= 1.0 for load in run.curve)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.whole_node",
+            "--nodes",
+            str(nodes_csv),
+            "--pods",
+            str(pods_csv),
+            "--seeds",
+            "1",
+            "--json",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    report = json.loads(result.stdout)
+    (entry,) = report["runs"]
+    assert set(entry["curves"]) == {"ladder", "first-fit", "best-fit", "fgd"}
+    assert [t["load"] for t in entry["targets"]] == ["100%", "105%", "110%", "115%", "120%", "125%", "130%"]
+    assert {t["unallocated_target"] for t in entry["targets"]} <= {"met", "MISSED"}

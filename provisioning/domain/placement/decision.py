@@ -47,6 +47,14 @@ class Request:
     pricing: Pricing | None = None  # None: placed without asking the price book (pure uses: benchmarks, planners)
     capacity_class: CapacityClass = DEFAULT_CLASS
     reservation: int | None = None  # reserved: the tenant's reservation it draws on
+    # The host's CPU (thousandths of a core) and memory (MiB) beside the GPUs, per gang member; taken on the node
+    # its GPUs go to. A request with neither GPUs nor any other shape but CPU is CPU-only work (a launcher, a head).
+    cpu_milli: int = 0
+    memory_mib: int = 0
+
+    @property
+    def cpu_only(self) -> bool:
+        return not (self.gpus or self.mig_profile or self.share or self.nodes) and self.cpu_milli > 0
 
     @property
     def performance(self) -> Performance:
@@ -69,6 +77,15 @@ class Device:
 
 
 @dataclass(frozen=True)
+class HostTake:
+    """CPU and memory a placement takes of one node beside its GPUs."""
+
+    node_id: int
+    cpu_milli: int
+    memory_mib: int
+
+
+@dataclass(frozen=True)
 class Placement:
     tenant_id: int
     rung: Rung
@@ -80,6 +97,7 @@ class Placement:
     dedicated: bool = False
     capacity_class: CapacityClass = DEFAULT_CLASS
     reservation: int | None = None
+    host: tuple[HostTake, ...] = ()  # CPU and memory taken beside the devices, per node
 
     @property
     def milli(self) -> int:

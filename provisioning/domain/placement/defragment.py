@@ -4,7 +4,8 @@ a planned move is still sound when its turn comes.
 Works on a copy of the fleet, so planning never disturbs placement (it uses the engine's own best-fit choice,
 hence the package-private calls). Only work that survives a move is moved: checkpointed jobs (they restart from
 their checkpoint) and serverless replicas (the endpoint re-creates them); nothing held whole, nothing on a
-confidential host, no bare metal. Two kinds of move:
+confidential host, no bare metal, and nothing that holds a node's CPU or memory beside its GPUs (its CPU and memory
+would have to move with it; not planned yet). Two kinds of move:
 
 - **whole GPUs**: movable whole-GPU allocations on the emptiest nodes first; each node's share of one is placed
   on a fuller node by best fit, and the move is kept only when it leaves the source node emptier than the
@@ -75,7 +76,11 @@ def _whole_moves(
     candidates = [
         (alloc_id, p)
         for alloc_id, p in placements.items()
-        if alloc_id in movable and p.performance is Performance.WHOLE_GPU and not p.held_nodes and p.devices
+        if alloc_id in movable
+        and p.performance is Performance.WHOLE_GPU
+        and not p.held_nodes
+        and p.devices
+        and not p.host  # its CPU and memory would have to move too: not planned yet (docs/placement.md)
     ]
     # Emptiest source nodes first: moving their last workloads frees whole nodes.
     candidates.sort(key=lambda item: -work.nodes[item[1].devices[0].node_id].free)
@@ -125,7 +130,7 @@ def _relayouts(
     users: dict[int, list[tuple[int, Device]]] = {}  # id(gpu) -> (allocation, its device there)
     slots: dict[int, GpuSlot] = {}
     for alloc_id, p in placements.items():
-        if p.performance is Performance.WHOLE_GPU or p.held_nodes:
+        if p.performance is Performance.WHOLE_GPU or p.held_nodes or p.host:
             continue
         for device in p.devices:
             gpu = work.nodes[device.node_id].gpus[device.gpu_index]

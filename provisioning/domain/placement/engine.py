@@ -29,18 +29,27 @@ when none of the pools the tenant may use has one, it is refused ``not_priced`` 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
 
 from provisioning.domain.capacity_classes import CLASSES, DEFAULT_CLASS
 from provisioning.domain.placement.catalog import CATALOG
-from provisioning.domain.placement.decision import Device, Placement, Refused, Request, mig_milli, milli_of
+from provisioning.domain.placement.decision import (
+    Device,
+    HostTake,
+    Placement,
+    Refused,
+    Request,
+    mig_milli,
+    milli_of,
+)
 from provisioning.domain.placement.gangs import GangPlacement
 from provisioning.domain.placement.isolation import Reason, Refusal, TenantPolicy, check_rung, hall_allowed
 from provisioning.domain.placement.mig import place, remove
 from provisioning.domain.placement.preemption import PreemptingPlacement
 from provisioning.domain.placement.shares import SharePlacement
 from provisioning.domain.placement.state import FULL_SHARE, FleetState, NodeSlot
-from provisioning.domain.placement.whole_gpus import Reach
+from provisioning.domain.placement.whole_gpus import EPSILON, Reach, _room
 from provisioning.domain.placement.workload import Pool, Shape
 from provisioning.domain.rungs import RUNGS
 
@@ -120,6 +129,17 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
     def _decide(
         self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
     ) -> Placement | None:
+        self._host = (request.cpu_milli, request.memory_mib)
+        try:
+            return self._decide_shape(request, policy, halls, blocked)
+        finally:
+            self._host = (0, 0)
+
+    def _decide_shape(
+        self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
+    ) -> Placement | None:
+        if request.cpu_only:
+            return self._cpu_only(request, policy, halls)
         if request.nodes:
             return self._bare_metal(request, policy, halls)
         if RUNGS[request.rung].attested:
@@ -312,6 +332,8 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         state = self.state
         tenant = placement.tenant_id
         self._count(placement, 1)
+        for take in placement.host:
+            state.take_host(state.nodes[take.node_id], take.cpu_milli, take.memory_mib)
         for node_id in placement.held_nodes:
             state.hold_node(state.nodes[node_id], tenant)
         for device in placement.devices:
@@ -331,6 +353,8 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         state = self.state
         tenant = placement.tenant_id
         self._count(placement, -1)
+        for take in placement.host:
+            state.take_host(state.nodes[take.node_id], -take.cpu_milli, -take.memory_mib)
         for device in placement.devices:
             node = state.nodes[device.node_id]
             gpu = node.gpus[device.gpu_index]
@@ -351,7 +375,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
     def _observe(self, request: Request, tenant: int, halls: list[str]) -> None:
         """Count the request in the histogram of every pool it accepts (bare metal and confidential hosts are
         whole hosts outside the general pool: nothing to fragment)."""
-        if request.nodes or RUNGS[request.rung].attested:
+        if request.nodes or request.cpu_only or RUNGS[request.rung].attested:
             return
         state = self.state
         entries: list[tuple[Pool, Shape]] = []
@@ -370,7 +394,8 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
                 entries.append(((model, hall), shape))
         if entries:
             constrained = not offered <= set(request.models)
-            state.workload.observe(entries, milli_of(request), constrained)
+            host = (request.cpu_milli * request.gang_size, request.memory_mib * request.gang_size)
+            state.workload.observe(entries, milli_of(request), constrained, host)
 
     # --- checks ----------------------------------------------------------------------------------------------
 
@@ -378,9 +403,13 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         bad = check_rung(request.rung, request.performance)
         if bad:
             return bad
+        if request.cpu_milli < 0 or request.memory_mib < 0:
+            return Refusal(Reason.INVALID_ISOLATION, "CPU and memory are asked in amounts of 0 or more.")
         shapes = sum(bool(x) for x in (request.gpus, request.mig_profile, request.share, request.nodes))
-        if shapes != 1:
-            return Refusal(Reason.INVALID_ISOLATION, "Ask for exactly one of: gpus, mig_profile, share, nodes.")
+        if shapes != 1 and not (request.cpu_only and request.gang_size == 1):
+            return Refusal(
+                Reason.INVALID_ISOLATION, "Ask for exactly one of: gpus, mig_profile, share, nodes; or CPUs alone."
+            )
         if RUNGS[request.rung].whole_nodes != bool(request.nodes):
             return Refusal(Reason.INVALID_ISOLATION, "Bare metal is sold in whole nodes, and only bare metal is.")
         if request.gang_size > 1 and not request.gpus:
@@ -415,6 +444,8 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
 
     def _describe(self, request: Request) -> str:
         models = " or ".join(request.models)
+        if request.cpu_only:
+            return f"{request.cpu_milli / 1000:g} CPUs and {request.memory_mib} MiB beside {models} GPUs"
         if request.nodes:
             return f"{request.nodes} whole {models} node(s)"
         if request.mig_profile:
@@ -423,6 +454,41 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
             return f"a {request.share.milli / 10:g}% {request.share.mode} share of {models}"
         gang = f"{request.gang_size} x " if request.gang_size > 1 else ""
         return f"{gang}{request.gpus} {models} GPU(s)"
+
+    # --- CPU-only work ------------------------------------------------------------------------------------------
+
+    def _cpu_only(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
+        """CPU and memory without a GPU (a Ray head, an MPI launcher, a Slurm controller): on the node whose free
+        GPUs it fragments least (``_host_fragmentation``), then the one with the most CPU left per free GPU (a node
+        with no GPU free first: its CPU feeds nothing else), then the lower id. O(nodes of the accepted pools)."""
+        best: tuple[float, float, int, NodeSlot] | None = None
+        for node in self._host_candidates(request, halls):
+            fragments = self._host_fragmentation(node, (node.model, node.hall.code), 0)
+            free = node.free + sum(_room(gpu) for gpu in node.gpus) / FULL_SHARE
+            spare = (node.cpu_milli - node.cpu_used - request.cpu_milli) / free if free else float("inf")
+            ranked = (round(fragments / EPSILON) * EPSILON, -spare, node.id)
+            if best is None or ranked < best[:3]:
+                best = (*ranked, node)
+        return self._take_cpu_only(request, policy, best[3] if best is not None else None)
+
+    def _host_candidates(self, request: Request, halls: list[str]) -> Iterator[NodeSlot]:
+        """The general nodes of the request's pools, within the decision's reach, whose CPU and memory hold it."""
+        reach = self._reach
+        skip = reach.skip if reach is not None else frozenset()
+        only = {n.id for n in reach.only} if reach is not None and reach.only is not None else None
+        for model in request.models:
+            for hall in halls:
+                for node in self.state.pool_nodes.get((model, hall), ()):
+                    reachable = node.general and node.id not in skip and (only is None or node.id in only)
+                    if reachable and self._host_fits(node):
+                        yield node
+
+    def _take_cpu_only(self, request: Request, policy: TenantPolicy, node: NodeSlot | None) -> Placement | None:
+        if node is None:
+            return None
+        take = HostTake(node.id, request.cpu_milli, request.memory_mib)
+        self.state.take_host(node, take.cpu_milli, take.memory_mib)
+        return self._placement(request, policy, node.model, [], host=(take,))
 
     # --- whole hosts -----------------------------------------------------------------------------------------------
 
@@ -460,7 +526,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         for node in self.state.cc_nodes:
             if node.state != "ready" or node.hall.code not in hall_set or node.model not in request.models:
                 continue
-            if node.holder not in (None, policy.tenant_id) or node.free < request.gpus:
+            if node.holder not in (None, policy.tenant_id) or node.free < request.gpus or not self._host_fits(node):
                 continue
             if not node.confidential:
                 tee_unknown += 1

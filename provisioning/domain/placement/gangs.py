@@ -6,7 +6,7 @@ refusal says what mixing it needs (``fabric_split`` or ``version_skew``). Part o
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,28 +59,41 @@ class GangPlacement(WholeGpuPlacement):
             return None
         _, _, model, group = feasible[0]
         taken: list[Device] = []
-        for _ in range(members):  # the group holds them all: each member finds a node
-            node = self._best_node_of((model,), halls, per, buckets_of=self.group_buckets(group))
-            if node is None:
-                raise AssertionError("a gang group counted room it did not have")
+        here: Counter[int] = Counter()  # members per node so far: their CPU and memory are taken at the end
+        for _ in range(members):  # the group holds their GPUs: each member finds a node
+            full = {n for n, k in here.items() if not self._host_fits(state.nodes[n], k + 1)}
+            node = self._best_node_of((model,), halls, per, full, buckets_of=self.group_buckets(group))
+            if node is None:  # only the nodes' CPU or memory can fall short of what the group's GPUs hold
+                self._give_back(taken)
+                return None
+            here[node.id] += 1
             taken += self._take_whole(node, per, policy.tenant_id)
         return self._placement(request, policy, model, taken)
 
-    def _gang_from_buckets(self, request: Request, policy: TenantPolicy, buckets: Buckets, single: int) -> Placement:
+    def _gang_from_buckets(
+        self, request: Request, policy: TenantPolicy, buckets: Buckets, single: int
+    ) -> Placement | None:
         """An NVLink gang inside one group: on the tightest node that holds it whole, else on the group's nodes
-        with the most free GPUs first (the fewest nodes)."""
+        with the most free GPUs first (the fewest nodes); none when their CPU or memory falls short."""
         per, remaining = request.gpus, request.gang_size
         if single:
             nodes = [next(iter(buckets[single].values()))]
         else:
             nodes = [n for free in range(MAX_GPUS_PER_NODE, per - 1, -1) for n in list(buckets[free].values())]
+        if single and not self._host_fits(nodes[0], remaining):
+            nodes = [n for free in range(MAX_GPUS_PER_NODE, per - 1, -1) for n in list(buckets[free].values())]
         devices: list[Device] = []
         for node in nodes:
-            while remaining and node.free >= per:
+            here = 0
+            while remaining and node.free >= per and self._host_fits(node, here + 1):
                 devices += self._take_whole(node, per, policy.tenant_id)
                 remaining -= 1
+                here += 1
             if not remaining:
                 break
+        if remaining:
+            self._give_back(devices)
+            return None
         return self._placement(request, policy, nodes[0].model, devices)
 
     @staticmethod

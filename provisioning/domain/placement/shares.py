@@ -13,7 +13,7 @@ from functools import partial
 from provisioning.domain.placement.catalog import CATALOG
 from provisioning.domain.placement.decision import Device, Placement, Request, Share, mig_milli
 from provisioning.domain.placement.isolation import Refusal, TenantPolicy, may_join_mig_gpu, may_join_soft_gpu
-from provisioning.domain.placement.mig import EMPTY, MigKind, best_start, place
+from provisioning.domain.placement.mig import COMPUTE_SLICES, EMPTY, GEOMETRY, MigKind, best_start, place
 from provisioning.domain.placement.state import FULL_SHARE, GpuSlot
 from provisioning.domain.placement.whole_gpus import EPSILON, WholeGpuPlacement
 from provisioning.domain.placement.workload import PoolView
@@ -79,6 +79,8 @@ class SharePlacement(WholeGpuPlacement):
                     if best is not None and key >= best[0]:
                         continue
                     for gpu in gpus.values():
+                        if not self._host_fits(gpu.node):
+                            continue
                         why = mig_join_refusal(gpu, policy, security)
                         if why is None:
                             best = (key, gpu, fit[0], kind)
@@ -93,7 +95,8 @@ class SharePlacement(WholeGpuPlacement):
             if fit is None:
                 continue
             leaves = partial(PoolView.mig_fragmentation, state=place(EMPTY, kind, fit[0]))
-            found = self._scored_node((model,), halls, 1, leaves=leaves, buckets_of=self._fresh_buckets)
+            room = (COMPUTE_SLICES - GEOMETRY[kind].compute) * FULL_SHARE / COMPUTE_SLICES
+            found = self._scored_node((model,), halls, 1, leaves=leaves, buckets_of=self._fresh_buckets, room=room)
             if found is None:
                 continue
             key = (round(found[0] / EPSILON) * EPSILON, 1, fit[1], rank)
@@ -115,6 +118,8 @@ class SharePlacement(WholeGpuPlacement):
                     if fit is None or (best is not None and fit[1] >= best[0]):
                         continue
                     for gpu in gpus.values():
+                        if not self._host_fits(gpu.node):
+                            continue
                         why = mig_join_refusal(gpu, policy, security)
                         if why is None:
                             best = (fit[1], gpu, fit[0], kind)
@@ -182,7 +187,9 @@ class SharePlacement(WholeGpuPlacement):
                     score = view.soft_fragmentation(owner, room - share.milli) - view.soft_fragmentation(owner, room)
                     key = (round(score / EPSILON) * EPSILON, -used, rank)
                     if best is None or key < best[0]:
-                        best = (key, next(iter(pool.by_used[used].values())))
+                        gpu = next((g for g in pool.by_used[used].values() if self._host_fits(g.node)), None)
+                        if gpu is not None:
+                            best = (key, gpu)
         if best is not None:
             return best[1]
         left = FULL_SHARE - share.milli
@@ -192,6 +199,7 @@ class SharePlacement(WholeGpuPlacement):
             1,
             leaves=lambda view: view.soft_fragmentation(owner, left),
             buckets_of=self._fresh_buckets,
+            room=left,
         )
         return next(g for g in found[1].gpus if g.free) if found is not None else None
 
@@ -203,7 +211,7 @@ class SharePlacement(WholeGpuPlacement):
         for model in request.models:
             for hall in halls:
                 pool = self.state.soft_pools.get((policy.tenant_id, share.mode, model, hall))
-                gpu = pool.fullest_fitting(FULL_SHARE - share.milli) if pool else None
+                gpu = pool.fullest_fitting(FULL_SHARE - share.milli, self._host_fits) if pool else None
                 if gpu is not None and (best is None or gpu.soft_used > best.soft_used):
                     best = gpu
         return best if best is not None else self._fresh_gpu(request.models, halls)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -63,6 +63,12 @@ class NodeSlot:
     # runtime to start it in, and no claim its attestation evidence could be held to).
     cpu_tee: str | None = None
     fabric: str = ""  # the RDMA fabric its NICs are cabled to ("": none); a multi-node gang stays on one
+    # What the host sells beside its GPUs, after the reserve it keeps for itself (docs/placement.md, "The whole
+    # node"): CPU in thousandths of a core and memory in MiB; 0: not tracked, so it never limits a placement.
+    cpu_milli: int = 0
+    memory_mib: int = 0
+    cpu_used: int = 0
+    memory_used: int = 0
 
     @property
     def gang_group(self) -> GangGroup:
@@ -79,6 +85,17 @@ class NodeSlot:
     @property
     def free(self) -> int:
         return sum(1 for g in self.gpus if g.free)
+
+    @property
+    def tracks_host(self) -> bool:
+        return bool(self.cpu_milli or self.memory_mib)
+
+    def host_fits(self, cpu_milli: int, memory_mib: int) -> bool:
+        """Whether the node's CPU and memory left hold ``cpu_milli`` and ``memory_mib`` (a dimension it does not
+        track always does)."""
+        return (not self.cpu_milli or self.cpu_used + cpu_milli <= self.cpu_milli) and (
+            not self.memory_mib or self.memory_used + memory_mib <= self.memory_mib
+        )
 
     @property
     def general(self) -> bool:
@@ -141,10 +158,13 @@ class SoftPool:
         for group in self.by_used.values():
             yield from group.values()
 
-    def fullest_fitting(self, room: int) -> GpuSlot | None:
-        """A GPU with the most share in use that is still at most ``room``."""
-        i = bisect_right(self.levels, room)
-        return next(iter(self.by_used[self.levels[i - 1]].values())) if i else None
+    def fullest_fitting(self, room: int, host_fits: Callable[[NodeSlot], bool]) -> GpuSlot | None:
+        """A GPU with the most share in use that is still at most ``room``, on a node ``host_fits`` accepts."""
+        for used in reversed(self.levels[: bisect_right(self.levels, room)]):
+            for gpu in self.by_used[used].values():
+                if host_fits(gpu.node):
+                    return gpu
+        return None
 
 
 class FleetState:
@@ -176,6 +196,7 @@ class FleetState:
         self.pool_free: Counter[Key] = Counter()
         self.pool_gpus: Counter[Key] = Counter()  # every GPU of each (model, hall), for what a pool keeps whole
         self.free_gpus = 0
+        self.tracks_host = False  # some node states its CPU or memory: placements take them too
         # Reservations by id, what each one's own work holds (milli-GPU), and the whole GPUs spot work holds per
         # (model, hall): what preemption can take back.
         self.reservations: dict[int, Reservation] = {}
@@ -366,10 +387,14 @@ class FleetState:
         state: str = READY,
         cpu_tee: str | None = None,
         fabric: str = "",
+        cpu_milli: int = 0,
+        memory_mib: int = 0,
     ) -> NodeSlot:
         node = NodeSlot(id, hostname, self.halls[hall], model, nvlink_domain, versions, cc_capable, cc_mode, state)
         node.cpu_tee = cpu_tee or None
         node.fabric = fabric
+        node.cpu_milli, node.memory_mib = cpu_milli, memory_mib
+        self.tracks_host = self.tracks_host or node.tracks_host
         node.gpus = [GpuSlot(node, i, uuid) for i, uuid in enumerate(gpu_uuids)]
         self.nodes[id] = node
         self.models_in_hall[hall].add(model)
@@ -519,6 +544,12 @@ class FleetState:
             self._reindex_node(gpu.node, gpu)  # indexes this GPU's share too
         else:
             self._index_gpu_soft(gpu)
+
+    def take_host(self, node: NodeSlot, cpu_milli: int, memory_mib: int) -> None:
+        """Take (or, negative, give back) CPU and memory of a node beside its GPUs."""
+        self.version += 1
+        node.cpu_used += cpu_milli
+        node.memory_used += memory_mib
 
     def hold_node(self, node: NodeSlot, tenant: int | None) -> None:
         """Give a whole host to a tenant (bare metal, confidential VM host), or take it back (None)."""

@@ -9,19 +9,39 @@ free GPUs, so that whole domains stay free for large gangs.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from provisioning.domain.placement.decision import Device, Placement, Request
+from provisioning.domain.placement.decision import Device, HostTake, Placement, Request
 from provisioning.domain.placement.isolation import TenantPolicy
-from provisioning.domain.placement.state import FULL_SHARE, MAX_GPUS_PER_NODE, Buckets, FleetState, GangGroup, NodeSlot
+from provisioning.domain.placement.mig import COMPUTE_SLICES
+from provisioning.domain.placement.state import (
+    FULL_SHARE,
+    MAX_GPUS_PER_NODE,
+    Buckets,
+    FleetState,
+    GangGroup,
+    GpuSlot,
+    NodeSlot,
+)
 from provisioning.domain.placement.workload import EMPTY_VIEW, Pool, PoolView, Snapshot, scarcity
 from provisioning.domain.rungs import RUNGS
 
 TIE_BREAK_SCAN = 32  # candidates looked at for the domain tie-break; bounds the cost of a decision
 EPSILON = 1e-9  # scores closer than this are a tie (float sums in a different order)
 BucketsOf = Callable[[tuple[str, str]], Buckets | None]  # (model, hall) -> the free-count buckets to choose from
+
+
+def _room(gpu: GpuSlot) -> float:
+    """What a partly used GPU has left for fractional work (milli-GPU): a soft share's room, a MIG GPU's free
+    compute; 0 on a GPU held whole or wholly free."""
+    if gpu.soft_tenant is not None:
+        return FULL_SHARE - gpu.soft_used
+    if not gpu.mig.empty:
+        return gpu.mig.free_compute * FULL_SHARE / COMPUTE_SLICES
+    return 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +71,8 @@ class WholeGpuPlacement:
     # them: a MIG slice or soft share cuts a fresh GPU only while its pool has more free (``_fresh_buckets``); 0
     # keeps none. docs/placement.md, "Keeping GPUs whole".
     keep_whole: float = 0.0
+    # The current decision's CPU (milli-core) and memory (MiB) per member, taken beside its GPUs on their node.
+    _host: tuple[int, int] = (0, 0)
 
     # --- the workload ----------------------------------------------------------------------------------------
 
@@ -60,6 +82,43 @@ class WholeGpuPlacement:
     def _scarcity(self, key: Pool) -> float:
         state = self.state
         return scarcity(self._view(key).exclusive, state.pool_free[key], state.free_gpus)
+
+    # --- the host beside the GPUs ----------------------------------------------------------------------------------
+
+    def _host_fits(self, node: NodeSlot, members: int = 1) -> bool:
+        """Whether the node's CPU and memory left hold ``members`` of the current decision's."""
+        cpu, memory = self._host
+        return not (cpu or memory) or node.host_fits(cpu * members, memory * members)
+
+    def _host_fragmentation(self, node: NodeSlot, key: Pool, gpus: int, room_left: float = 0.0) -> float:
+        """Change of the node's fragmentation by its host (milli-GPU) when ``gpus`` of its free GPUs and the
+        decision's CPU and memory are taken, leaving ``room_left`` for fractional work on a GPU it took (milli-GPU),
+        as the FGD paper counts a node short of CPU: its free GPUs are
+        fragmented for the recent requests they could hold but whose CPU or memory the host left cannot
+        (``PoolView.host_short``), and the room on its partly used GPUs (soft shares, MIG) for the fractional ones.
+        Negative when the decision takes capacity its host could no longer feed."""
+        view = self._view(key)
+        if not view.host_tails:
+            return 0.0
+        free = node.free
+        room = sum(_room(gpu) for gpu in node.gpus)
+        cpu = node.cpu_milli - node.cpu_used if node.cpu_milli else None
+        memory = node.memory_mib - node.memory_used if node.memory_mib else None
+
+        def fragmented(free: int, room: float, cpu: int | None, memory: int | None) -> float:
+            return free * FULL_SHARE * view.host_short(free, cpu, memory) + room * view.host_short(1, cpu, memory)
+
+        before = fragmented(free, room, cpu, memory)
+        take_cpu, take_memory = self._host
+        return (
+            fragmented(
+                free - gpus,
+                room + room_left,
+                cpu - take_cpu if cpu is not None else None,
+                memory - take_memory if memory is not None else None,
+            )
+            - before
+        )
 
     # --- whole GPUs --------------------------------------------------------------------------------------------
 
@@ -119,7 +178,8 @@ class WholeGpuPlacement:
                         other = self._best_node_of((model,), [key[1]], need, skip)
                         candidates = [other] if other is not None else []
                     else:
-                        candidates = [n for n in state.pool_nodes.get(key, ()) if n.general and n.id not in skip]
+                        pool = state.pool_nodes.get(key, ())
+                        candidates = [n for n in pool if n.general and n.id not in skip and self._host_fits(n)]
                     for n in candidates:
                         free = state.free_on(n)
                         if free >= need:
@@ -148,7 +208,11 @@ class WholeGpuPlacement:
         wanted, where = set(models), set(halls)
         state = self.state
         domain_free = state.domain_free
-        usable = [n for n in nodes if n.model in wanted and n.hall.code in where and n.general and n.id not in skip]
+        usable = [
+            n
+            for n in nodes
+            if n.model in wanted and n.hall.code in where and n.general and n.id not in skip and self._host_fits(n)
+        ]
         free = state.free_on
         if pack:
             roomy = [n for n in usable if state.room_on(n) >= need]
@@ -186,8 +250,11 @@ class WholeGpuPlacement:
         skip: AbstractSet[int] = frozenset(),
         leaves: Callable[[PoolView], float] | None = None,
         buckets_of: BucketsOf | None = None,
+        room: float = 0.0,
     ) -> tuple[float, NodeSlot] | None:
         """The node whose ``need`` free GPUs raise the expected fragmentation least, and that rise (milli-GPU).
+        ``room``: what the decision leaves for fractional work on the GPU it takes (a MIG slice's or soft share's
+        GPU; ``_host_fragmentation``).
 
         Scored per (pool, free count): taking GPUs changes a node's fragmentation only through its free count
         (``PoolView.take_whole``), plus what the pool's scarcity charges per GPU taken, plus ``leaves``: the
@@ -211,6 +278,8 @@ class WholeGpuPlacement:
                         score = round((base + view.take_whole(free, need)) / EPSILON) * EPSILON  # float noise ties
                         scored.append((score, free, rank, key))
         scored.sort()
+        if state.tracks_host:
+            return self._least_host_fragmentation(scored, found, need, skip, room)
         i = 0
         while i < len(scored):
             score, free, rank, _ = scored[i]
@@ -222,6 +291,42 @@ class WholeGpuPlacement:
                 return score, node
             i = j
         return None
+
+    def _least_host_fragmentation(
+        self,
+        scored: list[tuple[float, int, int, Pool]],
+        found: dict[Pool, Buckets],
+        need: int,
+        skip: AbstractSet[int],
+        room: float,
+    ) -> tuple[float, NodeSlot] | None:
+        """``_scored_node`` on a fleet that places CPU and memory: among the groups' nodes that hold the decision's
+        CPU and memory, the least score plus the change of what the node's host fragments (``_host_fragmentation``);
+        per group the first 32 that fit (of at most 128 looked at), ties as ``_scored_node``'s. The groups come in
+        score order, and that change is at least minus the node's free GPUs, so the scan stops at the first group
+        that cannot do better."""
+        best: tuple[float, int, int, int, NodeSlot] | None = None
+        domain_free = self.state.domain_free
+        for score, free, rank, key in scored:
+            if best is not None and score - MAX_GPUS_PER_NODE * FULL_SHARE > best[0]:
+                break
+            if best is not None and score - free * FULL_SHARE > best[0]:
+                continue
+            fitting = looked = 0
+            for node in found[key][free].values():
+                looked += 1
+                if looked > 4 * TIE_BREAK_SCAN:
+                    break
+                if node.id in skip or not self._host_fits(node):
+                    continue
+                fitting += 1
+                if fitting > TIE_BREAK_SCAN:
+                    break
+                total = round((score + self._host_fragmentation(node, key, need, room)) / EPSILON) * EPSILON
+                ranked = (total, free, rank, domain_free[node.nvlink_domain])
+                if best is None or ranked < best[:4]:
+                    best = (*ranked, node)
+        return (best[0], best[4]) if best is not None else None
 
     def _fullest_domain(self, groups: list[dict[int, NodeSlot]], skip: AbstractSet[int]) -> NodeSlot | None:
         """Among equally good nodes, one in the NVLink domain with the fewest free GPUs (first 32 per group)."""
@@ -262,7 +367,7 @@ class WholeGpuPlacement:
                         continue
                     seen = 0
                     for node in buckets[free].values():
-                        if node.id in skip:
+                        if node.id in skip or not self._host_fits(node):
                             continue  # skipped nodes do not use up the scan
                         seen += 1
                         if seen > TIE_BREAK_SCAN:
@@ -291,9 +396,36 @@ class WholeGpuPlacement:
         devices = self._take_whole(node, request.gpus, policy.tenant_id)
         return self._placement(request, policy, node.model, devices)
 
+    def _give_back(self, devices: list[Device]) -> None:
+        """Undo ``_take_whole`` for a decision that did not complete."""
+        for d in devices:
+            self.state.release_whole(self.state.nodes[d.node_id].gpus[d.gpu_index])
+
+    def _take_host(self, request: Request, devices: list[Device]) -> tuple[HostTake, ...]:
+        """Take the request's CPU and memory on each node its devices went to, once per member there (a MIG slice
+        or a soft share is one member). Bare metal takes whole hosts: nothing beside."""
+        cpu, memory = request.cpu_milli, request.memory_mib
+        if not (cpu or memory) or request.nodes:
+            return ()
+        takes: list[HostTake] = []
+        for node_id, count in Counter(d.node_id for d in devices).items():
+            members = -(-count // (request.gpus or 1))
+            take = HostTake(node_id, cpu * members, memory * members)
+            self.state.take_host(self.state.nodes[node_id], take.cpu_milli, take.memory_mib)
+            takes.append(take)
+        return tuple(takes)
+
     def _placement(
-        self, request: Request, policy: TenantPolicy, model: str, devices: list[Device], held: tuple[int, ...] = ()
+        self,
+        request: Request,
+        policy: TenantPolicy,
+        model: str,
+        devices: list[Device],
+        held: tuple[int, ...] = (),
+        host: tuple[HostTake, ...] | None = None,
     ) -> Placement:
+        """The decision as the engine answers it, with the request's CPU and memory taken beside its devices
+        (``host``: already taken, for CPU-only work)."""
         return Placement(
             tenant_id=policy.tenant_id,
             rung=request.rung,
@@ -303,4 +435,5 @@ class WholeGpuPlacement:
             devices=tuple(devices),
             held_nodes=held,
             dedicated=policy.dedicated_hardware,
+            host=self._take_host(request, devices) if host is None else host,
         )

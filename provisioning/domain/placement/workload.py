@@ -62,6 +62,9 @@ class _PoolCounts:
     )
     total: float = 0.0
     exclusive_milli: float = 0.0  # GPU demand of requests that accept this pool but not every pool, split evenly
+    # (GPUs on one node, CPU in milli-cores, memory in MiB) -> weight: what the requests ask of a node's host beside
+    # its GPUs (a MIG slice or soft share counts one GPU); only requests that ask some
+    host: dict[tuple[int, int, int], float] = field(default_factory=lambda: defaultdict(float))
 
 
 @dataclass(slots=True)
@@ -79,6 +82,9 @@ class PoolView:
     total: float = 0.0
     unit: float = 1.0  # the weight of the latest request: weights / unit is an effective count of requests
     soft_sizes: dict[SoftClass, tuple[list[int], list[float]]] = field(default_factory=dict)
+    # Per free-GPU count f (0..8), the CPU and memory asked by the requests that f free GPUs could hold, sorted, with
+    # the share of all requests asking each or more (``host_short``); empty while no request asks any.
+    host_tails: tuple[tuple[list[int], list[float], list[int], list[float]], ...] = ()
     mig_frag: dict[MigState, float] = field(default_factory=dict)  # cache: fragmentation of a MIG GPU's state
 
     def soft_usable(self, owner: SoftClass | None, room: int) -> float:
@@ -122,6 +128,21 @@ class PoolView:
             usable = sum(p for kind, p in self.mig.items() if legal_starts(state, kind))
             cached = self.mig_frag[state] = state.free_compute * FULL / COMPUTE_SLICES * max(0.0, 1.0 - usable)
         return cached
+
+    def host_short(self, free: int, cpu_left: int | None, memory_left: int | None) -> float:
+        """Share of requests that ``free`` free GPUs could hold but whose CPU or memory a host with ``cpu_left`` and
+        ``memory_left`` (None: not tracked) cannot: the larger of the two shares, a lower bound of their union."""
+        if not self.host_tails or free <= 0:
+            return 0.0
+        cpus, cpu_tail, memories, memory_tail = self.host_tails[min(free, 8)]
+        short = 0.0
+        if cpu_left is not None and cpus:
+            i = bisect_right(cpus, cpu_left)
+            short = cpu_tail[i] if i < len(cpus) else 0.0
+        if memory_left is not None and memories:
+            i = bisect_right(memories, memory_left)
+            short = max(short, memory_tail[i] if i < len(memories) else 0.0)
+        return short
 
     def free_gpu_fragmentation(self, free: int) -> float:
         """Milli-GPU of one wholly free GPU on a node with ``free`` of them that, in expectation, is unusable:
@@ -169,10 +190,16 @@ class Workload:
     def total(self) -> float:
         return self._total
 
-    def observe(self, entries: list[tuple[Pool, Shape]], demand_milli: int, constrained: bool) -> None:
+    def observe(
+        self,
+        entries: list[tuple[Pool, Shape]],
+        demand_milli: int,
+        constrained: bool,
+        host: tuple[int, int] = (0, 0),
+    ) -> None:
         """Count one request in every pool it accepts, with its shape there (a MIG profile name is a different
         kind on different models). ``constrained``: it does not accept every model its halls offer, so its demand
-        weighs on the supply of the pools it does accept."""
+        weighs on the supply of the pools it does accept. ``host``: the CPU and memory it asks beside its GPUs."""
         unit = self._unit
         self._total += unit
         self._demand += unit * demand_milli
@@ -181,6 +208,8 @@ class Workload:
             counts = self._pools[key]
             counts.total += unit
             counts.exclusive_milli += share
+            if host[0] or host[1]:
+                counts.host[(shape.gpus or 1, host[0], host[1])] += unit
             if shape.kind is not None:
                 counts.mig[shape.kind] += unit
             elif shape.owner is not None:
@@ -201,6 +230,8 @@ class Workload:
         for counts in self._pools.values():
             counts.total *= s
             counts.exclusive_milli *= s
+            for asked in counts.host:
+                counts.host[asked] *= s
             for n in counts.whole:
                 counts.whole[n] *= s
             for kind in counts.mig:
@@ -231,8 +262,32 @@ class Workload:
                 soft_by_mode=counts.soft_by_mode,
                 total=total,
                 unit=self._unit,
+                host_tails=_host_tails(counts.host, total) if counts.host else (),
             )
         return Snapshot(views)
+
+
+def _host_tails(
+    host: dict[tuple[int, int, int], float], total: float
+) -> tuple[tuple[list[int], list[float], list[int], list[float]], ...]:
+    """``PoolView.host_tails`` from a pool's host histogram: per free-GPU count f, over the requests asking at most
+    f GPUs, the sorted CPU and memory values and the share of all requests asking each or more."""
+
+    def tail(values: dict[int, float]) -> tuple[list[int], list[float]]:
+        ordered = sorted(values)
+        from_here = list(accumulate(values[v] / total for v in reversed(ordered)))[::-1]
+        return ordered, from_here  # from_here[i]: the share asking ordered[i] or more
+
+    tails = []
+    for free in range(9):
+        cpu: dict[int, float] = defaultdict(float)
+        memory: dict[int, float] = defaultdict(float)
+        for (gpus, c, m), w in host.items():
+            if gpus <= free:
+                cpu[c] += w
+                memory[m] += w
+        tails.append((*tail(cpu), *tail(memory)))
+    return tuple(tails)
 
 
 def scarcity(exclusive: float, pool_free: int, fleet_free: int) -> float:
