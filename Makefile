@@ -81,7 +81,7 @@ lint: $(STAMP)
 #   2. the exclusive tier, alone;
 #   3. the embedded default that `make run` uses (SQLite, DATABASE_URL unset) with the wall clock moved to
 #      TEST_CLOCK (tests/support/clock.py), a month end in another year: the fast and system tiers, less the tests
-#      that need PostgreSQL. No test may depend on today's date or on another test: the passes distribute the tests
+#      that need PostgreSQL and those marked once (nothing they check can differ between the passes). No test may depend on today's date or on another test: the passes distribute the tests
 #      over the workers differently each time.
 # `make test-fast` runs the fast tier alone, for the inner loop.
 TEST_CLOCK ?= 2027-02-28T23:59:00Z
@@ -95,7 +95,7 @@ test: lint browser prometheus focus-venv
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(PYTEST) -m "not exclusive"
 	$(BIN)/pytest -m exclusive
-	env -u DATABASE_URL $(PYTEST) -m "not bench and not exclusive and not postgres" --clock=$(TEST_CLOCK)
+	env -u DATABASE_URL $(PYTEST) -m "not bench and not exclusive and not postgres and not once" --clock=$(TEST_CLOCK)
 
 test-fast: export DJANGO_SETTINGS_MODULE = config.settings_test
 test-fast: export LADDER_TEST_CLOCK =

@@ -9,6 +9,11 @@
 - ``exclusive``: a test that stops and starts the machine's own services (PostgreSQL, Redis); ``make test`` runs
   it alone, after the rest, since every other test would lose its database under it.
 
+Beside its tier, a test may be marked ``once``: what it checks cannot differ between the database passes nor with the
+clock moved (a file format an external validator judges, the pages' accessibility, packaging, the SDK's drift, a
+deploy check, the production beat's lock in Redis), so ``make test``'s second pass (the embedded default, clock
+moved) leaves it out. The embedded default keeps every test of its own behaviour.
+
 Select with ``-m``: ``-m "not system and not bench and not exclusive"`` is the fast tier. The markers are set here
 at collection; a module states its tier only by where it is listed below (tests/test_tiers.py keeps this list
 true: every listed module exists).
@@ -46,12 +51,27 @@ SYSTEM = (
     "test_deploy_checks.py",
 )
 BENCH = ("bench/",)
+# Paths and test ids run in the first pass only (``once`` above); each is as slow as it is database-blind.
+ONCE = (
+    "browser/test_accessibility.py",
+    "billing/test_focus_validator.py::test_the_exports_of_a_generated_month_validate",
+    "cli/live/test_install.py",
+    "cli/test_sdk_drift.py",
+    "config/test_beat_lock.py",
+    "test_deploy_checks.py",
+)
 # Test ids (path::name) that restart the machine's services.
 EXCLUSIVE = ("bench/test_faults.py::test_the_fault_run_passes_every_check_with_short_windows",)
 
 
 def _matches(path: str, listed: tuple[str, ...]) -> bool:
     return any(path.startswith(entry) if entry.endswith("/") else path == entry for entry in listed)
+
+
+def runs_once(nodeid: str) -> bool:
+    """Whether a test (an id relative to the repository's root) is left out of the second pass (``ONCE``)."""
+    path, _, name = nodeid.removeprefix("tests/").partition("::")
+    return _matches(path, tuple(e for e in ONCE if "::" not in e)) or f"{path}::{name.split('[')[0]}" in ONCE
 
 
 def tier_of(nodeid: str) -> str:
@@ -72,6 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
         ("system", "starts a browser, a worker, a server or a subprocess"),
         ("bench", "a benchmark's smoke test"),
         ("exclusive", "restarts the machine's services; runs alone"),
+        ("once", "cannot differ between the passes: the first pass only"),
     ):
         config.addinivalue_line("markers", f"{name}: {what} (tests/support/tiers.py)")
 
@@ -87,4 +108,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         tiers[item.nodeid] = tier
         if tier != "fast":
             item.add_marker(getattr(pytest.mark, tier))
+        if runs_once(item.nodeid):
+            item.add_marker(pytest.mark.once)
     items.sort(key=lambda item: rank[tiers[item.nodeid]])
