@@ -179,6 +179,8 @@ class FleetCache:
                 state=node.state,
                 cpu_tee=node.cpu_tee or None,
                 fabric=node.fabric,
+                cpu_milli=node.host.cpu_milli if node.host else 0,
+                memory_mib=node.host.memory_mib if node.host else 0,
             )
         self.reservations_until = _reservations_load(state, timezone.now())
         engine = PlacementEngine(state)

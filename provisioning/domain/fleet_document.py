@@ -17,8 +17,9 @@ Format::
                                         "rdma": {"fabric": "eu-west-1a/ib-0", "link_layer": "infiniband",
                                                  "nics": [{"device": "mlx5_0", "rail": 0, "gpus": [0]}, ...]}}]}]}]}
 
-Every key is required except a node's ``cc_mode`` (default false), ``cpu_tee`` (default null) and ``rdma``
-(default null: no RDMA NIC); unknown keys are refused, so a misspelt optional key never passes silently.
+Every key is required except a node's ``cc_mode`` (default false), ``cpu_tee`` (default null), ``rdma``
+(default null: no RDMA NIC) and ``host`` (default null: its CPU and memory untracked; ``node_host.py``); unknown
+keys are refused, so a misspelt optional key never passes silently.
 
 ``rdma`` describes the node's RDMA NICs for multi-node jobs (docs/jobs.md, "The fabric"): the ``fabric`` they are
 cabled to (an InfiniBand subnet or a RoCE network, named like an NVLink domain; a gang never spans two),
@@ -43,7 +44,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from provisioning.domain.json_source import Path, SourceMap
+from provisioning.domain.json_source import Path, SourceMap, json_type
+from provisioning.domain.node_host import Host, check_host
 from provisioning.domain.placement.catalog import CATALOG
 
 MAX_GPUS_PER_NODE = 8
@@ -135,6 +137,7 @@ class NodeSpec:
     firmware: str
     cpu_tee: str | None = None
     rdma: Rdma | None = None
+    host: Host | None = None  # its CPU and memory (node_host.py); None: not tracked
 
 
 @dataclass(frozen=True)
@@ -172,22 +175,6 @@ class FleetSpec:
 # --- checking -----------------------------------------------------------------------------------------------
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
 _MISSING = object()
 
 
@@ -210,7 +197,7 @@ class _Checker:
 
     def obj(self, value: object, path: Path, keys: tuple[str, ...]) -> dict[str, Any] | None:
         if not isinstance(value, dict):
-            self.add(path, f"must be an object, not {_json_type(value)}")
+            self.add(path, f"must be an object, not {json_type(value)}")
             return None
         for key in value:
             if key not in keys:
@@ -228,7 +215,7 @@ class _Checker:
         if value is _MISSING:
             return None
         if not isinstance(value, str):
-            self.add((*path, key), f"must be a string, not {_json_type(value)}")
+            self.add((*path, key), f"must be a string, not {json_type(value)}")
             return None
         if not pattern.match(value):
             self.add((*path, key), f"must be {rule}, not {_shown(value)}")
@@ -242,7 +229,7 @@ class _Checker:
         if value is _MISSING:
             return None
         if not isinstance(value, bool):
-            self.add((*path, key), f"must be true or false, not {_json_type(value)}")
+            self.add((*path, key), f"must be true or false, not {json_type(value)}")
             return None
         return value
 
@@ -251,7 +238,7 @@ class _Checker:
         if value is _MISSING:
             return []
         if not isinstance(value, list):
-            self.add((*path, key), f"must be an array, not {_json_type(value)}")
+            self.add((*path, key), f"must be an array, not {json_type(value)}")
             return []
         return value
 
@@ -322,7 +309,7 @@ class _Checker:
     def node(self, value: object, path: Path, hall: str | None) -> NodeSpec | None:
         keys = (
             *("hostname", "gpu_model", "gpu_count", "nvlink_domain", "cc_capable", "cc_mode", "cpu_tee", "versions"),
-            "rdma",
+            *("rdma", "host"),
         )
         obj = self.obj(value, path, keys)
         if obj is None:
@@ -349,6 +336,7 @@ class _Checker:
         cpu_tee, tee_ok = self.tee(obj, path, cc_capable, cc_mode)
         versions = self.versions(obj, path)
         rdma, rdma_ok = self.rdma(obj, path, hall, gpu_count)
+        host, host_ok = check_host(obj.get("host"), (*path, "host"), self.add)
         if (
             hostname is None
             or gpu_model is None
@@ -359,10 +347,21 @@ class _Checker:
             or not tee_ok
             or versions is None
             or not rdma_ok
+            or not host_ok
         ):
             return None
         return NodeSpec(
-            path, hostname, gpu_model, gpu_count, domain, cc_capable, cc_mode, *versions, cpu_tee=cpu_tee, rdma=rdma
+            path,
+            hostname,
+            gpu_model,
+            gpu_count,
+            domain,
+            cc_capable,
+            cc_mode,
+            *versions,
+            cpu_tee=cpu_tee,
+            rdma=rdma,
+            host=host,
         )
 
     def rdma(
@@ -385,7 +384,7 @@ class _Checker:
         fabric = self.text(obj, "fabric", path, _NVLINK_RE, "1 to 100 characters without spaces")
         layer = self.get(obj, "link_layer", path)
         if layer is not _MISSING and layer not in LINK_LAYERS:
-            shown = _shown(layer) if isinstance(layer, str) else _json_type(layer)
+            shown = _shown(layer) if isinstance(layer, str) else json_type(layer)
             self.add((*path, "link_layer"), f'must be "infiniband" or "roce", not {shown}')
         raw = self.array(obj, "nics", path)
         if "nics" in obj and isinstance(obj["nics"], list) and not 1 <= len(raw) <= MAX_NICS_PER_NODE:
@@ -441,7 +440,7 @@ class _Checker:
         docstring), and only a cc_capable host has one Ladder can use."""
         value = node.get("cpu_tee")
         if value is not None and value not in CPU_TEES:
-            shown = _shown(value) if isinstance(value, str) else _json_type(value)
+            shown = _shown(value) if isinstance(value, str) else json_type(value)
             self.add((*path, "cpu_tee"), f'must be null, "snp" (AMD SEV-SNP) or "tdx" (Intel TDX), not {shown}')
             return None, False
         if value is None and cc_mode:
@@ -461,7 +460,7 @@ class _Checker:
         if value is _MISSING:
             return None
         if not isinstance(value, int) or isinstance(value, bool):
-            shown = json.dumps(value) if isinstance(value, float) else _json_type(value)
+            shown = json.dumps(value) if isinstance(value, float) else json_type(value)
             self.add((*path, "gpu_count"), f"must be a whole number, not {shown}")
             return None
         if not 1 <= value <= MAX_GPUS_PER_NODE:

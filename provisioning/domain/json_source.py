@@ -16,6 +16,23 @@ from typing import Any
 Path = tuple[str | int, ...]
 
 
+def json_type(value: object) -> str:
+    """What a parsed JSON value is, as a problem names it ("a string", "null", ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
 @dataclass(frozen=True)
 class SourceMap:
     """The line of each value of a parsed file (for an object member: the line of its key), and the paths of

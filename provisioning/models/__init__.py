@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
 from provisioning.domain.fleet_document import JURISDICTION_RE, MAX_GPUS_PER_NODE
+from provisioning.domain.node_host import Host
 from provisioning.domain.rungs import Performance, Rung, Security
 from provisioning.domain.states import AllocationState
 from provisioning.domain.workloads import WorkloadSpec, workload_spec
@@ -182,6 +183,12 @@ class Node(models.Model):
     # the fabric they are cabled to ("": none), which placement keeps a multi-node gang inside.
     rdma = models.JSONField(default=dict, blank=True)
     fabric = models.CharField(max_length=100, blank=True)
+    # The host beside the GPUs as the fleet document states it (``node_host.Host``; 0 cores: not stated, so its
+    # CPU and memory are not tracked): what placement sells with the GPUs is the cores and memory less the reserve.
+    cpu_cores = models.PositiveIntegerField(default=0)
+    memory_gib = models.PositiveIntegerField(default=0)
+    reserved_cpu_cores = models.PositiveIntegerField(default=0)
+    reserved_memory_gib = models.PositiveIntegerField(default=0)
     state = models.CharField(max_length=16, choices=NodeState.choices, default=NodeState.REGISTERING)
     state_changed_at = models.DateTimeField(default=timezone.now)
     # Set when a bare-metal tenant leaves; cleared only by a finished wipe, so no path returns the host unwiped.
@@ -208,6 +215,13 @@ class Node(models.Model):
 
     def __str__(self) -> str:
         return self.hostname
+
+    @property
+    def host(self) -> Host | None:
+        """The host as the fleet document stated it; None: not stated."""
+        if not self.cpu_cores:
+            return None
+        return Host(self.cpu_cores, self.memory_gib, self.reserved_cpu_cores, self.reserved_memory_gib)
 
 
 class GpuMode(models.TextChoices):

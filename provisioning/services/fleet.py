@@ -24,6 +24,7 @@ from core.progress import QUIET, Progress
 from provisioning.domain.attestation_evidence import EvidenceError, public_key_check
 from provisioning.domain.fleet_document import FleetSpec, NodeSpec, Reason, Registered, check, check_against_fleet
 from provisioning.domain.json_source import SourceMap
+from provisioning.domain.node_host import KEYS as HOST_KEYS
 from provisioning.domain.placement.catalog import CATALOG
 from provisioning.domain.states import HOLDS_DEVICES
 from provisioning.fleet_cache import journal_fleet_changed, lock_placement, placement_section
@@ -241,6 +242,7 @@ def _node_fields(spec: NodeSpec, hall: Hall, model: GpuModel) -> dict[str, Any]:
         "firmware_version": spec.firmware,
         "rdma": spec.rdma.as_json() if spec.rdma else {},
         "fabric": spec.rdma.fabric if spec.rdma else "",
+        **(spec.host.as_json() if spec.host else dict.fromkeys(HOST_KEYS, 0)),
     }
 
 

@@ -19,13 +19,19 @@ hall (a label value cannot hold a ``/``, so the fabric is ``<hall>/<label>``, na
 with NICs but no fabric label, or a NIC without its rail, is imported without ``rdma`` and the reason noted: no
 guessed fabric joins two nodes that share none. The expected port rate (``rate_gbps``) is left out: what a port
 trained at is no statement of what it should train at; state it in a fleet document.
+
+A node's ``host`` comes from its status: ``capacity`` gives the cores and memory, and what the kubelet keeps back
+from ``allocatable`` (system and kube reserves, eviction threshold) is the host's reserve (``host_entry``).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from kubernetes.utils.quantity import parse_quantity
 
 from core.actor import Actor
 from provisioning.domain.fleet_document import LINK_LAYERS
@@ -33,6 +39,8 @@ from provisioning.drivers.kubernetes.diagnosis_rdma import A_RDMA_PREFIX, LINK_L
 from provisioning.drivers.kubernetes.shapes import model_of_product
 from provisioning.models import Cluster
 from provisioning.services.fleet import FleetLoadResult, fleet_load
+
+GIB = 1 << 30
 
 UNKNOWN = "unknown"
 # Versions the GPU operator does not label, by fleet-document field: the key an operator publishes them under.
@@ -107,6 +115,22 @@ def _published(key: str, labels: dict[str, str], annotations: dict[str, str]) ->
     return UNKNOWN
 
 
+def host_entry(status: dict[str, Any]) -> dict[str, int] | None:
+    """The fleet document's ``host`` from a node's status: its capacity's CPU cores and memory (whole cores and
+    GiB, rounded down), and as the reserve what the kubelet keeps out of its allocatable (rounded up, so the host
+    never sells what it does not give). None when the status reports no capacity or nothing allocatable."""
+    capacity, allocatable = status.get("capacity") or {}, status.get("allocatable") or {}
+    try:
+        cores, memory = parse_quantity(capacity["cpu"]), parse_quantity(capacity["memory"]) / GIB
+        cores_left, memory_left = parse_quantity(allocatable["cpu"]), parse_quantity(allocatable["memory"]) / GIB
+    except (KeyError, ValueError, TypeError):
+        return None
+    host = {"cpu_cores": math.floor(cores), "memory_gib": math.floor(memory)}
+    host["reserved_cpu_cores"] = min(host["cpu_cores"] - 1, max(0, math.ceil(cores - cores_left)))
+    host["reserved_memory_gib"] = min(host["memory_gib"] - 1, max(0, math.ceil(memory - memory_left)))
+    return host if host["cpu_cores"] >= 1 and host["memory_gib"] >= 1 else None
+
+
 def node_entries(objects: list[dict[str, Any]], *, hall: str) -> NodeImport:
     """Fleet-document node entries for the GPU nodes among ``objects`` (pure)."""
     result = NodeImport()
@@ -156,6 +180,7 @@ def node_entries(objects: list[dict[str, Any]], *, hall: str) -> NodeImport:
                 },
             }
             | ({"rdma": rdma} if rdma else {})
+            | ({"host": host} if (host := host_entry(obj.get("status") or {})) else {})
         )
     return result
 

@@ -366,6 +366,10 @@ def test_fleet_sync_imports_gpu_nodes_from_their_labels(api: Any, operator: Any,
                     "nvidia.com/cuda.runtime.minor": "0",
                 },
             },
+            "status": {
+                "capacity": {"cpu": "192", "memory": "2Ti", "nvidia.com/gpu": "8"},
+                "allocatable": {"cpu": "184", "memory": "1984Gi", "nvidia.com/gpu": "8"},
+            },
         }
     )
     body = api(operator).post("/api/v1/ops/clusters/k8s-eu-west-1a/sync").json()
@@ -378,6 +382,7 @@ def test_fleet_sync_imports_gpu_nodes_from_their_labels(api: Any, operator: Any,
         "eu-west-1a/nvl-9",
         "580.65.06",
     )
+    assert (node.cpu_cores, node.memory_gib, node.reserved_cpu_cores, node.reserved_memory_gib) == (192, 2048, 8, 64)
 
 
 def test_fleet_sync_takes_a_cc_hosts_tee_from_node_feature_discovery_and_skips_one_without(

@@ -1,0 +1,89 @@
+"""A node's host beside its GPUs: the CPU cores and memory it has, and the reserve it keeps for itself (the
+kubelet, the container runtime, the GPU and network daemons). What is left is what placement sells with the GPUs
+(docs/placement.md, "The whole node"; docs/fleet.md, "The host").
+
+A fleet document states it per node, optionally::
+
+    "host": {"cpu_cores": 96, "memory_gib": 1024, "reserved_cpu_cores": 4, "reserved_memory_gib": 32}
+
+``cpu_cores`` and ``memory_gib`` are required in it, the reserves default to 0 and must leave the host at least one
+core and one GiB. A node without ``host`` has its CPU and memory untracked: placement never limits work by them
+there, as before hosts were stated. Pure Python (no Django).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from provisioning.domain.json_source import Path, json_type
+
+MAX_CPU_CORES = 4096  # a host's cores: a 2-socket server has at most a few hundred today
+MAX_MEMORY_GIB = 65536  # 64 TiB
+KEYS = ("cpu_cores", "memory_gib", "reserved_cpu_cores", "reserved_memory_gib")
+
+
+@dataclass(frozen=True)
+class Host:
+    cpu_cores: int
+    memory_gib: int
+    reserved_cpu_cores: int = 0
+    reserved_memory_gib: int = 0
+
+    @property
+    def cpu_milli(self) -> int:
+        """The CPU placement sells, in thousandths of a core: the cores less the reserve."""
+        return (self.cpu_cores - self.reserved_cpu_cores) * 1000
+
+    @property
+    def memory_mib(self) -> int:
+        """The memory placement sells, in MiB: the memory less the reserve."""
+        return (self.memory_gib - self.reserved_memory_gib) * 1024
+
+    def as_json(self) -> dict[str, int]:
+        return {key: getattr(self, key) for key in KEYS}
+
+
+def check_host(value: object, path: Path, add: Callable[[Path, str], None]) -> tuple[Host | None, bool]:
+    """The node's ``host`` (None when it states none) and whether it passed; each problem goes to ``add``."""
+    if value is None:
+        return None, True
+    if not isinstance(value, dict):
+        add(path, f"must be an object or null, not {json_type(value)}")
+        return None, False
+    ok = True
+    for key in value:
+        if key not in KEYS:
+            add((*path, key), f"unknown field (expected: {', '.join(KEYS)})")
+            ok = False
+    found: dict[str, int] = {}
+    limits = {"cpu_cores": MAX_CPU_CORES, "memory_gib": MAX_MEMORY_GIB}
+    for key in KEYS:
+        if key not in value:
+            if key in limits:
+                add((*path, key), "is required")
+                ok = False
+            continue
+        number = value[key]
+        top = limits.get(key, limits.get(key.removeprefix("reserved_"), 0))
+        low = 1 if key in limits else 0
+        if not isinstance(number, int) or isinstance(number, bool):
+            shown = json.dumps(number) if isinstance(number, float) else json_type(number)
+            add((*path, key), f"must be a whole number, not {shown}")
+            ok = False
+        elif not low <= number <= top:
+            add((*path, key), f"must be {low} to {top}, not {number}")
+            ok = False
+        else:
+            found[key] = number
+    if not ok:
+        return None, False
+    host = Host(**found)
+    if host.reserved_cpu_cores >= host.cpu_cores:
+        add((*path, "reserved_cpu_cores"), f"must leave the host at least one of its {host.cpu_cores} cores")
+        return None, False
+    if host.reserved_memory_gib >= host.memory_gib:
+        add((*path, "reserved_memory_gib"), f"must leave the host at least one of its {host.memory_gib} GiB")
+        return None, False
+    return host, True
