@@ -22,7 +22,7 @@ from django.utils import timezone
 from core.locks import lock_singleton
 from core.tasks import tasks_held
 from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
-from provisioning.domain.placement.decision import Device, Placement
+from provisioning.domain.placement.decision import Device, HostTake, Placement, host_takes
 from provisioning.domain.placement.engine import PlacementEngine
 from provisioning.domain.placement.state import FleetState
 from provisioning.domain.placement.state import Reservation as StateReservation
@@ -42,7 +42,8 @@ from provisioning.selectors import hall_info
 
 
 def placement_of(allocation: Allocation, held_nodes: tuple[int, ...]) -> Placement:
-    """The engine's view of a persisted allocation: its active devices and the hosts it holds whole."""
+    """The engine's view of a persisted allocation: its active devices, the hosts it holds whole, and the CPU and
+    memory its spec says each member took beside its GPUs."""
     devices = tuple(
         Device(
             node_id=d.gpu.node_id,  # an active device's GPU is claimed, so it cannot have been deleted
@@ -67,7 +68,13 @@ def placement_of(allocation: Allocation, held_nodes: tuple[int, ...]) -> Placeme
         dedicated=allocation.dedicated,
         capacity_class=CapacityClass(allocation.capacity_class),
         reservation=allocation.reservation_id,
+        host=host_takes(devices, *_member_host(allocation.spec)),
     )
+
+
+def _member_host(spec: dict[str, Any]) -> tuple[int, int, int]:
+    """A member's whole GPUs (0: a slice or a share), and the CPU and memory it took, as the spec keeps them."""
+    return int(spec.get("gpus") or 0), int(spec.get("cpu_milli") or 0), int(spec.get("memory_mib") or 0)
 
 
 def placement_to_json(placement: Placement) -> dict[str, Any]:
@@ -85,6 +92,7 @@ def placement_to_json(placement: Placement) -> dict[str, Any]:
             [d.node_id, d.hostname, d.gpu_index, d.gpu_uuid, d.mig_profile, d.mig_start, d.share_milli]
             for d in placement.devices
         ],
+        "host": [[t.node_id, t.cpu_milli, t.memory_mib] for t in placement.host],
     }
 
 
@@ -100,6 +108,7 @@ def placement_from_json(data: dict[str, Any]) -> Placement:
         dedicated=data["dedicated"],
         capacity_class=CapacityClass(data.get("class", DEFAULT_CLASS)),  # entries written before classes: on demand
         reservation=data.get("reservation"),
+        host=tuple(HostTake(*t) for t in data.get("host", ())),  # entries written before hosts: none
     )
 
 

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from provisioning.domain.json_source import Path, json_type
+from provisioning.domain.placement.catalog import CATALOG
+from provisioning.domain.rungs import RUNGS, Rung
 
 MAX_CPU_CORES = 4096  # a host's cores: a 2-socket server has at most a few hundred today
 MAX_MEMORY_GIB = 65536  # 64 TiB
@@ -87,3 +89,18 @@ def check_host(value: object, path: Path, add: Callable[[Path, str], None]) -> t
         add((*path, "reserved_memory_gib"), f"must leave the host at least one of its {host.memory_gib} GiB")
         return None, False
     return host, True
+
+
+def bundled(rung: Rung, model: str, gpus: int) -> tuple[int, int]:
+    """The CPU (milli-cores) and memory (MiB) a request of ``gpus`` whole GPUs (0: a MIG slice or a soft share) of
+    ``model`` on ``rung`` takes of its node's host unless it says otherwise: the rung's bundle
+    (``RungFacts.host``). Bare metal takes whole hosts: nothing beside. What placement takes and what the rendered
+    pods and VMs request are both this, kept on the allocation's spec when it is placed."""
+    facts = RUNGS[rung]
+    if facts.whole_nodes:
+        return 0, 0
+    bundle = facts.host
+    if not gpus:
+        return bundle.slice_cores * 1000, bundle.slice_gib * 1024
+    gib = bundle.gib_per_gpu if bundle.gib_per_gpu is not None else 2 * CATALOG[model].memory_gb
+    return bundle.cores_per_gpu * 1000 * gpus, gib * 1024 * gpus

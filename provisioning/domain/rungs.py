@@ -90,6 +90,18 @@ class PortalWords:
 
 
 @dataclass(frozen=True)
+class HostBundle:
+    """What the rung sells of a node's host with each GPU unless the request says otherwise
+    (``node_host.bundled``): cores and GiB per whole GPU (``gib_per_gpu`` None: twice the GPU's memory, which a VM
+    stages data through), and for a MIG slice or a soft share."""
+
+    cores_per_gpu: int = 8
+    gib_per_gpu: int | None = 64
+    slice_cores: int = 2
+    slice_gib: int = 16
+
+
+@dataclass(frozen=True)
 class FrameworkFacts:
     """What a job launched by this framework does differently. The fields that a rung's row has too (SSH keys,
     ports, image, dirty hosts, namespace) replace the job rung's; the others are the launcher's own."""
@@ -136,6 +148,7 @@ class RungFacts:
     volumes_read_only: bool = False
     volumes_refused: str = ""
     launcher: FrameworkFacts | None = None  # on the job rung, the framework these facts are for
+    host: HostBundle = HostBundle()  # CPU and memory sold with its GPUs (bare metal: the whole host, unused)
 
     @property
     def runs_image(self) -> bool:
@@ -217,6 +230,7 @@ RUNGS: Mapping[Rung, RungFacts] = {
                 unit="GPU-hours",
                 item="GPU",
             ),
+            host=HostBundle(gib_per_gpu=None),
             volumes={VolumeKind.BLOCK: Attach.DISK, VolumeKind.FILESYSTEM: Attach.NETWORK_MOUNT},
         ),
         RungFacts(
@@ -246,6 +260,7 @@ RUNGS: Mapping[Rung, RungFacts] = {
                 unit="GPU-hours",
                 item="GPU",
             ),
+            host=HostBundle(gib_per_gpu=None),
             volumes={},
             volumes_refused="A confidential VM mounts no volume: the storage is served by the host, outside the "
             "guest's trust boundary. Fetch data inside the guest with a secret released after attestation.",

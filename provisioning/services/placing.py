@@ -32,6 +32,7 @@ from core.sql import InsertStatement
 from core.tasks import enqueue
 from provisioning import fleet_cache
 from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass, OnPreemption, class_refusal
+from provisioning.domain.node_host import bundled
 from provisioning.domain.placement.decision import Placement, Pricing, Refused, Request, Share
 from provisioning.domain.placement.isolation import Refusal
 from provisioning.domain.placement.preemption import Preempting
@@ -106,6 +107,18 @@ class AllocationSpec:
     capacity_class: str = DEFAULT_CLASS.value
     reservation: int | None = None  # reserved: the tenant's reservation it draws on
     on_preemption: str = OnPreemption.STOP.value  # spot: what becomes of it when preempted
+    # The node's CPU (milli-cores) and memory (MiB) taken beside each member's GPUs; 0 and 0: not resolved (an
+    # allocation placed before hosts were placed took none). ``resolved`` fills in the rung's bundle.
+    cpu_milli: int = 0
+    memory_mib: int = 0
+
+    def resolved(self) -> AllocationSpec:
+        """With the CPU and memory each member takes: as asked, else the rung's bundle for its first model
+        (``node_host.bundled``), which is what the allocation keeps and its pods and VMs request."""
+        if self.cpu_milli or self.memory_mib:
+            return self
+        cpu, memory = bundled(Rung(self.rung), self.gpu_models[0], self.gpus)
+        return replace(self, cpu_milli=cpu, memory_mib=memory)
 
     @property
     def devices(self) -> int:
@@ -129,6 +142,8 @@ class AllocationSpec:
             regions=frozenset(self.regions) if self.regions is not None else None,
             capacity_class=CapacityClass(self.capacity_class),
             reservation=self.reservation,
+            cpu_milli=self.cpu_milli,
+            memory_mib=self.memory_mib,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -271,6 +286,7 @@ def allocation_request(
     )
     if refusal is not None:
         raise Invalid("validation_error", refusal[1], field=refusal[0])
+    spec = spec.resolved()
     request = priced_request(spec, at=timezone.now())
 
     def decide() -> Allocation:

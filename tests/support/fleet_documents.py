@@ -21,6 +21,12 @@ def node(hostname: str, domain: str, model: str = "H100-SXM-80GB", gpus: int = 8
     }
 
 
+def one_hall(*nodes: dict[str, Any]) -> dict[str, Any]:
+    """A fleet of one EU hall, ``eu-west-1a``, with these nodes."""
+    hall = {"code": "eu-west-1a", "fenced_for": None, "nodes": list(nodes)}
+    return {"regions": [{"code": "eu-west", "name": "EU West", "jurisdiction": "EU", "halls": [hall]}]}
+
+
 def small_fleet() -> dict[str, Any]:
     """Two regions, three halls (one fenced for EU), five nodes, 36 GPUs."""
     return {

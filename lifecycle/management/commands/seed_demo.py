@@ -80,9 +80,13 @@ def _demo_fabric(hall: str) -> dict[str, Any]:
     return {"fabric": f"{hall}/ib-0", "link_layer": "infiniband", "rate_gbps": 400, "nics": nics}
 
 
-# An 8-GPU HGX server's host: two 96-core CPUs and 2 TiB, of which the host keeps 8 cores and 64 GiB for itself
-# (the kubelet, the container runtime, the GPU and network daemons): 184 cores and 1,984 GiB sold with its GPUs.
-DEMO_HOST = {"cpu_cores": 192, "memory_gib": 2048, "reserved_cpu_cores": 8, "reserved_memory_gib": 64}
+# An 8-GPU HGX server's host: two 96-core CPUs and 2 TiB (3 TiB beside H200s, so that an 8-GPU VM gets twice its
+# GPUs' memory), of which the host keeps 8 cores and 64 GiB for itself (the kubelet, the container runtime, the GPU
+# and network daemons): 184 cores and 1,984 GiB (3,008 GiB) sold with its GPUs.
+DEMO_HOSTS = {
+    "H100-SXM-80GB": {"cpu_cores": 192, "memory_gib": 2048, "reserved_cpu_cores": 8, "reserved_memory_gib": 64},
+    "H200-141GB": {"cpu_cores": 192, "memory_gib": 3072, "reserved_cpu_cores": 8, "reserved_memory_gib": 64},
+}
 
 
 def _demo_nodes(
@@ -106,7 +110,7 @@ def _demo_nodes(
                     # The demo's CC hosts: AMD SEV-SNP in one hall, Intel TDX in the other.
                     "cpu_tee": ("snp" if hall.startswith("eu") else "tdx") if number in cc else None,
                     "versions": DEMO_VERSIONS,
-                    "host": DEMO_HOST,
+                    "host": DEMO_HOSTS[model],
                 }
                 | ({"rdma": _demo_fabric(hall)} if rdma else {})
             )

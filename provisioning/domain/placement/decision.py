@@ -6,7 +6,8 @@ tenant's GPU quota. Pure Python, like the engine (``engine.py``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
@@ -122,6 +123,19 @@ class Refused:
     @property
     def message(self) -> str:
         return self.reasons[0].message
+
+
+def host_takes(devices: Iterable[Device], gpus: int, cpu_milli: int, memory_mib: int) -> tuple[HostTake, ...]:
+    """The CPU and memory a placement takes per node: ``cpu_milli`` and ``memory_mib`` once per member on it, a
+    member being ``gpus`` whole GPUs (0: a MIG slice or a soft share, one device each)."""
+    if not (cpu_milli or memory_mib):
+        return ()
+    on_node = Counter(d.node_id for d in devices)
+    return tuple(
+        HostTake(node, cpu_milli * members, memory_mib * members)
+        for node, count in on_node.items()
+        for members in (-(-count // (gpus or 1)),)
+    )
 
 
 def milli_of(request: Request) -> int:

@@ -4,8 +4,8 @@ a planned move is still sound when its turn comes.
 Works on a copy of the fleet, so planning never disturbs placement (it uses the engine's own best-fit choice,
 hence the package-private calls). Only work that survives a move is moved: checkpointed jobs (they restart from
 their checkpoint) and serverless replicas (the endpoint re-creates them); nothing held whole, nothing on a
-confidential host, no bare metal, and nothing that holds a node's CPU or memory beside its GPUs (its CPU and memory
-would have to move with it; not planned yet). Two kinds of move:
+confidential host, no bare metal. What a moved allocation holds of its node's host (CPU and memory) moves with it,
+to a target whose host holds it. Two kinds of move:
 
 - **whole GPUs**: movable whole-GPU allocations on the emptiest nodes first; each node's share of one is placed
   on a fuller node by best fit, and the move is kept only when it leaves the source node emptier than the
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from provisioning.domain.placement.catalog import CATALOG
-from provisioning.domain.placement.decision import Device, Placement
+from provisioning.domain.placement.decision import Device, HostTake, Placement
 from provisioning.domain.placement.engine import PlacementEngine
 from provisioning.domain.placement.isolation import TenantPolicy
 from provisioning.domain.placement.mig import GEOMETRY, MEMORY_SLICES, best_start, place
@@ -76,11 +76,7 @@ def _whole_moves(
     candidates = [
         (alloc_id, p)
         for alloc_id, p in placements.items()
-        if alloc_id in movable
-        and p.performance is Performance.WHOLE_GPU
-        and not p.held_nodes
-        and p.devices
-        and not p.host  # its CPU and memory would have to move too: not planned yet (docs/placement.md)
+        if alloc_id in movable and p.performance is Performance.WHOLE_GPU and not p.held_nodes and p.devices
     ]
     # Emptiest source nodes first: moving their last workloads frees whole nodes.
     candidates.sort(key=lambda item: -work.nodes[item[1].devices[0].node_id].free)
@@ -89,19 +85,26 @@ def _whole_moves(
         by_node: dict[int, list[Device]] = {}
         for device in placement.devices:
             by_node.setdefault(device.node_id, []).append(device)
+        takes = {t.node_id: t for t in placement.host}  # what each node's share holds of its host: it moves too
         new_devices: list[Device] = []
+        new_takes: list[HostTake] = []
         engine.release(placement)
         moved_from, moved_to = [], []
         ok = True
         for node_id, devices in by_node.items():
             source = work.nodes[node_id]
             models, halls = (placement.model,), [source.hall.code]
-            if len(by_node) > 1:  # a gang's member stays on its fabric and version set (and NVLink domain, below)
-                target = engine._best_node_of(
-                    models, halls, len(devices), skip={node_id}, buckets_of=engine.group_buckets(source.gang_group)
-                )
-            else:
-                target = engine._best_node(models, halls, len(devices), skip={node_id})
+            take = takes.get(node_id)
+            engine._host = (take.cpu_milli, take.memory_mib) if take else (0, 0)  # the target's host must hold it
+            try:
+                if len(by_node) > 1:  # a gang's member stays on its fabric and version set (and NVLink domain)
+                    target = engine._best_node_of(
+                        models, halls, len(devices), skip={node_id}, buckets_of=engine.group_buckets(source.gang_group)
+                    )
+                else:
+                    target = engine._best_node(models, halls, len(devices), skip={node_id})
+            finally:
+                engine._host = (0, 0)
             if target is None or (target.nvlink_domain != source.nvlink_domain and len(by_node) > 1):
                 ok = False
                 break
@@ -110,14 +113,19 @@ def _whole_moves(
                 ok = False
                 break
             new_devices += engine._take_whole(target, len(devices), placement.tenant_id)
+            if take is not None:
+                work.take_host(target, take.cpu_milli, take.memory_mib)
+                new_takes.append(HostTake(target.id, take.cpu_milli, take.memory_mib))
             moved_from.append(source.hostname)
             moved_to.append(target.hostname)
         if not ok:
             for device in new_devices:
                 work.release_whole(work.nodes[device.node_id].gpus[device.gpu_index])
+            for moved in new_takes:
+                work.take_host(work.nodes[moved.node_id], -moved.cpu_milli, -moved.memory_mib)
             engine.apply(placement)
             continue
-        after = replace(placement, devices=tuple(new_devices))
+        after = replace(placement, devices=tuple(new_devices), host=tuple(new_takes))
         placements[alloc_id] = after
         moves.append(Move(alloc_id, movable[alloc_id], moved_from, moved_to, len(new_devices), placement, after))
     return moves
@@ -130,7 +138,7 @@ def _relayouts(
     users: dict[int, list[tuple[int, Device]]] = {}  # id(gpu) -> (allocation, its device there)
     slots: dict[int, GpuSlot] = {}
     for alloc_id, p in placements.items():
-        if p.performance is Performance.WHOLE_GPU or p.held_nodes or p.host:
+        if p.performance is Performance.WHOLE_GPU or p.held_nodes:
             continue
         for device in p.devices:
             gpu = work.nodes[device.node_id].gpus[device.gpu_index]
@@ -153,7 +161,7 @@ def _relayouts(
             if target is None:
                 engine.apply(old)
                 break
-            new = replace(old, devices=(target,))
+            new = replace(old, devices=(target,), host=tuple(replace(t, node_id=target.node_id) for t in old.host))
             engine.apply(new)
             planned.append((alloc_id, new))
         if len(planned) < len(here) or not source.free:
@@ -183,8 +191,10 @@ def _size(placement: Placement, device: Device) -> int:
 
 
 def _home(work: FleetState, placement: Placement, device: Device, avoid: GpuSlot) -> Device | None:
-    """Where the engine's rules let this slice or share go on another partly used GPU (the fullest that fits)."""
+    """Where the engine's rules let this slice or share go on another partly used GPU (the fullest that fits, on a
+    node whose host holds the CPU and memory it takes)."""
     hall = avoid.node.hall.code
+    cpu, memory = (placement.host[0].cpu_milli, placement.host[0].memory_mib) if placement.host else (0, 0)
     if device.mig_profile is not None:
         kind = CATALOG[placement.model].mig_profiles[device.mig_profile]
         best: tuple[int, GpuSlot, int] | None = None
@@ -193,7 +203,7 @@ def _home(work: FleetState, placement: Placement, device: Device, avoid: GpuSlot
             if fit is None or (best is not None and fit[1] >= best[0]):
                 continue
             for gpu in gpus.values():
-                if gpu is not avoid and _may_join_mig(placement, gpu) is None:
+                if gpu is not avoid and gpu.node.host_fits(cpu, memory) and _may_join_mig(placement, gpu) is None:
                     best = (fit[1], gpu, fit[0])
                     break
         if best is None:
@@ -203,7 +213,11 @@ def _home(work: FleetState, placement: Placement, device: Device, avoid: GpuSlot
         return Device(node.id, node.hostname, gpu.index, gpu.uuid, device.mig_profile, start)
     pool = work.soft_pools.get((placement.tenant_id, placement.performance, placement.model, hall))
     milli = device.share_milli or 0
-    candidates = [g for g in (pool.gpus() if pool else ()) if g is not avoid and g.soft_used + milli <= FULL_SHARE]
+    candidates = [
+        g
+        for g in (pool.gpus() if pool else ())
+        if g is not avoid and g.soft_used + milli <= FULL_SHARE and g.node.host_fits(cpu, memory)
+    ]
     if not candidates:
         return None
     gpu = max(candidates, key=lambda g: (g.soft_used, -g.index))
@@ -248,6 +262,10 @@ def move_check(state: FleetState, after: Placement) -> str | None:
                 return f"GPU {device.gpu_uuid} has no room left for the share"
         elif not gpu.free:
             return f"GPU {device.gpu_uuid} is taken"
+    for take in after.host:
+        node = state.nodes[take.node_id]
+        if not node.host_fits(take.cpu_milli, take.memory_mib):
+            return f"{node.hostname} no longer has the CPU and memory this work takes"
     groups = {state.nodes[d.node_id].gang_group for d in after.devices}
     if len(groups) > 1:  # versions or fabric changed since the plan (an upgrade): the gang would span two
         return "its nodes no longer share one RDMA fabric and version set"

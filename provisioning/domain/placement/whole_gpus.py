@@ -9,12 +9,11 @@ free GPUs, so that whole domains stay free for large gangs.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from provisioning.domain.placement.decision import Device, HostTake, Placement, Request
+from provisioning.domain.placement.decision import Device, HostTake, Placement, Request, host_takes
 from provisioning.domain.placement.isolation import TenantPolicy
 from provisioning.domain.placement.mig import COMPUTE_SLICES
 from provisioning.domain.placement.state import (
@@ -402,18 +401,14 @@ class WholeGpuPlacement:
             self.state.release_whole(self.state.nodes[d.node_id].gpus[d.gpu_index])
 
     def _take_host(self, request: Request, devices: list[Device]) -> tuple[HostTake, ...]:
-        """Take the request's CPU and memory on each node its devices went to, once per member there (a MIG slice
-        or a soft share is one member). Bare metal takes whole hosts: nothing beside."""
-        cpu, memory = request.cpu_milli, request.memory_mib
-        if not (cpu or memory) or request.nodes:
+        """Take the request's CPU and memory on each node its devices went to, once per member there
+        (``host_takes``). Bare metal takes whole hosts: nothing beside."""
+        if request.nodes:
             return ()
-        takes: list[HostTake] = []
-        for node_id, count in Counter(d.node_id for d in devices).items():
-            members = -(-count // (request.gpus or 1))
-            take = HostTake(node_id, cpu * members, memory * members)
-            self.state.take_host(self.state.nodes[node_id], take.cpu_milli, take.memory_mib)
-            takes.append(take)
-        return tuple(takes)
+        takes = host_takes(devices, request.gpus, request.cpu_milli, request.memory_mib)
+        for take in takes:
+            self.state.take_host(self.state.nodes[take.node_id], take.cpu_milli, take.memory_mib)
+        return takes
 
     def _placement(
         self,

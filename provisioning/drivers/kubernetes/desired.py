@@ -52,6 +52,7 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
                 cc_tee=(node.cpu_tee or None) if node.cc_mode else None,
                 rdma=Rdma.from_json(node.rdma),
             )
+    cpu_milli, memory_mib, member_gpus = _host(allocation)
     return AllocationShape(
         id=allocation.pk,
         name=allocation.name,
@@ -73,6 +74,9 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
         ),
         nodes=tuple(nodes.values()),
         gang_size=int(allocation.spec.get("gang_size") or 1),
+        cpu_milli=cpu_milli,
+        memory_mib=memory_mib,
+        member_gpus=member_gpus,
         capacity_class=allocation.capacity_class,
         notice_seconds=_notice(allocation),
         workload=Workload.from_json(allocation.workload) if allocation.workload else None,
@@ -94,6 +98,13 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
         prometheus_url=settings.LADDER_PROMETHEUS_URL,
         idle_seconds=settings.LADDER_SERVERLESS_IDLE_SECONDS,
     )
+
+
+def _host(allocation: Allocation) -> tuple[int, int, int]:
+    """What each member took of its node's host as its spec keeps it (0 and 0: placed before hosts were placed),
+    and a member's whole GPUs (``AllocationShape.host_for``)."""
+    spec = allocation.spec
+    return int(spec.get("cpu_milli") or 0), int(spec.get("memory_mib") or 0), int(spec.get("gpus") or 0)
 
 
 def _notice(allocation: Allocation) -> int | None:

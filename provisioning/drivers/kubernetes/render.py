@@ -33,7 +33,6 @@ import yaml
 
 from provisioning.domain.capacity_classes import CLASSES
 from provisioning.domain.fabric import FABRIC_RESOURCE_PREFIX, resource_prefix_check
-from provisioning.domain.placement.catalog import CATALOG
 from provisioning.domain.rungs import DEFAULT_FRAMEWORK, Framework, Rung, rung_facts
 from provisioning.drivers.kubernetes.manifest import (
     CLIQUE,
@@ -81,6 +80,7 @@ from provisioning.drivers.kubernetes.render_devices import (
     claim_template,
     claim_template_name,
     device_request,
+    memory_quantity,
     mig_selectors,
     per_device,
     share_claims,
@@ -363,7 +363,7 @@ def _virtual_machine(a: AllocationShape) -> list[Obj]:
     it never sits in the VirtualMachine itself. The tenant's volumes come in as disks (block) and virtiofs
     filesystems, mounted by that user data (``render_volumes.vm_volumes``)."""
     host, gpus = single_host(a), _whole_gpus(a)
-    memory_gb = CATALOG[a.gpu_model].memory_gb if a.gpu_model in CATALOG else 80
+    cpu_milli, memory_mib = a.host_for(gpus)
     # Without a workload: the shape's image, unless it is the CUDA container image, which is no VM disk.
     stock = a.image if a.image != DEFAULT_IMAGE else VM_IMAGE
     image = os_image_of(a).vm_disk if a.workload is not None else stock
@@ -382,8 +382,9 @@ def _virtual_machine(a: AllocationShape) -> list[Obj]:
         "interfaces": [{"name": "default", "masquerade": {}}],
     }
     domain = {
-        "cpu": {"cores": 8 * gpus, "sockets": 1, "threads": 1},
-        "resources": {"requests": {"memory": f"{2 * memory_gb * gpus}Gi"}},  # twice the GPU memory, for staging
+        # what the VM took of its node's host when it was placed (the rung's bundle: twice its GPUs' memory)
+        "cpu": {"cores": max(1, cpu_milli // 1000), "sockets": 1, "threads": 1},
+        "resources": {"requests": {"memory": memory_quantity(memory_mib)}},
         "firmware": {"bootloader": {"efi": {"secureBoot": False}}},  # the GPUs' large BARs need UEFI
         "devices": devices,
     }

@@ -31,11 +31,25 @@ KUEUE_DEVICE_CLASSES = {GPU_CLASS: GPU, CHANNEL_CLASS: IMEX_CHANNEL}
 MPS_CLIENTS_PER_GPU = 48  # the most MPS clients one GPU serves (Volta and later)
 
 
-def pod_resources(whole_gpus: int) -> Obj:
-    """cpu/memory sized to the GPUs (8 cores and 64 GiB each; 2 cores and 16 GiB for a slice or a share). The
-    devices themselves come from DRA claims (``claims``), never from an ``nvidia.com/gpu`` count."""
-    cpu, memory = (8 * whole_gpus, 64 * whole_gpus) if whole_gpus else (2, 16)
-    return {"requests": {"cpu": str(cpu), "memory": f"{memory}Gi"}, "limits": {"memory": f"{memory}Gi"}}
+def pod_resources(a: AllocationShape, whole_gpus: int) -> Obj:
+    """cpu/memory of a pod with ``whole_gpus`` of a member's GPUs (0: its slice or share): its share of what the
+    member took of the node's host when it was placed (``AllocationShape.host_for``). The devices themselves come
+    from DRA claims (``claims``), never from an ``nvidia.com/gpu`` count."""
+    cpu, memory = a.host_for(whole_gpus)
+    return {
+        "requests": {"cpu": cpu_quantity(cpu), "memory": memory_quantity(memory)},
+        "limits": {"memory": memory_quantity(memory)},
+    }
+
+
+def cpu_quantity(milli: int) -> str:
+    """Milli-cores as Kubernetes writes them: whole cores ("8"), else thousandths ("1500m")."""
+    return str(milli // 1000) if milli % 1000 == 0 else f"{milli}m"
+
+
+def memory_quantity(mib: int) -> str:
+    """MiB as Kubernetes writes them: whole GiB ("64Gi"), else MiB ("1536Mi")."""
+    return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
 
 
 # --- device claims: exactly the devices the engine placed -------------------------------------------------------
@@ -132,7 +146,7 @@ def claim_template(a: AllocationShape, requests: list[Obj]) -> Obj:
 
 def claim_fields(a: AllocationShape, whole_gpus: int) -> tuple[list[Obj], Obj]:
     """The pod's ``resourceClaims`` (the template's claim) and the worker's ``resources`` consuming it."""
-    resources = {**pod_resources(whole_gpus), "claims": [{"name": CLAIM}]}
+    resources = {**pod_resources(a, whole_gpus), "claims": [{"name": CLAIM}]}
     return [{"name": CLAIM, "resourceClaimTemplateName": claim_template_name(a)}], resources
 
 
@@ -199,5 +213,5 @@ def share_fields(a: AllocationShape) -> tuple[list[Obj], Obj]:
     if len(gpus) != 1:
         raise ValueError(f"allocation {a.id}: a soft share is on one GPU, placed on {len(gpus)}")
     gpu = gpus[0]
-    resources = {**pod_resources(0), "claims": [{"name": CLAIM}]}
+    resources = {**pod_resources(a, 0), "claims": [{"name": CLAIM}]}
     return [{"name": CLAIM, "resourceClaimName": share_claim_name(gpu.gpu_uuid)}], resources

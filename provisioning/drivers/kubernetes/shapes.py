@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from provisioning.domain.capacity_classes import DEFAULT_CLASS
 from provisioning.domain.fabric import FABRIC_RESOURCE_PREFIX
 from provisioning.domain.fleet_document import Rdma
-from provisioning.domain.rungs import FRAMEWORKS, Framework
+from provisioning.domain.node_host import bundled
+from provisioning.domain.rungs import FRAMEWORKS, Framework, Rung
 from provisioning.domain.workloads import STOCK_IMAGE, Materials, Workload, WorkloadSpec
 
 MANAGED_BY = "ladder"
@@ -103,6 +104,11 @@ class AllocationShape:
     devices: tuple[DeviceShape, ...]
     nodes: tuple[NodeShape, ...]  # the nodes the devices are on
     gang_size: int = 1
+    # What each member takes of its node's host beside its GPUs (placed with them): CPU in milli-cores, memory in MiB,
+    # a member being ``member_gpus`` whole GPUs (0: a MIG slice or a soft share). Its pods and VMs request exactly it.
+    cpu_milli: int = 0
+    memory_mib: int = 0
+    member_gpus: int = 0
     # How it was bought (docs/capacity.md), and, for preemptible work, the notice it gets: its pods' grace period.
     capacity_class: str = DEFAULT_CLASS.value
     notice_seconds: int | None = None
@@ -131,6 +137,16 @@ class AllocationShape:
     autoscaler: str = HPA
     prometheus_url: str = DEFAULT_PROMETHEUS_URL
     idle_seconds: float = DEFAULT_IDLE_SECONDS
+
+    def host_for(self, whole_gpus: int) -> tuple[int, int]:
+        """CPU (milli-cores) and memory (MiB) for a pod or VM holding ``whole_gpus`` of a member's GPUs (0: its
+        slice or share): its part of what the member took when it was placed. An allocation placed before hosts
+        were placed took none: the rung's bundle for those GPUs, as its pods always requested."""
+        if not (self.cpu_milli or self.memory_mib):
+            return bundled(Rung(self.rung), self.gpu_model, whole_gpus)
+        if whole_gpus and self.member_gpus:
+            return self.cpu_milli * whole_gpus // self.member_gpus, self.memory_mib * whole_gpus // self.member_gpus
+        return self.cpu_milli, self.memory_mib
 
     @property
     def spec(self) -> WorkloadSpec:

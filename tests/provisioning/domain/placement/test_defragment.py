@@ -221,3 +221,30 @@ def test_a_gang_member_moves_only_onto_a_node_of_its_fabric_and_version_set():
     assert move_check(state, after) is None
     nodes[2].fabric = "ib-1"  # re-cabled since the plan was made
     assert move_check(state, after) == "its nodes no longer share one RDMA fabric and version set"
+
+
+def test_a_moved_job_takes_its_cpu_and_memory_along_and_only_to_a_host_that_holds_them():
+    def hosted(cores_on_target: int):  # a (5 GPUs) on the first node, the job y (2 GPUs) alone on the second
+        state = fleet(h100_nodes=2, h200_nodes=0, fenced_nodes=0, us_nodes=0, cc_nodes=0)
+        first, second = sorted(state.nodes.values(), key=lambda n: n.id)[:2]
+        first.cpu_milli, first.memory_mib = cores_on_target * 1000, 1 << 20
+        second.cpu_milli, second.memory_mib = 64_000, 1 << 20
+        state.tracks_host = True
+        engine = PlacementEngine(state)
+        a = placed(engine, Request(rung=Rung.CONTAINER, models=(H100,), gpus=5, cpu_milli=8_000), 1)
+        assert a.devices[0].node_id == first.id
+        state.take_host(first, first.cpu_milli - first.cpu_used, 0)  # the first node's host full while y is placed
+        y = placed(engine, Request(rung=Rung.JOB, models=(H100,), gpus=2, cpu_milli=16_000, memory_mib=1024), 3)
+        state.take_host(first, 8_000 - first.cpu_used, 0)
+        return state, first, second, a, y
+
+    state, first, second, a, y = hosted(cores_on_target=64)
+    assert y.devices[0].node_id == second.id
+    plan = plan_defragmentation(state, {1: a, 3: y}, movable={3: "job"})
+    (move,) = plan.moves
+    assert [(t.node_id, t.cpu_milli, t.memory_mib) for t in move.after.host] == [(first.id, 16_000, 1024)]
+    assert plan.after.nodes[first.id].cpu_used == 24_000
+    assert plan.after.nodes[second.id].cpu_used == 0
+    assert move_check(state, move.after) is None
+    state, first, second, a, y = hosted(cores_on_target=20)  # 12 cores left beside a: the job's 16 do not fit
+    assert plan_defragmentation(state, {1: a, 3: y}, movable={3: "job"}).moves == []
