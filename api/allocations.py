@@ -150,6 +150,12 @@ class DeviceSerializer(serializers.ModelSerializer[AllocationDevice]):
         return None if device.share_milli is None else str(Decimal(device.share_milli) / 1000)
 
 
+def host_shown(allocation: Allocation) -> tuple[str | None, str | None]:
+    """The vCPUs and GiB an allocation holds beside its GPUs, as the API shows them (``Allocation.host``)."""
+    host = allocation.host
+    return (None, None) if host is None else (str(Decimal(host[0]) / 1000), str(Decimal(host[1]) / 1024))
+
+
 def _seconds(ms: int) -> str:
     return f"{Decimal(ms) / 1000:.3f}"
 
@@ -235,6 +241,14 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     hall = serializers.CharField(source="hall.code")
     created = serializers.DateTimeField(source="created_at")
     devices = serializers.SerializerMethodField()
+    cpu = serializers.SerializerMethodField(
+        help_text="The vCPUs it holds beside its GPUs, all members together, as a decimal string (its rung's bundle "
+        "per GPU); null on bare metal, which holds whole hosts."
+    )
+    memory_gib = serializers.SerializerMethodField(
+        help_text="The memory it holds beside its GPUs in GiB, all members together, as a decimal string; null on "
+        "bare metal."
+    )
     workload = serializers.SerializerMethodField(help_text=WORKLOAD_SHOWN.help_text)
     access = serializers.SerializerMethodField()
     replicas = serializers.IntegerField(
@@ -272,6 +286,8 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
             "region",
             "hall",
             "devices",
+            "cpu",
+            "memory_gib",
             "created",
             "state_changed_at",
             "observed_at",
@@ -310,6 +326,12 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     @extend_schema_field(FabricSerializer(allow_null=True))
     def get_fabric(self, allocation: Allocation) -> Any:
         return allocation_fabric(allocation)
+
+    def get_cpu(self, allocation: Allocation) -> str | None:
+        return host_shown(allocation)[0]
+
+    def get_memory_gib(self, allocation: Allocation) -> str | None:
+        return host_shown(allocation)[1]
 
     @extend_schema_field(DeviceSerializer(many=True))
     def get_devices(self, allocation: Allocation) -> Any:
@@ -355,6 +377,7 @@ def placed_answer(allocation: Allocation) -> dict[str, Any]:
             }
             for d in devices
         ],
+        **dict(zip(("cpu", "memory_gib"), host_shown(allocation), strict=True)),
         "created": _time(allocation.created_at),
         "state_changed_at": _time(allocation.state_changed_at),
         "observed_at": _time(allocation.observed_at),

@@ -5,6 +5,7 @@ words are ``provisioning.domain.promises``', which the API's offerings (and so `
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from provisioning.domain import promises
@@ -116,3 +117,11 @@ def autoscaling(scaling: Autoscaling) -> list[str]:
     if scaling.buffer_replicas:
         said.append(f"Keeps {_replicas(scaling.buffer_replicas)} warm beyond demand while requests come in.")
     return said
+
+
+def host(taken: tuple[int, int] | None) -> str:
+    """What an allocation holds of its nodes' hosts beside its GPUs (``Allocation.host``), in words."""
+    if taken is None:
+        return "The whole host: every core and all memory of each node."
+    cores, gib = Decimal(taken[0]) / 1000, Decimal(taken[1]) / 1024
+    return f"{cores:g} vCPUs and {gib:g} GiB of memory beside its GPUs."

@@ -104,3 +104,11 @@ def bundled(rung: Rung, model: str, gpus: int) -> tuple[int, int]:
         return bundle.slice_cores * 1000, bundle.slice_gib * 1024
     gib = bundle.gib_per_gpu if bundle.gib_per_gpu is not None else 2 * CATALOG[model].memory_gb
     return bundle.cores_per_gpu * 1000 * gpus, gib * 1024 * gpus
+
+
+def member_host(rung: Rung, model: str, gpus: int, cpu_milli: int, memory_mib: int) -> tuple[int, int]:
+    """What a member takes beside its ``gpus`` whole GPUs (0: a slice or a share): ``cpu_milli`` and
+    ``memory_mib`` as stated, else (both 0: not stated, or placed before hosts were placed) the rung's bundle."""
+    if cpu_milli or memory_mib:
+        return cpu_milli, memory_mib
+    return bundled(rung, model, gpus)

@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
 from provisioning.domain.fleet_document import JURISDICTION_RE, MAX_GPUS_PER_NODE
-from provisioning.domain.node_host import Host
-from provisioning.domain.rungs import Performance, Rung, Security
+from provisioning.domain.node_host import Host, member_host
+from provisioning.domain.rungs import RUNGS, Performance, Rung, Security
 from provisioning.domain.states import AllocationState
 from provisioning.domain.workloads import WorkloadSpec, workload_spec
 from tenancy.models import TenantOwned
@@ -322,6 +322,22 @@ class Allocation(TenantOwned):
         (``provisioning.domain.workloads.WorkloadSpec``):
         what every module asks of an allocation's workload, instead of reading the stored form."""
         return workload_spec(self.rung, self.workload)
+
+    @property
+    def host(self) -> tuple[int, int] | None:
+        """The CPU (milli-cores) and memory (MiB) it holds of its nodes' hosts beside its GPUs, all members
+        together (a member: ``gpus`` of its active devices, or one slice or share; none active: as asked): what its
+        spec took when placed, else (placed before hosts were placed) the rung's bundle its pods request. None on
+        bare metal: it holds whole hosts. Reads its devices (prefetch them for a list)."""
+        if RUNGS[Rung(self.rung)].whole_nodes:
+            return None
+        spec = self.spec
+        gpus = int(spec.get("gpus") or 0)
+        active = sum(1 for d in self.devices.all() if d.active)
+        members = -(-active // (gpus or 1)) if active else int(spec.get("gang_size") or 1)
+        stated = int(spec.get("cpu_milli") or 0), int(spec.get("memory_mib") or 0)
+        cpu, memory = member_host(Rung(self.rung), self.gpu_model.name, gpus, *stated)
+        return cpu * members, memory * members
 
 
 class AllocationFault(TenantOwned):

@@ -32,7 +32,7 @@ from core.sql import InsertStatement
 from core.tasks import enqueue
 from provisioning import fleet_cache
 from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass, OnPreemption, class_refusal
-from provisioning.domain.node_host import bundled
+from provisioning.domain.node_host import member_host
 from provisioning.domain.placement.decision import Placement, Pricing, Refused, Request, Share
 from provisioning.domain.placement.isolation import Refusal
 from provisioning.domain.placement.preemption import Preempting
@@ -115,9 +115,7 @@ class AllocationSpec:
     def resolved(self) -> AllocationSpec:
         """With the CPU and memory each member takes: as asked, else the rung's bundle for its first model
         (``node_host.bundled``), which is what the allocation keeps and its pods and VMs request."""
-        if self.cpu_milli or self.memory_mib:
-            return self
-        cpu, memory = bundled(Rung(self.rung), self.gpu_models[0], self.gpus)
+        cpu, memory = member_host(Rung(self.rung), self.gpu_models[0], self.gpus, self.cpu_milli, self.memory_mib)
         return replace(self, cpu_milli=cpu, memory_mib=memory)
 
     @property

@@ -35,6 +35,7 @@ from billing.models import PushState, UsageInterval, UsageRollup
 from compliance.selectors import audit_chain_verify
 from config.celery import app
 from lifecycle.management.commands.seed_demo import DEMO_ALLOCATIONS
+from provisioning.domain.node_host import bundled
 from provisioning.domain.placement.catalog import CATALOG
 from provisioning.domain.placement.engine import PlacementEngine
 from provisioning.domain.placement.mig import GEOMETRY, MEMORY_SLICES
@@ -145,7 +146,7 @@ def picture(engine: PlacementEngine) -> dict[str, Any]:
             for n in state.nodes.values()
             for g in n.gpus
         },
-        "nodes": {n.hostname: (n.state, n.holder) for n in state.nodes.values()},
+        "nodes": {n.hostname: (n.state, n.holder, n.cpu_used, n.memory_used) for n in state.nodes.values()},
         "tenant_milli": {t: m for t, m in state.tenant_milli.items() if m},
         "domain_free": {d: f for d, f in state.domain_free.items() if f},
         "by_free": {
@@ -357,6 +358,22 @@ def expected_device_count(body: dict[str, Any]) -> int:
     return 1
 
 
+def assert_host_taken(allocation: dict[str, Any]) -> None:
+    """The answer's vCPUs and memory are the rung's bundle, and its nodes' hosts hold them (the demo states hosts)."""
+    if allocation["rung"] == "bare_metal":
+        assert (allocation["cpu"], allocation["memory_gib"]) == (None, None)
+        return
+    whole = allocation["performance_isolation"] == "whole_gpu"
+    slices = 0 if whole else len(allocation["devices"])  # a slice or share each; whole GPUs: linear in the GPUs
+    cpu, memory = bundled(Rung(allocation["rung"]), allocation["gpu_model"], len(allocation["devices"]) if whole else 0)
+    cpu, memory = (cpu * slices, memory * slices) if slices else (cpu, memory)
+    shown = (Decimal(allocation["cpu"]), Decimal(allocation["memory_gib"]))
+    assert shown == (Decimal(cpu) / 1000, Decimal(memory) / 1024)
+    nodes = {d["node"] for d in allocation["devices"]}
+    taken = in_memory()["nodes"]
+    assert sum(taken[n][2] for n in nodes) >= cpu
+
+
 def assert_claims_match(allocation: dict[str, Any], tenant_id: int) -> None:
     """The database claims exactly the memory slices the answer shows (soft shares: the GPU, for the tenant)."""
     expected: set[tuple[str, int]] = set()
@@ -406,6 +423,7 @@ def test_every_shape_places_runs_reads_back_and_stops(demo: Demo, shape: Shape) 
         assert body["state"] == "running", body
         assert sorted(body["devices"], key=device_key) == sorted(placed["devices"], key=device_key)
         assert_claims_match(body, tenant_id)
+        assert_host_taken(body)
     if shape.check is not None:
         shape.check(created)
 

@@ -31,6 +31,8 @@ def allocation(**fields: Any) -> Allocation:
         "region": "eu-west",
         "hall": "eu-west-1a",
         "devices": [_device("h100-01", 0)],
+        "cpu": "8",
+        "memory_gib": "64",
         "created": CREATED.isoformat(),
         "state_changed_at": CREATED.isoformat(),
         "observed_at": None,
@@ -92,6 +94,7 @@ def test_describe_names_both_promises_access_and_what_went_wrong() -> None:
     assert shown["State"] == "failed since 2026-05-01T12:00:00Z"
     assert shown["Failure reason"] == "Image pull failed"
     assert (shown["Performance isolation"], shown["Security isolation"]) == ("whole_gpu", "container")
+    assert shown["CPU and memory"] == "8 vCPUs, 64 GiB"
     assert shown["Command"] == "jupyter lab --ip=0"
     assert shown["SSH"] == "ssh -p 2222 ldr-7@ssh.eu-west-1a.ladder.localhost"
     assert shown["Port 8888"] == "https://ldr-7-8888.ladder.localhost/"

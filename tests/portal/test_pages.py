@@ -95,6 +95,7 @@ def test_a_member_launches_watches_and_stops_with_the_apis_rules(
     detail = client.get(made["Location"])
     assert b'data-state="running"' in detail.content
     assert b"$ python -m http.server 8000" in detail.content
+    assert b"<dd data-host>8 vCPUs and 64 GiB of memory beside its GPUs.</dd>" in detail.content  # the bundle
     assert b'data-state="running"' in client.get("/portal/allocations").content
 
     assert client.get(f"{made['Location']}/stop").status_code == 200  # the confirmation

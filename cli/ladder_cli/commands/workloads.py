@@ -176,6 +176,10 @@ def describe(allocation: Any) -> list[tuple[str, Any]]:
             if allocation.devices
             else f"none now ({allocation.gpu_model})",
         ),
+        (
+            "CPU and memory",
+            f"{allocation.cpu} vCPUs, {allocation.memory_gib} GiB" if allocation.cpu is not None else "the whole host",
+        ),
         ("Region", f"{allocation.region} (hall {allocation.hall})"),
         ("Capacity", _capacity(allocation)),
     ]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from provisioning.domain.capacity_classes import DEFAULT_CLASS
 from provisioning.domain.fabric import FABRIC_RESOURCE_PREFIX
 from provisioning.domain.fleet_document import Rdma
-from provisioning.domain.node_host import bundled
+from provisioning.domain.node_host import member_host
 from provisioning.domain.rungs import FRAMEWORKS, Framework, Rung
 from provisioning.domain.workloads import STOCK_IMAGE, Materials, Workload, WorkloadSpec
 
@@ -143,7 +143,7 @@ class AllocationShape:
         slice or share): its part of what the member took when it was placed. An allocation placed before hosts
         were placed took none: the rung's bundle for those GPUs, as its pods always requested."""
         if not (self.cpu_milli or self.memory_mib):
-            return bundled(Rung(self.rung), self.gpu_model, whole_gpus)
+            return member_host(Rung(self.rung), self.gpu_model, whole_gpus, 0, 0)
         if whole_gpus and self.member_gpus:
             return self.cpu_milli * whole_gpus // self.member_gpus, self.memory_mib * whole_gpus // self.member_gpus
         return self.cpu_milli, self.memory_mib

@@ -50,6 +50,10 @@ class Allocation:
         region (str):
         hall (str):
         devices (list[Device]):
+        cpu (None | str): The vCPUs it holds beside its GPUs, all members together, as a decimal string (its rung's
+            bundle per GPU); null on bare metal, which holds whole hosts.
+        memory_gib (None | str): The memory it holds beside its GPUs in GiB, all members together, as a decimal string;
+            null on bare metal.
         created (datetime.datetime):
         state_changed_at (datetime.datetime):
         observed_at (datetime.datetime | None):
@@ -86,6 +90,8 @@ class Allocation:
     region: str
     hall: str
     devices: list[Device]
+    cpu: None | str
+    memory_gib: None | str
     created: datetime.datetime
     state_changed_at: datetime.datetime
     observed_at: datetime.datetime | None
@@ -131,6 +137,12 @@ class Allocation:
         for devices_item_data in self.devices:
             devices_item = devices_item_data.to_dict()
             devices.append(devices_item)
+
+        cpu: None | str
+        cpu = self.cpu
+
+        memory_gib: None | str
+        memory_gib = self.memory_gib
 
         created = self.created.isoformat()
 
@@ -207,6 +219,8 @@ class Allocation:
                 "region": region,
                 "hall": hall,
                 "devices": devices,
+                "cpu": cpu,
+                "memory_gib": memory_gib,
                 "created": created,
                 "state_changed_at": state_changed_at,
                 "observed_at": observed_at,
@@ -263,6 +277,20 @@ class Allocation:
             devices_item = Device.from_dict(devices_item_data)
 
             devices.append(devices_item)
+
+        def _parse_cpu(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        cpu = _parse_cpu(d.pop("cpu"))
+
+        def _parse_memory_gib(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        memory_gib = _parse_memory_gib(d.pop("memory_gib"))
 
         created = datetime.datetime.fromisoformat(d.pop("created"))
 
@@ -388,6 +416,8 @@ class Allocation:
             region=region,
             hall=hall,
             devices=devices,
+            cpu=cpu,
+            memory_gib=memory_gib,
             created=created,
             state_changed_at=state_changed_at,
             observed_at=observed_at,
