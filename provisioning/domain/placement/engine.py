@@ -49,7 +49,7 @@ from provisioning.domain.placement.mig import place, remove
 from provisioning.domain.placement.preemption import PreemptingPlacement
 from provisioning.domain.placement.shares import SharePlacement
 from provisioning.domain.placement.state import FULL_SHARE, FleetState, NodeSlot
-from provisioning.domain.placement.whole_gpus import EPSILON, Reach, _room
+from provisioning.domain.placement.whole_gpus import EPSILON, Reach, room_of
 from provisioning.domain.placement.workload import Pool, Shape
 from provisioning.domain.rungs import RUNGS
 
@@ -394,7 +394,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
                 entries.append(((model, hall), shape))
         if entries:
             constrained = not offered <= set(request.models)
-            host = (request.cpu_milli * request.gang_size, request.memory_mib * request.gang_size)
+            host = (request.cpu_milli, request.memory_mib)  # per member: what one node's host is asked
             state.workload.observe(entries, milli_of(request), constrained, host)
 
     # --- checks ----------------------------------------------------------------------------------------------
@@ -464,7 +464,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         best: tuple[float, float, int, NodeSlot] | None = None
         for node in self._host_candidates(request, halls):
             fragments = self._host_fragmentation(node, (node.model, node.hall.code), 0)
-            free = node.free + sum(_room(gpu) for gpu in node.gpus) / FULL_SHARE
+            free = node.free + sum(room_of(gpu) for gpu in node.gpus) / FULL_SHARE
             spare = (node.cpu_milli - node.cpu_used - request.cpu_milli) / free if free else float("inf")
             ranked = (round(fragments / EPSILON) * EPSILON, -spare, node.id)
             if best is None or ranked < best[:3]:

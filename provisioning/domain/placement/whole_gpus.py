@@ -33,7 +33,7 @@ EPSILON = 1e-9  # scores closer than this are a tie (float sums in a different o
 BucketsOf = Callable[[tuple[str, str]], Buckets | None]  # (model, hall) -> the free-count buckets to choose from
 
 
-def _room(gpu: GpuSlot) -> float:
+def room_of(gpu: GpuSlot) -> float:
     """What a partly used GPU has left for fractional work (milli-GPU): a soft share's room, a MIG GPU's free
     compute; 0 on a GPU held whole or wholly free."""
     if gpu.soft_tenant is not None:
@@ -92,15 +92,15 @@ class WholeGpuPlacement:
     def _host_fragmentation(self, node: NodeSlot, key: Pool, gpus: int, room_left: float = 0.0) -> float:
         """Change of the node's fragmentation by its host (milli-GPU) when ``gpus`` of its free GPUs and the
         decision's CPU and memory are taken, leaving ``room_left`` for fractional work on a GPU it took (milli-GPU),
-        as the FGD paper counts a node short of CPU: its free GPUs are
-        fragmented for the recent requests they could hold but whose CPU or memory the host left cannot
-        (``PoolView.host_short``), and the room on its partly used GPUs (soft shares, MIG) for the fractional ones.
-        Negative when the decision takes capacity its host could no longer feed."""
+        as the FGD paper counts a node short of CPU: its free GPUs are fragmented for the recent requests they
+        could hold but whose CPU or memory the host left cannot (``PoolView.host_short``), and the room on its partly
+        used GPUs (soft shares, MIG) for the fractional ones. Negative when the decision takes capacity its host
+        could no longer feed; never below minus its free GPUs (``_least_host_fragmentation`` stops by that)."""
         view = self._view(key)
         if not view.host_tails:
             return 0.0
         free = node.free
-        room = sum(_room(gpu) for gpu in node.gpus)
+        room = sum(room_of(gpu) for gpu in node.gpus)
         cpu = node.cpu_milli - node.cpu_used if node.cpu_milli else None
         memory = node.memory_mib - node.memory_used if node.memory_mib else None
 

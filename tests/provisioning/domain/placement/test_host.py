@@ -126,14 +126,14 @@ def test_cpu_only_work_goes_where_no_gpu_is_free_and_strands_nothing() -> None:
 
 
 def test_a_gang_puts_two_members_on_a_node_only_when_its_cpu_holds_both() -> None:
-    e = PlacementEngine(fleet((8, 40, 512), (8, 64, 512)))
+    e = PlacementEngine(fleet((8, 40, 512), (8, 40, 512)))
     gang = e.place(gpus(4, cores=24, gang=2), policy())
     assert isinstance(gang, Placement)
     on = sorted(d.node_id for d in gang.devices)
     assert on in ([2] * 4 + [1] * 4, [1] * 4 + [2] * 4)  # 48 cores: not both on one node
     assert sorted((t.node_id, t.cpu_milli) for t in gang.host) == [(1, 24 * CPU), (2, 24 * CPU)]
     refused = e.place(gpus(4, cores=24, gang=2), policy())
-    assert isinstance(refused, Refused)  # the GPUs are there (4 + 4), the cores are not (16 + 40 with 24 each)
+    assert isinstance(refused, Refused)  # the GPUs are there (4 + 4), the cores are not (16 + 16 with 24 each)
     assert used(e.state) == {1: (24 * CPU, 0), 2: (24 * CPU, 0)}  # the refused gang left nothing taken
     assert all(g.whole_tenant is not None for n in e.state.nodes.values() for g in n.gpus[:4])
 
