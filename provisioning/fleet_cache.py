@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -68,13 +68,15 @@ def placement_of(allocation: Allocation, held_nodes: tuple[int, ...]) -> Placeme
         dedicated=allocation.dedicated,
         capacity_class=CapacityClass(allocation.capacity_class),
         reservation=allocation.reservation_id,
-        host=host_takes(devices, *_member_host(allocation.spec)),
+        host=spec_host(devices, allocation.spec),
     )
 
 
-def _member_host(spec: dict[str, Any]) -> tuple[int, int, int]:
-    """A member's whole GPUs (0: a slice or a share), and the CPU and memory it took, as the spec keeps them."""
-    return int(spec.get("gpus") or 0), int(spec.get("cpu_milli") or 0), int(spec.get("memory_mib") or 0)
+def spec_host(devices: Iterable[Device], spec: dict[str, Any]) -> tuple[HostTake, ...]:
+    """What an allocation holds of its nodes' hosts on ``devices``: per member there, the CPU and memory its spec
+    keeps (a member: the spec's whole GPUs, or one slice or share; ``host_takes``)."""
+    member = int(spec.get("gpus") or 0), int(spec.get("cpu_milli") or 0), int(spec.get("memory_mib") or 0)
+    return host_takes(devices, *member)
 
 
 def placement_to_json(placement: Placement) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from provisioning.domain.placement.decision import Device
 from provisioning.domain.placement.defragment import move_check
 from provisioning.domain.states import AllocationState
 from provisioning.events import allocation_stopped
-from provisioning.fleet_cache import placement_section
+from provisioning.fleet_cache import placement_section, spec_host
 from provisioning.models import Allocation
 from provisioning.services.devices import devices_release, devices_take, hosts_left_sanitize
 from provisioning.services.faults import FaultAt, LastCheckpoint, goodput_stop
@@ -48,7 +48,7 @@ def allocation_move(
         current = section.cache.placements.get(allocation.pk)
         if current is None or frozenset(current.devices) != before:
             return "its devices changed since the plan was made"
-        moved = replace(current, devices=after)
+        moved = replace(current, devices=after, host=spec_host(after, allocation.spec))  # its host share moves too
         section.engine.release(current)  # its own devices count as free for the check (a gang may shift)
         refusal = move_check(section.engine.state, moved)
         now = timezone.now()

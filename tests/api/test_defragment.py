@@ -10,6 +10,7 @@ from django.utils import timezone
 from billing.models import UsageInterval
 from core.models import AuditEvent
 from provisioning.drivers.base import SimulatedProvisioner
+from provisioning.fleet_cache import FLEET, placement_section
 from provisioning.models import Allocation, DefragmentRun, Node
 from provisioning.services.defragment import defragment_advance
 from provisioning.services.fleet import fleet_load, node_drain
@@ -24,7 +25,19 @@ SIMULATED = SimulatedProvisioner().last_checkpoint
 
 @pytest.fixture
 def fleet(db):
-    return fleet_load(document=small_fleet(), actor=SYSTEM)
+    """The small fleet, every node stating its host: a moved allocation's CPU and memory move with it."""
+    document = small_fleet()
+    for region in document["regions"]:
+        for hall in region["halls"]:
+            for node in hall["nodes"]:
+                node["host"] = {"cpu_cores": 192, "memory_gib": 2048}
+    return fleet_load(document=document, actor=SYSTEM)
+
+
+def host_use() -> dict[str, tuple[int, int]]:
+    """Each node's CPU and memory in use, as this process holds it."""
+    with placement_section():
+        return {n.hostname: (n.cpu_used, n.memory_used) for n in FLEET.state.nodes.values()}
 
 
 def ask(client, **body):
@@ -71,6 +84,10 @@ def test_it_plans_then_moves_a_job_onto_the_fuller_node(api, operator, scattered
     step = api(operator).get(f"{URL}/{run['id']}").json()["steps"][0]
     assert (step["allocation"], step["status"]) == (job["id"], "moving")
 
+    used = host_use()  # the job's CPU and memory moved with it, as a process reading the database finds them
+    assert used[min(nodes_of(box["id"]))] == (8000 * 8, 65536 * 8)  # the box's 6 GPUs and the job's 2
+    FLEET.invalidate()
+    assert host_use() == used
     defragment_runs_advance()  # the beat sees it running again
     run = api(operator).get(f"{URL}/{run['id']}").json()
     assert run["state"] == "done"
