@@ -1,4 +1,4 @@
-"""Allocations (``/api/v1/allocations``), the public offerings and the operators' fragmentation views."""
+"""Allocations (``/api/v1/allocations``) and the tenant's quota."""
 
 from __future__ import annotations
 
@@ -6,11 +6,9 @@ from decimal import Decimal
 from typing import Any, ClassVar
 
 import django_filters
-from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status
 from rest_framework.exceptions import NotFound
-from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -20,16 +18,13 @@ from api.gpu_metrics import AllocationMetricsActions
 from api.permissions import HasStaffPermission
 from api.serializers import StrictSerializer
 from api.workloads import AllocationWorkloadActions, WorkloadSerializer
-from billing.selectors import offerings_priced
 from lifecycle.services.customers import allocation_request
 from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass, OnPreemption
+from provisioning.domain.node_host import MAX_CPU_CORES, MAX_MEMORY_GIB
 from provisioning.domain.placement.catalog import GPU_MODEL_NAMES
-from provisioning.domain.placement.offerings import offerings
-from provisioning.domain.promises import performances_words, security_words
 from provisioning.domain.rungs import SOFT_SHARING, Rung
 from provisioning.domain.states import AllocationState
 from provisioning.drivers.base import provisioner
-from provisioning.fleet_cache import fleet_read
 from provisioning.models import (
     Allocation,
     AllocationDevice,
@@ -100,6 +95,21 @@ class AllocationRequestSerializer(StrictSerializer):
         help_text="Spot: stop when preempted, or (a job) requeue: placed again from its checkpoint when room returns.",
     )
 
+    cpu = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_CPU_CORES,
+        required=False,
+        help_text="vCPUs per member (default: the rung's bundle, 8 per GPU). Up to 4 times the bundle; those beyond "
+        "it are billed per vCPU-hour.",
+    )
+    memory_gib = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_MEMORY_GIB,
+        required=False,
+        help_text="Memory per member in GiB (default: the rung's bundle). Up to 4 times the bundle; GiB beyond it "
+        "are billed per GiB-hour.",
+    )
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "gpu_model" in attrs and "gpu_models" in attrs:
             raise serializers.ValidationError({"gpu_models": ["Give gpu_model or gpu_models, not both."]})
@@ -129,6 +139,8 @@ class AllocationRequestSerializer(StrictSerializer):
             capacity_class=data["capacity_class"],
             reservation=data.get("reservation"),
             on_preemption=data["on_preemption"],
+            cpu_milli=data.get("cpu", 0) * 1000,
+            memory_mib=data.get("memory_gib", 0) * 1024,
         )
 
 
@@ -459,80 +471,6 @@ class AllocationViewSet(
         """Stop the allocation (stopping twice is harmless); the answer shows where it got to."""
         allocation_stop(allocation=self.get_object(), actor=self.caller.actor)
         return Response(AllocationSerializer(self.get_queryset().get(pk=pk)).data)
-
-
-class OfferingTermSerializer(serializers.Serializer[Any]):
-    days = serializers.IntegerField(help_text="The shortest term at this price.")
-    discount_pct = serializers.IntegerField(help_text="Percent off the on-demand price of a whole GPU.")
-    price_per_gpu_hour = serializers.DecimalField(max_digits=16, decimal_places=6)
-
-
-class OfferingClassSerializer(serializers.Serializer[Any]):
-    """One way the offering is sold (docs/capacity.md)."""
-
-    capacity_class = serializers.ChoiceField(choices=[c.value for c in CapacityClass])
-    title = serializers.CharField(help_text="As the portal names it.")
-    promise = serializers.CharField(help_text="What it promises, in words.")
-    preemptible = serializers.BooleanField(help_text="It may be preempted, with notice, for on-demand or reserved work")
-    prices = serializers.DictField(
-        child=serializers.DecimalField(max_digits=16, decimal_places=6), help_text="Price per unit-hour now, by unit."
-    )
-    discount_pct = serializers.DecimalField(
-        max_digits=5, decimal_places=2, allow_null=True, help_text="Spot: percent off the on-demand price."
-    )
-    terms = OfferingTermSerializer(
-        many=True,
-        required=False,
-        help_text="Reserved: a reservation's price per GPU-hour for each term a tenant orders (its work: nothing).",
-    )
-
-
-class OfferingSerializer(serializers.Serializer[Any]):
-    rung = serializers.CharField()
-    gpu_model = serializers.CharField()
-    region = serializers.CharField()
-    performance_isolation = serializers.ListField(child=serializers.CharField())
-    security_isolation = serializers.CharField()
-    unit = serializers.CharField()
-    mig_profiles = serializers.DictField(child=serializers.IntegerField(), help_text="Profile -> slices placeable now.")
-    available = serializers.IntegerField(help_text="Free now, in the rung's unit (GPUs, or nodes for bare metal).")
-    sovereign_available = serializers.IntegerField(help_text="Free now in halls fenced for sovereign tenants.")
-    prices = serializers.DictField(
-        child=serializers.DecimalField(max_digits=12, decimal_places=6),
-        help_text='Price per unit-hour now, by unit: "gpu", "node" or "mig:<profile>" (empty: not priced yet).',
-    )
-    currency = serializers.CharField(allow_null=True)
-    classes = OfferingClassSerializer(
-        many=True, help_text="Each capacity class sold here, with its prices and promise (on demand is `prices`)."
-    )
-    performance_words = serializers.SerializerMethodField(
-        help_text="Each performance isolation in plain words (how the GPU is shared), as the portal says it."
-    )
-    security_words = serializers.SerializerMethodField(
-        help_text="The security isolation in plain words (what separates your work from other tenants')."
-    )
-
-    @extend_schema_field(serializers.DictField(child=serializers.CharField()))
-    def get_performance_words(self, row: dict[str, Any]) -> dict[str, str]:
-        return performances_words(row["performance_isolation"])
-
-    @extend_schema_field(serializers.CharField())
-    def get_security_words(self, row: dict[str, Any]) -> str:
-        return security_words(row["security_isolation"])
-
-
-class OfferingsView(LadderView):
-    """What can be bought, and how much of it is free right now. Public."""
-
-    base_permissions: ClassVar[list[type]] = [AllowAny]
-    authentication_classes = ()
-
-    @extend_schema(responses=OfferingSerializer(many=True))
-    def get(self, request: Request) -> Response:
-        with fleet_read() as fleet:
-            offered = offerings(fleet.state)
-        body = [row.as_dict() for row in offerings_priced(offered, now=timezone.now())]
-        return Response(OfferingSerializer(body, many=True).data)
 
 
 class QuotaSerializer(StrictSerializer):

@@ -65,10 +65,13 @@ def _per_month(price: SkuPrice) -> str | None:
 
 class PriceSerializer(serializers.Serializer[Any]):
     sku = serializers.CharField()
-    rung = serializers.CharField(allow_blank=True, help_text="Empty for storage.")
-    gpu_model = serializers.CharField(allow_null=True, help_text="Null for storage.")
+    rung = serializers.CharField(allow_blank=True, help_text="Empty for storage and for vCPUs and memory.")
+    gpu_model = serializers.CharField(allow_null=True, help_text="Null for storage and for vCPUs and memory.")
     storage_kind = serializers.CharField(allow_null=True, help_text="filesystem, block or snapshot; null for compute.")
-    unit = serializers.CharField(help_text="gpu, mig, node, or gb (storage)")
+    unit = serializers.CharField(
+        help_text="gpu, mig, node, gb (storage), or vcpu and memory (per vCPU and GiB beyond the bundle a GPU is "
+        "sold with)"
+    )
     mig_profile = serializers.CharField(allow_blank=True)
     region = serializers.CharField()
     currency = serializers.CharField()
@@ -224,7 +227,9 @@ class UsageQuerySerializer(serializers.Serializer[Any]):
 class UsageRowSerializer(serializers.Serializer[Any]):
     sku = serializers.CharField()
     window_start = serializers.DateTimeField()
-    unit = serializers.CharField(help_text="What quantity counts: GPU-hours, MIG slice-hours, node-hours or GB-hours.")
+    unit = serializers.CharField(
+        help_text="What quantity counts: GPU-hours, MIG slice-hours, node-hours, GB-hours, vCPU-hours or GiB-hours."
+    )
     quantity = serializers.DecimalField(max_digits=20, decimal_places=6, help_text="Unit-hours of the SKU.")
     gpu_seconds = serializers.DecimalField(
         max_digits=20, decimal_places=3, help_text="Unit-seconds of the SKU (GB-seconds for storage)."
@@ -270,7 +275,9 @@ class UsageView(BillingView):
 
 class InvoiceLineSerializer(serializers.Serializer[Any]):
     sku = serializers.CharField()
-    unit = serializers.CharField(help_text="What quantity counts: GPU-hours, MIG slice-hours, node-hours or GB-hours.")
+    unit = serializers.CharField(
+        help_text="What quantity counts: GPU-hours, MIG slice-hours, node-hours, GB-hours, vCPU-hours or GiB-hours."
+    )
     quantity = serializers.DecimalField(max_digits=20, decimal_places=6, help_text="Unit-hours of the SKU.")
     unit_price = PriceField(help_text="Per unit-hour (per GB-hour for storage).")
     unit_price_per_month = serializers.DecimalField(

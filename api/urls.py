@@ -4,7 +4,7 @@ from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
 from api import data, finance, legal
-from api.allocations import AllocationViewSet, OfferingsView, TenantQuotaView
+from api.allocations import AllocationViewSet, TenantQuotaView
 from api.attestation import AttestationChallengeView, AttestationEvidenceView
 from api.audit import AuditCheckpointViewSet, AuditEventViewSet, AuditKeyView
 from api.billing import (
@@ -29,6 +29,7 @@ from api.fleet import (
     RegionViewSet,
 )
 from api.gateway import EndpointTokenRotationView, EndpointTokenView
+from api.offerings import OfferingsView
 from api.reconciliation import PushViewSet, ReconciliationRunViewSet, ReconciliationView
 from api.reservations import ReservationViewSet
 from api.secrets import SecretViewSet

@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from billing.domain.metering import from_ms
-from billing.domain.pricing import PRICE_PLACES, per_gb_month
+from billing.domain.pricing import HOST_UNITS, PRICE_PLACES, per_gb_month
 from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
 from provisioning.domain.rungs import BillingUnit, Rung, rung_facts
 from provisioning.models import Allocation, GpuModel, Hall, Region, Volume, VolumeSnapshot
@@ -32,6 +32,8 @@ class Unit(models.TextChoices):
     MIG = "mig", "MIG slice"
     NODE = "node", "node (bare metal)"
     GB = "gb", "GB of storage"
+    VCPU = "vcpu", "vCPU beyond the bundle"
+    MEMORY = "memory", "GiB of memory beyond the bundle"
 
 
 class StorageKind(models.TextChoices):
@@ -44,8 +46,9 @@ class StorageKind(models.TextChoices):
 
 class Sku(models.Model):
     """What is sold: compute (rung x GPU model x unit: a whole GPU, a MIG profile, a node; x region x capacity
-    class: on demand, spot, reserved) or storage (storage kind x region, by the GB: ``unit`` gb, no rung nor GPU
-    model, on demand)."""
+    class: on demand, spot, reserved), storage (storage kind x region, by the GB: ``unit`` gb, no rung nor GPU
+    model, on demand) or a host's vCPUs and memory beyond the bundle (``HOST_UNITS`` x region: no rung, GPU model
+    nor storage kind, on demand)."""
 
     code = models.CharField(max_length=120, unique=True, editable=False)
     rung = models.CharField(max_length=16, choices=[(r.value, r.value) for r in Rung], blank=True)
@@ -73,14 +76,19 @@ class Sku(models.Model):
                 condition=Q(unit="mig", mig_profile__gt="") | (~Q(unit="mig") & Q(mig_profile="")),
                 name="sku_mig_profile_only_for_mig",
             ),
-            # Storage is sold by the GB with a storage kind and nothing of compute; compute the other way round.
+            # Storage is sold by the GB with a storage kind and nothing of compute; a host's vCPUs and memory with
+            # neither; compute the other way round.
             models.CheckConstraint(
                 condition=Q(unit="gb", storage_kind__gt="", rung="", gpu_model__isnull=True)
-                | (~Q(unit="gb") & Q(storage_kind="", rung__gt="", gpu_model__isnull=False)),
-                name="sku_storage_or_compute",
+                | Q(unit__in=HOST_UNITS, storage_kind="", rung="", gpu_model__isnull=True, capacity_class="on_demand")
+                | (~Q(unit__in=("gb", *HOST_UNITS)) & Q(storage_kind="", rung__gt="", gpu_model__isnull=False)),
+                name="sku_storage_host_or_compute",
             ),
             models.UniqueConstraint(
                 fields=["storage_kind", "region"], condition=Q(unit="gb"), name="sku_storage_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["unit", "region"], condition=Q(unit__in=HOST_UNITS), name="sku_host_unique"
             ),
         ]
 
@@ -88,7 +96,9 @@ class Sku(models.Model):
         return self.code
 
     def save(self, *args: object, **kwargs: object) -> None:
-        if self.is_storage or self.gpu_model is None:  # sku_storage_or_compute refuses a compute SKU without one
+        if self.is_host:
+            self.code = self.host_code(self.unit, self.region.code)
+        elif self.is_storage or self.gpu_model is None:  # the constraint refuses a compute SKU without one
             self.code = self.storage_code(self.storage_kind, self.region.code)
         else:
             self.code = self.make_code(
@@ -100,15 +110,23 @@ class Sku(models.Model):
     def is_storage(self) -> bool:
         return self.unit == Unit.GB
 
+    @property
+    def is_host(self) -> bool:
+        return self.unit in HOST_UNITS
+
     @staticmethod
     def storage_code(storage_kind: str, region: str) -> str:
         return f"storage/{storage_kind}/{region}"
 
     @staticmethod
+    def host_code(unit: str, region: str) -> str:
+        return f"host/{unit}/{region}"
+
+    @staticmethod
     def unit_for(rung: str, mig_profile: str | None) -> tuple[str, str]:
         """The unit a rung sells a shape in, and its MIG profile: a rung billed by the node (the table of rungs says
         which) by the node, a MIG slice by its profile, everything else (whole GPUs, soft shares of one) by the GPU.
-        The one rule for both the meter (``billing.services.ledger.sku_of``) and the price asked at placement
+        The one rule for both the meter (``billing.services.ledger.meters_of``) and the price asked at placement
         (``billing.selectors.priced_pools``)."""
         if rung_facts(rung).unit is BillingUnit.NODE_SECONDS:
             return Unit.NODE, ""
@@ -260,10 +278,11 @@ class BillingAccount(models.Model):
 
 
 class UsageInterval(TenantOwned):
-    """A piece of running time of one allocation on one SKU, or of provisioned storage of one volume or snapshot
-    (exactly one of the three is set). ``end_ms`` null: still open (at most one per allocation, volume or
-    snapshot). Pieces never cross an hour or a price change, so each has one window and one ``price`` (the one
-    in effect at its start; null when the SKU had none). ``batch`` is set when a rollup counted it."""
+    """A piece of running time of one allocation on one SKU (its GPUs; its vCPUs or memory beyond the bundle), or of
+    provisioned storage of one volume or snapshot (exactly one of the three is set). ``end_ms`` null: still open (at
+    most one per volume or snapshot, one per SKU of an allocation). Pieces never cross an hour or a price change, so
+    each has one window and one ``price`` (the one in effect at its start; null when the SKU had none). ``batch`` is
+    set when a rollup counted it."""
 
     # The hottest table of the ledger: every index costs a write per piece, so the foreign keys have none of their
     # own; the queries go through the composite and partial indexes below (tenant + window, the open interval of
@@ -278,7 +297,9 @@ class UsageInterval(TenantOwned):
     )
     sku = models.ForeignKey(Sku, on_delete=models.PROTECT, related_name="+", db_index=False)
     price = models.ForeignKey(SkuPrice, on_delete=models.PROTECT, null=True, related_name="+", db_index=False)
-    units_milli = models.PositiveIntegerField(help_text="How much of the unit: 1000 per GPU, slice, node or GB.")
+    units_milli = models.PositiveIntegerField(
+        help_text="How much of the unit: 1000 per GPU, slice, node, GB, vCPU or GiB."
+    )
     start_ms = models.BigIntegerField()
     end_ms = models.BigIntegerField(null=True)
     window_ms = models.BigIntegerField(help_text="Start of the hourly window the piece belongs to.")
@@ -287,7 +308,10 @@ class UsageInterval(TenantOwned):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["allocation"], condition=Q(end_ms=None), name="one_open_interval"),
+            # An allocation's GPUs, and its vCPUs and memory beyond the bundle, each on a SKU of its own.
+            models.UniqueConstraint(
+                fields=["allocation", "sku"], condition=Q(end_ms=None), name="one_open_interval_per_sku"
+            ),
             models.UniqueConstraint(fields=["volume"], condition=Q(end_ms=None), name="one_open_volume_interval"),
             models.UniqueConstraint(fields=["snapshot"], condition=Q(end_ms=None), name="one_open_snapshot_interval"),
             models.CheckConstraint(

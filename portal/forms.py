@@ -15,6 +15,7 @@ from django.contrib.auth import password_validation
 from compliance.services.secrets import MAX_VALUE_BYTES
 from core.errors import ServiceError
 from provisioning.domain.capacity_classes import CapacityClass, OnPreemption
+from provisioning.domain.node_host import MAX_CPU_CORES, MAX_MEMORY_GIB
 from provisioning.domain.rungs import DEFAULT_FRAMEWORK, SOFT_SHARING, Framework
 from provisioning.domain.volumes import MAX_GB, MIN_GB, NAME_MAX, VolumeKind
 from provisioning.domain.workloads import CHECKPOINTS, Checkpoint, Port, SecretRef, Volume, Workload
@@ -89,6 +90,12 @@ class LaunchForm(forms.Form):
         label="When spot work is preempted",
     )
     gang_size = forms.IntegerField(min_value=2, max_value=512, required=False, label="Gang members")
+    cpu = forms.IntegerField(
+        min_value=1, max_value=MAX_CPU_CORES, required=False, label="vCPUs per member (empty: the bundle, 8 per GPU)"
+    )
+    memory_gib = forms.IntegerField(
+        min_value=1, max_value=MAX_MEMORY_GIB, required=False, label="Memory per member, GiB (empty: the bundle)"
+    )
     framework = forms.ChoiceField(
         choices=[(f.value, f.value) for f in Framework],
         required=False,
@@ -202,6 +209,8 @@ class LaunchForm(forms.Form):
             capacity_class=data.get("capacity_class") or CapacityClass.ON_DEMAND.value,
             reservation=int(data["reservation"]) if data.get("reservation") else None,
             on_preemption=data.get("on_preemption") or OnPreemption.STOP.value,
+            cpu_milli=(data.get("cpu") or 0) * 1000,
+            memory_mib=(data.get("memory_gib") or 0) * 1024,
         )
 
     def workload(self) -> Workload | None:

@@ -26,7 +26,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from billing.domain.pricing import per_gb_month
+from billing.domain.pricing import HOST_UNITS, per_gb_month
 from provisioning.domain.rungs import RUNGS, RungFacts, rung_facts
 
 FOCUS_VERSION = "1.2"
@@ -127,9 +127,22 @@ COLUMNS: tuple[Column, ...] = (
     _C("ServiceCategory", "string", True, "Compute, or Storage for volumes and snapshots."),
     _C("ServiceSubcategory", "string", True, "Containers, ..., Other (Compute); File, Block or Backup Storage."),
     _C("InvoiceId", "string", True, "The tenant's invoice of the billing period: ladder-<tenant id>-<YYYY-MM>."),
-    _C("SkuId", "string", True, "The SKU's code: rung/GPU model/unit/region, or storage/kind/region."),
+    _C(
+        "SkuId",
+        "string",
+        True,
+        ("The SKU's code: rung/GPU model/unit/region, storage/kind/region or host/vcpu|memory/region."),
+    ),
     _C("SkuPriceId", "string", True, "The price version: <SKU code>@<effective from, UTC>."),
-    _C("SkuMeter", "string", True, "What is metered: GPU time, MIG slice time, node time or provisioned storage."),
+    _C(
+        "SkuMeter",
+        "string",
+        True,
+        (
+            "What is metered: GPU time, MIG slice time, node time, provisioned storage, or vCPU time or memory beyond "
+            "the bundle."
+        ),
+    ),
     _C(
         "SkuPriceDetails", "json", True, "x_Unit, x_MigProfile, x_StorageKind, x_PricePerUnitHour, x_PricePerGbMonth..."
     ),
@@ -155,14 +168,16 @@ UNIT_WORDS = {
     "mig": ("MIG Slice-Hours", "MIG slice time"),
     "node": ("Node-Hours", "node time"),
     "gb": ("GB-Hours", "provisioned storage"),
+    "vcpu": ("vCPU-Hours", "vCPU time beyond the bundle"),
+    "memory": ("GiB-Hours", "memory beyond the bundle"),
 }
 
 
 @dataclass(frozen=True)
 class Sku:
     code: str
-    rung: str  # "" for storage
-    unit: str  # gpu, mig, node, gb (storage)
+    rung: str  # "" for storage and host units
+    unit: str  # gpu, mig, node, gb (storage), vcpu or memory (beyond the bundle: ``HOST_UNITS``)
     mig_profile: str
     gpu_model: str  # "" for storage
     region_code: str
@@ -358,6 +373,11 @@ def _sold(sku: Sku, resource: Resource | None) -> _Sold:
     if sku.unit == "gb":  # storage: no rung, GPU or hall; its kind is the service
         service, subcategory, kind_type = STORAGE_SERVICES.get(sku.storage_kind, _OTHER_STORAGE)
         return _Sold(service, STORAGE_CATEGORY, subcategory, kind_type if resource else None, None, None)
+    if sku.unit in HOST_UNITS:  # vCPUs and memory beyond the bundle: sold with the allocation's GPUs, its service
+        facts = _facts(resource.rung) if resource else None
+        service, subcategory = (facts.focus.service, facts.focus.subcategory) if facts else _OTHER_SERVICE
+        resource_type = _resource_type(resource.rung) if resource else None
+        return _Sold(service, SERVICE_CATEGORY, subcategory, resource_type, None, None)
     facts = _facts(sku.rung)
     service, subcategory = (facts.focus.service, facts.focus.subcategory) if facts else _OTHER_SERVICE
     if resource is not None:

@@ -26,8 +26,19 @@ PRICE_PLACES = 10  # of a price per unit-hour (``SkuPrice.unit_price_per_hour``)
 PRICE_QUANTUM = Decimal(1).scaleb(-PRICE_PLACES)
 SHOWN_PLACES = 6  # a price is shown to six places, as compute's always were, and to ten when it needs them
 MONTH_PRICE_PLACES = 6  # of a storage price per GB-month as quoted
+# The units of a node's host sold beyond the bundle each GPU comes with (``node_host.host_extra``): one SKU of each
+# per region, ``host/vcpu/<region>`` and ``host/memory/<region>``, priced per vCPU-hour and per GiB-hour
+# (``billing.models.Unit``'s values).
+HOST_UNITS = ("vcpu", "memory")
 # What each unit's quantity is counted in, as people read it (the API's usage and invoice lines).
-QUANTITY_UNITS = {"gpu": "GPU-hours", "mig": "MIG slice-hours", "node": "node-hours", "gb": "GB-hours"}
+QUANTITY_UNITS = {
+    "gpu": "GPU-hours",
+    "mig": "MIG slice-hours",
+    "node": "node-hours",
+    "gb": "GB-hours",
+    "vcpu": "vCPU-hours",
+    "memory": "GiB-hours",
+}
 
 
 def discounted(price_per_hour: Decimal, discount_pct: Decimal) -> Decimal:

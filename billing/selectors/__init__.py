@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -21,6 +21,7 @@ from billing.domain import metering
 from billing.domain.commitments import PRICED_AS, Commitment, billed_milli, term_prices
 from billing.domain.metering import DAY_MS, HOUR_MS, to_ms
 from billing.domain.pricing import (
+    HOST_UNITS,
     QUANTITY_UNITS,
     amount,
     invoice_lines,
@@ -41,8 +42,9 @@ from billing.selectors.storage import (
 )
 from core.domain import months
 from provisioning.domain.capacity_classes import CLASSES, DEFAULT_CLASS, CapacityClass
+from provisioning.domain.node_host import bundled
 from provisioning.domain.placement.offerings import Offering
-from provisioning.domain.rungs import RUNGS, Performance
+from provisioning.domain.rungs import RUNGS, Performance, Rung
 from provisioning.models import Allocation, GpuModel, Region, Reservation
 from tenancy.models import Tenant
 
@@ -285,6 +287,19 @@ def priced_pools(
         return frozenset((model, region) for model, region in cursor.fetchall() if model in wanted)
 
 
+def host_priced_regions(*, units: Iterable[str], at: datetime) -> frozenset[str]:
+    """The regions whose host SKUs of every one of ``units`` (``vcpu``, ``memory``) have a price in effect at
+    ``at``: where a request that asks vCPUs or memory beyond the bundle may be placed."""
+    wanted = set(units)
+    found: dict[str, set[str]] = defaultdict(set)
+    rows = SkuPrice.objects.filter(sku__unit__in=wanted, effective_from__lte=at).values_list(
+        "sku__region__code", "sku__unit"
+    )
+    for region, unit in rows.distinct():
+        found[region].add(unit)
+    return frozenset(region for region, priced in found.items() if priced >= wanted)
+
+
 def sku_shapes(gpu_model: GpuModel) -> list[tuple[str, str, str]]:
     """``(rung, unit, MIG profile)`` of every SKU a GPU model is sold as: each rung in its unit, and a slice of each
     of the model's MIG profiles on every rung that sells MIG (confidential VMs only on CC-capable models, as the
@@ -345,6 +360,24 @@ class PricedOffering:
     offering: Offering
     by_class: dict[str, dict[str, SkuPrice]]
     reserve_from: Decimal | None = None  # the pool's on-demand whole GPU that reservations are priced off
+    host_prices: dict[str, Decimal] = field(default_factory=dict)  # the region's per vCPU-hour and GiB-hour
+
+    def host(self) -> dict[str, Any] | None:
+        """What each GPU (and each slice or share) is sold with of its node's host, how far a request may ask
+        beyond it, and what a vCPU-hour and a GiB-hour beyond it cost in the region (``billing.services.host``;
+        empty: not sold beyond the bundle there). None on bare metal: whole hosts."""
+        rung, model = Rung(self.offering.rung), self.offering.gpu_model
+        if RUNGS[rung].whole_nodes:
+            return None
+        (gpu_cpu, gpu_memory), (slice_cpu, slice_memory) = bundled(rung, model, 1), bundled(rung, model, 0)
+        return {
+            "cpu_per_gpu": gpu_cpu // 1000,
+            "memory_gib_per_gpu": gpu_memory // 1024,
+            "cpu_per_slice": slice_cpu // 1000,
+            "memory_gib_per_slice": slice_memory // 1024,
+            "most_times": RUNGS[rung].host.most_times,
+            "prices": self.host_prices,
+        }
 
     @property
     def prices(self) -> dict[str, SkuPrice]:
@@ -405,6 +438,7 @@ class PricedOffering:
             "prices": self.per_hour,
             "currency": self.currency,
             "classes": self.classes(),
+            "host": self.host(),
         }
 
 
@@ -419,6 +453,10 @@ def offerings_priced(offered: Iterable[Offering], *, now: datetime) -> list[Pric
     (``provisioning.domain.placement.offerings``, under the fleet cache's read, which billing does not take) joined with
     the price book. The API's offerings and the portal's launch page both read them here."""
     index = price_index(now=now)
+    host: dict[str, dict[str, Decimal]] = defaultdict(dict)
+    rows = SkuPrice.objects.filter(sku__unit__in=HOST_UNITS, effective_from__lte=now).order_by("effective_from")
+    for region, unit, per_hour in rows.values_list("sku__region__code", "sku__unit", "unit_price_per_hour"):
+        host[region][unit] = per_hour  # the latest in force wins
     return [
         PricedOffering(
             row,
@@ -428,6 +466,7 @@ def offerings_priced(offered: Iterable[Offering], *, now: datetime) -> list[Pric
                 if (row.rung, row.gpu_model, row.region, klass.value) in index
             },
             reservation_base(index, row.gpu_model, row.region),
+            dict(sorted(host.get(row.region, {}).items())),
         )
         for row in offered
     ]

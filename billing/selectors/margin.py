@@ -29,8 +29,9 @@ from billing.selectors.book import PriceBook
 from provisioning.domain.placement.mig import COMPUTE_SLICES, GEOMETRY, MigKind
 from provisioning.models import CapacitySample, GpuModel, Hall, Node, Region
 
-# (window start ms, SKU id, price id or None, hall id or None for storage, quantity in milli-unit-seconds)
-Piece = tuple[int, int, int | None, int | None, int]
+# (window start ms, SKU id, price id or None, hall id, rung and GPU model id of the allocation (None for storage),
+# quantity in milli-unit-seconds)
+Piece = tuple[int, int, int | None, int | None, str | None, int | None, int]
 
 
 def _month_key(ms: int) -> str:
@@ -49,30 +50,33 @@ def _gpu_per_unit(sku: Sku, gpus_per_node: dict[tuple[int, int], int], hall_id: 
     return Decimal(1)
 
 
+_ALLOCATION = ("allocation__hall_id", "allocation__rung", "allocation__gpu_model_id")
+
+
 def _margin_pieces(start_ms: int, end_ms: int, now: datetime) -> list[Piece]:
     """(window, SKU, price, hall, quantity) of every usage piece with its window in ``[start, end)``, compute's
     and storage's (no hall): the closed ones summed (the pieces the rollups sum), and the open intervals measured up
     to ``now``, as the upcoming invoice measures them."""
     pieces: list[Piece] = list(
         UsageInterval.objects.filter(window_ms__gte=start_ms, window_ms__lt=end_ms, end_ms__isnull=False)
-        .values_list("window_ms", "sku_id", "price_id", "allocation__hall_id")
+        .values_list("window_ms", "sku_id", "price_id", *_ALLOCATION)
         .annotate(quantity=Sum("quantity_milli"))
         .order_by()
     )
     still_open = list(
         UsageInterval.objects.filter(end_ms=None, start_ms__lt=end_ms).values_list(
-            "sku_id", "start_ms", "units_milli", "allocation__hall_id"
+            "sku_id", "start_ms", "units_milli", *_ALLOCATION
         )
     )
     book = PriceBook.load(row[0] for row in still_open)
     now_ms = to_ms(now)
-    for sku_id, start, units, hall_id in still_open:
+    for sku_id, start, units, *allocation in still_open:
         stop = max(now_ms, start)
         for piece in metering.split(start, stop, book.changes(sku_id, start, stop)):
             if start_ms <= piece.window_ms < end_ms:
                 price = book.at(sku_id, piece.start_ms)
                 quantity = metering.quantity(units, piece.start_ms, piece.end_ms)
-                pieces.append((piece.window_ms, sku_id, price.pk if price else None, hall_id, quantity))
+                pieces.append((piece.window_ms, sku_id, price.pk if price else None, *allocation, quantity))
     return pieces
 
 
@@ -93,14 +97,19 @@ def margin_report(*, start: datetime, end: datetime, now: datetime) -> MarginRep
         .order_by()
     }
     revenue, held, stored = [], [], []
-    for window_ms, sku_id, price_id, hall_id, quantity in pieces:
+    models = dict(GpuModel.objects.values_list("id", "name"))
+    for window_ms, sku_id, price_id, hall_id, rung, model_id, quantity in pieces:
         sku, month = skus[sku_id], _month_key(window_ms)
         money = amount(quantity, prices[price_id]) if price_id is not None else Decimal(0)
         if sku.is_storage:
             gb_hours = Decimal(quantity) / MILLI_UNIT_MS_PER_HOUR
             stored.append(Stored(month, sku.region.code, sku.storage_kind, sku.currency, window_ms, gb_hours, money))
             continue
-        if sku.gpu_model is None or hall_id is None:  # a compute SKU always has both (sku_storage_or_compute)
+        if sku.is_host:  # vCPUs and memory beyond the bundle: revenue of the allocation's rung and pool, no GPUs
+            if price_id is not None and rung and model_id is not None:
+                revenue.append(Revenue(month, rung, models[model_id], sku.region.code, sku.currency, money))
+            continue
+        if sku.gpu_model is None or hall_id is None:  # a compute SKU always has both (sku_storage_host_or_compute)
             continue
         hall = halls[hall_id]
         if price_id is not None:
@@ -109,7 +118,6 @@ def margin_report(*, start: datetime, end: datetime, now: datetime) -> MarginRep
         held.append(
             Held(month, sku.rung, sku.gpu_model.name, hall.code, hall.region.code, sku.currency, window_ms, gpu_hours)
         )
-    models = dict(GpuModel.objects.values_list("id", "name"))
     samples = [
         Sample(
             _month_key(to_ms(at) - 1),

@@ -34,15 +34,18 @@ from billing.selectors import PriceBook
 from core.locks import lock_singleton
 from core.progress import QUIET, Progress
 from provisioning.domain.capacity_classes import DEFAULT_CLASS
-from provisioning.domain.rungs import rung_facts
-from provisioning.models import Allocation, AllocationDevice
+from provisioning.domain.node_host import host_extra
+from provisioning.domain.rungs import Rung, rung_facts
+from provisioning.models import Allocation, AllocationDevice, Region
 
 # --- the price book as the ledger needs it ---------------------------------------------------------------------
 
 
-def sku_of(allocation: Allocation) -> tuple[Sku, int]:
-    """The SKU an allocation's active devices are sold as, and how many milli-units of it they are. A serverless
-    endpoint is billed for its ready replicas only (one device each): ``allocation.replicas`` of its devices."""
+def meters_of(allocation: Allocation) -> list[tuple[Sku, int]]:
+    """The SKUs an allocation's active devices are sold as, and how many milli-units of each they are: its GPUs'
+    (a whole GPU, slice, share or node), then its vCPUs and memory beyond the bundle, when it took any
+    (``host_sku``, priced by ``billing.services.host``). A serverless endpoint is billed for its ready replicas
+    only (one device each): ``allocation.replicas`` of its devices."""
     devices = list(
         AllocationDevice.objects.filter(allocation=allocation, active=True)
         .select_related("gpu__node__hall__region", "gpu__node__gpu_model")
@@ -54,6 +57,7 @@ def sku_of(allocation: Allocation) -> tuple[Sku, int]:
     if not devices or devices[0].gpu is None:
         raise ValueError(f"allocation {allocation.pk} holds no devices (or ready replicas) to meter")
     node = devices[0].gpu.node
+    region = node.hall.region
     unit, mig_profile = Sku.unit_for(allocation.rung, devices[0].mig_profile)
     if unit == Unit.NODE:
         units = 1000 * len({d.hostname for d in devices})
@@ -66,10 +70,25 @@ def sku_of(allocation: Allocation) -> tuple[Sku, int]:
         gpu_model=node.gpu_model,
         unit=unit,
         mig_profile=mig_profile,
-        region=node.hall.region,
+        region=region,
         capacity_class=allocation.capacity_class,
     )
-    return sku, units
+    meters = [(sku, units)]
+    spec = allocation.spec
+    gpus = int(spec.get("gpus") or 0)
+    members = -(-len(devices) // (gpus or 1))
+    cpu, memory = host_extra(
+        Rung(allocation.rung),
+        spec["gpu_models"][0],
+        gpus,
+        int(spec.get("cpu_milli") or 0),
+        int(spec.get("memory_mib") or 0),
+    )
+    if cpu:
+        meters.append((host_sku(unit=Unit.VCPU, region=region), cpu * members))
+    if memory:
+        meters.append((host_sku(unit=Unit.MEMORY, region=region), memory * 1000 // 1024 * members))
+    return meters
 
 
 def sku_get(
@@ -86,24 +105,38 @@ def sku_get(
     return sku
 
 
+def host_sku(*, unit: str, region: Region) -> Sku:
+    """The SKU of vCPUs (``vcpu``) or memory (``memory``) beyond the bundle in a region, made on first use
+    (unpriced until an operator prices it)."""
+    sku = Sku.objects.filter(unit=unit, region=region).first()
+    if sku is None:
+        sku = Sku(unit=unit, region=region, currency=settings.LADDER_BILLING_CURRENCY)
+        with transaction.atomic():
+            sku.save()
+    return sku
+
+
 # --- intervals ---------------------------------------------------------------------------------------------------
 
 
-def usage_open(*, allocation: Allocation, at: datetime) -> UsageInterval | None:
-    """The allocation started running at ``at``: open its interval (once)."""
+def usage_open(*, allocation: Allocation, at: datetime) -> list[UsageInterval]:
+    """The allocation started running at ``at``: open its intervals, one per SKU it is sold as (once)."""
     if UsageInterval.objects.filter(allocation=allocation, end_ms=None).exists():
-        return None
-    sku, units = sku_of(allocation)
+        return []
+    meters = meters_of(allocation)
     start = to_ms(at)
-    price = PriceBook.load([sku.pk]).at(sku.pk, start)
-    return UsageInterval.objects.create(
-        tenant_id=allocation.tenant_id,
-        allocation=allocation,
-        sku=sku,
-        price=price,
-        units_milli=units,
-        start_ms=start,
-        window_ms=window_of(start),
+    book = PriceBook.load(sku.pk for sku, _ in meters)
+    return UsageInterval.objects.bulk_create(
+        UsageInterval(
+            tenant_id=allocation.tenant_id,
+            allocation=allocation,
+            sku=sku,
+            price=book.at(sku.pk, start),
+            units_milli=units,
+            start_ms=start,
+            window_ms=window_of(start),
+        )
+        for sku, units in meters
     )
 
 
@@ -128,9 +161,9 @@ def intervals_close(*, at: datetime, **owner: Any) -> int:
     return used
 
 
-def usage_rescale(*, allocation: Allocation, at: datetime) -> UsageInterval | None:
-    """A running endpoint's ready replicas changed at ``at``: the open interval closes there and one opens for
-    the new count (``allocation.replicas``), so its usage is replica-seconds to the millisecond."""
+def usage_rescale(*, allocation: Allocation, at: datetime) -> list[UsageInterval]:
+    """A running endpoint's ready replicas changed at ``at``: the open intervals close there and new ones open
+    for the new count (``allocation.replicas``), so its usage is replica-seconds to the millisecond."""
     usage_close(allocation=allocation, at=at)
     return usage_open(allocation=allocation, at=at)
 

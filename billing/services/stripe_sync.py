@@ -145,9 +145,17 @@ STORAGE_NAMES = {"filesystem": "Filesystem storage", "block": "Block storage", "
 STORAGE_UNIT_LABEL = "GB-second"
 
 
+# What Stripe's invoices call a host SKU's product: vCPUs or memory beyond the bundle, counted per second.
+HOST_NAMES = {"vcpu": ("vCPUs beyond the bundle", "vCPU-second"), "memory": ("Memory beyond the bundle", "GiB-second")}
+
+
 def _shown_name(sku: Sku) -> str:
     """A SKU as Stripe's dashboard and invoices name it: compute by its code, storage in words that say GB
-    (``Filesystem storage, eu-west (GB-seconds)``)."""
+    (``Filesystem storage, eu-west (GB-seconds)``), a host's vCPUs and memory in words that say their unit
+    (``vCPUs beyond the bundle, eu-west (vCPU-seconds)``)."""
+    if sku.is_host:
+        words, unit = HOST_NAMES[sku.unit]
+        return f"{words}, {sku.region.code} ({unit}s)"
     if not sku.is_storage:
         return sku.code
     kind = STORAGE_NAMES.get(sku.storage_kind, f"{sku.storage_kind.capitalize()} storage")
@@ -155,6 +163,8 @@ def _shown_name(sku: Sku) -> str:
 
 
 def _product(sku: Sku) -> ProductCreateParams:
+    if sku.is_host:
+        return {"name": _shown_name(sku), "unit_label": HOST_NAMES[sku.unit][1], "metadata": {"ladder_sku": sku.code}}
     if not sku.is_storage:
         return {"name": _shown_name(sku), "metadata": {"ladder_sku": sku.code}}
     return {

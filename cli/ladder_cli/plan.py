@@ -39,6 +39,9 @@ def shape(body: Mapping[str, Any]) -> str:
         what = f"{body['share']['fraction']} of one GPU ({body['share']['mode']})"
     else:
         what = _plural(body.get("gpus", 1), "whole GPU")
+    host = [f"{body[key]} {unit}" for key, unit in (("cpu", "vCPUs"), ("memory_gib", "GiB")) if key in body]
+    if host:
+        what += f" with {' and '.join(host)}"
     gang = body.get("gang")
     if not gang:
         return what
@@ -97,27 +100,59 @@ def _class_row(row: Mapping[str, Any], klass: str) -> Mapping[str, Any]:
     return found
 
 
+def host_beyond(body: Mapping[str, Any], row: Mapping[str, Any]) -> tuple[Decimal, str] | None:
+    """What the vCPUs and memory the request asks beyond the offering's bundle cost an hour, all members, and them
+    in words (``(0, "")``: nothing beyond); None when the offering does not sell what it asks beyond the bundle."""
+    host = row.get("host")
+    asked = body.get("cpu"), body.get("memory_gib")
+    if not host or asked == (None, None):
+        return Decimal(0), ""
+    gpus = body.get("gpus")
+    bundle = (
+        (host["cpu_per_gpu"] * gpus, host["memory_gib_per_gpu"] * gpus)
+        if gpus
+        else (host["cpu_per_slice"], host["memory_gib_per_slice"])
+    )
+    members = Decimal((body.get("gang") or {}).get("size", 1))
+    cost, words = Decimal(0), []
+    for unit, noun, want, sold in (("vcpu", "vCPUs", asked[0], bundle[0]), ("memory", "GiB", asked[1], bundle[1])):
+        beyond = max(0, (want or 0) - sold)
+        if not beyond:
+            continue
+        per = (host.get("prices") or {}).get(unit)
+        if per is None:
+            return None
+        cost += Decimal(str(per)) * beyond * members
+        words.append(f"{beyond * members} {noun}")
+    return cost, " and ".join(words)
+
+
 def price(body: Mapping[str, Any], offerings: Sequence[Mapping[str, Any]], klass: str | None = None) -> str:
     """The price per hour where it may land, in its capacity class (``klass``, default the request's): one
-    figure, or each place's when they differ; ``not priced`` when no price is in force there."""
+    figure, or each place's when they differ; ``not priced`` when no price is in force there. vCPUs and memory
+    asked beyond the bundle are added at the region's price (``host_beyond``)."""
     unit, count, noun = unit_and_count(body)
     klass = klass or capacity_class(body)
     quotes = []
     for row in candidates(body, offerings):
         each = (_class_row(row, klass).get("prices") or {}).get(unit)
-        if each is not None:
+        beyond = host_beyond(body, row)
+        if each is not None and beyond is not None:
             currency = str(row.get("currency") or "").upper()
-            quotes.append((row, Decimal(str(each)), currency))
+            quotes.append((row, Decimal(str(each)), currency, beyond))
     if not quotes:
         return NOT_PRICED
     idle = "; nothing while it idles at zero" if body["rung"] == SERVERLESS else ""
-    totals = {(each * count, currency) for _, each, currency in quotes}
+    totals = {(each * count + extra, currency) for _, each, currency, (extra, _) in quotes}
     if len(totals) == 1:
-        _, each, currency = quotes[0]
+        _, each, currency, (extra, what) = quotes[0]
         per = f"{count.normalize():f} x {_unit_price(each)} {currency} per {noun}-hour"
-        return f"{_money(each * count)} {currency} an hour ({per}){idle}"
+        if extra:
+            per += f", and {_unit_price(extra)} {currency} for {what} beyond the bundle"
+        return f"{_money(each * count + extra)} {currency} an hour ({per}){idle}"
     places = ", ".join(
-        f"{_money(each * count)} {currency} on {row['gpu_model']} in {row['region']}" for row, each, currency in quotes
+        f"{_money(each * count + extra)} {currency} on {row['gpu_model']} in {row['region']}"
+        for row, each, currency, (extra, _) in quotes
     )
     return f"an hour, by where it lands: {places}{idle}"
 

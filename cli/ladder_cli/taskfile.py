@@ -29,7 +29,7 @@ from ladder_cli.errors import USAGE, CliError
 # The allocation request's own fields; every other field of a task file is its workload's.
 REQUEST_FIELDS = (
     *("name", "rung", "gpu_model", "gpu_models", "gpus", "mig_profile", "share", "nodes", "regions", "gang"),
-    *("capacity_class", "reservation", "on_preemption"),
+    *("capacity_class", "reservation", "on_preemption", "cpu", "memory_gib"),
 )
 SHOWN = 10  # problems shown at most; the rest are counted
 

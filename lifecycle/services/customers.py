@@ -14,13 +14,15 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils.text import slugify
 
-from billing.models import BillingAccount
-from billing.selectors import priced_pools, sku_code
+from billing.domain.pricing import HOST_UNITS
+from billing.models import BillingAccount, Sku
+from billing.selectors import host_priced_regions, priced_pools, sku_code
 from billing.services.accounts import admission_check, billing_account_open, budget_check, budget_set, notify
 from core.actor import Actor
 from core.audit import audit_record
 from core.metrics import BUDGET_HARD_STOPS
 from lifecycle.services.workloads import workload_admit
+from provisioning.domain.node_host import host_extra
 from provisioning.domain.placement.decision import Pricing, Request
 from provisioning.domain.rungs import rungs_where
 from provisioning.domain.states import WORKING
@@ -114,15 +116,24 @@ def placement_pricing(request: Request, at: datetime) -> Pricing:
     """Which pools (GPU model x region) sell the request's shape in its capacity class at ``at``: billing's price
     book as the placement engine reads it. Installed as provisioning's price source (``lifecycle/apps.py``), so
     every new placement of a tenant's workload asks it: a request, a job restarted after a fault, an idle endpoint
-    woken, spot work requeued. A move by the defragmenter stays in its pool and a serverless scale-up in its
-    devices: their SKU, and its price, do not change."""
+    woken, spot work requeued. A request that asks vCPUs or memory beyond its bundle is sold only in regions that
+    price them (``billing.services.host``). A move by the defragmenter stays in its pool and a serverless scale-up
+    in its devices: their SKU, and its price, do not change."""
     rung, profile, klass = request.rung.value, request.mig_profile, request.capacity_class.value
+    sold = priced_pools(rung=rung, mig_profile=profile, models=request.models, at=at, capacity_class=klass)
+    extra = host_extra(request.rung, request.models[0], request.gpus, request.cpu_milli, request.memory_mib)
+    units = [unit for unit, taken in zip(HOST_UNITS, extra, strict=True) if taken]
+    regions = host_priced_regions(units=units, at=at) if units else None
 
     def name(gpu_model: str, region: str) -> str:
+        if regions is not None and region not in regions and (gpu_model, region) in sold:
+            return " and ".join(Sku.host_code(unit, region) for unit in units)  # what is not priced is the host's
         return sku_code(rung=rung, mig_profile=profile, gpu_model=gpu_model, region=region, capacity_class=klass)
 
-    priced = priced_pools(rung=rung, mig_profile=profile, models=request.models, at=at, capacity_class=klass)
-    return Pricing(priced=priced, sku=name)
+    if regions is None:
+        return Pricing(priced=sold, sku=name)
+    # Beyond the bundle: only where the region prices the vCPUs and memory asked too.
+    return Pricing(priced=frozenset(pool for pool in sold if pool[1] in regions), sku=name)
 
 
 # --- budgets ------------------------------------------------------------------------------------------------------

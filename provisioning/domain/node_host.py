@@ -108,7 +108,40 @@ def bundled(rung: Rung, model: str, gpus: int) -> tuple[int, int]:
 
 def member_host(rung: Rung, model: str, gpus: int, cpu_milli: int, memory_mib: int) -> tuple[int, int]:
     """What a member takes beside its ``gpus`` whole GPUs (0: a slice or a share): ``cpu_milli`` and
-    ``memory_mib`` as stated, else (both 0: not stated, or placed before hosts were placed) the rung's bundle."""
-    if cpu_milli or memory_mib:
+    ``memory_mib`` as stated, each one not stated (0; both 0: placed before hosts were placed) the rung's bundle."""
+    if cpu_milli and memory_mib:
         return cpu_milli, memory_mib
-    return bundled(rung, model, gpus)
+    cpu, memory = bundled(rung, model, gpus)
+    return cpu_milli or cpu, memory_mib or memory
+
+
+def host_problems(rung: Rung, model: str, gpus: int, cpu_cores: int | None, memory_gib: int | None) -> dict[str, str]:
+    """What is wrong with a request's vCPUs and GiB per member (None: not asked, the bundle), by field: each is at
+    least 1 and at most ``most_times`` the rung's bundle for ``gpus`` of ``model``; bare metal takes whole hosts
+    and is asked neither."""
+    if cpu_cores is None and memory_gib is None:
+        return {}
+    facts = RUNGS[rung]
+    if facts.whole_nodes:
+        field = "cpu" if cpu_cores is not None else "memory_gib"
+        return {field: f"{facts.words.title} takes whole hosts: every core and byte of its nodes is yours."}
+    cpu, memory = bundled(rung, model, gpus)
+    most = facts.host.most_times
+    problems = {}
+    for field, asked, top, unit in (
+        ("cpu", cpu_cores, most * cpu // 1000, "vCPUs"),
+        ("memory_gib", memory_gib, most * memory // 1024, "GiB of memory"),
+    ):
+        if asked is not None and not 1 <= asked <= top:
+            problems[field] = (
+                f"A member here takes 1 to {top} {unit} ({most} times the {top // most} sold with it), not {asked}."
+            )
+    return problems
+
+
+def host_extra(rung: Rung, model: str, gpus: int, cpu_milli: int, memory_mib: int) -> tuple[int, int]:
+    """The CPU (milli-cores) and memory (MiB) a member takes beyond the rung's bundle for ``gpus`` of ``model``:
+    what is billed beside the GPU's price (nothing for asking less)."""
+    cpu, memory = bundled(rung, model, gpus)
+    taken_cpu, taken_memory = member_host(rung, model, gpus, cpu_milli, memory_mib)
+    return max(0, taken_cpu - cpu), max(0, taken_memory - memory)

@@ -93,12 +93,15 @@ class PortalWords:
 class HostBundle:
     """What the rung sells of a node's host with each GPU unless the request says otherwise
     (``node_host.bundled``): cores and GiB per whole GPU (``gib_per_gpu`` None: twice the GPU's memory, which a VM
-    stages data through), and for a MIG slice or a soft share."""
+    stages data through), and for a MIG slice or a soft share. The GPU's price includes it; a request may ask from
+    one vCPU and one GiB up to ``most_times`` the bundle (``node_host.host_asked``), and what it asks beyond the
+    bundle is billed per vCPU-hour and GiB-hour (``node_host.host_extra``, docs/billing.md "CPU and memory")."""
 
     cores_per_gpu: int = 8
     gib_per_gpu: int | None = 64
     slice_cores: int = 2
     slice_gib: int = 16
+    most_times: int = 4
 
 
 @dataclass(frozen=True)

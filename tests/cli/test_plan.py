@@ -43,6 +43,28 @@ def test_a_gang_is_priced_for_every_gpu_of_every_member() -> None:
     )
 
 
+HOST = {
+    "cpu_per_gpu": 8,
+    "memory_gib_per_gpu": 64,
+    "cpu_per_slice": 2,
+    "memory_gib_per_slice": 16,
+    "most_times": 4,
+    "prices": {"vcpu": "0.020000", "memory": "0.004000"},
+}
+
+
+def test_vcpus_and_memory_beyond_the_bundle_are_priced_for_every_member() -> None:
+    body = {**JOB, "cpu": 96, "memory_gib": 256}  # per member: 32 vCPUs beyond 64; 256 GiB is within 512
+    assert plan.shape(body).startswith("a gang of 2 members x 8 whole GPUs with 96 vCPUs and 256 GiB (16 GPUs)")
+    offered = [{**offering("job", prices={"gpu": "2.490000"}), "host": HOST}]
+    assert plan.price(body, offered) == (
+        "41.12 USD an hour (16 x 2.49 USD per GPU-hour, and 1.28 USD for 64 vCPUs beyond the bundle)"
+    )
+    unsold = [{**offering("job", prices={"gpu": "2.490000"}), "host": {**HOST, "prices": {}}}]
+    assert plan.price(body, unsold) == plan.NOT_PRICED  # the region sells only the bundle
+    assert plan.price({**JOB, "cpu": 8}, unsold) == "39.84 USD an hour (16 x 2.49 USD per GPU-hour)"
+
+
 @pytest.mark.parametrize(
     ("shape", "expected"),
     [

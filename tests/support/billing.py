@@ -110,6 +110,18 @@ def storage_price(
     )
 
 
+def host_price(
+    per_hour: str, *, unit: str = Unit.VCPU, region: str = "eu-west", since: datetime = BASE - timedelta(days=60)
+) -> SkuPrice:
+    """A price per vCPU-hour (``unit`` vcpu) or GiB-hour (memory) beyond the bundle, as setup data."""
+    found, _ = Sku.objects.get_or_create(
+        unit=unit,
+        region=Region.objects.get(code=region),
+        defaults={"code": Sku.host_code(unit, region), "currency": settings.LADDER_BILLING_CURRENCY},
+    )
+    return SkuPrice.objects.create(sku=found, unit_price_per_hour=Decimal(per_hour), effective_from=since)
+
+
 def at(minutes: float = 0, seconds: float = 0) -> datetime:
     return BASE + timedelta(minutes=minutes, seconds=seconds)
 

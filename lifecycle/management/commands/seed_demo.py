@@ -27,7 +27,8 @@ from django.utils import timezone
 from billing.models import CostBasis, Sku, StorageCostBasis, StorageKind, Unit
 from billing.selectors import sku_shapes
 from billing.services.accounts import cost_basis_add, price_set, spot_price_set, storage_cost_basis_add
-from billing.services.ledger import sku_get
+from billing.services.host import host_price_set
+from billing.services.ledger import host_sku, sku_get
 from billing.services.storage import storage_price_set, storage_sku
 from compliance.models import DataAsset, TenantSecret
 from compliance.services.assets import data_asset_create
@@ -188,6 +189,8 @@ DEMO_STORAGE_COST_GB_MONTH = {
     StorageKind.BLOCK: Decimal("0.04"),
     StorageKind.SNAPSHOT: Decimal("0.015"),
 }
+# The demo prices of a vCPU-hour and a GiB-hour beyond the bundle each GPU is sold with (``host_price_set``).
+DEMO_HOST_HOUR = {Unit.VCPU: Decimal("0.02"), Unit.MEMORY: Decimal("0.004")}
 DEMO_SECRET = ("HF_TOKEN", "hf_demo-token-not-a-real-one")
 DEMO_ALLOCATIONS: list[tuple[str, str, AllocationSpec, dict[str, Any]]] = [
     (
@@ -333,7 +336,7 @@ class Command(BaseCommand):
             out["staff"][username] = {**self._credentials(username, actor), "totp_secret": self._totp(username, actor)}
         out["fleet"] = fleet_load(document=DEMO_FLEET, actor=actor).as_dict()
         self._attestation_keys(actor)
-        out["prices"] = self._price_book(actor) + self._storage_price_book(actor)
+        out["prices"] = self._price_book(actor) + self._storage_price_book(actor) + self._host_price_book(actor)
         out["cost_basis"] = self._cost_book(actor)
         out["volumes"] = self._volumes(actor)
         out["allocations"] = self._allocations(actor)
@@ -390,6 +393,24 @@ class Command(BaseCommand):
                 spot_code = Sku.make_code(rung, model.name, unit, profile, region.code, CapacityClass.SPOT)
                 if spot is None and not Sku.objects.filter(code=spot_code).exists():
                     spot_price_set(sku=sku, discount_pct=DEMO_SPOT_DISCOUNT, effective_from=now, actor=actor)
+                    created += 1
+        return created
+
+    @staticmethod
+    def _host_price_book(actor: Actor) -> int:
+        """A price per vCPU-hour and GiB-hour beyond the bundle in each region (``DEMO_HOST_HOUR``), set once per
+        SKU."""
+        created = 0
+        for region in Region.objects.all():
+            for unit, per_hour in DEMO_HOST_HOUR.items():
+                if not host_sku(unit=unit, region=region).prices.exists():
+                    host_price_set(
+                        region=region,
+                        unit=unit,
+                        unit_price_per_hour=per_hour,
+                        effective_from=timezone.now(),
+                        actor=actor,
+                    )
                     created += 1
         return created
 

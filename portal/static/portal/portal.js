@@ -59,6 +59,10 @@
   FIELDS.job = ["name", "gpu_model", "region", "gpus", "gang_size", "capacity_class", "reservation", "on_preemption", "checkpoint_path",
     "checkpoint_interval"].concat(IMAGE);
   FIELDS.serverless = ["name", "gpu_model", "region", "gpus", "mig_profile", "share_mode", "share"].concat(IMAGE);
+  // Every rung but bare metal (whole hosts) sells vCPUs and memory with its GPUs, and takes more or fewer.
+  ["vm", "confidential_vm", "container", "job", "serverless"].forEach(function (rung) {
+    FIELDS[rung] = FIELDS[rung].concat(["cpu", "memory_gib"]);
+  });
 
   // An allocation's GPUs over the last hour: activity (per cent of cycles) and memory used with power.
   function gpuCharts() {

@@ -132,6 +132,8 @@ from .notification import Notification
 from .offering import Offering
 from .offering_class import OfferingClass
 from .offering_class_prices import OfferingClassPrices
+from .offering_host import OfferingHost
+from .offering_host_prices import OfferingHostPrices
 from .offering_mig_profiles import OfferingMigProfiles
 from .offering_performance_words import OfferingPerformanceWords
 from .offering_prices import OfferingPrices
@@ -378,6 +380,8 @@ __all__ = (
     "Offering",
     "OfferingClass",
     "OfferingClassPrices",
+    "OfferingHost",
+    "OfferingHostPrices",
     "OfferingMigProfiles",
     "OfferingPerformanceWords",
     "OfferingPrices",

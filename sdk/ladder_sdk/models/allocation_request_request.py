@@ -65,6 +65,10 @@ class AllocationRequestRequest:
             reservation (int | Unset): Reserved: the id of the reservation it draws on.
             on_preemption (OnPreemptionEnum | Unset): * `stop` - stop
                 * `requeue` - requeue Default: OnPreemptionEnum.STOP.
+            cpu (int | Unset): vCPUs per member (default: the rung's bundle, 8 per GPU). Up to 4 times the bundle; those
+                beyond it are billed per vCPU-hour.
+            memory_gib (int | Unset): Memory per member in GiB (default: the rung's bundle). Up to 4 times the bundle; GiB
+                beyond it are billed per GiB-hour.
     """
 
     name: str
@@ -81,6 +85,8 @@ class AllocationRequestRequest:
     capacity_class: CapacityClassEnum | Unset = CapacityClassEnum.ON_DEMAND
     reservation: int | Unset = UNSET
     on_preemption: OnPreemptionEnum | Unset = OnPreemptionEnum.STOP
+    cpu: int | Unset = UNSET
+    memory_gib: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -131,6 +137,10 @@ class AllocationRequestRequest:
         if not isinstance(self.on_preemption, Unset):
             on_preemption = self.on_preemption.value
 
+        cpu = self.cpu
+
+        memory_gib = self.memory_gib
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -163,6 +173,10 @@ class AllocationRequestRequest:
             field_dict["reservation"] = reservation
         if on_preemption is not UNSET:
             field_dict["on_preemption"] = on_preemption
+        if cpu is not UNSET:
+            field_dict["cpu"] = cpu
+        if memory_gib is not UNSET:
+            field_dict["memory_gib"] = memory_gib
 
         return field_dict
 
@@ -238,6 +252,10 @@ class AllocationRequestRequest:
         else:
             on_preemption = OnPreemptionEnum(_on_preemption)
 
+        cpu = d.pop("cpu", UNSET)
+
+        memory_gib = d.pop("memory_gib", UNSET)
+
         allocation_request_request = cls(
             name=name,
             rung=rung,
@@ -253,6 +271,8 @@ class AllocationRequestRequest:
             capacity_class=capacity_class,
             reservation=reservation,
             on_preemption=on_preemption,
+            cpu=cpu,
+            memory_gib=memory_gib,
         )
 
         allocation_request_request.additional_properties = d

@@ -14,7 +14,7 @@ class InvoiceLine:
     """
     Attributes:
         sku (str):
-        unit (str): What quantity counts: GPU-hours, MIG slice-hours, node-hours or GB-hours.
+        unit (str): What quantity counts: GPU-hours, MIG slice-hours, node-hours, GB-hours, vCPU-hours or GiB-hours.
         quantity (str): Unit-hours of the SKU.
         unit_price (str): Per unit-hour (per GB-hour for storage).
         unit_price_per_month (None | str): Storage: per GB-month; null for compute.

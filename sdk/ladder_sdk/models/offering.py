@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.offering_class import OfferingClass
+    from ..models.offering_host import OfferingHost
     from ..models.offering_mig_profiles import OfferingMigProfiles
     from ..models.offering_performance_words import OfferingPerformanceWords
     from ..models.offering_prices import OfferingPrices
@@ -34,6 +35,7 @@ class Offering:
         currency (None | str):
         classes (list[OfferingClass]): Each capacity class sold here, with its prices and promise (on demand is
             `prices`).
+        host (None | OfferingHost): vCPUs and memory sold with the GPUs; null on bare metal.
         performance_words (OfferingPerformanceWords): Each performance isolation in plain words (how the GPU is shared),
             as the portal says it.
         security_words (str): The security isolation in plain words (what separates your work from other tenants').
@@ -51,11 +53,14 @@ class Offering:
     prices: OfferingPrices
     currency: None | str
     classes: list[OfferingClass]
+    host: None | OfferingHost
     performance_words: OfferingPerformanceWords
     security_words: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.offering_host import OfferingHost
+
         rung = self.rung
 
         gpu_model = self.gpu_model
@@ -84,6 +89,12 @@ class Offering:
             classes_item = classes_item_data.to_dict()
             classes.append(classes_item)
 
+        host: dict[str, Any] | None
+        if isinstance(self.host, OfferingHost):
+            host = self.host.to_dict()
+        else:
+            host = self.host
+
         performance_words = self.performance_words.to_dict()
 
         security_words = self.security_words
@@ -104,6 +115,7 @@ class Offering:
                 "prices": prices,
                 "currency": currency,
                 "classes": classes,
+                "host": host,
                 "performance_words": performance_words,
                 "security_words": security_words,
             }
@@ -114,6 +126,7 @@ class Offering:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.offering_class import OfferingClass
+        from ..models.offering_host import OfferingHost
         from ..models.offering_mig_profiles import OfferingMigProfiles
         from ..models.offering_performance_words import OfferingPerformanceWords
         from ..models.offering_prices import OfferingPrices
@@ -153,6 +166,21 @@ class Offering:
 
             classes.append(classes_item)
 
+        def _parse_host(data: object) -> None | OfferingHost:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                host_type_1 = OfferingHost.from_dict(data)
+
+                return host_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | OfferingHost, data)
+
+        host = _parse_host(d.pop("host"))
+
         performance_words = OfferingPerformanceWords.from_dict(d.pop("performance_words"))
 
         security_words = d.pop("security_words")
@@ -170,6 +198,7 @@ class Offering:
             prices=prices,
             currency=currency,
             classes=classes,
+            host=host,
             performance_words=performance_words,
             security_words=security_words,
         )

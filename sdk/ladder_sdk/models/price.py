@@ -19,10 +19,11 @@ class Price:
     """
     Attributes:
         sku (str):
-        rung (str): Empty for storage.
-        gpu_model (None | str): Null for storage.
+        rung (str): Empty for storage and for vCPUs and memory.
+        gpu_model (None | str): Null for storage and for vCPUs and memory.
         storage_kind (None | str): filesystem, block or snapshot; null for compute.
-        unit (str): gpu, mig, node, or gb (storage)
+        unit (str): gpu, mig, node, gb (storage), or vcpu and memory (per vCPU and GiB beyond the bundle a GPU is sold
+            with)
         mig_profile (str):
         region (str):
         currency (str):

@@ -16,7 +16,7 @@ class UsageRow:
     Attributes:
         sku (str):
         window_start (datetime.datetime):
-        unit (str): What quantity counts: GPU-hours, MIG slice-hours, node-hours or GB-hours.
+        unit (str): What quantity counts: GPU-hours, MIG slice-hours, node-hours, GB-hours, vCPU-hours or GiB-hours.
         quantity (str): Unit-hours of the SKU.
         gpu_seconds (str): Unit-seconds of the SKU (GB-seconds for storage).
         amount (str):
