@@ -43,9 +43,18 @@ program's maximum, and the objective is integral, so its floor is too; that floo
 not the solve finished. When the time limit stops it, ``status`` says so and ``gap_gpus`` is the distance between
 that bound and the best packing found; the bound stays valid, only looser.
 
-One route is left out, and the replay never takes it: in ``tenant`` and ``unsafe`` modes the replay asks a
-fractional pod for MIG slices only after its soft share was refused ``no_capacity``, i.e. when no GPU of the
-accepted models is free (every policy in ``bench/`` gives a share a free GPU when there is one). The MIG request
+**The whole node** (``host``: every node's CPU and memory from the trace, every pod's ask, as ``bench/whole_node.py``
+replays them). Node types are then (model class, GPUs, CPU, memory), and the pods served on nodes of one type ask
+at most the CPU and memory those nodes have *together*: a relaxation (a pod's CPU may be counted across two nodes),
+so the whole-node figure is an upper bound on what any packer serves, not always a packing. CPU-only pods serve no
+GPU demand, and a packer maximising it may refuse them: they are left out. A soft share refused ``no_capacity``
+falls back to its MIG kind in the replay, which a host short of CPU can cause beside free GPUs; so every
+fractional pod may be served either way (``Item.fallback``). A slice rounds its pod up, so (as in ``mig`` mode) a
+packer choosing its pods may allocate every GPU: only ``served`` is solved, and the unallocated bound is 0.
+
+One route is left out of the GPU-only model, and the replay never takes it: in ``tenant`` and ``unsafe`` modes the
+replay asks a fractional pod for MIG slices only after its soft share was refused ``no_capacity``, i.e. when no GPU
+of the accepted models is free (every policy in ``bench/`` gives a share a free GPU when there is one). The MIG request
 names the same models, so it can only join a partly used MIG GPU; none exists, since the first would have needed a
 free GPU. So no run in those modes holds a MIG slice (``rounding_gpus`` is 0.0 in every such row), and the bound
 covers every run. ``--no-share-ratio`` (tenants that must take slices) breaks that argument and is not offered.
@@ -96,6 +105,12 @@ class Item:
     share: int = 0  # a soft share's milli
     kind: MigKind | None = None
     owner: int = 0  # who may share its GPU: the tenant (every share asks as tenant 0 in unsafe mode), or MIG_OWNER
+    # The whole-node model: what it asks of its node's host, and the MIG kind a soft share may fall back to (the
+    # replay asks it when the share is refused ``no_capacity``, which a host short of CPU can cause beside free GPUs).
+    cpu_milli: int = 0
+    memory_mib: int = 0
+    fallback: MigKind | None = None
+    fallback_models: tuple[str, ...] = ()
 
     @property
     def slot(self) -> Slot:
@@ -111,19 +126,33 @@ class Item:
         return self.demand_milli * COMPUTE_SLICES
 
 
-def item_of(plan: Plan) -> Item:
-    """The item of a pod, from what the replay's Planner asks for it."""
-    if not plan.fractional:
-        whole = plan.attempts[0][0]
-        return Item(whole.models, plan.demand_milli, gpus=whole.gpus)
-    if plan.soft is not None:
-        request, policy = plan.soft
-        assert request.share is not None
-        return Item(request.models, plan.demand_milli, share=request.share.milli, owner=policy.tenant_id)
+def item_of(plan: Plan) -> Item | None:
+    """The item of a pod, from what the replay's Planner asks for it (with its CPU and memory, when it asks them:
+    ``Planner(host=True)``); None for CPU-only work, which serves no GPU demand (a packer that maximises it
+    refuses such work wherever it would be in the way, so the bound leaves it out)."""
     first = plan.attempts[0][0]
+    cpu, memory = first.cpu_milli, first.memory_mib
+    if not plan.demand_milli:
+        return None
+    if not plan.fractional:
+        return Item(first.models, plan.demand_milli, gpus=first.gpus, cpu_milli=cpu, memory_mib=memory)
     kind = CATALOG[first.models[0]].mig_profiles[first.mig_profile or ""]
     models = tuple(m for request, _ in plan.attempts for m in request.models)
-    return Item(models, plan.demand_milli, kind=kind, owner=MIG_OWNER)
+    if plan.soft is None:
+        return Item(models, plan.demand_milli, kind=kind, owner=MIG_OWNER, cpu_milli=cpu, memory_mib=memory)
+    request, policy = plan.soft
+    assert request.share is not None
+    host = cpu > 0 or memory > 0  # the GPU-only model never falls back (the module's "one route")
+    return Item(
+        request.models,
+        plan.demand_milli,
+        share=request.share.milli,
+        owner=policy.tenant_id,
+        cpu_milli=cpu,
+        memory_mib=memory,
+        fallback=kind if host else None,
+        fallback_models=models if host else (),
+    )
 
 
 # --- patterns ---------------------------------------------------------------------------------------------------------
@@ -277,57 +306,93 @@ def model_classes(fleet_models: Iterable[str], items: Iterable[Item]) -> list[tu
     return [tuple(g) for g in groups.values()]
 
 
-def solve(
-    items: Counter[Item], fleet: Counter[tuple[str, int]], objective: Callable[[Item], int], time_limit: float
-) -> Solve:
-    """The most ``objective`` (units per pod) the items can earn on a fleet of ``fleet[(model, gpus)]`` nodes.
+NodeType = tuple[str, int, int, int]  # (model, GPUs, CPU milli-cores, memory MiB; both 0: the host untracked)
 
-    Rows: ``pods`` (an item's pods served, on any class, at most its count), ``nodes`` (a node type's nodes, each
-    in one pattern of whole pods), ``whole`` (a class's k-GPU pods served, at most the k-GPU places its nodes'
-    patterns hold), ``free`` (a class's GPUs in shared patterns, at most those its nodes' patterns leave) and
-    ``slot`` (an owner's pods of one share size or MIG kind on a class, at most the places its patterns hold)."""
+
+def solve(
+    items: Counter[Item],
+    fleet: Counter[NodeType],
+    objective: Callable[[Item], int],
+    time_limit: float,
+    via_mig: Callable[[Item], int] | None = None,
+) -> Solve:
+    """The most ``objective`` (units per pod; ``via_mig`` for a soft share served by its fallback MIG kind) the
+    items can earn on a fleet of ``fleet[(model, gpus, cpu, memory)]`` nodes.
+
+    Rows: ``pods`` (an item's pods served, on any site, at most its count), ``nodes`` (a node type's nodes, each
+    in one pattern of whole pods), ``whole`` (a site's k-GPU pods served, at most the k-GPU places its nodes'
+    patterns hold), ``free`` (a site's GPUs in shared patterns, at most those its nodes' patterns leave) and
+    ``slot`` (an owner's pods of one share size or MIG kind on a site, at most the places its patterns hold).
+    A site is a model class, or, where nodes state their host, one node type; there ``cpu`` and ``memory`` hold
+    what the pods served on the site ask to what its nodes have *together* (a relaxation: a pod's CPU may be
+    counted against several nodes, so the whole-node bound is an upper bound, not always reached)."""
     started = perf_counter()
-    classes = model_classes((m for m, _ in fleet), items)
+    classes = model_classes((m for m, *_ in fleet), items)
     class_of = {m: c for c in classes for m in c}
-    node_types: Counter[tuple[tuple[str, ...], int]] = Counter()
-    for (model, gpus), count in fleet.items():
-        node_types[(class_of[model], gpus)] += count
+    node_types: Counter[tuple[tuple[str, ...], int, int, int]] = Counter()
+    for (model, gpus, cpu, memory), count in fleet.items():
+        node_types[(class_of[model], gpus, cpu, memory)] += count
+
+    def site_of(node_type: tuple[tuple[str, ...], int, int, int]) -> Hashable:
+        return node_type if node_type[2] or node_type[3] else node_type[0]
+
+    sites: dict[Hashable, tuple[str, ...]] = {site_of(t): t[0] for t in node_types}
+    tracked = {site_of(t) for t in node_types if t[2] or t[3]}
+    most_gpus: Counter[Hashable] = Counter()
     program = Program()
     for item, count in items.items():
         program.row(("pods", item), upper=count)
     sizes = {i.gpus for i in items if i.gpus}
-    for (cls, gpus), count in node_types.items():
-        program.row(("nodes", cls, gpus), lower=count, upper=count)
+    for node_type, count in node_types.items():
+        cls, gpus, cpu, memory = node_type
+        site = site_of(node_type)
+        most_gpus[site] = max(most_gpus[site], gpus)
+        if cpu or memory:
+            program.row(("cpu", site), upper=count * cpu)
+            program.row(("memory", site), upper=count * memory)
+        program.row(("nodes", node_type), lower=count, upper=count)
         for pattern in whole_patterns(gpus, sizes):
             left = gpus - sum(size * n for size, n in pattern)
-            entries: list[tuple[Hashable, float]] = [(("nodes", cls, gpus), 1), (("free", cls), -left)]
-            program.column(0, count, entries + [(("whole", cls, size), -n) for size, n in pattern])
+            entries: list[tuple[Hashable, float]] = [(("nodes", node_type), 1), (("free", site), -left)]
+            program.column(0, count, entries + [(("whole", site, size), -n) for size, n in pattern])
     caps: dict[int, Counter[Slot]] = {}
     for item, count in items.items():
         if not item.gpus:
             caps.setdefault(item.owner, Counter())[item.slot] += count
+        if item.fallback is not None:
+            caps.setdefault(MIG_OWNER, Counter())[item.fallback] += count
     for owner, cap in caps.items():
-        kinds = [s for s in cap if isinstance(s, MigKind)]
+        kinds = [k for k in cap if isinstance(k, MigKind)]
         patterns = (
             mig_patterns(kinds)
             if kinds
-            else share_patterns(Counter({s: n for s, n in cap.items() if isinstance(s, int)}))
+            else share_patterns(Counter({k: n for k, n in cap.items() if isinstance(k, int)}))
         )
-        for cls in classes:
-            if any(i.owner == owner and not i.gpus and cls[0] in i.models for i in items):
+        takers = [i for i in items if not i.gpus and (i.owner == owner or (owner == MIG_OWNER and i.fallback))]
+        for site, cls in sites.items():
+            if any(cls[0] in (i.fallback_models if i.owner != owner else i.models) for i in takers):
                 for layout in patterns:
-                    entries = [(("free", cls), 1), *((("slot", owner, cls, s), -n) for s, n in layout)]
+                    entries = [(("free", site), 1), *((("slot", owner, site, k), -n) for k, n in layout)]
                     program.column(0, highspy.kHighsInf, entries)
     for item, count in items.items():
-        for cls in classes:
+        for site, cls in sites.items():
+            takes = [(("cpu", site), item.cpu_milli), (("memory", site), item.memory_mib)] if site in tracked else []
+            if item.fallback is not None and via_mig is not None and cls[0] in item.fallback_models:
+                route = [(("pods", item), 1), (("slot", MIG_OWNER, site, item.fallback), 1), *takes]
+                program.column(via_mig(item), count, [(k, v) for k, v in route if v])
             if cls[0] not in item.models:
                 continue
             if not item.gpus:
-                program.column(objective(item), count, [(("pods", item), 1), (("slot", item.owner, cls, item.slot), 1)])
-            elif any(c == cls and gpus >= item.gpus for c, gpus in node_types):
-                program.column(objective(item), count, [(("pods", item), 1), (("whole", cls, item.gpus), 1)])
+                route = [(("pods", item), 1), (("slot", item.owner, site, item.slot), 1), *takes]
+            elif most_gpus[site] >= item.gpus:
+                route = [(("pods", item), 1), (("whole", site, item.gpus), 1), *takes]
+            else:
+                continue
+            program.column(objective(item), count, [(k, v) for k, v in route if v])
     every_pod = sum(objective(i) * n for i, n in items.items())
-    every_gpu = sum(gpus * n for (_, gpus), n in fleet.items()) * UNIT  # a pod allocates at least what it serves
+    if via_mig is not None:
+        every_pod = sum(max(objective(i), via_mig(i) if i.fallback else 0) * n for i, n in items.items())
+    every_gpu = sum(gpus * n for (_, gpus, *_), n in fleet.items()) * UNIT  # a pod allocates at least what it serves
     # the dual bound, never the best packing found, whatever stopped the solve
     bound, found, status = program.maximise(time_limit, min(every_pod, every_gpu))
     return Solve(bound / UNIT, found / UNIT, status, perf_counter() - started)
@@ -339,20 +404,22 @@ def solve(
 @dataclass(frozen=True, slots=True)
 class Bound:
     """The optimum of one stream: ``served`` bounds the demand served, ``allocated`` the GPUs allocated (the same
-    solve when the two objectives agree)."""
+    solve when the two objectives agree; None when it is not solved: every GPU, see ``optimum``)."""
 
     cluster_gpus: int
     offered_gpus: float
     served: Solve
-    allocated: Solve
+    allocated: Solve | None
 
     @property
     def unallocated_gpus(self) -> float:
-        return round(self.cluster_gpus - self.allocated.bound, 3)
+        return 0.0 if self.allocated is None else round(self.cluster_gpus - self.allocated.bound, 3)
 
     @property
     def solves(self) -> tuple[Solve, ...]:
-        return (self.served,) if self.served is self.allocated else (self.served, self.allocated)
+        if self.allocated is None or self.served is self.allocated:
+            return (self.served,)
+        return (self.served, self.allocated)
 
     @property
     def status(self) -> str:
@@ -377,10 +444,12 @@ class Bound:
         }
 
 
-def offered(nodes: Sequence[TraceNode], pods: Sequence[Pod], *, seed: int, in_file_order: bool) -> list[Pod]:
+def offered(
+    nodes: Sequence[TraceNode], pods: Sequence[Pod], *, seed: int, in_file_order: bool, load: int = 100
+) -> list[Pod]:
     """The pods ``bench.replay.replay`` offers for this seed, in its order and with its stopping rule: drawn by
-    ``sampled`` (or in file order) until the offered demand reaches the cluster's GPUs."""
-    capacity = sum(n.gpus for n in nodes) * FULL_SHARE
+    ``sampled`` (or in file order) until the offered demand reaches ``load`` percent of the cluster's GPUs."""
+    capacity = sum(n.gpus for n in nodes) * FULL_SHARE * load // 100
     stream: list[Pod] = []
     total = 0
     for pod in pods if in_file_order else sampled(pods, seed):
@@ -391,11 +460,20 @@ def offered(nodes: Sequence[TraceNode], pods: Sequence[Pod], *, seed: int, in_fi
     return stream
 
 
-def optimum(nodes: Sequence[TraceNode], stream: Sequence[Pod], sharing: str, time_limit: float = 120.0) -> Bound:
-    """The bound for one offered stream under one sharing mode (``time_limit`` seconds per solve)."""
-    planner = Planner(sharing)
-    items = Counter(item_of(planner.plan(pod)) for pod in stream)
-    fleet = Counter((n.model, n.gpus) for n in nodes)
+def optimum(
+    nodes: Sequence[TraceNode], stream: Sequence[Pod], sharing: str, time_limit: float = 120.0, *, host: bool = False
+) -> Bound:
+    """The bound for one offered stream under one sharing mode (``time_limit`` seconds per solve); ``host``: the
+    whole-node model (each node's CPU and memory, each pod's ask, ``solve``'s relaxation of them). Where soft shares
+    may fall back to MIG slices (``Item.fallback``), a slice rounds its pod up and a packer choosing which pods to
+    serve can allocate every GPU (as in ``mig`` mode): the allocated objective is not solved, and the unallocated
+    bound is 0."""
+    planner = Planner(sharing, host=host)
+    items = Counter(item for item in (item_of(planner.plan(pod)) for pod in stream) if item is not None)
+    fleet = Counter((n.model, n.gpus, n.cpu_milli if host else 0, n.memory_mib if host else 0) for n in nodes)
+    if any(i.fallback for i in items):
+        served = solve(items, fleet, Item.served, time_limit, Item.served)
+        return Bound(sum(n.gpus for n in nodes), sum(p.demand_milli for p in stream) / FULL_SHARE, served, None)
     allocated = solve(items, fleet, Item.allocated, time_limit)
     same = all(i.allocated() == i.served() for i in items)
     served = allocated if same else solve(items, fleet, Item.served, time_limit)

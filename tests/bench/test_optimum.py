@@ -98,3 +98,39 @@ def test_the_command_prints_one_json_object_per_run() -> None:
     assert (report["pods_file"], report["sharing"], report["order"]) == (PODS.name, "tenant", "sampled")
     assert [r["seed"] for r in report["seeds"]] == [0, 1]
     assert {"offered_gpus", "served_gpus", "unallocated_gpus", "status", "gap_gpus", "seconds"} <= set(report["mean"])
+
+
+def test_on_the_whole_node_a_hosts_cpu_limits_what_its_gpus_serve() -> None:
+    nodes = [TraceNode("a", 8, "G2", cpu_milli=16_000, memory_mib=65_536)]
+    stream = [Pod(f"p{i}", 1, 1000, MODEL_ORDER, 1, cpu_milli=8000, memory_mib=1024) for i in range(4)]
+    assert optimum(nodes, stream, "tenant").served.bound == 4.0  # GPUs only: all four
+    bound = optimum(nodes, stream, "tenant", host=True)
+    assert (bound.served.bound, bound.unallocated_gpus) == (2.0, 6.0)  # 16 cores hold two
+    cpu_only = Pod("head", 0, 0, MODEL_ORDER, 1, cpu_milli=16_000, memory_mib=1024)
+    assert optimum(nodes, [cpu_only, *stream], "tenant", host=True).served.bound == 2.0  # refused where in the way
+
+
+def test_the_whole_node_bound_relaxes_cpu_across_the_nodes_of_a_type() -> None:
+    """Two 12-core nodes hold one 8-core pod each; the bound counts their 24 cores together and serves three: an
+    upper bound, not a packing."""
+    nodes = [TraceNode(n, 8, "G2", cpu_milli=12_000, memory_mib=65_536) for n in "ab"]
+    stream = [Pod(f"p{i}", 1, 1000, MODEL_ORDER, 1, cpu_milli=8000, memory_mib=1024) for i in range(3)]
+    assert optimum(nodes, stream, "tenant", host=True).served.bound == 3.0
+    online = replay(nodes, stream, policy="first-fit", sharing="tenant", seed=0, in_file_order=True, host=True)
+    assert online.served_milli == 2000
+
+
+@pytest.mark.parametrize("sharing", SHARINGS)
+def test_no_policy_of_the_whole_node_replay_beats_its_bound(sharing: str) -> None:
+    nodes = load_nodes(NODES)
+    pods, _ = load_pods(PODS, cpu_only=True)
+    for load in (100, 130):
+        stream = offered(nodes, pods, seed=0, in_file_order=False, load=load)
+        bound = optimum(nodes, stream, sharing, host=True)
+        for policy in ("ladder", "first-fit", "best-fit", "fgd"):
+            run = replay(
+                nodes, pods, policy=policy, sharing=sharing, seed=0, in_file_order=False, host=True, curve=(load,)
+            )
+            unallocated, _, served = run.curve[load]
+            assert bound.unallocated_gpus <= unallocated + 1e-9, (policy, load)  # 0 where shares may be slices
+            assert bound.served.bound >= served - 1e-9, (policy, load)

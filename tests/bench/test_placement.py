@@ -233,3 +233,26 @@ def test_the_whole_node_benchmark_reads_its_curve_and_targets_and_prints_one_jso
     assert set(entry["curves"]) == {"ladder", "first-fit", "best-fit", "fgd"}
     assert [t["load"] for t in entry["targets"]] == ["100%", "105%", "110%", "115%", "120%", "125%", "130%"]
     assert {t["unallocated_target"] for t in entry["targets"]} <= {"met", "MISSED"}
+
+
+def test_the_whole_node_benchmark_puts_the_optimum_and_the_gap_closed_beside_the_curve():
+    nodes_csv, pods_csv = SAMPLE / "alibaba_nodes_sample.csv", SAMPLE / "alibaba_pods_sample.csv"
+    command = [sys.executable, "-m", "bench.whole_node", "--nodes", str(nodes_csv), "--pods", str(pods_csv)]
+    result = subprocess.run(
+        [*command, "--seeds", "1", "--optimum", "--optimum-seeds", "1", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (entry,) = json.loads(result.stdout)["runs"]
+    assert [row["load"] for row in entry["optimum"]] == ["100%", "130%"]
+    for row in entry["optimum"]:
+        assert row["optimum_unallocated"] == "-"  # tenant shares may fall back to slices: only served is bounded
+        assert row["optimum_served"] >= row["ladder_served"]
+        assert row["closed"] == "-" or row["closed"].endswith("%")
+    wrong = subprocess.run(
+        [*command, "--seeds", "1", "--optimum", "--optimum-seeds", "2"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert wrong.returncode == 2
+    assert "--optimum-seeds must be 1 to --seeds" in wrong.stderr
