@@ -34,7 +34,7 @@ from billing.selectors import PriceBook
 from core.locks import lock_singleton
 from core.progress import QUIET, Progress
 from provisioning.domain.capacity_classes import DEFAULT_CLASS
-from provisioning.domain.node_host import host_extra
+from provisioning.domain.node_host import bundle_model, host_extra
 from provisioning.domain.rungs import Rung, rung_facts
 from provisioning.models import Allocation, AllocationDevice, Region
 
@@ -79,7 +79,7 @@ def meters_of(allocation: Allocation) -> list[tuple[Sku, int]]:
     members = -(-len(devices) // (gpus or 1))
     cpu, memory = host_extra(
         Rung(allocation.rung),
-        spec["gpu_models"][0],
+        bundle_model(spec["gpu_models"]),
         gpus,
         int(spec.get("cpu_milli") or 0),
         int(spec.get("memory_mib") or 0),

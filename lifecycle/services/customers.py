@@ -22,7 +22,7 @@ from core.actor import Actor
 from core.audit import audit_record
 from core.metrics import BUDGET_HARD_STOPS
 from lifecycle.services.workloads import workload_admit
-from provisioning.domain.node_host import host_extra
+from provisioning.domain.node_host import bundle_model, host_extra
 from provisioning.domain.placement.decision import Pricing, Request
 from provisioning.domain.rungs import rungs_where
 from provisioning.domain.states import WORKING
@@ -121,7 +121,8 @@ def placement_pricing(request: Request, at: datetime) -> Pricing:
     in its devices: their SKU, and its price, do not change."""
     rung, profile, klass = request.rung.value, request.mig_profile, request.capacity_class.value
     sold = priced_pools(rung=rung, mig_profile=profile, models=request.models, at=at, capacity_class=klass)
-    extra = host_extra(request.rung, request.models[0], request.gpus, request.cpu_milli, request.memory_mib)
+    model = bundle_model(request.models)
+    extra = host_extra(request.rung, model, request.gpus, request.cpu_milli, request.memory_mib)
     units = [unit for unit, taken in zip(HOST_UNITS, extra, strict=True) if taken]
     regions = host_priced_regions(units=units, at=at) if units else None
 

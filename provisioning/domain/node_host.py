@@ -14,7 +14,7 @@ there, as before hosts were stated. Pure Python (no Django).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from provisioning.domain.json_source import Path, json_type
@@ -104,6 +104,14 @@ def bundled(rung: Rung, model: str, gpus: int) -> tuple[int, int]:
         return bundle.slice_cores * 1000, bundle.slice_gib * 1024
     gib = bundle.gib_per_gpu if bundle.gib_per_gpu is not None else 2 * CATALOG[model].memory_gb
     return bundle.cores_per_gpu * 1000 * gpus, gib * 1024 * gpus
+
+
+def bundle_model(models: Sequence[str]) -> str:
+    """The model whose bundle a request naming several acceptable models takes, wherever it lands: the one with the
+    most GPU memory. A VM's memory is twice its GPUs' (``bundled``), so it has at least that on any of them; the
+    other rungs' bundles do not depend on the model. What the request takes, what its pods and VMs request and what
+    is billed beyond the bundle all read this one model."""
+    return max(models, key=lambda model: CATALOG[model].memory_gb)
 
 
 def member_host(rung: Rung, model: str, gpus: int, cpu_milli: int, memory_mib: int) -> tuple[int, int]:

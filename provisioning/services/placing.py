@@ -32,7 +32,7 @@ from core.sql import InsertStatement
 from core.tasks import enqueue
 from provisioning import fleet_cache
 from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass, OnPreemption, class_refusal
-from provisioning.domain.node_host import host_problems, member_host
+from provisioning.domain.node_host import bundle_model, host_problems, member_host
 from provisioning.domain.placement.decision import Placement, Pricing, Refused, Request, Share
 from provisioning.domain.placement.isolation import Refusal
 from provisioning.domain.placement.preemption import Preempting
@@ -113,16 +113,17 @@ class AllocationSpec:
     memory_mib: int = 0
 
     def resolved(self) -> AllocationSpec:
-        """With the CPU and memory each member takes: as asked, else the rung's bundle for its first model
-        (``node_host.bundled``), which is what the allocation keeps and its pods and VMs request."""
-        cpu, memory = member_host(Rung(self.rung), self.gpu_models[0], self.gpus, self.cpu_milli, self.memory_mib)
+        """With the CPU and memory each member takes: as asked, else the rung's bundle for its models
+        (``node_host.bundle_model``, ``bundled``), which is what the allocation keeps and its pods and VMs request."""
+        model = bundle_model(self.gpu_models)
+        cpu, memory = member_host(Rung(self.rung), model, self.gpus, self.cpu_milli, self.memory_mib)
         return replace(self, cpu_milli=cpu, memory_mib=memory)
 
     def host_problems(self) -> dict[str, str]:
         """What is wrong with the vCPUs and memory it asks per member, by field (``node_host.host_problems``)."""
         cpu = -(-self.cpu_milli // 1000) if self.cpu_milli else None
         memory = -(-self.memory_mib // 1024) if self.memory_mib else None
-        return host_problems(Rung(self.rung), self.gpu_models[0], self.gpus, cpu, memory)
+        return host_problems(Rung(self.rung), bundle_model(self.gpu_models), self.gpus, cpu, memory)
 
     @property
     def devices(self) -> int:

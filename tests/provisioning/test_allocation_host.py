@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from provisioning.domain.node_host import bundled
+from provisioning.domain.node_host import bundle_model, bundled, host_extra
 from provisioning.domain.placement.decision import HostTake
 from provisioning.domain.rungs import Rung
 from provisioning.drivers.kubernetes import render
@@ -67,6 +67,17 @@ def test_a_vm_takes_twice_its_gpus_memory_and_boots_with_it(acme: Tenant) -> Non
     domain = machine["spec"]["template"]["spec"]["domain"]
     assert domain["cpu"]["cores"] == 16
     assert domain["resources"]["requests"]["memory"] == "320Gi"
+
+
+def test_a_vm_naming_several_models_takes_the_bundle_of_the_one_with_the_most_gpu_memory(acme: Tenant) -> None:
+    """An H100 VM that would as well take an H200 has twice the H200's memory per GPU wherever it lands, and pays
+    nothing beyond the bundle for it."""
+    fleet_load(document=one_node(cores=66, gib=1032), actor=SYSTEM)  # an H100 node
+    spec = AllocationSpec(rung="vm", gpu_models=(H100, "H200-141GB"), gpus=1)
+    vm = allocation_request(tenant=acme, name="vm", spec=spec, actor=SYSTEM)
+    assert vm.gpu_model.name == H100
+    assert vm.spec["memory_mib"] == 2 * 141 * 1024 == bundled(Rung.VM, "H200-141GB", 1)[1]
+    assert host_extra(Rung.VM, bundle_model(spec.gpu_models), 1, vm.spec["cpu_milli"], vm.spec["memory_mib"]) == (0, 0)
 
 
 def test_the_journal_and_the_database_carry_what_each_node_gave(acme: Tenant) -> None:
