@@ -70,6 +70,7 @@ env = environ.FileAwareEnv(
     LADDER_SERVERLESS_AUTOSCALER=(str, "hpa"),
     LADDER_PROMETHEUS_URL=(str, "http://prometheus-operated.monitoring.svc:9090"),
     LADDER_SERVERLESS_PREPULL=(bool, True),
+    LADDER_KEEP_WHOLE=(float, 0.0),
     LADDER_SIM_INIT_SECONDS=(float, 1.0),
     LADDER_SIM_IMAGE_GB=(float, 8.0),
     LADDER_SIM_REGISTRY_GB_PER_SECOND=(float, 0.5),
@@ -507,6 +508,12 @@ if LADDER_SERVERLESS_AUTOSCALER not in ("hpa", "keda"):
 LADDER_PROMETHEUS_URL: str = env("LADDER_PROMETHEUS_URL")
 # An endpoint that goes idle has its image pulled in advance on the hosts likely to take its next replica.
 LADDER_SERVERLESS_PREPULL: bool = env("LADDER_SERVERLESS_PREPULL")
+# Admission that keeps GPUs whole: a MIG slice or soft share cuts a fresh GPU only while its pool has more wholly
+# free GPUs than this share of its GPUs times the share of recent requests asking whole GPUs of it (0: off);
+# docs/placement.md, "Keeping GPUs whole".
+LADDER_KEEP_WHOLE: float = env("LADDER_KEEP_WHOLE")
+if not 0.0 <= LADDER_KEEP_WHOLE < 1.0:
+    raise ImproperlyConfigured(f"LADDER_KEEP_WHOLE is a share of a pool's GPUs, 0 up to 1, not {LADDER_KEEP_WHOLE}.")
 # The simulated fleet's cold starts (provisioning.domain.cold_start): LADDER_SIM_PROVISION_SECONDS is the device
 # wait, then the image (this size, at the registry's bandwidth, unless the host holds it), then a fixed init and the
 # model's weights at the hub's or the model cache volume's bandwidth (GB a second).

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -194,7 +195,7 @@ class FleetCache:
                 memory_mib=node.host.memory_mib if node.host else 0,
             )
         self.reservations_until = _reservations_load(state, timezone.now())
-        engine = PlacementEngine(state)
+        engine = PlacementEngine(state, keep_whole=settings.LADDER_KEEP_WHOLE)  # the operator's admission rule
         placements = {}
         held: dict[int, list[int]] = defaultdict(list)
         for node_id, allocation_id in NodeHold.objects.exclude(allocation=None).values_list("node_id", "allocation_id"):
