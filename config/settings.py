@@ -508,26 +508,19 @@ if LADDER_SERVERLESS_AUTOSCALER not in ("hpa", "keda"):
 LADDER_PROMETHEUS_URL: str = env("LADDER_PROMETHEUS_URL")
 # An endpoint that goes idle has its image pulled in advance on the hosts likely to take its next replica.
 LADDER_SERVERLESS_PREPULL: bool = env("LADDER_SERVERLESS_PREPULL")
-# Admission that keeps GPUs whole: a MIG slice or soft share cuts a fresh GPU only while its pool has more wholly
-# free GPUs than this share of its GPUs times the share of recent requests asking whole GPUs of it (0: off);
-# docs/placement.md, "Keeping GPUs whole".
+# The share of a pool's GPUs kept whole for whole-GPU work (0: off); docs/placement.md, "Keeping GPUs whole".
 LADDER_KEEP_WHOLE: float = env("LADDER_KEEP_WHOLE")
 if not 0.0 <= LADDER_KEEP_WHOLE < 1.0:
     raise ImproperlyConfigured(f"LADDER_KEEP_WHOLE is a share of a pool's GPUs, 0 up to 1, not {LADDER_KEEP_WHOLE}.")
-# The simulated fleet's cold starts (provisioning.domain.cold_start): LADDER_SIM_PROVISION_SECONDS is the device
-# wait, then the image (this size, at the registry's bandwidth, unless the host holds it), then a fixed init and the
-# model's weights at the hub's or the model cache volume's bandwidth (GB a second).
+# The simulated fleet's cold starts (provisioning.domain.cold_start): the device wait, the image (this size, at the
+# registry's bandwidth, unless the host holds it), a fixed init, the weights at the hub's or volume's GB a second.
 LADDER_SIM_INIT_SECONDS: float = env("LADDER_SIM_INIT_SECONDS")
 LADDER_SIM_IMAGE_GB: float = env("LADDER_SIM_IMAGE_GB")
 LADDER_SIM_REGISTRY_GB_PER_SECOND: float = env("LADDER_SIM_REGISTRY_GB_PER_SECOND")
 LADDER_SIM_HUB_GB_PER_SECOND: float = env("LADDER_SIM_HUB_GB_PER_SECOND")
 LADDER_SIM_VOLUME_GB_PER_SECOND: float = env("LADDER_SIM_VOLUME_GB_PER_SECOND")
-for _name, _rate in (
-    ("LADDER_SIM_REGISTRY_GB_PER_SECOND", LADDER_SIM_REGISTRY_GB_PER_SECOND),
-    ("LADDER_SIM_HUB_GB_PER_SECOND", LADDER_SIM_HUB_GB_PER_SECOND),
-    ("LADDER_SIM_VOLUME_GB_PER_SECOND", LADDER_SIM_VOLUME_GB_PER_SECOND),
-):
-    if not _rate > 0:
+for _name in ("LADDER_SIM_REGISTRY_GB_PER_SECOND", "LADDER_SIM_HUB_GB_PER_SECOND", "LADDER_SIM_VOLUME_GB_PER_SECOND"):
+    if not globals()[_name] > 0:
         raise ImproperlyConfigured(f"{_name} must be more than 0 (GB a second).")
 if LADDER_SIM_INIT_SECONDS < 0 or LADDER_SIM_IMAGE_GB < 0:
     raise ImproperlyConfigured("LADDER_SIM_INIT_SECONDS and LADDER_SIM_IMAGE_GB must be 0 or more.")
