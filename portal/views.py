@@ -256,6 +256,7 @@ def _offer(membership: Membership, rung: str) -> dict[str, Any]:
                 "prices": priced.per_hour,
                 "classes": priced.classes(),
                 "mig_profiles": row.mig_profiles,
+                "host": priced.host(),
             }
         )
     refused = sorted(set(regions) - allowed)

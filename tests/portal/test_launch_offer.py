@@ -11,9 +11,13 @@ import pytest
 from django.test import Client
 
 from billing.models import Unit
-from tests.support.billing import H100, load_fleet, price
+from tests.support.billing import H100, host_price, load_fleet, price
 
-ROW = re.compile(r"<tr><td>([^<]+)</td><td>([^<]+)</td><td>(\d+) [^<]+</td>\s*<td>(.*?)</td></tr>", re.DOTALL)
+ROW = re.compile(
+    r"<tr><td>([^<]+)</td><td>([^<]+)</td><td>(\d+) [^<]+</td>\s*<td>(.*?)</td>\s*<td class=\"host\">.*?</td></tr>",
+    re.DOTALL,
+)
+HOST = re.compile(r'<td class="host">(.*?)</td>', re.DOTALL)
 CLASS = re.compile(r'<div class="class-price" data-class="([a-z_]+)">[^:]+: ([^<]*)</div>')
 
 
@@ -78,3 +82,17 @@ def test_the_launch_page_shows_spot_beside_on_demand_where_it_is_sold(alice: Any
     serverless = client.get("/portal/launch", {"rung": "serverless"}).content.decode()
     assert "<dt>On-demand</dt>" in serverless
     assert "<dt>Spot</dt>" not in serverless  # not sold as spot: an endpoint scales itself
+
+
+def test_the_launch_page_says_what_each_gpu_comes_with_and_the_price_of_more(alice: Any) -> None:
+    load_fleet()
+    host_price("0.02", unit=Unit.VCPU)
+    client = Client()
+    client.force_login(alice)
+    page = client.get("/portal/launch", {"rung": "container"}).content.decode()
+    cells = HOST.findall(page)
+    assert "8 vCPUs, 64 GiB (a slice or share: 2, 16 GiB); up to 4 times, beyond: vCPU 0.020 an hour" in cells
+    assert any(c.endswith("at no more (only the bundle is sold here)") for c in cells)  # us-east prices none
+    metal = HOST.findall(client.get("/portal/launch", {"rung": "bare_metal"}).content.decode())
+    assert metal
+    assert set(metal) == {"the whole host"}
