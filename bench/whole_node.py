@@ -239,7 +239,8 @@ def run(
                 if not as_json:
                     _print(entry, curves, checks, seeds, host)
                     if gaps:
-                        print(f"\nThe optimum ({optimum_seeds} seeds) and the gap closed:\n")
+                        seeds_said = f"{optimum_seeds} seed{'s' if optimum_seeds > 1 else ''}"
+                        print(f"\nThe optimum ({seeds_said}) and the gap closed:\n")
                         print(table(gaps, tuple(gaps[0])))
     if as_json:
         print(json.dumps(report))
