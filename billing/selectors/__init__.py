@@ -287,17 +287,21 @@ def priced_pools(
         return frozenset((model, region) for model, region in cursor.fetchall() if model in wanted)
 
 
+def host_prices(*, at: datetime) -> dict[str, dict[str, Decimal]]:
+    """Per region, the price per hour in effect at ``at`` of a vCPU (``vcpu``) and a GiB (``memory``) beyond the
+    bundle (``billing.services.host``); a unit missing: not sold beyond the bundle there."""
+    found: dict[str, dict[str, Decimal]] = defaultdict(dict)
+    rows = SkuPrice.objects.filter(sku__unit__in=HOST_UNITS, effective_from__lte=at).order_by("effective_from")
+    for region, unit, per_hour in rows.values_list("sku__region__code", "sku__unit", "unit_price_per_hour"):
+        found[region][unit] = per_hour  # the latest in force wins
+    return found
+
+
 def host_priced_regions(*, units: Iterable[str], at: datetime) -> frozenset[str]:
-    """The regions whose host SKUs of every one of ``units`` (``vcpu``, ``memory``) have a price in effect at
-    ``at``: where a request that asks vCPUs or memory beyond the bundle may be placed."""
+    """The regions that price every one of ``units`` beyond the bundle at ``at`` (``host_prices``): where a request
+    that asks vCPUs or memory beyond it may be placed."""
     wanted = set(units)
-    found: dict[str, set[str]] = defaultdict(set)
-    rows = SkuPrice.objects.filter(sku__unit__in=wanted, effective_from__lte=at).values_list(
-        "sku__region__code", "sku__unit"
-    )
-    for region, unit in rows.distinct():
-        found[region].add(unit)
-    return frozenset(region for region, priced in found.items() if priced >= wanted)
+    return frozenset(region for region, prices in host_prices(at=at).items() if wanted <= prices.keys())
 
 
 def sku_shapes(gpu_model: GpuModel) -> list[tuple[str, str, str]]:
@@ -453,10 +457,7 @@ def offerings_priced(offered: Iterable[Offering], *, now: datetime) -> list[Pric
     (``provisioning.domain.placement.offerings``, under the fleet cache's read, which billing does not take) joined with
     the price book. The API's offerings and the portal's launch page both read them here."""
     index = price_index(now=now)
-    host: dict[str, dict[str, Decimal]] = defaultdict(dict)
-    rows = SkuPrice.objects.filter(sku__unit__in=HOST_UNITS, effective_from__lte=now).order_by("effective_from")
-    for region, unit, per_hour in rows.values_list("sku__region__code", "sku__unit", "unit_price_per_hour"):
-        host[region][unit] = per_hour  # the latest in force wins
+    host = host_prices(at=now)
     return [
         PricedOffering(
             row,

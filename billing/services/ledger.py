@@ -35,6 +35,7 @@ from core.locks import lock_singleton
 from core.progress import QUIET, Progress
 from provisioning.domain.capacity_classes import DEFAULT_CLASS
 from provisioning.domain.node_host import bundle_model, host_extra
+from provisioning.domain.placement.decision import members_on
 from provisioning.domain.rungs import Rung, rung_facts
 from provisioning.models import Allocation, AllocationDevice, Region
 
@@ -76,7 +77,7 @@ def meters_of(allocation: Allocation) -> list[tuple[Sku, int]]:
     meters = [(sku, units)]
     spec = allocation.spec
     gpus = int(spec.get("gpus") or 0)
-    members = -(-len(devices) // (gpus or 1))
+    members = members_on(len(devices), gpus)
     cpu, memory = host_extra(
         Rung(allocation.rung),
         bundle_model(spec["gpu_models"]),

@@ -15,6 +15,7 @@ from django.utils import timezone
 from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
 from provisioning.domain.fleet_document import JURISDICTION_RE, MAX_GPUS_PER_NODE
 from provisioning.domain.node_host import Host, member_host
+from provisioning.domain.placement.decision import members_on
 from provisioning.domain.rungs import RUNGS, Performance, Rung, Security
 from provisioning.domain.states import AllocationState
 from provisioning.domain.workloads import WorkloadSpec, workload_spec
@@ -334,7 +335,7 @@ class Allocation(TenantOwned):
         spec = self.spec
         gpus = int(spec.get("gpus") or 0)
         active = sum(1 for d in self.devices.all() if d.active)
-        members = -(-active // (gpus or 1)) if active else int(spec.get("gang_size") or 1)
+        members = members_on(active, gpus) if active else int(spec.get("gang_size") or 1)
         stated = int(spec.get("cpu_milli") or 0), int(spec.get("memory_mib") or 0)
         cpu, memory = member_host(Rung(self.rung), self.gpu_model.name, gpus, *stated)
         return cpu * members, memory * members

@@ -125,17 +125,20 @@ class Refused:
         return self.reasons[0].message
 
 
+def members_on(devices: int, gpus: int) -> int:
+    """How many members ``devices`` devices hold, a member being ``gpus`` whole GPUs (0: a MIG slice or a soft
+    share, one device each)."""
+    return -(-devices // (gpus or 1))
+
+
 def host_takes(devices: Iterable[Device], gpus: int, cpu_milli: int, memory_mib: int) -> tuple[HostTake, ...]:
     """The CPU and memory a placement takes per node: ``cpu_milli`` and ``memory_mib`` once per member on it, a
     member being ``gpus`` whole GPUs (0: a MIG slice or a soft share, one device each)."""
     if not (cpu_milli or memory_mib):
         return ()
     on_node = Counter(d.node_id for d in devices)
-    return tuple(
-        HostTake(node, cpu_milli * members, memory_mib * members)
-        for node, count in on_node.items()
-        for members in (-(-count // (gpus or 1)),)
-    )
+    members = {node: members_on(count, gpus) for node, count in on_node.items()}
+    return tuple(HostTake(node, cpu_milli * n, memory_mib * n) for node, n in members.items())
 
 
 def milli_of(request: Request) -> int:
