@@ -76,7 +76,7 @@ def audit_record(
 
 def _append(event: AuditEvent) -> None:
     """Insert the event and move the head to it in one statement. The chain's rules hold as with two: the head
-    is locked (read above, ``FOR UPDATE``) until the transaction ends, the event links to the head it read, and
+    is locked (read above, ``FOR NO KEY UPDATE``) until the transaction ends, the event links to the head it read, and
     both writes commit or roll back together; what changes is one round trip and no statement compiled by the
     ORM, on the path of every audited change."""
     insert = InsertStatement()

@@ -8,6 +8,12 @@ Lock order (take locks in this order, never the reverse, to rule out deadlocks):
     -> (other apps' rows, by their own lock helpers: usage intervals; billing's MeteringLock, which is never held
     together with the placement lock) -> AuditChainHead (core.audit).
 The audit chain head is always last: every service writes its audit event as the final step.
+
+Every row lock is ``FOR NO KEY UPDATE`` (``select_for_update(no_key=True)``; no key of the product ever changes).
+Django's foreign keys are deferred on PostgreSQL: a row inserted that refers to a tenant, a volume or a GPU checks
+it (``FOR KEY SHARE``) at commit, after the last lock of the order. A ``FOR UPDATE`` lock would make that check wait
+out of order: a placement holding a volume would wait at commit for the tenant a volume delete holds while the
+delete waits for the volume, a deadlock. ``FOR NO KEY UPDATE`` serializes the writers alike and lets the checks pass.
 """
 
 from typing import Any
@@ -27,7 +33,8 @@ def lock_singleton(model: type[models.Model], *columns: str) -> tuple[Any, ...]:
         table = model._meta.db_table
         column_of = {f.name: str(f.column) for f in model._meta.concrete_fields}
         names = ", ".join(column_of[c] for c in columns)
-        lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+        features = connection.features
+        lock = " FOR NO KEY UPDATE" if features.has_select_for_no_key_update else ""
         sql = f"SELECT {names} FROM {table} WHERE id = 1{lock}"  # noqa: S608 - names from the model, no input
         _SINGLETON_SQL[(model, columns)] = sql
     with connection.cursor() as cursor:

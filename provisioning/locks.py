@@ -24,4 +24,4 @@ def lock_fleet() -> None:
 
 
 def lock_nodes(queryset: QuerySet[Node]) -> list[Node]:
-    return list(queryset.select_for_update(of=("self",)).order_by("pk"))
+    return list(queryset.select_for_update(no_key=True, of=("self",)).order_by("pk"))

@@ -66,7 +66,7 @@ def staff_totp_enrol(*, user: Any, actor: Actor, secret: str | None = None, repl
         except ValueError:
             raise Invalid("totp_secret", "The secret is not base32.", field="secret") from None
     with transaction.atomic():
-        if TOTPDevice.objects.select_for_update().filter(user=user, confirmed=True).exists() and not replace:
+        if TOTPDevice.objects.select_for_update(no_key=True).filter(user=user, confirmed=True).exists() and not replace:
             raise Conflict("totp_on", f"{user.get_username()} has a device already (replace it to enrol another).")
         replaced = TOTPDevice.objects.filter(user=user).delete()[0]
         device: TOTPDevice = TOTPDevice.objects.create(user=user, name=DEVICE_NAME, confirmed=True, **extra)
@@ -92,7 +92,7 @@ def totp_code_check(*, user: Any, code: str) -> TOTPDevice | None:
 def _locked_device(user: Any, *, confirmed: bool) -> TOTPDevice | None:
     """The user's (un)confirmed device, row-locked: a code is checked and its use recorded by one writer."""
     device: TOTPDevice | None = (
-        TOTPDevice.objects.select_for_update().filter(user=user, confirmed=confirmed).order_by("pk").first()
+        TOTPDevice.objects.select_for_update(no_key=True).filter(user=user, confirmed=confirmed).order_by("pk").first()
     )
     return device
 

@@ -149,3 +149,20 @@ def test_the_lock_order_is_the_one_core_locks_writes_down() -> None:
     written = re.search(r"`([^`]*→[^`]*)`", section("Transactions and locks"))
     assert written is not None, "docs/architecture.md, Transactions and locks: no lock order written as `A → B`"
     assert _lock_order(written.group(1)) == in_code
+
+
+def test_every_row_lock_of_the_product_is_no_key() -> None:
+    """A ``FOR UPDATE`` lock blocks the foreign-key checks Django defers to commit, out of the lock order."""
+    found, plain = 0, []
+    for package in ("api", "billing", "compliance", "config", "core", "lifecycle", "portal", "provisioning", "tenancy"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "select_for_update":
+                    found += 1
+                    no_key = [k for k in node.keywords if k.arg == "no_key"]
+                    if not (no_key and isinstance(no_key[0].value, ast.Constant) and no_key[0].value.value is True):
+                        plain.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found >= 20, found
+    assert plain == [], f"row locks without no_key=True: {plain}"

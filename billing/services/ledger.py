@@ -155,7 +155,7 @@ def intervals_close(*, at: datetime, **owner: Any) -> int:
     used = 0
     quiet = 0
     while quiet < 2:
-        rows = list(UsageInterval.objects.select_for_update().filter(end_ms=None, **owner))
+        rows = list(UsageInterval.objects.select_for_update(no_key=True).filter(end_ms=None, **owner))
         quiet = quiet + 1 if not rows else 0
         for row in rows:
             used += _close(row, max(end, row.start_ms))
@@ -242,7 +242,7 @@ def windows_close(*, now: datetime, progress: Progress = QUIET) -> CloseReport:
 def _cut_stragglers(done_ms: int) -> int:
     """Open intervals that started before the last cut (a provider reported a start late) are cut up to it here,
     one by one, so the set-based cut that follows only ever closes less than an hour."""
-    stragglers = list(UsageInterval.objects.select_for_update().filter(end_ms=None, start_ms__lt=done_ms))
+    stragglers = list(UsageInterval.objects.select_for_update(no_key=True).filter(end_ms=None, start_ms__lt=done_ms))
     book = PriceBook.load(row.sku_id for row in stragglers)
     for row in stragglers:
         _close(row, done_ms)

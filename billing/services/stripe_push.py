@@ -158,7 +158,7 @@ def _claim(now: datetime, limit: int, token: str) -> list[UsageRollup]:
     due = _due_rows(now)
     with transaction.atomic():
         ids = list(
-            UsageRollup.objects.select_for_update(skip_locked=True)
+            UsageRollup.objects.select_for_update(no_key=True, skip_locked=True)
             .filter(due)
             .order_by("window_ms", "id")
             .values_list("id", flat=True)[:limit]

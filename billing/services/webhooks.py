@@ -116,7 +116,7 @@ def _mirror_invoice(
         for line in (obj.get("lines") or {}).get("data", [])
     ]
     status = str(obj.get("status") or "draft")
-    invoice, fresh = Invoice.objects.select_for_update().get_or_create(
+    invoice, fresh = Invoice.objects.select_for_update(no_key=True).get_or_create(
         stripe_id=obj["id"],
         defaults={
             "tenant_id": account.tenant_id,

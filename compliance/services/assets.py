@@ -101,7 +101,7 @@ def master_key_rotate(*, actor: Actor) -> dict[str, int]:
     counts = {"rewrapped": 0, "current": 0, "shredded": 0}
     for key_id in TenantKey.objects.order_by("pk").values_list("pk", flat=True):
         with transaction.atomic():
-            row = TenantKey.objects.select_for_update().select_related("tenant").get(pk=key_id)
+            row = TenantKey.objects.select_for_update(no_key=True).select_related("tenant").get(pk=key_id)
             if row.wrapped is None:
                 counts["shredded"] += 1
                 continue
@@ -331,7 +331,7 @@ def data_asset_move(*, asset: DataAsset, region: str, actor: Actor) -> DataAsset
     try:
         with transaction.atomic():
             lock_tenant(asset.tenant_id)
-            current = DataAsset.objects.select_for_update(of=("self",)).get(pk=asset.pk)
+            current = DataAsset.objects.select_for_update(no_key=True, of=("self",)).get(pk=asset.pk)
             _movable(current)
             if (current.region_id, current.location) != (asset.region_id, old_location):
                 raise Conflict("asset_moved", "The asset was moved meanwhile; look it up again and retry.")
@@ -369,7 +369,9 @@ def assets_schedule(
         return []
     after = now + shred_wait()
     live = list(
-        DataAsset.objects.select_for_update(of=("self",)).filter(pk__in=ids, state=AssetState.LIVE).order_by("pk")
+        DataAsset.objects.select_for_update(no_key=True, of=("self",))
+        .filter(pk__in=ids, state=AssetState.LIVE)
+        .order_by("pk")
     )
     DataAsset.objects.filter(pk__in=[a.pk for a in live]).update(
         state=AssetState.SHREDDING, shred_reason=reason, shred_requested_at=now, shred_after=after
@@ -397,7 +399,7 @@ def assets_shred(*, tenant: Tenant, assets: Sequence[DataAsset], actor: Actor, n
     lock). Each shredding is audited as deletion evidence; the ciphertext is removed from storage after commit."""
     ids = [a.pk for a in assets if a.state == AssetState.SHREDDING]
     due = list(
-        DataAsset.objects.select_for_update(of=("self",))
+        DataAsset.objects.select_for_update(no_key=True, of=("self",))
         .filter(pk__in=ids, state=AssetState.SHREDDING)
         .select_related("region")
         .order_by("pk")
@@ -473,7 +475,7 @@ def data_asset_shred_cancel(*, asset: DataAsset, actor: Actor) -> DataAsset:
     with transaction.atomic():
         tenant = lock_tenant(asset.tenant_id)
         tenant_require_writable(tenant, actor=actor)
-        asset = DataAsset.objects.select_for_update(of=("self",)).get(pk=asset.pk)
+        asset = DataAsset.objects.select_for_update(no_key=True, of=("self",)).get(pk=asset.pk)
         if asset.state != AssetState.SHREDDING:
             raise Conflict("not_shredding", f"This asset is {asset.state}; only a scheduled shredding is cancelled.")
         if asset.volume_id is not None:

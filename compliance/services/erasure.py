@@ -183,7 +183,7 @@ def assets_suspend(
     Erasure requests that counted them as deleted list them as withheld by that hold."""
     by_id = {asset.pk: hold for asset, hold in held if asset.state == AssetState.SHREDDING}
     rows = list(
-        DataAsset.objects.select_for_update(of=("self",))
+        DataAsset.objects.select_for_update(no_key=True, of=("self",))
         .filter(pk__in=list(by_id), state=AssetState.SHREDDING)
         .order_by("pk")
     )

@@ -115,7 +115,7 @@ def legal_hold_release(*, hold: LegalHold, reason: str, actor: Actor, now: datet
     now = now or timezone.now()
     with transaction.atomic():
         tenant = lock_tenant(hold.tenant_id)
-        hold = LegalHold.objects.select_for_update().get(pk=hold.pk)
+        hold = LegalHold.objects.select_for_update(no_key=True).get(pk=hold.pk)
         if hold.state != HoldState.ACTIVE:
             raise Conflict("hold_released", f"Hold {hold.pk} was already released on {hold.released_at:%Y-%m-%d}.")
         if hold.lock_until is not None and now < hold.lock_until:

@@ -225,7 +225,12 @@ def _mounted(assets: list[DataAsset], *, lock: bool) -> dict[int, list[int]]:
     if not ids:
         return {}
     if lock:
-        list(Volume.objects.select_for_update(of=("self",)).filter(pk__in=ids).order_by("pk").values_list("pk"))
+        list(
+            Volume.objects.select_for_update(no_key=True, of=("self",))
+            .filter(pk__in=ids)
+            .order_by("pk")
+            .values_list("pk")
+        )
     return {volume: allocations for volume, allocations in volumes_attached_to(ids).items() if allocations}
 
 
@@ -255,7 +260,7 @@ def _closures_finish(report: SweepReport) -> None:
             left = DataAsset.objects.filter(tenant=tenant).exclude(state=AssetState.SHREDDED).exists()
             if left or len(holds_active([tenant_id])):
                 continue
-            key = TenantKey.objects.select_for_update().get(tenant=tenant)
+            key = TenantKey.objects.select_for_update(no_key=True).get(tenant=tenant)
             key.wrapped, key.shredded_at = None, report.now
             key.save(update_fields=["wrapped", "shredded_at"])
             audit_record(

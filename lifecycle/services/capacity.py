@@ -28,6 +28,7 @@ from provisioning.domain.states import HOLDS_DEVICES, AllocationState
 from provisioning.fleet_cache import fleet_read, journal_fleet_changed
 from provisioning.models import Allocation, AllocationPreemption, GpuModel, Hall, Node, Reservation
 from provisioning.selectors import hall_info, tenant_policy
+from tenancy.locks import lock_tenant
 from tenancy.models import Tenant, TenantState
 from tenancy.services import tenant_require_writable
 
@@ -180,7 +181,7 @@ def reservation_order(
     Refused 422 for a term not sold this way (``ends_at``), 409 ``reservation_limit`` over the limit (``gpus``), 409
     ``not_priced`` where whole GPUs of the model have no on-demand price in the region."""
     now = now or timezone.now()
-    Tenant.objects.select_for_update().filter(pk=tenant.pk).exists()  # one order at a time per tenant: the limit holds
+    lock_tenant(tenant.pk)  # one order at a time per tenant: the limit holds
     days = (ends_at - starts_at) / timedelta(days=1)
     discount = term_discount(days)
     if discount is None or days > ORDER_MAX_DAYS:

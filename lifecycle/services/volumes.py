@@ -138,7 +138,11 @@ def volume_delete(*, volume: Volume, actor: Actor, now: datetime | None = None) 
         tenant = lock_tenant(volume.tenant_id)
         tenant_require_writable(tenant, actor=actor)
         # Locked as a placement locks the volumes it mounts: no work attaches it between the look and the delete.
-        volume = Volume.objects.select_for_update(of=("self",)).select_related("tenant", "region").get(pk=volume.pk)
+        volume = (
+            Volume.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("tenant", "region")
+            .get(pk=volume.pk)
+        )
         holders = volumes_attached_to([volume.pk])[volume.pk]
         if holders and volume.state in MOUNTABLE:
             raise Conflict(

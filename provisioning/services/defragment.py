@@ -129,7 +129,7 @@ def defragment_advance(*, run_id: int, last_checkpoint: LastCheckpoint, now: dat
     then start the next sound step. Safe to call at any time and from several workers (the run's row is locked;
     lock order: the run, then the placement lock)."""
     with transaction.atomic():
-        run = DefragmentRun.objects.select_for_update().get(pk=run_id)
+        run = DefragmentRun.objects.select_for_update(no_key=True).get(pk=run_id)
         if run.state != DefragmentRun.State.RUNNING:
             return run
         system = Actor.system("defragment")

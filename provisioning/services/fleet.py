@@ -366,7 +366,7 @@ def gpu_xid_inject(*, node: Node, gpu_index: int, xid: int, actor: Actor, reason
     would after the driver logged it; its exporter reports it and the next reconcile acts on it
     (``provisioning.gpu_faults``). Audited ``node.xid_injected``."""
     with transaction.atomic():
-        gpu = Gpu.objects.select_for_update().filter(node=node, index=gpu_index).first()
+        gpu = Gpu.objects.select_for_update(no_key=True).filter(node=node, index=gpu_index).first()
         if gpu is None:
             raise Invalid("no_such_gpu", f"Node {node.hostname} has no GPU {gpu_index}.")
         gpu.simulated_xid = xid or None
@@ -458,7 +458,7 @@ def version_target_set(*, gpu_model: str, versions: Mapping[str, str], actor: Ac
             )
         wanted[name] = value
     with transaction.atomic():
-        previous = VersionTarget.objects.select_for_update().filter(gpu_model=model).first()
+        previous = VersionTarget.objects.select_for_update(no_key=True).filter(gpu_model=model).first()
         before = {name: getattr(previous, name) for name in VERSION_TARGET_FIELDS} if previous else None
         target, _ = VersionTarget.objects.update_or_create(
             gpu_model=model, defaults={**wanted, "updated_at": timezone.now()}

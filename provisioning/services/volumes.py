@@ -215,7 +215,7 @@ def volume_grow(*, volume: Volume, size_gb: int, actor: Actor, now: datetime | N
     with transaction.atomic():
         tenant = lock_tenant(volume.tenant_id)
         tenant_require_writable(tenant, actor=actor)
-        volume = Volume.objects.select_for_update(of=("self",)).get(pk=volume.pk)
+        volume = Volume.objects.select_for_update(no_key=True, of=("self",)).get(pk=volume.pk)
         if volume.state not in MOUNTABLE:
             raise Conflict("volume_state", f"Volume {volume.name} is {volume.state}: it no longer grows.")
         try:
@@ -247,7 +247,7 @@ def volume_rename(*, volume: Volume, name: str, actor: Actor) -> Volume:
     with transaction.atomic():
         tenant = lock_tenant(volume.tenant_id)
         tenant_require_writable(tenant, actor=actor)
-        volume = Volume.objects.select_for_update(of=("self",)).get(pk=volume.pk)
+        volume = Volume.objects.select_for_update(no_key=True, of=("self",)).get(pk=volume.pk)
         if volume.state == VolumeState.DELETED:
             raise Conflict("volume_state", "A deleted volume keeps the name it had.")
         if name == volume.name:
@@ -342,7 +342,7 @@ def snapshot_create(*, volume: Volume, name: str, actor: Actor, now: datetime | 
     with transaction.atomic():
         tenant = lock_tenant(volume.tenant_id)
         tenant_require_writable(tenant, actor=actor)
-        volume = Volume.objects.select_for_update(of=("self",)).get(pk=volume.pk)
+        volume = Volume.objects.select_for_update(no_key=True, of=("self",)).get(pk=volume.pk)
         if volume.state not in PROVISIONED:
             raise Conflict("volume_state", f"Volume {volume.name} is {volume.state}: only a provisioned one snapshots.")
         if VolumeSnapshot.objects.filter(volume=volume, name=name).exclude(state=SnapshotState.DELETED).exists():
@@ -402,7 +402,7 @@ def snapshot_delete(*, snapshot: VolumeSnapshot, actor: Actor, now: datetime | N
     with transaction.atomic():
         tenant = lock_tenant(snapshot.tenant_id)
         tenant_require_writable(tenant, actor=actor)
-        snapshot = VolumeSnapshot.objects.select_for_update(of=("self",)).get(pk=snapshot.pk)
+        snapshot = VolumeSnapshot.objects.select_for_update(no_key=True, of=("self",)).get(pk=snapshot.pk)
         if snapshot.state in (SnapshotState.DELETING, SnapshotState.DELETED):
             return snapshot
         _snapshot_deleting(snapshot, actor=actor, at=now)
@@ -425,7 +425,7 @@ def attachments_create(
         return []
     volumes = {
         v.pk: v
-        for v in Volume.objects.select_for_update(of=("self",))
+        for v in Volume.objects.select_for_update(no_key=True, of=("self",))
         .filter(tenant_id=allocation.tenant_id, pk__in=[volume_id for volume_id, _ in entries])
         .order_by("pk")
     }
