@@ -114,7 +114,9 @@ class _Baseline(PlacementEngine, ABC):
         """The ids of a free-count bucket's nodes outside ``skip`` whose CPU and memory hold the decision's."""
         return [i for i, node in bucket.items() if i not in skip and self._host_fits(node)]
 
-    def _cpu_only(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
+    def _cpu_only(
+        self, request: Request, policy: TenantPolicy, halls: list[str], near: frozenset[int] = frozenset()
+    ) -> Placement | None:
         return self._take_cpu_only(request, policy, self._choose_host(list(self._host_candidates(request, halls))))
 
     def _choose_host(self, nodes: list[NodeSlot]) -> NodeSlot | None:

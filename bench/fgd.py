@@ -250,7 +250,9 @@ class FGDEngine(_Baseline):
                 best, chosen = key, node
         return chosen
 
-    def _cpu_only(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
+    def _cpu_only(
+        self, request: Request, policy: TenantPolicy, halls: list[str], near: frozenset[int] = frozenset()
+    ) -> Placement | None:
         """CPU-only work on the node whose ``F_n`` its CPU raises least (the paper's rule for every pod)."""
         best: tuple[float, float] | None = None
         chosen: NodeSlot | None = None

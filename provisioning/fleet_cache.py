@@ -70,6 +70,7 @@ def placement_of(allocation: Allocation, held_nodes: tuple[int, ...]) -> Placeme
         capacity_class=CapacityClass(allocation.capacity_class),
         reservation=allocation.reservation_id,
         host=spec_host(devices, allocation.spec),
+        side=spec_side(allocation.side_node_id, allocation.spec),
     )
 
 
@@ -78,6 +79,13 @@ def spec_host(devices: Iterable[Device], spec: dict[str, Any]) -> tuple[HostTake
     keeps (a member: the spec's whole GPUs, or one slice or share; ``host_takes``)."""
     member = int(spec.get("gpus") or 0), int(spec.get("cpu_milli") or 0), int(spec.get("memory_mib") or 0)
     return host_takes(devices, *member)
+
+
+def spec_side(node_id: int | None, spec: dict[str, Any]) -> HostTake | None:
+    """What an allocation's pods without a GPU hold of the node they were placed on (``Allocation.side_node``)."""
+    if node_id is None:
+        return None
+    return HostTake(node_id, int(spec.get("side_cpu_milli") or 0), int(spec.get("side_memory_mib") or 0))
 
 
 def placement_to_json(placement: Placement) -> dict[str, Any]:
@@ -96,6 +104,9 @@ def placement_to_json(placement: Placement) -> dict[str, Any]:
             for d in placement.devices
         ],
         "host": [[t.node_id, t.cpu_milli, t.memory_mib] for t in placement.host],
+        "side": [placement.side.node_id, placement.side.cpu_milli, placement.side.memory_mib]
+        if placement.side
+        else None,
     }
 
 
@@ -112,6 +123,7 @@ def placement_from_json(data: dict[str, Any]) -> Placement:
         capacity_class=CapacityClass(data.get("class", DEFAULT_CLASS)),  # entries written before classes: on demand
         reservation=data.get("reservation"),
         host=tuple(HostTake(*t) for t in data.get("host", ())),  # entries written before hosts: none
+        side=HostTake(*data["side"]) if data.get("side") else None,
     )
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 
 from core.cache import samples_read
 from provisioning.domain.cold_start import PHASES, percentiles
@@ -78,6 +78,13 @@ def residency_refusal(tenant: Tenant, region: Region) -> str | None:
     and volumes alike (``provisioning.domain.placement.isolation.region_allowed``)."""
     refusal = region_allowed(tenant_policy(tenant), region_info(region))
     return refusal.message if refusal is not None else None
+
+
+def allocations_on(node: Node, states: Collection[str]) -> QuerySet[Allocation]:
+    """The allocations in ``states`` with work on ``node``: a device there, or their pods without a GPU (a
+    launcher, a Ray head, a Slurm controller: ``Allocation.side_node``)."""
+    there = Q(devices__gpu__node=node, devices__active=True) | Q(side_node=node)
+    return Allocation.objects.filter(there, state__in=states).distinct()
 
 
 def tenant_policy(tenant: Tenant) -> TenantPolicy:

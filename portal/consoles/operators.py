@@ -35,6 +35,7 @@ from provisioning.models import Allocation, DefragmentRun, Node
 from provisioning.selectors import (
     STORAGE_CLASSES,
     VERSION_FIELDS,
+    allocations_on,
     fragmentation_figures,
     storage_figures,
     version_skew,
@@ -118,12 +119,7 @@ def node(request: HttpRequest, node_id: int) -> HttpResponse:
             xids = [e.as_dict() for e in gpu_errors(now=timezone.now(), nodes=[found])]
         except PrometheusUnavailable as error:
             xid_unavailable = str(error)
-    allocations = (
-        Allocation.objects.filter(devices__gpu__node=found, devices__active=True)
-        .select_related("tenant")
-        .distinct()
-        .order_by("pk")
-    )
+    allocations = allocations_on(found, HOLDS_DEVICES).select_related("tenant").order_by("pk")
     context = {
         "node": found,
         "versions": [(f.label, getattr(found, f.attr)) for f in VERSION_FIELDS],

@@ -105,6 +105,17 @@ class HostBundle:
 
 
 @dataclass(frozen=True)
+class SidePod:
+    """A pod of a framework's job that holds no GPU (an MPI launcher, a Ray head, a Slurm controller): what it
+    requests of a host. Placement takes the side pods of a job together on one node beside its members
+    (``Placement.side``), and the renderer pins them there with exactly these requests."""
+
+    role: str  # its ``ladder.io/role`` label, and the log's source
+    cpu_milli: int
+    memory_mib: int
+
+
+@dataclass(frozen=True)
 class FrameworkFacts:
     """What a job launched by this framework does differently. The fields that a rung's row has too (SSH keys,
     ports, image, dirty hosts, namespace) replace the job rung's; the others are the launcher's own."""
@@ -120,6 +131,15 @@ class FrameworkFacts:
     # they are checked. The field is the ``Workload`` attribute (and the refusal's ``field``).
     refuses: tuple[tuple[str, str], ...] = ()
     needs: tuple[tuple[str, str], ...] = ()
+    side_pods: tuple[SidePod, ...] = ()  # its pods without a GPU, placed together beside the members
+
+    @property
+    def side_host(self) -> tuple[int, int]:
+        """The CPU (milli-cores) and memory (MiB) its side pods take together: what placement takes beside."""
+        return sum(p.cpu_milli for p in self.side_pods), sum(p.memory_mib for p in self.side_pods)
+
+    def side_pod(self, role: str) -> SidePod:
+        return next(p for p in self.side_pods if p.role == role)
 
 
 @dataclass(frozen=True)
@@ -380,6 +400,7 @@ FRAMEWORKS: Mapping[Framework, FrameworkFacts] = {
             leaves_host_dirty=False,
             namespace_suffix="",
             needs=(("command", "An mpi job needs a command: the program mpirun starts on every rank."),),
+            side_pods=(SidePod("launcher", 1000, 2048),),
         ),
         FrameworkFacts(
             framework=Framework.RAY,
@@ -389,6 +410,7 @@ FRAMEWORKS: Mapping[Framework, FrameworkFacts] = {
             leaves_host_dirty=False,
             namespace_suffix="",
             needs=(("command", "An ray job needs a command: the program the Ray job's entrypoint runs."),),
+            side_pods=(SidePod("head", 2000, 8192), SidePod("submitter", 500, 1024)),
         ),
         # slurmd runs as root with host capabilities (docs/jobs.md, "Pod Security"): whole hosts, wiped after, in
         # the tenant's one namespace whose Pod Security admits it; the tenant submits work on the login node.
@@ -407,6 +429,7 @@ FRAMEWORKS: Mapping[Framework, FrameworkFacts] = {
                 ("ports", "A Slurm cluster is reached through its login node over SSH."),
             ),
             needs=(("ssh_keys", "A Slurm cluster is used through its login node: name your SSH keys."),),
+            side_pods=(SidePod("slurmctld", 1000, 2048), SidePod("login", 1000, 2048)),
         ),
     )
 }

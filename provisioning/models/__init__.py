@@ -260,6 +260,14 @@ class Allocation(TenantOwned):
     security = models.CharField(max_length=16, choices=[(s.value, s.value) for s in Security])
     gpu_model = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="allocations")
     hall = models.ForeignKey(Hall, on_delete=models.PROTECT, related_name="allocations")
+    side_node = models.ForeignKey(  # RungFacts' side pods: a launcher, a Ray head, a Slurm controller
+        "Node",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="side_allocations",
+        help_text="The node its pods without a GPU were placed on, together, beside its members.",
+    )
     state = models.CharField(
         max_length=16, choices=[(s.value, s.value) for s in AllocationState], default=AllocationState.PLACED
     )
@@ -362,53 +370,6 @@ class AllocationFault(TenantOwned):
 
     def __str__(self) -> str:
         return f"{self.allocation_id}: {self.hostname} at {self.fault_at:%Y-%m-%dT%H:%M:%S}"
-
-
-class AttestationOutcome(models.TextChoices):
-    VERIFIED = "verified"
-    FORGED = "forged"  # not from the host: bad signature, another host's or allocation's, unsigned (an annotation)
-    STALE = "stale"  # bound to a nonce Ladder did not issue for it, or one expired or already used
-    REFUSED = "refused"  # authentic, and says the VM is not confidential (wrong TEE, GPU not in CC mode)
-    UNVERIFIABLE = "unverifiable"  # no key registered for the host: nothing it sends can be verified
-
-
-class Attestation(models.Model):
-    """The verdict on a confidential VM's attestation evidence; the allocation runs only after a verified one."""
-
-    allocation = models.ForeignKey(Allocation, on_delete=models.CASCADE, related_name="attestations")
-    verifier = models.CharField(max_length=64)
-    verified = models.BooleanField()
-    outcome = models.CharField(max_length=16, choices=AttestationOutcome.choices, blank=True)
-    evidence = models.JSONField(default=dict, help_text="What was verified: TEE type, measurements, GPU CC mode.")
-    detail = models.CharField(max_length=500, blank=True)
-    nonce = models.CharField(max_length=64, blank=True)
-    recorded_at = models.DateTimeField(default=timezone.now)
-    # When the workload's secrets were released to the guest against this verdict (once per verdict).
-    released_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-recorded_at", "-id"]
-
-    def __str__(self) -> str:
-        return f"{self.allocation_id}: {'verified' if self.verified else 'refused'} by {self.verifier}"
-
-
-class AttestationChallenge(models.Model):
-    """A nonce Ladder issued to a confidential VM's guest: its next evidence must carry it. Single use (``used_at``)
-    and short-lived (``expires_at``), so recorded evidence cannot be replayed."""
-
-    allocation = models.ForeignKey(Allocation, on_delete=models.CASCADE, related_name="attestation_challenges")
-    nonce = models.CharField(max_length=64, unique=True)
-    issued_at = models.DateTimeField(default=timezone.now)
-    expires_at = models.DateTimeField()
-    used_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["id"]
-        indexes = [models.Index(fields=["allocation", "used_at"])]
-
-    def __str__(self) -> str:
-        return f"{self.allocation_id}: nonce issued {self.issued_at:%Y-%m-%d %H:%M:%S}"
 
 
 class AllocationDevice(models.Model):
@@ -558,7 +519,9 @@ class CapacitySample(models.Model):
         return f"{self.hall_id}/{self.gpu_model_id} at {self.at:%Y-%m-%dT%H:%M}"
 
 
-# Volumes and cold starts live in their own modules; the app's models are all reached as ``provisioning.models.X``.
+# Attestations, volumes and cold starts live in their own modules; the app's models are all reached as
+# ``provisioning.models.X``.
+from provisioning.models.attestation import Attestation, AttestationChallenge, AttestationOutcome  # noqa: E402
 from provisioning.models.capacity import AllocationPreemption, Reservation  # noqa: E402
 from provisioning.models.cold_starts import EndpointColdStart, NodeImage  # noqa: E402
 from provisioning.models.volumes import Volume, VolumeAttachment, VolumeSnapshot  # noqa: E402

@@ -99,8 +99,13 @@ def holds_take(section: PlacementSection, allocation: Allocation, placement: Pla
 
 def devices_take(section: PlacementSection, allocation: Allocation, placement: Placement) -> None:
     """An existing allocation takes the devices of a new placement (placed again after a fault, a move or a wake):
-    its rows and claims written, the fleet cache and the journal told. The engine's state already holds it."""
+    its rows and claims written, the node of its pods without a GPU kept, the fleet cache and the journal told. The
+    engine's state already holds it."""
     _persist_devices(section, allocation, placement)
+    side = placement.side.node_id if placement.side is not None else None
+    if allocation.side_node_id != side:
+        Allocation.objects.filter(pk=allocation.pk).update(side_node_id=side)
+        allocation.side_node_id = side
     section.cache.placements[allocation.pk] = placement
     section.journal("placed", allocation=allocation, placement=placement)
 

@@ -20,7 +20,7 @@ from provisioning.domain.states import HOLDS_DEVICES, AllocationState, can_move
 from provisioning.events import allocation_stopped
 from provisioning.fleet_cache import placement_section
 from provisioning.models import Allocation, AllocationFault, Node
-from provisioning.selectors import tenant_policy
+from provisioning.selectors import allocations_on, tenant_policy
 from provisioning.services.devices import devices_release, devices_take, hosts_left_sanitize
 from provisioning.services.placing import PROVISION, AllocationSpec, priced_request
 from provisioning.services.preempting import LastCheckpoint
@@ -44,7 +44,7 @@ def node_failed(
     counts = {"restarted": 0, "failed": 0}
     now = timezone.now()
     fault = FaultAt(at=min(fault_at or now, now), detected=now, cause=cause or f"node {node.hostname} failed")
-    live = Allocation.objects.filter(state__in=HOLDS_DEVICES, devices__gpu__node=node, devices__active=True).distinct()
+    live = allocations_on(node, HOLDS_DEVICES)
     for allocation in live:
         state = AllocationState(allocation.state)
         # A gang whose new node fails while it restarts is placed again too.

@@ -31,7 +31,6 @@ from provisioning.fleet_cache import journal_fleet_changed, lock_placement, plac
 from provisioning.locks import lock_fleet, lock_nodes
 from provisioning.models import (
     NODE_TRANSITIONS,
-    Allocation,
     Gpu,
     GpuClaim,
     GpuModel,
@@ -41,7 +40,7 @@ from provisioning.models import (
     Region,
     VersionTarget,
 )
-from provisioning.selectors import VERSION_FIELDS
+from provisioning.selectors import VERSION_FIELDS, allocations_on
 from provisioning.services.faults import LastCheckpoint, node_failed
 
 # GPU UUIDs are derived from the hostname and index, so reloading a fleet never mints new ones.
@@ -410,7 +409,7 @@ def node_fault_recover(
             node = _node_transition(
                 node=node, action="quarantine", actor=actor, reason=f"fault: {cause}"[:300], evidence=evidence
             )
-        holding = Allocation.objects.filter(state__in=HOLDS_DEVICES, devices__gpu__node=node, devices__active=True)
+        holding = allocations_on(node, HOLDS_DEVICES)
         if state == NodeState.FAILED or not holding.exists():
             return {"restarted": 0, "failed": 0} if moved else None
         return node_failed(node=node, actor=actor, last_checkpoint=last_checkpoint, fault_at=fault_at, cause=cause)

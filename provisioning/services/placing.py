@@ -111,6 +111,10 @@ class AllocationSpec:
     # allocation placed before hosts were placed took none). ``resolved`` fills in the rung's bundle.
     cpu_milli: int = 0
     memory_mib: int = 0
+    # What the job's pods without a GPU take together beside its members (``FrameworkFacts.side_host``); set by
+    # ``allocation_request`` from its workload's framework, never asked.
+    side_cpu_milli: int = 0
+    side_memory_mib: int = 0
 
     def resolved(self) -> AllocationSpec:
         """With the CPU and memory each member takes: as asked, else the rung's bundle for its models
@@ -149,6 +153,8 @@ class AllocationSpec:
             reservation=self.reservation,
             cpu_milli=self.cpu_milli,
             memory_mib=self.memory_mib,
+            side_cpu_milli=self.side_cpu_milli,
+            side_memory_mib=self.side_memory_mib,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -200,6 +206,7 @@ def _persist(
         security=placement.security,
         gpu_model=gpu_model,
         hall=hall,
+        side_node_id=placement.side.node_id if placement.side else None,
         state=S.PLACED,
         spec=spec.to_json(),
         quota_milli=placement.milli,
@@ -283,17 +290,18 @@ def allocation_request(
     Its capacity class must go with its rung and terms (``class_refusal``: 422). On-demand and reserved work that
     fits no other way preempts spot work (``preempting``): the victims' goodput at stake is read from the driver's
     checkpoints (``last_checkpoint``; without it, from the start of each run)."""
+    facts = WorkloadSpec.of(spec.rung, workload).facts
     refusal = class_refusal(
-        CapacityClass(spec.capacity_class),
-        WorkloadSpec.of(spec.rung, workload).facts,
-        OnPreemption(spec.on_preemption),
-        reservation=spec.reservation,
+        CapacityClass(spec.capacity_class), facts, OnPreemption(spec.on_preemption), reservation=spec.reservation
     )
     if refusal is not None:
         raise Invalid("validation_error", refusal[1], field=refusal[0])
     for field, problem in spec.host_problems().items():
         raise Invalid("validation_error", problem, field=field)
     spec = spec.resolved()
+    if facts.launcher is not None:
+        side_cpu, side_memory = facts.launcher.side_host
+        spec = replace(spec, side_cpu_milli=side_cpu, side_memory_mib=side_memory)
     request = priced_request(spec, at=timezone.now())
 
     def decide() -> Allocation:

@@ -52,6 +52,10 @@ class Request:
     # its GPUs go to. A request with neither GPUs nor any other shape but CPU is CPU-only work (a launcher, a head).
     cpu_milli: int = 0
     memory_mib: int = 0
+    # What the job's pods without a GPU take together (``FrameworkFacts.side_host``): on one node of the members'
+    # hall beside them (``Placement.side``).
+    side_cpu_milli: int = 0
+    side_memory_mib: int = 0
 
     @property
     def cpu_only(self) -> bool:
@@ -99,6 +103,12 @@ class Placement:
     capacity_class: CapacityClass = DEFAULT_CLASS
     reservation: int | None = None
     host: tuple[HostTake, ...] = ()  # CPU and memory taken beside the devices, per node
+    side: HostTake | None = None  # the job's pods without a GPU (its launcher, head, controller), on one node
+
+    @property
+    def takes(self) -> tuple[HostTake, ...]:
+        """Everything it takes of hosts: beside its devices, and its side pods'."""
+        return self.host if self.side is None else (*self.host, self.side)
 
     @property
     def milli(self) -> int:

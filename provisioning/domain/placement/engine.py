@@ -129,11 +129,42 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
     def _decide(
         self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
     ) -> Placement | None:
-        self._host = (request.cpu_milli, request.memory_mib)
+        halls = list(halls)
+        while True:
+            self._host = (request.cpu_milli, request.memory_mib)
+            try:
+                placed = self._decide_shape(request, policy, halls, blocked)
+            finally:
+                self._host = (0, 0)
+            if placed is None or not (request.side_cpu_milli or request.side_memory_mib):
+                return placed
+            hall = self.state.nodes[placed.devices[0].node_id].hall.code
+            beside = self._beside(placed, request, policy, hall)
+            if beside is not None:
+                return beside
+            halls.remove(hall)  # the members fit there, their side pods did not: the next hall
+            if not halls:
+                return None
+
+    def _beside(self, placed: Placement, request: Request, policy: TenantPolicy, hall: str) -> Placement | None:
+        """The job's pods without a GPU (``Request.side_cpu_milli``) together on one node of its members' model and
+        ``hall``, chosen as CPU-only work is (``_cpu_only``: a node with no GPU free first, and of those its
+        members' own). None, with the members given back, when no node there holds them."""
+        side = Request(
+            rung=request.rung,
+            models=(placed.model,),
+            cpu_milli=request.side_cpu_milli,
+            memory_mib=request.side_memory_mib,
+        )
+        self._host = (side.cpu_milli, side.memory_mib)
         try:
-            return self._decide_shape(request, policy, halls, blocked)
+            found = self._cpu_only(side, policy, [hall], near=frozenset(d.node_id for d in placed.devices))
         finally:
             self._host = (0, 0)
+        if found is None:
+            self.release(placed)
+            return None
+        return replace(placed, side=found.host[0])
 
     def _decide_shape(
         self, request: Request, policy: TenantPolicy, halls: list[str], blocked: list[Refusal]
@@ -332,7 +363,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         state = self.state
         tenant = placement.tenant_id
         self._count(placement, 1)
-        for take in placement.host:
+        for take in placement.takes:
             state.take_host(state.nodes[take.node_id], take.cpu_milli, take.memory_mib)
         for node_id in placement.held_nodes:
             state.hold_node(state.nodes[node_id], tenant)
@@ -353,7 +384,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         state = self.state
         tenant = placement.tenant_id
         self._count(placement, -1)
-        for take in placement.host:
+        for take in placement.takes:
             state.take_host(state.nodes[take.node_id], -take.cpu_milli, -take.memory_mib)
         for device in placement.devices:
             node = state.nodes[device.node_id]
@@ -453,23 +484,29 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         if request.share:
             return f"a {request.share.milli / 10:g}% {request.share.mode} share of {models}"
         gang = f"{request.gang_size} x " if request.gang_size > 1 else ""
-        return f"{gang}{request.gpus} {models} GPU(s)"
+        side = ""
+        if request.side_cpu_milli or request.side_memory_mib:
+            side = f" and {request.side_cpu_milli / 1000:g} CPUs and {request.side_memory_mib} MiB beside them"
+        return f"{gang}{request.gpus} {models} GPU(s){side}"
 
     # --- CPU-only work ------------------------------------------------------------------------------------------
 
-    def _cpu_only(self, request: Request, policy: TenantPolicy, halls: list[str]) -> Placement | None:
+    def _cpu_only(
+        self, request: Request, policy: TenantPolicy, halls: list[str], near: frozenset[int] = frozenset()
+    ) -> Placement | None:
         """CPU and memory without a GPU (a Ray head, an MPI launcher, a Slurm controller): on the node whose free
-        GPUs it fragments least (``_host_fragmentation``), then the one with the most CPU left per free GPU (a node
-        with no GPU free first: its CPU feeds nothing else), then the lower id. O(nodes of the accepted pools)."""
-        best: tuple[float, float, int, NodeSlot] | None = None
+        GPUs it fragments least (``_host_fragmentation``), then one of the nodes ``near`` (a job's own members'),
+        then the one with the most CPU left per free GPU (a node with no GPU free first: its CPU feeds nothing else),
+        then the lower id. O(nodes of the accepted pools)."""
+        best: tuple[float, bool, float, int, NodeSlot] | None = None
         for node in self._host_candidates(request, halls):
             fragments = self._host_fragmentation(node, (node.model, node.hall.code), 0)
             free = node.free + sum(room_of(gpu) for gpu in node.gpus) / FULL_SHARE
             spare = (node.cpu_milli - node.cpu_used - request.cpu_milli) / free if free else float("inf")
-            ranked = (round(fragments / EPSILON) * EPSILON, -spare, node.id)
-            if best is None or ranked < best[:3]:
+            ranked = (round(fragments / EPSILON) * EPSILON, node.id not in near, -spare, node.id)
+            if best is None or ranked < best[:4]:
                 best = (*ranked, node)
-        return self._take_cpu_only(request, policy, best[3] if best is not None else None)
+        return self._take_cpu_only(request, policy, best[4] if best is not None else None)
 
     def _host_candidates(self, request: Request, halls: list[str]) -> Iterator[NodeSlot]:
         """The general nodes of the request's pools, within the decision's reach, whose CPU and memory hold it."""

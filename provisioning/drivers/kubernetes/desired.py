@@ -77,6 +77,7 @@ def allocation_shape(allocation: Allocation, materials: Materials | None = None)
         cpu_milli=cpu_milli,
         memory_mib=memory_mib,
         member_gpus=member_gpus,
+        side_host=allocation.side_node.hostname if allocation.side_node is not None else None,
         capacity_class=allocation.capacity_class,
         notice_seconds=_notice(allocation),
         workload=Workload.from_json(allocation.workload) if allocation.workload else None,

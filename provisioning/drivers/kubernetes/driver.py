@@ -73,6 +73,7 @@ from provisioning.drivers.kubernetes.volumes import KubernetesVolumes, volume_cl
 from provisioning.drivers.volumes import VolumeBackend
 from provisioning.events import workload_ended
 from provisioning.models import Allocation, Cluster, Node, NodeState
+from provisioning.selectors import allocations_on
 from provisioning.services.attestation import attestation_overdue, attestation_refuse, attested
 from provisioning.services.cold_starts import active_hosts, prepull_hosts
 from provisioning.services.devices import nodes_sanitized
@@ -379,9 +380,7 @@ class KubernetesProvisioner(Provisioner):
     def _checkpoints_before_fault(self, kube: Kube, node: Node) -> None:
         """One last look at the logs of the jobs running on a failing node: a member on a healthy node may have
         reported a checkpoint since the last reconcile. Best effort: the node's own pods may not answer."""
-        running = Allocation.objects.filter(
-            state=S.RUNNING, rung=Rung.JOB, devices__gpu__node=node, devices__active=True
-        ).distinct()
+        running = allocations_on(node, (S.RUNNING,)).filter(rung=Rung.JOB)
         for allocation in running.select_related("tenant"):
             try:
                 self._checkpoint_learn(kube, allocation)

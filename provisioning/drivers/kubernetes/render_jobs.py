@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from provisioning.domain.placement.catalog import CATALOG
-from provisioning.domain.rungs import Framework
+from provisioning.domain.rungs import FRAMEWORKS, Framework, SidePod
 from provisioning.domain.workloads import Checkpoint
 from provisioning.drivers.kubernetes.manifest import (
     CLIQUE,
@@ -44,8 +44,10 @@ from provisioning.drivers.kubernetes.render_devices import (
     NVIDIA_API,
     claim_fields,
     claim_template,
+    cpu_quantity,
     device_request,
     gpus_of,
+    memory_quantity,
     uuid_selector,
 )
 from provisioning.drivers.kubernetes.render_fabric import FabricParts, fabric_parts
@@ -67,7 +69,6 @@ MPI_API = "kubeflow.org/v2beta1"
 MPI_HOME = "/home/mpiuser"
 MPI_SSH_DIR = f"{MPI_HOME}/.ssh"
 MPI_SSHD = ["/usr/sbin/sshd", "-De", "-f", f"{MPI_HOME}/.sshd_config"]
-LAUNCHER_RESOURCES = {"cpu": "1", "memory": "2Gi"}
 
 # KubeRay (ray.io/v1). The operator polls the head's dashboard for the job's status, from its own namespace.
 RAY_API = "ray.io/v1"
@@ -75,8 +76,6 @@ RAY_DASHBOARD_PORT = 8265
 RAY_WORKER_GROUP = "gpus"
 KUBERAY_NAMESPACE = "kuberay-system"
 KUBERAY_OPERATOR = {"app.kubernetes.io/name": "kuberay-operator"}  # the KubeRay Helm chart's label on its pod
-HEAD_RESOURCES = {"cpu": "2", "memory": "8Gi"}
-SUBMITTER_RESOURCES = {"cpu": "500m", "memory": "1Gi"}
 
 
 # --- the gang -------------------------------------------------------------------------------------------------
@@ -232,7 +231,7 @@ def member_template(
 
 def cpu_template(
     a: AllocationShape,
-    role: str,
+    pod: SidePod,
     container: Obj,
     restart: str,
     *,
@@ -240,16 +239,26 @@ def cpu_template(
 ) -> Obj:
     """A pod of the gang that holds no GPU (an MPI launcher, a Ray head, the Ray job's submitter): the workload's
     image and pull credentials, at Pod Security "restricted", counted by Kueue in the same admission as the
-    members. Kueue places it on a node of the model's ResourceFlavor; it needs no NVLink clique."""
+    members, requesting what the table of rungs says of it (``SidePod``) and pinned to the node placement took
+    that for (``AllocationShape.side_host``; a job placed before its side pods were placed: where Kueue puts it,
+    on a node of the model's ResourceFlavor). It needs no NVLink clique."""
     parts = pod_parts(a)
     base = PodParts(image=parts.image, pull_secrets=parts.pull_secrets)
-    full = {"securityContext": restricted(), "image": base.image, **container}
+    full = {"securityContext": restricted(), "image": base.image, **container, "resources": side_resources(pod)}
     spec = pod_spec(base, [full], restart, volumes=volumes)
-    return {"metadata": {"labels": {**labels_of(a), ROLE_LABEL: role}}, "spec": spec}
+    if a.side_host is not None:
+        spec["affinity"] = pinned_to([a.side_host])
+    return {"metadata": {"labels": {**labels_of(a), ROLE_LABEL: pod.role}}, "spec": spec}
 
 
-def _requests(amounts: dict[str, str]) -> Obj:
-    return {"requests": dict(amounts), "limits": {"memory": amounts["memory"]}}
+def side_pod(framework: Framework, role: str) -> SidePod:
+    return FRAMEWORKS[framework].side_pod(role)
+
+
+def side_resources(pod: SidePod) -> Obj:
+    """Exactly what placement took for the pod; its memory is its limit too."""
+    memory = memory_quantity(pod.memory_mib)
+    return {"requests": {"cpu": cpu_quantity(pod.cpu_milli), "memory": memory}, "limits": {"memory": memory}}
 
 
 def _queued(a: AllocationShape) -> Obj:
@@ -331,7 +340,6 @@ def mpi_job(a: AllocationShape) -> list[Obj]:
         "command": ["mpirun"],
         "args": ["-np", str(gang.gpus), "--bind-to", "none", *forwarded, *program],
         "env": env,
-        "resources": _requests(LAUNCHER_RESOURCES),
     }
     spec = {
         "slotsPerWorker": gang.per_member,
@@ -343,7 +351,7 @@ def mpi_job(a: AllocationShape) -> list[Obj]:
             "Launcher": {
                 "replicas": 1,
                 "restartPolicy": "OnFailure",
-                "template": cpu_template(a, "launcher", launcher, "OnFailure"),
+                "template": cpu_template(a, side_pod(Framework.MPI, "launcher"), launcher, "OnFailure"),
             },
             "Worker": {"replicas": gang.size, "restartPolicy": "Never", "template": worker},
         },
@@ -378,14 +386,13 @@ def ray_job(a: AllocationShape) -> list[Obj]:
     head_container = {
         "name": "ray-head",
         "env": member.get("env") or [],
-        "resources": _requests(HEAD_RESOURCES),
         "volumeMounts": [mount, *(m for m in parts.mounts if m["name"] in shared)],
     }
     head_volumes = [volume, *(v for v in parts.volumes if v["name"] in shared)]
-    head = cpu_template(a, "head", head_container, "Always", volumes=head_volumes)
+    head = cpu_template(a, side_pod(Framework.RAY, "head"), head_container, "Always", volumes=head_volumes)
     # The dashboard on the pod's own interfaces: the submitter and the operator reach it through the head Service.
     head_params = {"dashboard-host": "0.0.0.0", "num-gpus": "0"}  # noqa: S104
-    submitter = {"name": "ray-job-submitter", "resources": _requests(SUBMITTER_RESOURCES)}
+    submitter = {"name": "ray-job-submitter"}
     cluster = {
         "enableInTreeAutoscaling": False,
         "headGroupSpec": {"rayStartParams": head_params, "template": head},
@@ -406,7 +413,7 @@ def ray_job(a: AllocationShape) -> list[Obj]:
         "shutdownAfterJobFinishes": True,
         "ttlSecondsAfterFinished": 0,  # the GPUs go back as soon as the job ends
         "submissionMode": "K8sJobMode",
-        "submitterPodTemplate": cpu_template(a, "submitter", submitter, "Never"),
+        "submitterPodTemplate": cpu_template(a, side_pod(Framework.RAY, "submitter"), submitter, "Never"),
         "rayClusterSpec": cluster,
     }
     dashboard = {

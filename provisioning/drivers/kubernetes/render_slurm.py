@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from provisioning.domain.rungs import Framework
 from provisioning.drivers.kubernetes.manifest import (
     CLIQUE,
     Obj,
@@ -34,7 +35,14 @@ from provisioning.drivers.kubernetes.manifest import (
     queued_labels,
     secret,
 )
-from provisioning.drivers.kubernetes.render_jobs import REQUIRED_TOPOLOGY, gang_of, member_devices, member_node_selector
+from provisioning.drivers.kubernetes.render_jobs import (
+    REQUIRED_TOPOLOGY,
+    gang_of,
+    member_devices,
+    member_node_selector,
+    side_pod,
+    side_resources,
+)
 from provisioning.drivers.kubernetes.render_workload import PodParts, pod_parts
 from provisioning.drivers.kubernetes.shapes import DEFAULT_IMAGE, AllocationShape
 
@@ -166,7 +174,7 @@ def slurm_cluster(a: AllocationShape) -> list[Obj]:
     gang = gang_of(a)
     member = slurmd_template(a)
     keys = [k for k in a.materials.ssh_keys if not k.startswith("cert-authority")]
-    small = {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"memory": "4Gi"}}
+    pinned = {"affinity": pinned_to([a.side_host])} if a.side_host is not None else {}
     controller = {
         "clusterName": name.replace("-", "_"),
         "slurmKeyRef": {"name": auth_name(a), "key": SLURM_KEY},
@@ -178,10 +186,10 @@ def slurm_cluster(a: AllocationShape) -> list[Obj]:
             "accessModes": ["ReadWriteOnce"],
             "resources": {"requests": {"storage": "4Gi"}},
         },
-        "slurmctld": {"image": SLURMCTLD_IMAGE, "resources": small},
+        "slurmctld": {"image": SLURMCTLD_IMAGE, "resources": side_resources(side_pod(Framework.SLURM, "slurmctld"))},
         "template": {
             "metadata": {"labels": role_labels(a, "slurmctld")},
-            "spec": {"automountServiceAccountToken": False},
+            "spec": {"automountServiceAccountToken": False, **pinned},
         },
     }
     nodeset = {
@@ -201,10 +209,14 @@ def slurm_cluster(a: AllocationShape) -> list[Obj]:
         "replicas": 1,
         "rootSshAuthorizedKeys": "".join(f"{k}\n" for k in keys),
         "sssdConfRef": {"name": sssd_name(a), "key": SSSD_KEY},
-        "login": {"image": LOGIN_IMAGE, "resources": small, **({"volumeMounts": mounts} if mounts else {})},
+        "login": {
+            "image": LOGIN_IMAGE,
+            "resources": side_resources(side_pod(Framework.SLURM, "login")),
+            **({"volumeMounts": mounts} if mounts else {}),
+        },
         "template": {
             "metadata": {"labels": role_labels(a, "login")},
-            "spec": {"automountServiceAccountToken": False, **({"volumes": claims} if claims else {})},
+            "spec": {"automountServiceAccountToken": False, **pinned, **({"volumes": claims} if claims else {})},
         },
     }
     return [

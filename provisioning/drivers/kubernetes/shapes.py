@@ -109,6 +109,9 @@ class AllocationShape:
     cpu_milli: int = 0
     memory_mib: int = 0
     member_gpus: int = 0
+    # The node its pods without a GPU (a launcher, a Ray head, a Slurm controller) were placed on, together; None:
+    # placed before they were placed, so the cluster's scheduler chooses.
+    side_host: str | None = None
     # How it was bought (docs/capacity.md), and, for preemptible work, the notice it gets: its pods' grace period.
     capacity_class: str = DEFAULT_CLASS.value
     notice_seconds: int | None = None

@@ -288,3 +288,36 @@ def test_the_validators_catch_a_wrong_field(allocation: AllocationShape, kind: s
     schemas.pod_templates(wrong)[-1]["spec"]["terminationGracePeriodSeconds"] = "soon"
     with pytest.raises(kubernetes_validate.ValidationError):
         schemas.validate_pod_templates(wrong)
+
+
+SIDE = {
+    "launcher": ("1", "2Gi"),
+    "head": ("2", "8Gi"),
+    "submitter": ("500m", "1Gi"),
+}  # the table's, as Kubernetes writes
+
+
+@pytest.mark.parametrize(
+    ("allocation", "roles"), [(MPI, ["launcher"]), (RAY, ["head", "submitter"])], ids=["mpi", "ray"]
+)
+def test_the_pods_without_a_gpu_request_what_was_placed_and_go_where_it_was(
+    allocation: AllocationShape, roles: list[str]
+) -> None:
+    side_host = node(31).hostname
+    objs = render.allocation_objects(replace(allocation, side_host=side_host))
+    schemas.validate_all(objs)
+    schemas.validate_pod_templates(next(o for o in objs if o["kind"] in ("MPIJob", "RayJob")))
+    side = {
+        t["metadata"]["labels"]["ladder.io/role"]: t["spec"]
+        for o in objs
+        for t in schemas.pod_templates(o)
+        if "resourceClaims" not in t["spec"]
+    }
+    assert sorted(side) == sorted(roles)
+    for role, spec in side.items():
+        cpu, memory = SIDE[role]
+        assert pinned_hosts(spec) == [side_host]
+        assert spec["containers"][0]["resources"] == {
+            "requests": {"cpu": cpu, "memory": memory},
+            "limits": {"memory": memory},
+        }

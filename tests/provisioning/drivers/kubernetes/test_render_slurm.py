@@ -19,7 +19,7 @@ from provisioning.drivers.kubernetes import render
 from provisioning.drivers.kubernetes.render_access import access_objects
 from provisioning.drivers.kubernetes.render_slurm import LABEL_SLURM_ROLE, SLURMD_IMAGE, slurmd_template
 from provisioning.drivers.kubernetes.shapes import AllocationShape, TenantShape
-from tests.provisioning.drivers.kubernetes.test_render import node, shape, uuid, whole
+from tests.provisioning.drivers.kubernetes.test_render import node, pinned_hosts, shape, uuid, whole
 from tests.support import k8s_schemas as schemas
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHx6lNbpUuN5bI3Wq9CY3Mqq9nDk3xjXJ6e0y4r2Vn1T alice@laptop"
@@ -127,6 +127,20 @@ def test_a_two_by_eight_slurm_cluster_validates_and_carries_the_placement() -> N
     (rule,) = policy["ingress"]
     assert rule["ports"] == [{"protocol": "TCP", "port": 22}]
     assert rule["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "ladder-system"}}}]
+
+
+def test_the_controller_and_login_node_request_what_was_placed_and_go_where_it_was() -> None:
+    objs = render.allocation_objects(replace(SLURM, side_host=node(22).hostname))
+    schemas.validate_all(objs)
+    controller, login = the(objs, "Controller")["spec"], the(objs, "LoginSet")["spec"]
+    for template, container, name in (
+        (controller["template"], controller["slurmctld"], "slurmctld"),
+        (login["template"], login["login"], "login"),
+    ):
+        assert pinned_hosts(template["spec"]) == [node(22).hostname]
+        assert container["resources"] == {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"memory": "2Gi"}}
+        schemas.validate_all([as_pod(f"ldr-301-{name}", template, container, name)])
+    assert "affinity" not in the(render.allocation_objects(SLURM), "Controller")["spec"]["template"]["spec"]
 
 
 def test_multi_node_nvlink_adds_a_compute_domain_and_a_channel_per_member() -> None:
