@@ -162,10 +162,16 @@ class DeviceSerializer(serializers.ModelSerializer[AllocationDevice]):
         return None if device.share_milli is None else str(Decimal(device.share_milli) / 1000)
 
 
-def host_shown(allocation: Allocation) -> tuple[str | None, str | None]:
-    """The vCPUs and GiB an allocation holds beside its GPUs, as the API shows them (``Allocation.host``)."""
-    host = allocation.host
-    return (None, None) if host is None else (str(Decimal(host[0]) / 1000), str(Decimal(host[1]) / 1024))
+HOST_FIELDS = ("cpu", "memory_gib", "cpu_beyond_bundle", "memory_gib_beyond_bundle")
+
+
+def host_shown(allocation: Allocation) -> dict[str, str | None]:
+    """The vCPUs and GiB an allocation holds beside its GPUs, and the part of them beyond its rung's bundle (billed),
+    as the API shows them (``Allocation.host``, ``host_beyond``)."""
+    shown: list[str | None] = []
+    for taken in (allocation.host, allocation.host_beyond):
+        shown += (None, None) if taken is None else (str(Decimal(taken[0]) / 1000), str(Decimal(taken[1]) / 1024))
+    return dict(zip(HOST_FIELDS, shown, strict=True))
 
 
 def _seconds(ms: int) -> str:
@@ -261,6 +267,14 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
         help_text="The memory it holds beside its GPUs in GiB, all members together, as a decimal string; null on "
         "bare metal."
     )
+    cpu_beyond_bundle = serializers.SerializerMethodField(
+        help_text="The part of cpu beyond its rung's bundle, billed per vCPU-hour beside the GPUs' price "
+        '("0": none); null on bare metal.'
+    )
+    memory_gib_beyond_bundle = serializers.SerializerMethodField(
+        help_text='The part of memory_gib beyond its rung\'s bundle, billed per GiB-hour ("0": none); null on bare '
+        "metal."
+    )
     workload = serializers.SerializerMethodField(help_text=WORKLOAD_SHOWN.help_text)
     access = serializers.SerializerMethodField()
     replicas = serializers.IntegerField(
@@ -300,6 +314,8 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
             "devices",
             "cpu",
             "memory_gib",
+            "cpu_beyond_bundle",
+            "memory_gib_beyond_bundle",
             "created",
             "state_changed_at",
             "observed_at",
@@ -339,11 +355,24 @@ class AllocationSerializer(serializers.ModelSerializer[Allocation]):
     def get_fabric(self, allocation: Allocation) -> Any:
         return allocation_fabric(allocation)
 
+    def _host(self, allocation: Allocation) -> dict[str, str | None]:
+        """``host_shown``, once per allocation: four fields read it."""
+        cached: dict[int, dict[str, str | None]] = self.__dict__.setdefault("_host_shown", {})
+        if allocation.pk not in cached:
+            cached[allocation.pk] = host_shown(allocation)
+        return cached[allocation.pk]
+
     def get_cpu(self, allocation: Allocation) -> str | None:
-        return host_shown(allocation)[0]
+        return self._host(allocation)["cpu"]
 
     def get_memory_gib(self, allocation: Allocation) -> str | None:
-        return host_shown(allocation)[1]
+        return self._host(allocation)["memory_gib"]
+
+    def get_cpu_beyond_bundle(self, allocation: Allocation) -> str | None:
+        return self._host(allocation)["cpu_beyond_bundle"]
+
+    def get_memory_gib_beyond_bundle(self, allocation: Allocation) -> str | None:
+        return self._host(allocation)["memory_gib_beyond_bundle"]
 
     @extend_schema_field(DeviceSerializer(many=True))
     def get_devices(self, allocation: Allocation) -> Any:
@@ -389,7 +418,7 @@ def placed_answer(allocation: Allocation) -> dict[str, Any]:
             }
             for d in devices
         ],
-        **dict(zip(("cpu", "memory_gib"), host_shown(allocation), strict=True)),
+        **host_shown(allocation),
         "created": _time(allocation.created_at),
         "state_changed_at": _time(allocation.state_changed_at),
         "observed_at": _time(allocation.observed_at),

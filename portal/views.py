@@ -199,7 +199,7 @@ def allocation(request: HttpRequest, membership: Membership, allocation_id: int)
         "may_stop": role_allows(membership.role, Action.ALLOCATION_MANAGE),
         "gpu": allocation_gpu_metrics(found, request.GET.get("gpu_window", "")),
         "idle_stop": idle_stop_words(found),
-        "host": words.host(found.host),
+        "host": words.host(found.host, found.host_beyond),
     }
     scaling = endpoint_autoscaling(found)
     if scaling is not None:

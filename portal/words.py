@@ -119,9 +119,16 @@ def autoscaling(scaling: Autoscaling) -> list[str]:
     return said
 
 
-def host(taken: tuple[int, int] | None) -> str:
-    """What an allocation holds of its nodes' hosts beside its GPUs (``Allocation.host``), in words."""
+def host(taken: tuple[int, int] | None, beyond: tuple[int, int] | None = None) -> str:
+    """What an allocation holds of its nodes' hosts beside its GPUs (``Allocation.host``), and the part beyond its
+    rung's bundle, billed by the hour (``Allocation.host_beyond``), in words."""
     if taken is None:
         return "The whole host: every core and all memory of each node."
     cores, gib = Decimal(taken[0]) / 1000, Decimal(taken[1]) / 1024
-    return f"{cores:g} vCPUs and {gib:g} GiB of memory beside its GPUs."
+    held = f"{cores:g} vCPUs and {gib:g} GiB of memory beside its GPUs"
+    extra = [
+        f"{Decimal(amount) / per:g} {unit}"
+        for amount, per, unit in zip(beyond or (0, 0), (1000, 1024), ("vCPUs", "GiB"), strict=True)
+        if amount
+    ]
+    return f"{held}; {' and '.join(extra)} of them beyond the bundle, billed by the hour." if extra else f"{held}."

@@ -6,6 +6,7 @@ change only through the node services, by compare-and-swap against ``NODE_TRANSI
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
@@ -14,7 +15,7 @@ from django.utils import timezone
 
 from provisioning.domain.capacity_classes import DEFAULT_CLASS, CapacityClass
 from provisioning.domain.fleet_document import JURISDICTION_RE, MAX_GPUS_PER_NODE
-from provisioning.domain.node_host import Host, member_host
+from provisioning.domain.node_host import Host, bundle_model, host_extra, member_host
 from provisioning.domain.placement.decision import members_on
 from provisioning.domain.rungs import RUNGS, Performance, Rung, Security
 from provisioning.domain.states import AllocationState
@@ -338,6 +339,17 @@ class Allocation(TenantOwned):
         together (a member: ``gpus`` of its active devices, or one slice or share; none active: as asked): what its
         spec took when placed, else (placed before hosts were placed) the rung's bundle its pods request. None on
         bare metal: it holds whole hosts. Reads its devices (prefetch them for a list)."""
+        return self._held(member_host, self.gpu_model.name)
+
+    @property
+    def host_beyond(self) -> tuple[int, int] | None:
+        """What of ``host`` is beyond its rung's bundle, all members together: billed per vCPU-hour and GiB-hour
+        beside the GPUs' price (``node_host.host_extra``, as the meters count it); (0, 0) within the bundle."""
+        return self._held(host_extra, bundle_model(self.spec["gpu_models"]))
+
+    def _held(
+        self, per_member: Callable[[Rung, str, int, int, int], tuple[int, int]], model: str
+    ) -> tuple[int, int] | None:
         if RUNGS[Rung(self.rung)].whole_nodes:
             return None
         spec = self.spec
@@ -345,7 +357,7 @@ class Allocation(TenantOwned):
         active = sum(1 for d in self.devices.all() if d.active)
         members = members_on(active, gpus) if active else int(spec.get("gang_size") or 1)
         stated = int(spec.get("cpu_milli") or 0), int(spec.get("memory_mib") or 0)
-        cpu, memory = member_host(Rung(self.rung), self.gpu_model.name, gpus, *stated)
+        cpu, memory = per_member(Rung(self.rung), model, gpus, *stated)
         return cpu * members, memory * members
 
 

@@ -35,8 +35,10 @@ def test_asked_vcpus_and_memory_are_taken_shown_and_billed_beyond_the_bundle(
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["cpu"], body["memory_gib"]) == ("24", "96")
+    assert (body["cpu_beyond_bundle"], body["memory_gib_beyond_bundle"]) == ("8", "0")  # what the meters count
     shown = api(alice).get(f"{URL}/{body['id']}").json()
     assert (shown["cpu"], shown["state"]) == ("24", "running")  # the simulated provisioner: billed from now
+    assert (shown["cpu_beyond_bundle"], shown["memory_gib_beyond_bundle"]) == ("8", "0")
     assert sorted(UsageInterval.objects.filter(end_ms=None).values_list("sku__code", "units_milli")) == [
         ("container/H100-SXM-80GB/gpu/eu-west", 2000),
         ("host/vcpu/eu-west", 8000),  # 24 asked, 16 sold with two GPUs

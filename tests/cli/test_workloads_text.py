@@ -33,6 +33,8 @@ def allocation(**fields: Any) -> Allocation:
         "devices": [_device("h100-01", 0)],
         "cpu": "8",
         "memory_gib": "64",
+        "cpu_beyond_bundle": "0",
+        "memory_gib_beyond_bundle": "0",
         "created": CREATED.isoformat(),
         "state_changed_at": CREATED.isoformat(),
         "observed_at": None,
@@ -94,7 +96,13 @@ def test_describe_names_both_promises_access_and_what_went_wrong() -> None:
     assert shown["State"] == "failed since 2026-05-01T12:00:00Z"
     assert shown["Failure reason"] == "Image pull failed"
     assert (shown["Performance isolation"], shown["Security isolation"]) == ("whole_gpu", "container")
-    assert shown["CPU and memory"] == "8 vCPUs, 64 GiB"
+    assert shown["CPU and memory"] == "8 vCPUs, 64 GiB"  # the bundle
+    more = allocation(cpu="24", memory_gib="96", cpu_beyond_bundle="16", memory_gib_beyond_bundle="32")
+    assert dict(describe(more))["CPU and memory"] == (
+        "24 vCPUs, 96 GiB (16 vCPUs and 32 GiB beyond the bundle, billed by the hour)"
+    )
+    metal = allocation(cpu=None, memory_gib=None, cpu_beyond_bundle=None, memory_gib_beyond_bundle=None)
+    assert dict(describe(metal))["CPU and memory"] == "the whole host"
     assert shown["Command"] == "jupyter lab --ip=0"
     assert shown["SSH"] == "ssh -p 2222 ldr-7@ssh.eu-west-1a.ladder.localhost"
     assert shown["Port 8888"] == "https://ldr-7-8888.ladder.localhost/"

@@ -31,3 +31,6 @@ def test_the_launch_form_asks_vcpus_and_memory_per_member(alice: Any, fleet: Non
     assert made.status_code == 302, made.content
     spec = Allocation.objects.get().spec
     assert (spec["cpu_milli"], spec["memory_mib"]) == (12_000, 32 * 1024)
+    detail = client.get(made["Location"])
+    shown = b"12 vCPUs and 32 GiB of memory beside its GPUs; 4 vCPUs of them beyond the bundle, billed by the hour."
+    assert shown in detail.content

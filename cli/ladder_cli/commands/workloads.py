@@ -9,6 +9,7 @@ import shlex
 import sys
 from collections import defaultdict
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -144,6 +145,19 @@ def _fabric(allocation: Any) -> str | None:
     return f"{fabric.name} ({fabric.link_layer}, {isolation}, rails {rails}, {_plural(len(fabric.nodes), 'node')})"
 
 
+def _host(allocation: Any) -> str:
+    """What it holds beside its GPUs, and the part beyond its rung's bundle, which is billed by the hour."""
+    if allocation.cpu is None:
+        return "the whole host"
+    held = f"{allocation.cpu} vCPUs, {allocation.memory_gib} GiB"
+    beyond = [
+        f"{amount} {unit}"
+        for amount, unit in ((allocation.cpu_beyond_bundle, "vCPUs"), (allocation.memory_gib_beyond_bundle, "GiB"))
+        if isinstance(amount, str) and Decimal(amount)
+    ]
+    return f"{held} ({' and '.join(beyond)} beyond the bundle, billed by the hour)" if beyond else held
+
+
 def _capacity(allocation: Any) -> str:
     """Its capacity class; spot work with what becomes of it when preempted, and when it last was."""
     klass = str(allocation.capacity_class)
@@ -176,10 +190,7 @@ def describe(allocation: Any) -> list[tuple[str, Any]]:
             if allocation.devices
             else f"none now ({allocation.gpu_model})",
         ),
-        (
-            "CPU and memory",
-            f"{allocation.cpu} vCPUs, {allocation.memory_gib} GiB" if allocation.cpu is not None else "the whole host",
-        ),
+        ("CPU and memory", _host(allocation)),
         ("Region", f"{allocation.region} (hall {allocation.hall})"),
         ("Capacity", _capacity(allocation)),
     ]

@@ -54,6 +54,10 @@ class Allocation:
             bundle per GPU); null on bare metal, which holds whole hosts.
         memory_gib (None | str): The memory it holds beside its GPUs in GiB, all members together, as a decimal string;
             null on bare metal.
+        cpu_beyond_bundle (None | str): The part of cpu beyond its rung's bundle, billed per vCPU-hour beside the GPUs'
+            price ("0": none); null on bare metal.
+        memory_gib_beyond_bundle (None | str): The part of memory_gib beyond its rung's bundle, billed per GiB-hour
+            ("0": none); null on bare metal.
         created (datetime.datetime):
         state_changed_at (datetime.datetime):
         observed_at (datetime.datetime | None):
@@ -92,6 +96,8 @@ class Allocation:
     devices: list[Device]
     cpu: None | str
     memory_gib: None | str
+    cpu_beyond_bundle: None | str
+    memory_gib_beyond_bundle: None | str
     created: datetime.datetime
     state_changed_at: datetime.datetime
     observed_at: datetime.datetime | None
@@ -143,6 +149,12 @@ class Allocation:
 
         memory_gib: None | str
         memory_gib = self.memory_gib
+
+        cpu_beyond_bundle: None | str
+        cpu_beyond_bundle = self.cpu_beyond_bundle
+
+        memory_gib_beyond_bundle: None | str
+        memory_gib_beyond_bundle = self.memory_gib_beyond_bundle
 
         created = self.created.isoformat()
 
@@ -221,6 +233,8 @@ class Allocation:
                 "devices": devices,
                 "cpu": cpu,
                 "memory_gib": memory_gib,
+                "cpu_beyond_bundle": cpu_beyond_bundle,
+                "memory_gib_beyond_bundle": memory_gib_beyond_bundle,
                 "created": created,
                 "state_changed_at": state_changed_at,
                 "observed_at": observed_at,
@@ -291,6 +305,20 @@ class Allocation:
             return cast(None | str, data)
 
         memory_gib = _parse_memory_gib(d.pop("memory_gib"))
+
+        def _parse_cpu_beyond_bundle(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        cpu_beyond_bundle = _parse_cpu_beyond_bundle(d.pop("cpu_beyond_bundle"))
+
+        def _parse_memory_gib_beyond_bundle(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        memory_gib_beyond_bundle = _parse_memory_gib_beyond_bundle(d.pop("memory_gib_beyond_bundle"))
 
         created = datetime.datetime.fromisoformat(d.pop("created"))
 
@@ -418,6 +446,8 @@ class Allocation:
             devices=devices,
             cpu=cpu,
             memory_gib=memory_gib,
+            cpu_beyond_bundle=cpu_beyond_bundle,
+            memory_gib_beyond_bundle=memory_gib_beyond_bundle,
             created=created,
             state_changed_at=state_changed_at,
             observed_at=observed_at,
