@@ -159,8 +159,11 @@ def closed(curves: Curves, bound: dict[int, tuple[float | None, float, str]]) ->
 
 
 def targets(curves: Curves) -> list[Row]:
-    """Per load from 100% on, the issue's two targets for ``ladder`` against the other policies' curves."""
+    """Per load from 100% on, the issue's two targets for ``ladder`` against the other policies' curves; none
+    without ``ladder`` and first-fit or best-fit among the policies run (``--policies ladder`` alone)."""
     out: list[Row] = []
+    if "ladder" not in curves or not {"first-fit", "best-fit"} & curves.keys():
+        return out
     for load in TARGET_LOADS:
         if not all(load in c for c in curves.values()):
             continue
@@ -212,7 +215,7 @@ def run(
                     for policy in policies
                 }
                 curves = {policy: mean_curve(found) for policy, found in runs_by.items()}
-                checks = targets(curves) if "ladder" in curves else []
+                checks = targets(curves)
                 gaps: list[Row] = []
                 if optimum_seeds:
                     bound = bounds(

@@ -235,6 +235,17 @@ def test_the_whole_node_benchmark_reads_its_curve_and_targets_and_prints_one_jso
     assert {t["unallocated_target"] for t in entry["targets"]} <= {"met", "MISSED"}
 
 
+def test_the_whole_node_targets_need_a_rival_to_read_against():
+    """``--policies ladder`` alone prints the curve without targets, rather than failing on them."""
+    from bench.whole_node import targets
+
+    point = {100: (300.0, 0.9, 5900.0)}
+    assert targets({"ladder": point}) == []
+    assert targets({"first-fit": point}) == []
+    (row,) = targets({"ladder": point, "first-fit": {100: (400.0, 0.9, 5800.0)}})
+    assert (row["served_target"], row["fewer_unallocated"], row["unallocated_target"]) == ("met", "25.0%", "met")
+
+
 def test_the_whole_node_benchmark_puts_the_optimum_and_the_gap_closed_beside_the_curve():
     nodes_csv, pods_csv = SAMPLE / "alibaba_nodes_sample.csv", SAMPLE / "alibaba_pods_sample.csv"
     command = [sys.executable, "-m", "bench.whole_node", "--nodes", str(nodes_csv), "--pods", str(pods_csv)]

@@ -67,6 +67,10 @@ class _PoolCounts:
     host: dict[tuple[int, int, int], float] = field(default_factory=lambda: defaultdict(float))
 
 
+# ``PoolView._soft_cumulative``: the owner's sizes, their cumulative counts and weight, every tenant's likewise.
+SoftSizes = tuple[list[int], list[float], float, list[int], list[float], float]
+
+
 @dataclass(slots=True)
 class PoolView:
     """One pool's probabilities, over every recent request (including those that cannot use the pool)."""
@@ -81,7 +85,8 @@ class PoolView:
     soft_by_mode: dict[Performance, dict[int, float]] = field(default_factory=dict)
     total: float = 0.0
     unit: float = 1.0  # the weight of the latest request: weights / unit is an effective count of requests
-    soft_sizes: dict[SoftClass, tuple[list[int], list[float]]] = field(default_factory=dict)
+    soft_sizes: dict[SoftClass, SoftSizes | None] = field(default_factory=dict)
+    soft_modes: dict[Performance, tuple[list[int], list[float], float]] = field(default_factory=dict)
     # Per free-GPU count f (0..8), the CPU and memory asked by the requests that f free GPUs could hold, sorted, with
     # the share of all requests asking each or more (``host_short``); empty while no request asks any.
     host_tails: tuple[tuple[list[int], list[float], list[int], list[float]], ...] = ()
@@ -91,31 +96,41 @@ class PoolView:
         """Share of requests that could use ``room`` milli left on a soft GPU of ``owner``."""
         if owner is None:
             return 0.0
-        found = self.soft_sizes.get(owner)
-        if found is None:
+        if owner in self.soft_sizes:
+            found = self.soft_sizes[owner]
+        else:
             found = self.soft_sizes[owner] = self._soft_cumulative(owner)
-        sizes_sorted, cumulative = found
-        i = bisect_right(sizes_sorted, room)
-        return cumulative[i - 1] if i else 0.0
+        if found is None:
+            return 0.0
+        own_sizes, own_cumulative, own_weight, all_sizes, all_cumulative, all_weight = found
+        i, j = bisect_right(own_sizes, room), bisect_right(all_sizes, room)
+        return (own_weight * own_cumulative[i - 1] if i else 0.0) + (all_weight * all_cumulative[j - 1] if j else 0.0)
 
-    def _soft_cumulative(self, owner: SoftClass) -> tuple[list[int], list[float]]:
-        """The owner's share sizes and their cumulative share of all requests. A tenant's own history is thin
-        (one of many tenants), so its size distribution is shrunk towards that of every tenant's shares of the
-        mode: the tenant's effective count of recent shares against one pseudo-count per size seen in the pool
-        (a tenant with little history is taken to ask like the others; one with much, like itself)."""
+    def _soft_cumulative(self, owner: SoftClass) -> SoftSizes | None:
+        """The owner's share sizes and every tenant's of the mode, each with its cumulative count, and the weights
+        that make their sum at a size the owner's cumulative share of all requests (None: no history). A tenant's
+        own history is thin (one of many tenants), so its size distribution is shrunk towards that of every
+        tenant's shares of the mode: the tenant's effective count of recent shares against one pseudo-count per
+        size seen in the pool (a tenant with little history is taken to ask like the others; one with much, like
+        itself). Every tenant's sizes are read once per snapshot and mode, the owner's once per snapshot."""
+        mode = owner[1]
+        every = self.soft_modes.get(mode)
+        if every is None:
+            everyone = self.soft_by_mode.get(mode, {})
+            ordered = sorted(everyone)
+            cumulative = list(accumulate(map(everyone.__getitem__, ordered)))
+            every = self.soft_modes[mode] = (ordered, cumulative, cumulative[-1] if cumulative else 0.0)
+        all_sizes, all_cumulative, all_total = every
         own = self.soft_counts.get(owner, {})
-        everyone = self.soft_by_mode.get(owner[1], {})
-        own_total, all_total = sum(own.values()), sum(everyone.values())
+        own_total = sum(own.values())
         if not own_total or not all_total:
-            return [], []
-        seen, prior = own_total / self.unit, float(len(everyone))
+            return None
+        seen, prior = own_total / self.unit, float(len(all_sizes))
         mass = own_total / (self.total or 1.0)  # the owner's share of all requests: only it may use its rooms
-        ordered = sorted(everyone)
-        weights = (
-            mass * (seen * own.get(m, 0.0) / own_total + prior * everyone[m] / all_total) / (seen + prior)
-            for m in ordered
-        )
-        return ordered, list(accumulate(weights))
+        own_sizes = sorted(own)
+        own_cumulative = list(accumulate(map(own.__getitem__, own_sizes)))
+        scale = mass / (seen + prior)
+        return own_sizes, own_cumulative, scale * seen / own_total, all_sizes, all_cumulative, scale * prior / all_total
 
     def soft_fragmentation(self, owner: SoftClass | None, room: int) -> float:
         """Milli-GPU of ``room`` on a soft GPU that, in expectation, no request can use."""
