@@ -89,6 +89,7 @@ def spec_side(node_id: int | None, spec: dict[str, Any]) -> HostTake | None:
 
 
 def placement_to_json(placement: Placement) -> dict[str, Any]:
+    side = placement.side
     return {
         "tenant": placement.tenant_id,
         "rung": placement.rung,
@@ -104,9 +105,7 @@ def placement_to_json(placement: Placement) -> dict[str, Any]:
             for d in placement.devices
         ],
         "host": [[t.node_id, t.cpu_milli, t.memory_mib] for t in placement.host],
-        "side": [placement.side.node_id, placement.side.cpu_milli, placement.side.memory_mib]
-        if placement.side
-        else None,
+        "side": [side.node_id, side.cpu_milli, side.memory_mib] if side is not None else None,
     }
 
 
