@@ -434,6 +434,9 @@ FRAMEWORKS: Mapping[Framework, FrameworkFacts] = {
     )
 }
 
+# Every framework's pods without a GPU, by their ``ladder.io/role``: each is its own source in the job's logs.
+SIDE_ROLES = frozenset(pod.role for facts in FRAMEWORKS.values() for pod in facts.side_pods)
+
 _LAUNCHED: Mapping[Framework, RungFacts] = {
     f.framework: replace(
         RUNGS[FRAMEWORK_RUNG],

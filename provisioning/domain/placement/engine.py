@@ -476,7 +476,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
     def _describe(self, request: Request) -> str:
         models = " or ".join(request.models)
         if request.cpu_only:
-            return f"{request.cpu_milli / 1000:g} CPUs and {request.memory_mib} MiB beside {models} GPUs"
+            return f"{_host_words(request.cpu_milli, request.memory_mib)} beside {models} GPUs"
         if request.nodes:
             return f"{request.nodes} whole {models} node(s)"
         if request.mig_profile:
@@ -486,7 +486,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         gang = f"{request.gang_size} x " if request.gang_size > 1 else ""
         side = ""
         if request.side_cpu_milli or request.side_memory_mib:
-            side = f" and {request.side_cpu_milli / 1000:g} CPUs and {request.side_memory_mib} MiB beside them"
+            side = f" and {_host_words(request.side_cpu_milli, request.side_memory_mib)} beside them"
         return f"{gang}{request.gpus} {models} GPU(s){side}"
 
     # --- CPU-only work ------------------------------------------------------------------------------------------
@@ -593,3 +593,7 @@ class PlacementEngine(GangPlacement, SharePlacement, PreemptingPlacement):
         # held while any of the tenant's GPUs on it is (``apply`` and ``release`` follow the devices), so it stays
         # the tenant's when this VM stops and another of its VMs still runs there.
         return self._placement(request, policy, best.model, devices)
+
+
+def _host_words(cpu_milli: int, memory_mib: int) -> str:
+    return f"{cpu_milli / 1000:g} CPUs and {memory_mib} MiB"

@@ -11,7 +11,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
-from provisioning.domain.rungs import Rung
+from provisioning.domain.rungs import SIDE_ROLES, Rung
 from provisioning.domain.workload_output import LogLine, WorkloadEvent
 from provisioning.drivers.kubernetes import render
 from provisioning.drivers.kubernetes.client import Kube
@@ -50,11 +50,12 @@ def log_sources(pod: dict[str, Any], rung: str) -> list[tuple[str, str]]:
 
 def _gang_source(meta: dict[str, Any]) -> str | None:
     """A gang pod's part (its ``ladder.io/role``): ``worker-<index>`` for a torchrun or MPI member (the Indexed
-    Job's completion index, the mpi-operator's replica index), ``launcher`` (MPI), ``head`` and ``submitter``
-    (Ray: the submitter follows the job's output). A Ray worker has no stable index: its pod's name."""
+    Job's completion index, the mpi-operator's replica index), or a pod without a GPU by its role in the table of
+    rungs (``SIDE_ROLES``: ``launcher`` for MPI, ``head`` and ``submitter`` for Ray, whose submitter follows the
+    job's output). A Ray worker has no stable index: its pod's name."""
     labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
     role = labels.get(render.ROLE_LABEL)
-    if role in ("launcher", "head", "submitter"):
+    if role in SIDE_ROLES:
         return str(role)
     index = labels.get(COMPLETION_INDEX, annotations.get(COMPLETION_INDEX, labels.get(MPI_REPLICA_INDEX)))
     return f"worker-{index}" if index is not None else None
